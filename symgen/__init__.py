@@ -1,0 +1,65 @@
+"""symgen: rigid-body dynamics as specialized, unrolled code — and as numbers.
+
+The numeric API evaluates the algorithms directly (the reference the generated code is checked
+against)::
+
+    robot = symgen.load_urdf("panda.urdf")
+    M, Mdot, C = symgen.coriolis(robot, q, qd)         # Algorithm 1
+    Gamma = symgen.christoffel(robot, q)               # Algorithm 2, Gamma[i, j, k]
+    tau = symgen.inverse_dynamics(robot, q, qd, qdd)   # RNEA, gravity 9.81 along -z
+"""
+from __future__ import annotations
+
+from . import algorithms as _alg
+from ._common import GRAVITY
+from .backend import NUMERIC
+from .errors import BuildError, ModelError, OptionError, SymgenError, URDFError
+from .model import Body, Inertia, Robot
+
+__version__ = "0.1.0"
+
+
+def load_urdf(path, floating_base: bool = False, snap_tol: float | None = None) -> Robot:
+    """Read a URDF file into a :class:`Robot` (see :mod:`symgen.urdf`)."""
+    from .urdf import load_urdf as _load
+
+    kwargs = {} if snap_tol is None else {"snap_tol": snap_tol}
+    return _load(path, floating_base=floating_base, **kwargs)
+
+
+def mass_matrix(robot: Robot, q):
+    """M(q) by the composite-rigid-body algorithm."""
+    return _alg.crba(robot, robot.check_state("q", q), NUMERIC)
+
+
+def coriolis(robot: Robot, q, qd):
+    """(M, Mdot, C) at (q, qd) by Algorithm 1; C is Christoffel-consistent."""
+    return _alg.coriolis(robot, robot.check_state("q", q), robot.check_state("qd", qd), NUMERIC)
+
+
+def coriolis_matrix(robot: Robot, q, qd):
+    """The Christoffel-consistent Coriolis matrix C(q, qd) (Algorithm 1)."""
+    return coriolis(robot, q, qd)[2]
+
+
+def mass_matrix_dot(robot: Robot, q, qd):
+    """dM/dt along qd (Algorithm 1)."""
+    return coriolis(robot, q, qd)[1]
+
+
+def christoffel(robot: Robot, q):
+    """All Christoffel symbols, Gamma[i, j, k] (Algorithm 2): C = sum_k Gamma[:, :, k] qd_k."""
+    return _alg.christoffel(robot, robot.check_state("q", q), NUMERIC)
+
+
+def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=GRAVITY):
+    """tau = M qdd + C qd + g by RNEA; ``gravity`` is the linear acceleration in root coordinates."""
+    return _alg.rnea(robot, robot.check_state("q", q), robot.check_state("qd", qd),
+                     robot.check_state("qdd", qdd), NUMERIC, gravity=gravity)
+
+
+__all__ = [
+    "BuildError", "Body", "GRAVITY", "Inertia", "ModelError", "OptionError", "Robot", "SymgenError",
+    "URDFError", "christoffel", "coriolis", "coriolis_matrix", "inverse_dynamics", "load_urdf",
+    "mass_matrix", "mass_matrix_dot", "__version__",
+]

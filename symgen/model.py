@@ -1,0 +1,210 @@
+"""The robot model: an immutable description of a tree of rigid bodies with single-DoF joints.
+
+Bodies are numbered 0..N-1 with ``parent[i] < i`` (``-1`` is the fixed base); this is the paper's
+numbering 1..N shifted by one. Body ``i`` is moved by joint ``i``; the joint order is the order of
+``q`` and is exposed as ``joint_names``. All vectors are in the frame of the body they belong to.
+
+The model holds numbers only (floats, with exact zeros/ones where the URDF had them or where
+they were snapped). Workspaces for the algorithms are separate and built per call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from . import spatial
+from .errors import ModelError
+
+JOINT_TYPES = ("revolute", "continuous", "prismatic")
+
+Vec3 = tuple[float, float, float]
+Mat3 = tuple[Vec3, Vec3, Vec3]
+
+
+@dataclass(frozen=True)
+class Inertia:
+    """Mass, centre of mass (body frame) and rotational inertia about the CoM (body axes)."""
+
+    mass: float
+    com: Vec3
+    I_com: Mat3
+
+    @staticmethod
+    def zero() -> "Inertia":
+        return Inertia(0.0, (0.0, 0.0, 0.0), ((0.0,) * 3,) * 3)
+
+    def spatial(self) -> np.ndarray:
+        """6x6 spatial inertia about the body origin (``mcI``)."""
+        return spatial.mcI(self.mass, np.array(self.com), np.array(self.I_com))
+
+    def __add__(self, other: "Inertia") -> "Inertia":
+        """Inertia of two bodies rigidly joined, both expressed in the same frame."""
+        m = self.mass + other.mass
+        if m == 0.0:
+            return Inertia.zero()
+        c1, c2 = np.array(self.com), np.array(other.com)
+        c = (self.mass * c1 + other.mass * c2) / m
+        Ic = np.zeros((3, 3))
+        for mass, ci, Ii in ((self.mass, c1, self.I_com), (other.mass, c2, other.I_com)):
+            d = ci - c
+            Ic += np.array(Ii) + mass * (d @ d * np.eye(3) - np.outer(d, d))
+        return Inertia(m, _vec(c), _mat(Ic))
+
+    def transformed(self, R: np.ndarray, p: np.ndarray) -> "Inertia":
+        """The same body seen from a frame in which its frame has orientation R and origin p."""
+        return Inertia(self.mass, _vec(R @ np.array(self.com) + p), _mat(R @ np.array(self.I_com) @ R.T))
+
+
+@dataclass(frozen=True)
+class Body:
+    """One body and the joint that connects it to its parent.
+
+    ``rotation``/``translation`` place the joint frame (at q = 0) in the parent body's frame,
+    as URDF's ``<origin>`` does: ``rotation`` is the orientation of the joint frame in parent
+    coordinates, ``translation`` its origin. The body frame is the joint frame moved by q.
+    """
+
+    name: str
+    joint_name: str
+    joint_type: str
+    axis: Vec3
+    parent: int
+    rotation: Mat3
+    translation: Vec3
+    inertia: Inertia
+
+    def Xtree(self) -> np.ndarray:
+        """Motion transform from the parent frame to the joint frame at q = 0."""
+        E = np.array(self.rotation).T
+        return spatial.plux(E, np.array(self.translation))
+
+    def motion_subspace(self) -> np.ndarray:
+        """Phi: [a; 0] for a revolute or continuous joint, [0; a] for a prismatic one."""
+        S = np.zeros(6)
+        if self.joint_type == "prismatic":
+            S[3:] = self.axis
+        else:
+            S[:3] = self.axis
+        return S
+
+
+@dataclass(frozen=True)
+class Robot:
+    """A kinematic tree with a fixed base. Build one with :func:`symgen.load_urdf` or
+    :mod:`symgen.robots`; all fields are read-only."""
+
+    name: str
+    bodies: tuple[Body, ...]
+    root_link: str = "base"
+    source: str | None = None
+    lumped: tuple[str, ...] = ()
+    snapped: tuple[str, ...] = ()
+    floating_base: bool = False
+
+    def __post_init__(self):
+        for i, b in enumerate(self.bodies):
+            if not -1 <= b.parent < i:
+                raise ModelError(f"robot {self.name!r}: body {b.name!r} has parent index {b.parent}, "
+                                 f"which is not an earlier body")
+            if b.joint_type not in JOINT_TYPES:
+                raise ModelError(f"robot {self.name!r}: body {b.name!r} has joint type "
+                                 f"{b.joint_type!r}; expected one of {', '.join(JOINT_TYPES)}")
+
+    # -- sizes and order
+    @property
+    def n(self) -> int:
+        return len(self.bodies)
+
+    nq = nv = n
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return tuple(b.joint_name for b in self.bodies)
+
+    @property
+    def link_names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.bodies)
+
+    @cached_property
+    def parent(self) -> tuple[int, ...]:
+        return tuple(b.parent for b in self.bodies)
+
+    # -- topology
+    def ancestors(self, i: int) -> tuple[int, ...]:
+        """Bodies on the path from i to the root, i included, nearest first (all j with j ⪯ i)."""
+        out = []
+        while i >= 0:
+            out.append(i)
+            i = self.parent[i]
+        return tuple(out)
+
+    def subtree(self, i: int) -> tuple[int, ...]:
+        """Bodies whose path to the root passes through i, i included."""
+        return tuple(j for j in range(i, self.n) if i in self.ancestors(j))
+
+    def related(self, i: int, j: int) -> bool:
+        """i ~ j: one is on the other's path to the root."""
+        return i in self.ancestors(j) or j in self.ancestors(i)
+
+    @cached_property
+    def depth(self) -> int:
+        """d: the number of bodies on the longest path from a leaf to the root."""
+        return max((len(self.ancestors(i)) for i in range(self.n)), default=0)
+
+    # -- numeric constants the algorithms use, computed once
+    @cached_property
+    def Xtree(self) -> tuple[np.ndarray, ...]:
+        return tuple(b.Xtree() for b in self.bodies)
+
+    @cached_property
+    def S(self) -> tuple[np.ndarray, ...]:
+        return tuple(b.motion_subspace() for b in self.bodies)
+
+    @cached_property
+    def I(self) -> tuple[np.ndarray, ...]:
+        return tuple(b.inertia.spatial() for b in self.bodies)
+
+    def check_state(self, name: str, x) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self.n,):
+            raise ModelError(f"{name} must have shape ({self.n},) for robot {self.name!r}, got {x.shape}")
+        return x
+
+
+def _vec(a) -> Vec3:
+    return tuple(float(x) for x in a)
+
+
+def _mat(a) -> Mat3:
+    return tuple(tuple(float(x) for x in row) for row in a)
+
+
+#: The six virtual joints of a floating base, in q order: translations along the root's x, y, z
+#: axes, then rotations about x, y, z of the frame reached so far (intrinsic X-Y-Z angles).
+FLOATING_JOINTS = (
+    ("floating_px", "prismatic", (1.0, 0.0, 0.0)),
+    ("floating_py", "prismatic", (0.0, 1.0, 0.0)),
+    ("floating_pz", "prismatic", (0.0, 0.0, 1.0)),
+    ("floating_rx", "revolute", (1.0, 0.0, 0.0)),
+    ("floating_ry", "revolute", (0.0, 1.0, 0.0)),
+    ("floating_rz", "revolute", (0.0, 0.0, 1.0)),
+)
+
+IDENTITY: Mat3 = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+ORIGIN: Vec3 = (0.0, 0.0, 0.0)
+
+
+def floating_base_bodies(root_link: str, root_inertia: Inertia) -> list[Body]:
+    """Six single-DoF bodies that give ``root_link`` a free motion: five massless virtual links
+    (named ``<joint>_link``) and the root link itself, moved by the last (``floating_rz``).
+    Algorithm 2 assumes single-DoF joints, which is why a free joint is split this way."""
+    bodies = []
+    for k, (jname, jtype, axis) in enumerate(FLOATING_JOINTS):
+        last = k == len(FLOATING_JOINTS) - 1
+        bodies.append(Body(
+            name=root_link if last else f"{jname}_link", joint_name=jname, joint_type=jtype,
+            axis=axis, parent=k - 1, rotation=IDENTITY, translation=ORIGIN,
+            inertia=root_inertia if last else Inertia.zero()))
+    return bodies

@@ -1,0 +1,22 @@
+"""Human-readable summaries of a robot model (``symgen info``)."""
+from __future__ import annotations
+
+
+def describe(robot) -> str:
+    lines = [
+        f"robot {robot.name!r}" + (f" from {robot.source}" if robot.source else ""),
+        f"  root link: {robot.root_link}" + ("  (floating base: 6 virtual joints)" if robot.floating_base else ""),
+        f"  DoF: {robot.n}   depth d: {robot.depth}",
+        "  joints in q order:",
+    ]
+    width = max((len(b.joint_name) for b in robot.bodies), default=0)
+    for i, b in enumerate(robot.bodies):
+        parent = robot.bodies[b.parent].name if b.parent >= 0 else robot.root_link
+        axis = " ".join(f"{a:g}" for a in b.axis)
+        lines.append(f"    q[{i}] {b.joint_name:<{width}}  {b.joint_type:<10} axis ({axis})  "
+                     f"{parent} -> {b.name}  mass {b.inertia.mass:g}")
+    lines.append(f"  lumped by fixed joints: {len(robot.lumped)}")
+    lines += [f"    {item}" for item in robot.lumped]
+    lines.append(f"  snapped to exact values: {len(robot.snapped)}")
+    lines += [f"    {item}" for item in robot.snapped]
+    return "\n".join(lines)

@@ -1,0 +1,122 @@
+"""Spatial (6D) algebra in Featherstone / spatial_v2 conventions, angular part first.
+
+Every function works on NumPy arrays of float64 or of SymPy objects (``dtype=object``): they use
+only ``+``, ``*``, ``@``, ``.T`` and indexing, so one implementation serves numbers and symbols.
+Functions that build a new array take the backend ``bk`` (numbers by default).
+
+    skew(p)      3x3, skew(p) @ x == p x x
+    crm(v)       (v x)  motion cross product  [[S(w), 0], [S(vl), S(w)]]
+    crf(v)       (v x*) force cross product   -crm(v).T
+    icrf(f)      (f x*) with icrf(f) @ v == crf(v) @ f
+    plux(E, r)   Pluecker motion transform [[E, 0], [-E S(r), E]] (parent -> child coordinates)
+    mcI(m, c, I) spatial inertia about the body origin from mass, CoM and inertia about the CoM
+    factor_B(v, I)  body-level Coriolis factorization B(v, I) of the paper's eq. (10)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .backend import NUMERIC
+
+
+def skew(p, bk=NUMERIC):
+    S = bk.zeros((3, 3))
+    S[0, 1], S[0, 2] = -p[2], p[1]
+    S[1, 0], S[1, 2] = p[2], -p[0]
+    S[2, 0], S[2, 1] = -p[1], p[0]
+    return S
+
+
+def crm(v, bk=NUMERIC):
+    """Motion cross product matrix (v x) of v = [w; vl]."""
+    X = bk.zeros((6, 6))
+    Sw = skew(v[:3], bk)
+    X[:3, :3] = Sw
+    X[3:, 3:] = Sw
+    X[3:, :3] = skew(v[3:], bk)
+    return X
+
+
+def crf(v, bk=NUMERIC):
+    """Force cross product matrix (v x*) = -crm(v)^T."""
+    return -crm(v, bk).T
+
+
+def icrf(f, bk=NUMERIC):
+    """(f x*) of a force f = [n; fl], defined by icrf(f) @ v == crf(v) @ f (paper, Sec. 2)."""
+    X = bk.zeros((6, 6))
+    Sn = skew(f[:3], bk)
+    Sf = skew(f[3:], bk)
+    X[:3, :3] = -Sn
+    X[:3, 3:] = -Sf
+    X[3:, :3] = -Sf
+    return X
+
+
+def factor_B(v, I, bk=NUMERIC):
+    """Body-level factorization of the paper's eq. (10):
+
+        B(v, I) = 1/2 [ (v x*) I + (I v) x* - I (v x) ]
+
+    It satisfies B(v, I) v = (v x*) I v and B + B^T = (v x*) I - I (v x).
+    """
+    return (crf(v, bk) @ I + icrf(I @ v, bk) - I @ crm(v, bk)) * bk.half
+
+
+def plux(E, r, bk=NUMERIC):
+    """Pluecker transform of motion vectors from frame A to frame B, where E rotates A coordinates
+    into B coordinates and r is B's origin in A coordinates."""
+    X = bk.zeros((6, 6))
+    X[:3, :3] = E
+    X[3:, 3:] = E
+    X[3:, :3] = -(E @ skew(r, bk))
+    return X
+
+
+def mcI(m, c, Ic, bk=NUMERIC):
+    """Spatial inertia about the body origin: [[Ic + m S(c) S(c)^T, m S(c)], [m S(c)^T, m 1]]."""
+    I = bk.zeros((6, 6))
+    C = skew(c, bk)
+    I[:3, :3] = Ic + m * (C @ C.T)
+    I[:3, 3:] = m * C
+    I[3:, :3] = m * C.T
+    for a in range(3):
+        I[3 + a, 3 + a] = m
+    return I
+
+
+# ---------------------------------------------------------------- rotations (numeric, model side)
+
+def rot_x(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def rot_y(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def rot_z(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def rpy_matrix(rpy):
+    """URDF's fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll) (child orientation in parent)."""
+    r, p, y = rpy
+    return rot_z(y) @ rot_y(p) @ rot_x(r)
+
+
+def axis_angle(axis, c, s, bk=NUMERIC):
+    """Rotation matrix R of angle q about the unit axis, given c = cos q and s = sin q (Rodrigues).
+    Works on symbols: the axis entries are constants, c and s may be symbols."""
+    R = bk.zeros((3, 3))
+    K = skew(axis, bk)
+    KK = K @ K
+    for a in range(3):
+        for b in range(3):
+            R[a, b] = (1 if a == b else 0) + s * K[a, b] + (1 - c) * KK[a, b]
+    return R
