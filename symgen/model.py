@@ -102,6 +102,7 @@ class Robot:
     lumped: tuple[str, ...] = ()
     snapped: tuple[str, ...] = ()
     floating_base: bool = False
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self):
         for i, b in enumerate(self.bodies):

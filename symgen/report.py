@@ -19,4 +19,5 @@ def describe(robot) -> str:
     lines += [f"    {item}" for item in robot.lumped]
     lines.append(f"  snapped to exact values: {len(robot.snapped)}")
     lines += [f"    {item}" for item in robot.snapped]
+    lines += [f"  note: {item}" for item in robot.notes]
     return "\n".join(lines)
