@@ -34,17 +34,45 @@ class NumericBackend:
     def cos(self, x):
         return math.cos(x)
 
-    def bind(self, value, name):
+    def bind(self, value, name, body=None):
         return value
 
 
 NUMERIC = NumericBackend()
 
 
+class SymArray(np.ndarray):
+    """An object array of SymPy expressions whose ``@`` skips structural zeros and builds each
+    sum in one ``Add`` (NumPy's object matmul adds term by term, re-sorting the sum each time).
+    Everything else is plain NumPy, so algorithms use ``@`` on both backends alike."""
+
+    def __matmul__(self, other):
+        from sympy import Add, S
+
+        zero = S.Zero
+        A, B = np.asarray(self), np.asarray(other)
+        A2 = A if A.ndim == 2 else A[None, :]
+        B2 = B[:, None] if B.ndim == 1 else B
+        out = np.empty((A2.shape[0], B2.shape[1]), dtype=object)
+        for r in range(A2.shape[0]):
+            row = [(t, a) for t, a in enumerate(A2[r]) if a is not zero]
+            for c in range(B2.shape[1]):
+                terms = [a * B2[t, c] for t, a in row if B2[t, c] is not zero]
+                out[r, c] = Add(*terms) if len(terms) > 1 else (terms[0] if terms else zero)
+        if B.ndim == 1:
+            out = out[:, 0]
+        if A.ndim == 1:
+            return out[0] if B.ndim == 1 else out[0].view(SymArray)
+        return out.view(SymArray)
+
+    def __rmatmul__(self, other):
+        return np.asarray(other).view(SymArray).__matmul__(self)
+
+
 class SymbolicBackend:
     """SymPy objects in ``dtype=object`` arrays, with named intermediates.
 
-    ``assignments`` is the ordered record ``[(symbol, expression), ...]`` of every ``bind`` (and of
+    ``assignments`` is the ordered record ``[(symbol, expression, body), ...]`` of every ``bind`` (and of
     each ``sin``/``cos``, computed once per distinct argument). ``const`` turns float constants into
     exact integers or halves where they are exactly so (structural zeros then vanish during the
     run) and into ``Float`` otherwise.
@@ -52,26 +80,28 @@ class SymbolicBackend:
 
     name = "symbolic"
 
-    def __init__(self, prefix: str = ""):
+    def __init__(self, prefix: str = "", naming: bool = True):
         import sympy
 
         self.sp = sympy
         self.half = sympy.Rational(1, 2)
         self.prefix = prefix
+        self.naming = naming
         self.assignments: list = []
         self._trig: dict = {}
+        self._known: dict = {}
         self._counts: dict[str, int] = {}
 
     # -- construction
     def zeros(self, shape):
-        return np.full(shape, self.sp.S.Zero, dtype=object)
+        return np.full(shape, self.sp.S.Zero, dtype=object).view(SymArray)
 
     def const(self, value):
         arr = np.asarray(value, dtype=float)
         out = np.empty(arr.shape, dtype=object)
         for idx, x in np.ndenumerate(arr):
             out[idx] = self.number(float(x))
-        return out
+        return out.view(SymArray)
 
     def number(self, x: float):
         sp = self.sp
@@ -83,11 +113,11 @@ class SymbolicBackend:
 
     # -- elementary functions, each computed once per argument
     def _trig_of(self, fn, tag, x):
+        if not self.naming:
+            return fn(x)
         key = (tag, x)
         if key not in self._trig:
-            sym = self._new_symbol(f"{tag}_{x}")
-            self.assignments.append((sym, fn(x)))
-            self._trig[key] = sym
+            self._trig[key] = self._record(f"{tag}{x}", fn(x), None)
         return self._trig[key]
 
     def sin(self, x):
@@ -97,33 +127,39 @@ class SymbolicBackend:
         return self._trig_of(self.sp.cos, "c", x)
 
     # -- naming of intermediates
-    def _new_symbol(self, name: str):
+    def _record(self, name: str, expr, body):
         n = self._counts.get(name, 0)
         self._counts[name] = n + 1
-        full = f"{self.prefix}{name}" if n == 0 else f"{self.prefix}{name}_{n}"
-        return self.sp.Symbol(full, real=True)
+        sym = self.sp.Symbol(f"{self.prefix}{name}" if n == 0 else f"{self.prefix}{name}_{n}")
+        self.assignments.append((sym, expr, body))
+        self._known[expr] = sym
+        return sym
 
-    def _is_trivial(self, e) -> bool:
+    @staticmethod
+    def _is_trivial(e) -> bool:
         # atoms, and a number times an atom, are cheaper to repeat than to name
         if e.is_Atom:
             return True
-        if e.is_Mul and len(e.args) == 2 and e.args[0].is_Number and e.args[1].is_Atom:
-            return True
-        return False
+        return e.is_Mul and len(e.args) == 2 and e.args[0].is_Number and e.args[1].is_Atom
 
-    def bind(self, value, name):
+    def bind(self, value, name, body=None):
+        """Name every compound entry of ``value``; an expression named before gets its old name
+        back (value numbering), so repeated work in the algorithm is not repeated in the code."""
+        if not self.naming:
+            return value
         if not isinstance(value, np.ndarray):
-            return self._bind_one(value, name)
+            return self._bind_one(value, name, body)
         out = np.empty(value.shape, dtype=object)
-        for idx, e in np.ndenumerate(value):
+        for idx, e in np.ndenumerate(np.asarray(value)):
             suffix = "_".join(str(i) for i in idx)
-            out[idx] = self._bind_one(e, f"{name}_{suffix}" if suffix else name)
-        return out
+            out[idx] = self._bind_one(e, f"{name}_{suffix}" if suffix else name, body)
+        return out.view(SymArray)
 
-    def _bind_one(self, e, name):
+    def _bind_one(self, e, name, body):
         e = self.sp.sympify(e)
         if self._is_trivial(e):
             return e
-        sym = self._new_symbol(name)
-        self.assignments.append((sym, e))
-        return sym
+        known = self._known.get(e)
+        if known is not None:
+            return known
+        return self._record(name, e, body)

@@ -18,6 +18,6 @@ def joint_transforms(robot, q, bk):
             # E = R^T rotates parent coordinates into the rotated (body) frame
             R = axis_angle(axis, bk.cos(q[i]), bk.sin(q[i]), bk)
             XJ = plux(R.T, bk.zeros(3), bk)
-        Xup.append(bk.bind(XJ @ bk.const(robot.Xtree[i]), f"X{i}"))
+        Xup.append(bk.bind(XJ @ bk.const(robot.Xtree[i]), f"X{i}", i))
         S.append(bk.const(robot.S[i]))
     return Xup, S

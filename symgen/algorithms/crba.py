@@ -11,14 +11,14 @@ def crba(robot, q, bk):
     for i in reversed(range(n)):                  # composite inertias, leaves first
         p = robot.parent[i]
         if p >= 0:
-            IC[p] = bk.bind(IC[p] + Xup[i].T @ IC[i] @ Xup[i], f"IC{p}")
+            IC[p] = bk.bind(IC[p] + Xup[i].T @ IC[i] @ Xup[i], f"IC{p}", p)
     M = bk.zeros((n, n))
     for i in range(n):
-        F = bk.bind(IC[i] @ S[i], f"F{i}")
+        F = bk.bind(IC[i] @ S[i], f"F{i}", i)
         M[i, i] = S[i] @ F
         j = i
         while robot.parent[j] >= 0:
-            F = bk.bind(Xup[j].T @ F, f"F{i}")
+            F = bk.bind(Xup[j].T @ F, f"F{i}", i)
             j = robot.parent[j]
             M[i, j] = M[j, i] = S[j] @ F
     return M

@@ -26,14 +26,14 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
         else:
             v[i] = Xup[i] @ v[p] + vJ
             a[i] = Xup[i] @ a[p] + S[i] * qdd[i] + crm(v[i], bk) @ vJ
-        v[i] = bk.bind(v[i], f"v{i}")
-        a[i] = bk.bind(a[i], f"a{i}")
+        v[i] = bk.bind(v[i], f"v{i}", i)
+        a[i] = bk.bind(a[i], f"a{i}", i)
         I = bk.const(robot.I[i])
-        f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ (I @ v[i]), f"f{i}")
+        f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ (I @ v[i]), f"f{i}", i)
     tau = bk.zeros(n)
     for i in reversed(range(n)):                         # backward pass
         tau[i] = S[i] @ f[i]
         p = robot.parent[i]
         if p >= 0:
-            f[p] = bk.bind(f[p] + Xup[i].T @ f[i], f"f{p}")
+            f[p] = bk.bind(f[p] + Xup[i].T @ f[i], f"f{p}", p)
     return tau

@@ -1,0 +1,45 @@
+"""The baseline of the paper's Table 2: Gamma from symbolic partial derivatives of M (eq. 4),
+
+    Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i),
+
+with M from a symbolic CRBA. Symbolic backends only (there is nothing to differentiate in
+numbers). When the backend names intermediates, dM/dq is taken through the recorded
+straight-line program by the chain rule (forward mode, one derivative per temp and q_k), so
+the route stays linear in size like Algorithm 2's; when it does not, this is plain ``diff`` of
+whole expressions, as in the paper's MATLAB runs.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from .crba import crba
+
+
+def christoffel_partials(robot, q, bk):
+    n = robot.n
+    start = len(bk.assignments)
+    M = crba(robot, q, bk)
+    qindex = {q[k]: k for k in range(n)}
+    grad = {}                                   # temp -> [d temp / d q_k for k in 0..n-1]
+
+    def derivative(expr, k, name, body):
+        terms = []
+        for s in expr.free_symbols:
+            if s in qindex:
+                ds = 1 if qindex[s] == k else 0
+            else:
+                ds = grad.get(s, (0,) * n)[k]
+            if ds != 0:
+                terms.append(sp.diff(expr, s) * ds)
+        return bk.bind(sp.Add(*terms), name, body)
+
+    for sym, expr, body in list(bk.assignments[start:]):
+        grad[sym] = tuple(derivative(expr, k, f"d{sym.name}_{k}", body) for k in range(n))
+    dM = [[[derivative(sp.sympify(M[i, j]), k, f"dM{i}_{j}_{k}", i) for k in range(n)]
+           for j in range(n)] for i in range(n)]
+    Gamma = bk.zeros((n, n, n))
+    for i in range(n):
+        for j in range(n):
+            for k in range(j, n):
+                Gamma[i, j, k] = Gamma[i, k, j] = bk.half * (dM[i][j][k] + dM[i][k][j] - dM[j][k][i])
+    return Gamma
