@@ -11,12 +11,18 @@ Conventions (URDF's own, made explicit):
   frame) and ``<inertia>`` about the CoM in those axes; stored as ``Inertia(mass, com, I_com)``
   with ``I_com`` rotated into link axes. A link without ``<inertial>`` is massless. The mass must
   be >= 0 (zero only with a zero inertia) and the inertia physically valid (positive semidefinite,
-  principal moments obeying the triangle inequality, to 1e-9 of the trace) — except for links
-  fixed to the ground of a fixed base, whose inertia is unused: there a note replaces the error.
+  principal moments obeying the triangle inequality, to 1e-9 of the trace plus 1e-12 kg m^2, so
+  that round-off such as a lone 1e-35 off-diagonal entry passes) — except for links fixed to the
+  ground of a fixed base, whose inertia is unused: there a note replaces the error.
 - Joint types: revolute, continuous and prismatic become bodies. A fixed joint is lumped: its
   child's inertia is added exactly to the body it hangs from and its frame is carried through so
   that its own children attach where they should (``Robot.lumped`` lists "child -> body").
   Links below the root through fixed joints only fold into the root (discarded for a fixed base).
+- Mimic joints (``<mimic joint=... multiplier=... offset=...>``) are read as independent
+  coordinates of q, as Pinocchio's ``buildModelFromUrdf`` does by default; the mimic relation is
+  not modelled, and ``Robot.notes`` gets one line per such movable joint, in q order. As for
+  urdfdom, ``<mimic>`` needs a ``joint`` attribute and ``multiplier``/``offset``, if present,
+  must be numbers; the mimicked joint need not exist (the note then says so).
 - Joint order (the order of q): depth first from the root link, the child joints of every link
   taken in order of joint name. That is how urdfdom builds its tree (a ``std::map`` of joints),
   hence Pinocchio's order, so q vectors are index-compatible with ``pinocchio.buildModelFromUrdf``.
@@ -61,7 +67,8 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)
 _SNAP_TARGETS = (0.0, 1.0, -1.0, 0.5, -0.5)
 _EXACT_COS_SIN = ((1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0))   # angle k·π/2, k mod 4
 _INERTIA_ZERO = 1e-15          # inertia entries this small relative to the largest become 0
-_INERTIA_VALID = 1e-9          # tolerance of the validity checks, relative to the trace
+_INERTIA_VALID = 1e-9          # tolerance of the validity checks, relative to the trace ...
+_INERTIA_FLOOR = 1e-12         # ... plus this, in kg m^2, so that pure round-off passes
 _VIRTUAL_ROOT = "world"
 
 
@@ -89,6 +96,7 @@ class _Joint:
     rotation: np.ndarray
     translation: np.ndarray
     axis: tuple[float, float, float]
+    mimic: str | None = None       # the joint named by its <mimic> element, if any
 
 
 def parse_numbers(text: str, count: int) -> tuple[float, ...]:
@@ -237,7 +245,7 @@ def _inertia_problem(mass: float, I: np.ndarray, ctx: _Context, where: str) -> U
     if mass == 0.0 and np.any(I != 0.0):
         return ctx.error(where, "mass is 0 but the inertia is not zero")
     moments = np.linalg.eigvalsh(I)
-    tol = _INERTIA_VALID * max(float(np.trace(I)), 0.0)
+    tol = _INERTIA_VALID * max(float(np.trace(I)), 0.0) + _INERTIA_FLOOR
     shown = ", ".join(f"{x:.6g}" for x in moments)
     if moments[0] < -tol:
         return ctx.error(f"{where}/<inertia>", f"inertia is not physically valid (not positive "
@@ -302,10 +310,20 @@ def _joint_type(el: ET.Element, ctx: _Context, where: str) -> str:
     if jtype not in JOINT_TYPES + ("fixed",):
         raise ctx.error(where, f"unknown joint type {jtype!r}; expected revolute, continuous, "
                                f"prismatic or fixed")
-    if el.find("mimic") is not None:
-        raise ctx.error(f"{where}/<mimic>", "mimic joints are not supported (every joint must be "
-                                            "an independent coordinate)")
     return jtype
+
+
+def _joint_mimic(el: ET.Element, ctx: _Context, where: str) -> str | None:
+    """The joint named by ``el``'s ``<mimic>`` (None without one). The relation itself
+    (multiplier, offset) is not modelled, but its numbers must be numbers, as for urdfdom."""
+    mimic = el.find("mimic")
+    if mimic is None:
+        return None
+    where = f"{where}/<mimic>"
+    target = _attribute(mimic, "joint", ctx, where)
+    for attribute in ("multiplier", "offset"):
+        _numbers(mimic, attribute, 1, ctx, where, default=(0.0,))
+    return target
 
 
 def _joint_link(el: ET.Element, tag: str, links, ctx: _Context, where: str) -> str:
@@ -333,7 +351,8 @@ def _read_joint(el: ET.Element, k: int, links, ctx: _Context) -> _Joint:
     parent = _joint_link(el, "parent", links, ctx, where)
     child = _joint_link(el, "child", links, ctx, where)
     R, p = _origin(el, ctx, where, what)
-    return _Joint(name, jtype, parent, child, R, p, _joint_axis(el, jtype, ctx, where, what))
+    return _Joint(name, jtype, parent, child, R, p, _joint_axis(el, jtype, ctx, where, what),
+                  _joint_mimic(el, ctx, where))
 
 
 def _read_joints(root: ET.Element, links, ctx: _Context) -> list[_Joint]:
@@ -456,6 +475,16 @@ def _check_used_inertias(tree: _Tree, fixed_base: bool, ctx: _Context) -> tuple[
     return tuple(notes)
 
 
+def _mimic_notes(tree: _Tree, joints: list[_Joint]) -> tuple[str, ...]:
+    """One note per movable mimic joint, in q order (a fixed one has no coordinate to speak of).
+    A mimicked joint the file does not define is said so (urdfdom, hence Pinocchio, accepts it)."""
+    defined = {j.name for j in joints}
+    return tuple(f"joint {j.name!r} mimics {j.mimic!r} in the URDF"
+                 f"{'' if j.mimic in defined else ' (which defines no joint of that name)'}; symgen "
+                 f"treats it as an independent coordinate (as Pinocchio does by default)"
+                 for j, *_ in tree.specs if j.mimic is not None)
+
+
 def _check_floating_names(links, joints: list[_Joint], ctx: _Context) -> None:
     """The virtual links and joints of a floating base must not clash with the URDF's names."""
     if _VIRTUAL_ROOT in links:
@@ -493,6 +522,7 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
     if not tree.specs and not floating_base:
         raise ctx.error("<robot>", f"no movable joints (every joint is fixed, so {name!r} has no "
                                    f"degree of freedom; --floating-base would give it six)")
+    notes += _mimic_notes(tree, joints)
     notes += _check_used_inertias(tree, not floating_base, ctx)
     bodies = floating_base_bodies(root, tree.inertias[root_body]) if floating_base else []
     for k, (j, parent, R, p) in enumerate(tree.specs):

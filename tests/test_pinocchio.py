@@ -11,13 +11,13 @@ At random states (the paper's Section 5: q in [0, 2 pi], qd in [0, 10]) and for 
 
 Robots: the paper's synthetic systems (built straight into Pinocchio, and written as URDF by
 symgen.urdf.write_urdf and read back by both), robots from example-robot-data read by both from
-the same URDF (legged ones with a fixed base), and the same robots with a floating base, which
-symgen models as six single-DoF joints: that model is written as URDF and read by both, so both
-use the same coordinates. Every failure message carries the robot and the seed.
+the same URDF (legged ones with a fixed base; mimic joints are independent coordinates in both,
+Pinocchio's default), and the same robots with a floating base, which symgen models as six
+single-DoF joints: that model is written as URDF and read by both, so both use the same
+coordinates. Every failure message carries the robot and the seed.
 """
 from __future__ import annotations
 
-import re
 import zlib
 from pathlib import Path
 
@@ -143,12 +143,11 @@ def test_synthetic_written_as_urdf(pin, tmp_path, kind, n):
 
 # ------------------------------------------------------------------- example-robot-data robots
 
-#: Robots from example-robot-data: label -> path under its robots directory. Labels ending in
-#: "-nomimic" are read from a copy without <mimic> elements: symgen rejects mimic joints
-#: (test_mimic_joints_are_rejected) and Pinocchio's buildModelFromUrdf ignores them by default,
-#: so both then model the same independent joints.
+#: Robots from example-robot-data: label -> path under its robots directory. Files with mimic
+#: joints are read as they are: symgen and Pinocchio's buildModelFromUrdf (by default) both make
+#: every mimic joint an independent coordinate (test_mimic_joints_are_independent_coordinates).
 ERD_FILES = {
-    "panda-nomimic": "panda_description/urdf/panda.urdf",             # prismatic fingers
+    "panda": "panda_description/urdf/panda.urdf",                      # prismatic fingers, mimic
     "ur5": "ur_description/urdf/ur5_robot.urdf",
     "z1": "z1_description/urdf/z1.urdf",
     "xarm7": "xarm_description/urdf/xarm7.urdf",
@@ -164,25 +163,29 @@ ERD_FILES = {
     "a1": "a1_description/urdf/a1.urdf",
     "laikago": "laikago_description/urdf/laikago.urdf",
     "b1-z1": "b1_description/urdf/b1-z1.urdf",                         # quadruped with an arm
-    "talos_full-nomimic": "talos_data/robots/talos_full_v2.urdf",      # 44 DoF
+    "talos_full": "talos_data/robots/talos_full_v2.urdf",              # 44 DoF, 12 mimic joints
     "g1-hands": "g1_description/urdf/g1_29dof_with_hand_rev_1_0.urdf",  # 43 DoF, hands
     "alex-sake_hands": "alex_description/urdf/alex_sake_hands.urdf",   # humanoid upper body, grippers
     "centauro": "centauro_description/urdf/centauro.urdf",             # 39 DoF, unaligned axes
     "human": "human_description/robots/human.urdf",
     "tiago_no_hand": "tiago_description/robots/tiago_no_hand.urdf",    # prismatic + continuous
     "tiago_dual": "tiago_description/robots/tiago_dual.urdf",          # 101 DoF, depth 15
+    "tiago_pro": "tiago_pro_description/robots/tiago_pro.urdf",        # 10 mimic joints
+    "baxter": "baxter_description/urdf/baxter.urdf",                   # 2 mimic joints
+    "romeo": "romeo_description/urdf/romeo.urdf",                      # 55 DoF, 22 mimic joints
+    "icub": "icub_description/robots/icub.urdf",                       # head inertia: round-off
+    "icub_reduced": "icub_description/robots/icub_reduced.urdf",
     # symgen rejects these (see ERD_REJECTED)
     "allegro_right": "allegro_hand_description/urdf/allegro_right_hand.urdf",
-    "icub": "icub_description/robots/icub.urdf",
     "bolt": "bolt_description/robots/bolt.urdf",
 }
 
 #: Robots Pinocchio loads and symgen's URDF reader refuses because of their inertial data (it
-#: requires physically valid inertias). Expected failures, kept visible in the -ra summary; if
-#: the reader's policy changes they run the full comparison (and XPASS).
+#: requires physically valid inertias, up to round-off: 1e-9 of the trace plus 1e-12 kg m^2).
+#: Expected failures, kept visible in the -ra summary; if the reader's policy changes they run
+#: the full comparison (and XPASS).
 ERD_REJECTED = {
     "allegro_right": "link_3.0 inertia breaks the triangle inequality (7.27e-6 > 2.30e-6 + 3.49e-6)",
-    "icub": "head inertia is round-off only (ixz = 2.4e-35, rest 0), read as not positive semidefinite",
     "bolt": "foot links have mass 0 and a non-zero inertia",
     "anymal_c-floating": "a sensor link lumped into the base breaks the triangle inequality",
     "go1-floating": "base link placeholder inertia (mass 1e-6, every entry 1e-6) is not physical",
@@ -197,37 +200,38 @@ def _with_rejections(labels):
             if label in ERD_REJECTED else label for label in labels]
 
 
-#: Read with a fixed base (the URDF root is the base, legged robots and humanoids included).
-ERD_FIXED = _with_rejections([label for label in ERD_FILES])
+#: Read with a fixed base (the URDF root is the base, legged robots and humanoids included);
+#: panda is compared in test_mimic_joints_are_independent_coordinates.
+ERD_FIXED = _with_rejections([label for label in ERD_FILES if label != "panda"])
 #: Read with symgen's floating base, compared through a URDF of that model.
-ERD_FLOATING = _with_rejections(["solo12", "go2", "laikago", "talos_full-nomimic", "g1-hands", "centauro",
-                                 "human", "kinova", "anymal_c-floating", "go1-floating",
+ERD_FLOATING = _with_rejections(["solo12", "go2", "laikago", "talos_full", "g1-hands", "centauro",
+                                 "human", "kinova", "icub", "anymal_c-floating", "go1-floating",
                                  "anymal_b-floating", "tiago_no_hand-floating"])
 
-_MIMIC = re.compile(r"<mimic\b[^>]*?(?:/>|>.*?</mimic\s*>)", re.DOTALL)
+
+def erd_urdf(label: str) -> Path:
+    """example-robot-data's URDF file for ``label`` (a "-floating" suffix names the same file)."""
+    return erd_path(ERD_FILES[label.removesuffix("-floating")])
 
 
-def erd_urdf(label: str, tmp_path) -> Path:
-    """The URDF file for ``label``: example-robot-data's, or a copy of it without <mimic>."""
-    path = erd_path(ERD_FILES[label.removesuffix("-floating")])
-    if not label.endswith("-nomimic"):
-        return path
-    text, count = _MIMIC.subn("", path.read_text(encoding="utf-8"))
-    assert count > 0, f"{label}: {path} has no <mimic> element any more; drop the -nomimic suffix"
-    copy = tmp_path / path.name
-    copy.write_text(text, encoding="utf-8")
-    return copy
-
-
-def test_mimic_joints_are_rejected():
-    """Why the "-nomimic" copies exist: symgen refuses a URDF with mimic joints, naming one."""
-    with pytest.raises(symgen.URDFError, match="mimic"):
-        symgen.load_urdf(erd_path(ERD_FILES["panda-nomimic"]))
+def test_mimic_joints_are_independent_coordinates(pin):
+    """panda.urdf as it is: its second finger joint mimics the first, and symgen, like
+    Pinocchio's buildModelFromUrdf by default, makes it an independent coordinate of q (and says
+    so in a note); M, tau, C, Mdot and Gamma then agree with Pinocchio's."""
+    path = erd_urdf("panda")
+    assert "<mimic" in path.read_text(encoding="utf-8"), f"{path} has no <mimic> element any more"
+    robot = symgen.load_urdf(path)
+    assert robot.notes == ("joint 'panda_finger_joint2' mimics 'panda_finger_joint1' in the URDF; symgen "
+                           "treats it as an independent coordinate (as Pinocchio does by default)",)
+    assert robot.joint_names[-2:] == ("panda_finger_joint1", "panda_finger_joint2")
+    model = pin.buildModelFromUrdf(str(path))
+    assert model.nv == robot.n == 9
+    compare_with_pinocchio(robot, model, "panda", gamma_states=STATES)
 
 
 @pytest.mark.parametrize("label", ERD_FIXED)
-def test_erd_fixed_base(pin, tmp_path, label):
-    path = erd_urdf(label, tmp_path)
+def test_erd_fixed_base(pin, label):
+    path = erd_urdf(label)
     robot = symgen.load_urdf(path)
     compare_with_pinocchio(robot, pin.buildModelFromUrdf(str(path)), label)
 
@@ -237,7 +241,7 @@ def test_erd_floating_base(pin, tmp_path, label):
     """symgen's floating base (3 prismatic + 3 revolute virtual joints) is not Pinocchio's
     free-flyer, so the symgen model is written as URDF and both read that file."""
     from symgen.urdf import write_urdf
-    source = erd_urdf(label, tmp_path)
+    source = erd_urdf(label)
     robot = symgen.load_urdf(source, floating_base=True)
     assert robot.floating_base and robot.n == symgen.load_urdf(source).n + 6
     path = tmp_path / f"{robot.name}_floating.urdf"

@@ -9,6 +9,8 @@ Properties checked, one test (or one parametrized family) each:
 - fixed joints are lumped exactly (same M as the same link written as one inertial, and as
   Pinocchio's crba), also below the root;
 - the joint order is Pinocchio's (depth first, child joints by name);
+- mimic joints are independent coordinates, each noted in Robot.notes (Pinocchio's default);
+- inertia validity allows round-off (1e-9 of the trace plus 1e-12 kg m^2), nothing more;
 - write_urdf / parse round trip for every synthetic kind gives the same bodies and the same M;
 - every URDF of example-robot-data loads (same joint order and M as Pinocchio) or fails with a
   URDFError for a known reason.
@@ -170,8 +172,12 @@ BAD = [
     pytest.param(robot_xml(BASE, link("l1"), joint("j1", "base", "l1", "floating")), J1, "--floating-base",
                  id="floating"),
     pytest.param(robot_xml(BASE, link("l1"), link("l2"), joint("j1", "base", "l1"),
-                           joint("j2", "base", "l2", inner='<mimic joint="j1" multiplier="1"/>')),
-                 "<joint name='j2'>/<mimic>", "mimic joints are not supported", id="mimic"),
+                           joint("j2", "base", "l2", inner='<mimic multiplier="1"/>')),
+                 "<joint name='j2'>/<mimic>", "missing attribute 'joint'", id="mimic-without-joint"),
+    pytest.param(robot_xml(BASE, link("l1"), link("l2"), joint("j1", "base", "l1"),
+                           joint("j2", "base", "l2", inner='<mimic joint="j1" offset="half"/>')),
+                 "<joint name='j2'>/<mimic>", "attribute offset='half': 'half' is not a decimal number",
+                 id="mimic-offset-not-a-number"),
     pytest.param(robot_xml(BASE, link("l1"), link("l2"), joint("j1", "base", "l1")), "<robot>",
                  "more than one root link: 'base', 'l2'", id="two-roots"),
     pytest.param(robot_xml(BASE, link("l1"), joint("j1", "base", "l1"), joint("j2", "base", "l1")), L1,
@@ -194,6 +200,15 @@ BAD = [
     pytest.param(with_l1(inertial(inertia=inertia_attrs(izz="0.3"))), f"{L1}/<inertial>/<inertia>",
                  "inertia is not physically valid (principal moments 0.1, 0.1, 0.3 violate the triangle",
                  id="inertia-triangle"),
+    # allegro's link_3.0: a real violation of 1.5e-6 kg m^2 on a small link, far above the floor
+    pytest.param(with_l1(inertial(mass="0.0388", inertia=inertia_attrs(
+                     ixx="3.48527e-06", iyy="2.30064e-06", izz="7.2659e-06"))),
+                 f"{L1}/<inertial>/<inertia>", "violate the triangle inequality", id="inertia-triangle-small"),
+    # hyq's feet (only izz = 3e-6): small, but 3e-6 kg m^2 is no round-off
+    pytest.param(with_l1(inertial(mass="0.1", inertia=inertia_attrs(ixx="0", iyy="0", izz="3e-06"))),
+                 f"{L1}/<inertial>/<inertia>", "violate the triangle inequality", id="inertia-only-izz"),
+    pytest.param(with_l1(inertial(inertia=inertia_attrs(ixx="0", iyy="0", izz="0", ixz="1e-11"))),
+                 f"{L1}/<inertial>/<inertia>", "not positive semidefinite", id="inertia-not-psd-above-floor"),
     pytest.param(robot_xml(BASE, link("l1"), joint("j1", "base", "l1", "fixed")), "<robot>", "no movable joints",
                  id="no-movable-joints"),
     pytest.param(robot_xml(BASE, link("l1"), joint("j1", "base", "l1", inner='<axis xyz="0 0 0"/>')),
@@ -255,7 +270,8 @@ CLI_BAD = [
     pytest.param(None, "file not found", id="missing-file"),
     pytest.param('<robot name="r">\n<link name="a">\n</robot>', "malformed XML at line 3", id="malformed-xml"),
     pytest.param(robot_xml(BASE, link("l1"), link("l2"), joint("j1", "base", "l1"),
-                           joint("j2", "base", "l2", inner='<mimic joint="j1"/>')), "mimic", id="mimic"),
+                           joint("j2", "base", "l2", inner='<mimic/>')), "missing attribute 'joint'",
+                 id="mimic-without-joint"),
     pytest.param(with_l1(inertial(inertia=inertia_attrs(izz="0.3"))), "inertia is not physically valid",
                  id="bad-inertia"),
     pytest.param(robot_xml(BASE, link("l1"), joint("j1", "base", "l1", "floating")), "--floating-base",
@@ -504,6 +520,78 @@ def test_joint_order_is_depth_first_by_joint_name_like_pinocchio(tmp_path):
     assert tuple(pin.buildModelFromUrdf(str(path)).names[1:]) == robot.joint_names
 
 
+# ------------------------------------------------------------------------------- mimic joints
+
+def mimic_note(name, target, undefined=False):
+    return (f"joint {name!r} mimics {target!r} in the URDF"
+            f"{' (which defines no joint of that name)' if undefined else ''}; symgen treats it as "
+            f"an independent coordinate (as Pinocchio does by default)")
+
+
+MIMIC_PAIR = robot_xml(BASE, link("l1"), link("l2"), joint("j1", "base", "l1"),
+                       joint("j2", "base", "l2", inner='<mimic joint="j1" multiplier="-2" offset="0.5"/>'))
+
+
+@pytest.mark.parametrize("floating_base", [False, True])
+def test_mimic_joint_is_an_independent_coordinate_with_a_note(floating_base):
+    robot = parse_urdf_string(MIMIC_PAIR, floating_base=floating_base)
+    plain = parse_urdf_string(MIMIC_PAIR.replace('<mimic joint="j1" multiplier="-2" offset="0.5"/>', ""),
+                              floating_base=floating_base)
+    assert robot.notes == (mimic_note("j2", "j1"),)
+    assert plain.notes == ()
+    assert robot.bodies == plain.bodies           # the relation is not modelled at all
+    assert robot.joint_names[-2:] == ("j1", "j2")
+
+
+def test_mimic_notes_are_in_q_order_and_only_for_movable_joints():
+    # q order: a_j, then z_j; the fixed f_j has no coordinate, so its <mimic> changes nothing
+    text = robot_xml(BASE, link("a"), link("b"), link("c"),
+                     joint("z_j", "base", "a", inner='<mimic joint="a_j"/>'),
+                     joint("a_j", "base", "b", inner='<mimic joint="gone"/>'),
+                     joint("f_j", "a", "c", "fixed", inner='<mimic joint="z_j"/>'))
+    robot = parse_urdf_string(text)
+    assert robot.joint_names == ("a_j", "z_j")
+    assert robot.notes == (mimic_note("a_j", "gone", undefined=True), mimic_note("z_j", "a_j"))
+    assert robot.lumped == ("c -> a",)
+
+
+def test_cli_info_shows_the_mimic_note(tmp_path):
+    path = tmp_path / "mimic.urdf"
+    path.write_text(MIMIC_PAIR)
+    result = CliRunner().invoke(main, ["info", str(path)])
+    assert result.exit_code == 0, result.output
+    assert mimic_note("j2", "j1") in result.stdout, result.stdout
+
+
+def test_mimic_joints_match_pinocchio_which_ignores_mimic_by_default(tmp_path):
+    pin = _pinocchio()
+    path = tmp_path / "mimic.urdf"
+    path.write_text(MIMIC_PAIR.replace("</joint>", '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'))
+    robot = load_urdf(path)
+    q = np.random.default_rng(SEED).uniform(0, 2 * np.pi, robot.n)
+    M_pin, names = pin_mass_matrix(pin, path, robot, q)
+    assert tuple(names) == robot.joint_names == ("j1", "j2")
+    assert np.allclose(symgen.mass_matrix(robot, q), M_pin, rtol=1e-12, atol=1e-15), f"seed {SEED}, q {q}"
+
+
+# ------------------------------------------------------------------------------- inertia round-off
+
+@pytest.mark.parametrize("entries", [
+    dict(ixx="0", iyy="0", izz="0", ixz="2.40741e-35"),   # icub's head, the minimal repro
+    dict(ixx="0", iyy="0", izz="5e-13"),                  # triangle inequality off by 5e-13
+    dict(ixx="-5e-13", iyy="0", izz="0"),                 # a principal moment of -5e-13
+    dict(ixx="0.5", iyy="0.5", izz="1.0000000001"),       # off by 1e-10, of a trace of 2
+], ids=["icub-head", "only-izz-5e-13", "negative-5e-13", "relative"])
+def test_inertia_round_off_is_accepted_as_is(entries):
+    robot = parse_urdf_string(with_l1(inertial(mass="1.3", inertia=inertia_attrs(**entries))))
+    inertia = robot.bodies[0].inertia
+    assert inertia.mass == 1.3
+    v = {"ixy": 0.0, "ixz": 0.0, "iyz": 0.0, **{k: float(x) for k, x in entries.items()}}
+    assert inertia.I_com == ((v["ixx"], v["ixy"], v["ixz"]), (v["ixy"], v["iyy"], v["iyz"]),
+                             (v["ixz"], v["iyz"], v["izz"]))
+    assert robot.notes == () and robot.snapped == ()
+
+
 def test_robot_without_name_takes_the_file_name_and_says_so():
     robot = load_urdf(DATA / "noname.urdf")
     assert robot.name == "noname"
@@ -660,33 +748,34 @@ def _erd_dir() -> Path | None:
 ERD = _erd_dir()
 ERD_URDFS = sorted(str(p.relative_to(ERD)) for p in ERD.rglob("*.urdf")) if ERD else []
 
-MIMIC, TRIANGLE = "mimic joints are not supported", "violate the triangle inequality"
-#: Files of example-robot-data 4.x that symgen refuses, and why (checked one by one).
+TRIANGLE = "violate the triangle inequality"
+#: Files of example-robot-data 4.x that symgen refuses, and why (checked one by one). None is
+#: round-off: each triangle inequality fails by more than 1e-6 kg m^2, a million times the floor
+#: of the tolerance (1e-9 of the trace plus 1e-12 kg m^2).
 KNOWN_FAILURES = {
-    "alex_description/urdf/alex_psyonic_hands.urdf": MIMIC,
-    "allegro_hand_description/urdf/allegro_left_hand.urdf": TRIANGLE,
-    "allegro_hand_description/urdf/allegro_right_hand.urdf": TRIANGLE,
-    "baxter_description/urdf/baxter.urdf": MIMIC,
+    "alex_description/urdf/alex_psyonic_hands.urdf": TRIANGLE,   # LeftPsyonicAbilityBaseLink
+    "allegro_hand_description/urdf/allegro_left_hand.urdf": TRIANGLE,    # link_11.0
+    "allegro_hand_description/urdf/allegro_right_hand.urdf": TRIANGLE,   # link_3.0
     "bolt_description/robots/bolt.urdf": "mass is 0 but the inertia is not zero",     # the feet
     "hector_description/robots/quadrotor_base.urdf": "no movable joints",              # loads floating
     "hyq_description/robots/hyq_no_sensors.urdf": TRIANGLE,     # feet: only izz = 3e-6
-    "icub_description/robots/icub.urdf": "not positive semidefinite",   # head: only ixz = 2.4e-35
-    "icub_description/robots/icub_reduced.urdf": "not positive semidefinite",
     "iris_description/robots/iris_simple.urdf": "no movable joints",                   # loads floating
-    "panda_description/urdf/panda.urdf": MIMIC,
-    "panda_description/urdf/panda_collision.urdf": MIMIC,
-    "pr2_description/urdf/pr2.urdf": MIMIC,
-    "romeo_description/urdf/romeo.urdf": MIMIC,
+    "pr2_description/urdf/pr2.urdf": TRIANGLE,                  # sensor_mount_link: 0.001, 0.001, 0.01
     "romeo_description/urdf/romeo_laas_small.urdf": TRIANGLE,
     "romeo_description/urdf/romeo_small.urdf": TRIANGLE,
-    "talos_data/robots/talos_full_v2.urdf": MIMIC,
-    "talos_data/robots/talos_full_v2_box.urdf": MIMIC,
-    "talos_data/robots/talos_left_arm.urdf": MIMIC,
-    "talos_data/robots/talos_reduced.urdf": MIMIC,
-    "talos_data/robots/talos_reduced_box.urdf": MIMIC,
-    "talos_data/robots/talos_reduced_corrected.urdf": MIMIC,
-    "tiago_pro_description/robots/tiago_pro.urdf": MIMIC,
     "ur_description/urdf/ur3.urdf": "no <link> elements",      # an empty <robot> without a name
+}
+#: Files with mimic joints, loaded as independent coordinates: how many notes each gets (one per
+#: movable mimic joint; talos_reduced's 24 <mimic> elements are all on fixed joints).
+MIMIC_NOTES = {
+    "baxter_description/urdf/baxter.urdf": 2,
+    "panda_description/urdf/panda.urdf": 1,
+    "panda_description/urdf/panda_collision.urdf": 1,
+    "romeo_description/urdf/romeo.urdf": 22,
+    "talos_data/robots/talos_full_v2.urdf": 12,
+    "talos_data/robots/talos_full_v2_box.urdf": 12,
+    "talos_data/robots/talos_reduced.urdf": 0,
+    "tiago_pro_description/robots/tiago_pro.urdf": 10,
 }
 
 
@@ -702,6 +791,8 @@ def test_example_robot_data_loads_like_pinocchio_or_fails_for_a_known_reason(rel
         assert exc.source == str(path) and "\n" not in str(exc)
         return
     assert relative not in KNOWN_FAILURES, f"{relative} now loads: update KNOWN_FAILURES"
+    mimic_notes = [note for note in robot.notes if " mimics " in note]
+    assert len(mimic_notes) == MIMIC_NOTES.get(relative, 0), robot.notes
     pin = _pinocchio()
     q = np.random.default_rng(SEED).uniform(-1, 1, robot.n)
     M_pin, names = pin_mass_matrix(pin, path, robot, q)
@@ -716,8 +807,8 @@ def test_known_failures_name_only_installed_files():
     """KNOWN_FAILURES is the report of what symgen refuses and why; it must not list files the
     installed example-robot-data does not have (a renamed file would silently drop out)."""
     _require("example-robot-data", ERD is not None)
-    missing = sorted(set(KNOWN_FAILURES) - set(ERD_URDFS))
-    assert not missing, f"KNOWN_FAILURES lists files the installed example-robot-data lacks: {missing}"
+    missing = sorted((set(KNOWN_FAILURES) | set(MIMIC_NOTES)) - set(ERD_URDFS))
+    assert not missing, f"KNOWN_FAILURES or MIMIC_NOTES list files example-robot-data lacks: {missing}"
 
 
 @pytest.mark.parametrize("relative", ["hector_description/robots/quadrotor_base.urdf",
