@@ -65,6 +65,12 @@ def factor_B(v, I, bk=NUMERIC):
     return (crf(v, bk) @ I + icrf(I @ v, bk) - I @ crm(v, bk)) * bk.half
 
 
+def congruence(X, A, bk, name, body=None):
+    """X^T A X (an inertia-like quantity moved from X's target frame to its source frame), with
+    A X named first so that a symbolic run does not expand the product twice."""
+    return X.T @ bk.bind(A @ X, name, body)
+
+
 def plux(E, r, bk=NUMERIC):
     """Pluecker transform of motion vectors from frame A to frame B, where E rotates A coordinates
     into B coordinates and r is B's origin in A coordinates."""

@@ -7,7 +7,7 @@ comments are the paper's. Single-DoF joints; Gamma is zero unless i, j, k are mu
 from __future__ import annotations
 
 from ..kinematics import joint_transforms
-from ..spatial import factor_B, icrf
+from ..spatial import congruence, factor_B, icrf
 
 
 def christoffel(robot, q, bk):
@@ -35,10 +35,10 @@ def christoffel(robot, q, bk):
                     F3 = bk.bind(Xup[i].T @ F3, f"F3_{k}_{j}", j)
                 i = parent[i]                                           # line 16
             if parent[j] >= 0:                                          # lines 18-19
-                Bt = bk.bind(Xup[j].T @ Bt @ Xup[j], f"Bt{k}", k)
-                D = bk.bind(Xup[j].T @ D @ Xup[j], f"D{k}", k)
+                Bt = bk.bind(congruence(Xup[j], Bt, bk, f"BtX{k}", k), f"Bt{k}", k)
+                D = bk.bind(congruence(Xup[j], D, bk, f"DX{k}", k), f"D{k}", k)
             j = parent[j]                                               # line 20
         p = parent[k]
         if p >= 0:                                                      # line 22
-            IC[p] = bk.bind(IC[p] + Xup[k].T @ IC[k] @ Xup[k], f"IC{p}", p)
+            IC[p] = bk.bind(IC[p] + congruence(Xup[k], IC[k], bk, f"ICX{k}", k), f"IC{p}", p)
     return Gamma

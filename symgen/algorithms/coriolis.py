@@ -8,7 +8,7 @@ M_ij, C_ij are scalars. Phi_ring = 0 (axes fixed in the body frame).
 from __future__ import annotations
 
 from ..kinematics import joint_transforms
-from ..spatial import crm, factor_B
+from ..spatial import congruence, crm, factor_B
 
 
 def coriolis(robot, q, qd, bk):
@@ -42,6 +42,6 @@ def coriolis(robot, q, qd, bk):
             Mdot[i, j] = Mdot[j, i] = Phid[i] @ F2 + Phi[i] @ (F1 + F3)  # line 22
         p = parent[j]
         if p >= 0:                                                      # lines 24-25
-            IC[p] = bk.bind(IC[p] + Xup[j].T @ IC[j] @ Xup[j], f"IC{p}", p)
-            BC[p] = bk.bind(BC[p] + Xup[j].T @ BC[j] @ Xup[j], f"BC{p}", p)
+            IC[p] = bk.bind(IC[p] + congruence(Xup[j], IC[j], bk, f"ICX{j}", j), f"IC{p}", p)
+            BC[p] = bk.bind(BC[p] + congruence(Xup[j], BC[j], bk, f"BCX{j}", j), f"BC{p}", p)
     return M, Mdot, C

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..kinematics import joint_transforms
+from ..spatial import congruence
 
 
 def crba(robot, q, bk):
@@ -11,7 +12,7 @@ def crba(robot, q, bk):
     for i in reversed(range(n)):                  # composite inertias, leaves first
         p = robot.parent[i]
         if p >= 0:
-            IC[p] = bk.bind(IC[p] + Xup[i].T @ IC[i] @ Xup[i], f"IC{p}", p)
+            IC[p] = bk.bind(IC[p] + congruence(Xup[i], IC[i], bk, f"ICX{i}", i), f"IC{p}", p)
     M = bk.zeros((n, n))
     for i in range(n):
         F = bk.bind(IC[i] @ S[i], f"F{i}", i)

@@ -29,7 +29,7 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
         v[i] = bk.bind(v[i], f"v{i}", i)
         a[i] = bk.bind(a[i], f"a{i}", i)
         I = bk.const(robot.I[i])
-        f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ (I @ v[i]), f"f{i}", i)
+        f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ bk.bind(I @ v[i], f"h{i}", i), f"f{i}", i)
     tau = bk.zeros(n)
     for i in reversed(range(n)):                         # backward pass
         tau[i] = S[i] @ f[i]

@@ -33,7 +33,7 @@ from .trace import SIGNATURES, trace
 class BuildOptions:
     quantities: tuple = ("M", "Mdot", "C", "Gamma", "tau")
     gamma_method: str = "algo2"
-    cse: bool = True
+    cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
     command: str = ""                     # how to regenerate, for the header
@@ -49,7 +49,7 @@ class BuildResult:
     ops: dict = field(default_factory=dict)
 
 
-def program_for(robot, quantity, gamma_method="algo2", use_cse=True):
+def program_for(robot, quantity, gamma_method="algo2", use_cse=False):
     """The optimized Function for one quantity (trace, dead-code removal, shared outputs, CSE)."""
     fn = P.share_outputs(P.drop_dead(trace(robot, quantity, gamma_method)))
     if use_cse:
