@@ -78,9 +78,11 @@ def _progress(quiet):
 @click.option("--cse", is_flag=True, help="Also run sympy.cse over the named intermediates (slow for big robots; "
               "they are already value-numbered during the run).")
 @click.option("--no-compile", is_flag=True, help="Write the C but do not compile the Python binding.")
+@click.option("--copt", default="-O2", show_default=True,
+              help="C optimization level of the binding (-O0 compiles big robots in a fraction of the time).")
 @click.option("--force", is_flag=True, help="Replace an existing package folder.")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
-def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, no_compile, force, quiet):
+def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, no_compile, copt, force, quiet):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import time
@@ -92,13 +94,13 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, no_
 
     t0 = time.perf_counter()
     robot = load_urdf(urdf, floating_base=floating_base)
-    words = ["symgen", "build", Path(urdf).name if Path(urdf).is_absolute() else urdf]
+    words = ["symgen", "build", Path(urdf).name]
     words += ["--name", name] if name else []
     words += ["--floating-base"] if floating_base else []
     words += ["--quantities", quantities, "--gamma-method", gamma_method]
     words += ["--cse"] if cse else []
     opts = BuildOptions(quantities=parse_quantities(quantities), gamma_method=gamma_method, cse=cse,
-                        compile=not no_compile, force=force, command=" ".join(words),
+                        compile=not no_compile, copt=copt, force=force, command=" ".join(words),
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
     result = run_build(robot, out_dir, name=name, opts=opts, progress=_progress(quiet))
     binding = "compiled C binding" if result.compiled else "no compiled binding"

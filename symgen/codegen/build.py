@@ -36,6 +36,7 @@ class BuildOptions:
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
+    copt: str = "-O2"                     # optimization flag for the compiled binding
     command: str = ""                     # how to regenerate, for the header
     source_sha256: str = ""
 
@@ -193,6 +194,8 @@ def write_package(files: dict, out_dir: Path, name: str, opts: BuildOptions, com
 def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = None, progress=None) -> BuildResult:
     opts = opts or BuildOptions()
     name = identifier(name or robot.name)
+    if opts.copt not in ("-O0", "-O1", "-O2", "-O3", "-Os"):
+        raise BuildError(f"--copt: unknown {opts.copt!r}; expected -O0, -O1, -O2, -O3 or -Os")
     if not opts.source_sha256:
         from ..urdf import urdf_string
         opts.source_sha256 = hashlib.sha256(urdf_string(robot).encode()).hexdigest()
@@ -207,7 +210,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         if opts.compile:
             t = time.perf_counter()
             (progress or (lambda m: None))("compiling the C binding")
-            compile_extension(folder, name)
+            compile_extension(folder, name, opt=opts.copt)
             timings["compile"] = round(time.perf_counter() - t, 3)
             compiled = True
 

@@ -1,0 +1,223 @@
+"""Generated NumPy and C: built, imported, executed and compared with the numeric reference and
+Pinocchio; batches; argument checking; algo2 vs partials; determinism; the golden showcase."""
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy
+from click.testing import CliRunner
+
+import oracle
+import symgen
+from symgen import robots
+from symgen.cli import main
+from symgen.codegen.build import BuildOptions, build, import_package
+from symgen.urdf import load_urdf, write_urdf
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "symgen" / "examples" / "arm4.urdf"
+FUNCS = ("mass_matrix", "mass_matrix_dot", "coriolis_matrix", "christoffel", "inverse_dynamics")
+
+
+def _args(f, q, qd, qdd):
+    return {"mass_matrix": (q,), "christoffel": (q,), "inverse_dynamics": (q, qd, qdd)}.get(f, (q, qd))
+
+
+def _reference(robot, f, q, qd, qdd):
+    return {"mass_matrix": lambda: symgen.mass_matrix(robot, q),
+            "mass_matrix_dot": lambda: symgen.mass_matrix_dot(robot, q, qd),
+            "coriolis_matrix": lambda: symgen.coriolis_matrix(robot, q, qd),
+            "christoffel": lambda: symgen.christoffel(robot, q),
+            "inverse_dynamics": lambda: symgen.inverse_dynamics(robot, q, qd, qdd)}[f]()
+
+
+def _close(a, b, what):
+    scale = max(1.0, float(np.max(np.abs(b))))
+    err = float(np.max(np.abs(a - b))) / scale
+    assert err <= 1e-9, f"{what}: max relative error {err:.3e}"
+
+
+def _build(robot, tmp, **kw):
+    """Build and import; -O0 unless a test asks otherwise: gcc -O2 spends seconds per thousand
+    lines of straight-line code and the values do not depend on it."""
+    return import_package(build(robot, tmp, opts=BuildOptions(**{"copt": "-O0", **kw})).path)
+
+
+@pytest.fixture(scope="module")
+def systems(tmp_path_factory):
+    """(robot, generated package) for a few systems, built once for the module."""
+    tmp = tmp_path_factory.mktemp("gen")
+    out = {"arm4": load_urdf(EXAMPLE), "serial6": robots.make("serial", 6, 7), "tree7": robots.make("tree", 7, 3),
+           "biped4": robots.make("biped", 4, 5)}
+    return {k: (r, _build(r, tmp)) for k, r in out.items()}
+
+
+@pytest.mark.parametrize("name", ["arm4", "serial6", "tree7", "biped4"])
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_generated_code_matches_numeric_reference(systems, name, backend):
+    robot, pkg = systems[name]
+    mod = getattr(pkg, backend)
+    assert mod is not None, f"{name}: the C binding was not compiled"
+    seed = 11
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        q, qd, qdd = rng.uniform(0, 2 * np.pi, robot.n), rng.uniform(0, 10, robot.n), rng.normal(size=robot.n)
+        for f in FUNCS:
+            _close(getattr(mod, f)(*_args(f, q, qd, qdd)), _reference(robot, f, q, qd, qdd),
+                   f"{name} {backend} {f} (seed {seed})")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_batch_equals_single_states(systems, backend):
+    robot, pkg = systems["tree7"]
+    mod = getattr(pkg, backend)
+    rng = np.random.default_rng(3)
+    Q, QD, QDD = (rng.uniform(0, 6, (2, 5, robot.n)) for _ in range(3))
+    for f in FUNCS:
+        batch = getattr(mod, f)(*_args(f, Q, QD, QDD))
+        single = np.array([[getattr(mod, f)(*_args(f, Q[a, b], QD[a, b], QDD[a, b])) for b in range(5)] for a in range(2)])
+        assert batch.shape == single.shape, f
+        _close(batch, single, f"{backend} {f} batch")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_wrong_shapes_and_dtypes_raise_value_error_naming_the_argument(systems, backend):
+    robot, pkg = systems["arm4"]
+    mod = getattr(pkg, backend)
+    n = robot.n
+    with pytest.raises(ValueError, match=r"q must have shape \(4,\)"):
+        mod.mass_matrix(np.zeros(n + 1))
+    with pytest.raises(ValueError, match="qd must have shape"):
+        mod.coriolis_matrix(np.zeros(n), np.zeros((n, 2)))
+    with pytest.raises(ValueError, match="qd has batch shape"):
+        mod.coriolis_matrix(np.zeros((3, n)), np.zeros((2, n)))
+    with pytest.raises(ValueError, match="qdd must hold real numbers"):
+        mod.inverse_dynamics(np.zeros(n), np.zeros(n), np.zeros(n, dtype=complex))
+    with pytest.raises(ValueError, match="q must have shape"):
+        mod.christoffel(3.0)
+
+
+def test_package_top_level_prefers_c_and_exposes_joint_order(systems):
+    robot, pkg = systems["arm4"]
+    assert pkg.backend == "c" and pkg.coriolis_matrix is pkg.c.coriolis_matrix
+    assert pkg.joint_names == robot.joint_names and pkg.nq == pkg.nv == robot.n
+
+
+def test_gamma_from_algorithm2_equals_gamma_from_partials_of_M(tmp_path):
+    robot = robots.make("tree", 5, 2)
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    a = _build(robot, tmp_path / "a", quantities=("Gamma",), gamma_method="algo2")
+    b = _build(robot, tmp_path / "b", quantities=("Gamma",), gamma_method="partials")
+    q = np.random.default_rng(5).uniform(0, 2 * np.pi, robot.n)
+    _close(a.c.christoffel(q), b.c.christoffel(q), "algo2 vs partials")
+    _close(b.numpy.christoffel(q), symgen.christoffel(robot, q), "partials vs reference")
+
+
+def test_sympy_cse_option_gives_the_same_values(tmp_path):
+    robot = robots.make("serial", 3, 1)
+    pkg = _build(robot, tmp_path, quantities=("C",), cse=True, compile=False)
+    q, qd = np.linspace(0, 1, 3), np.linspace(1, 2, 3)
+    _close(pkg.numpy.coriolis_matrix(q, qd), symgen.coriolis_matrix(robot, q, qd), "cse")
+
+
+@pytest.mark.pinocchio
+def test_generated_panda_and_floating_solo_match_pinocchio(pin, erd, tmp_path):
+    """The issue's real robots: panda (fixed base) and solo12 with a floating base (written as a
+    URDF with its six virtual joints so both libraries use the same coordinates)."""
+    solo = load_urdf(erd("solo_description/robots/solo12.urdf"), floating_base=True)
+    write_urdf(solo, tmp_path / "solo12_floating.urdf")
+    for path in (Path(erd("panda_description/urdf/panda.urdf")), tmp_path / "solo12_floating.urdf"):
+        robot = load_urdf(path)
+        (tmp_path / path.stem).mkdir()
+        pkg = _build(robot, tmp_path / path.stem)
+        ref = oracle.PinOracle(robot, pin.buildModelFromUrdf(str(path)))
+        rng = np.random.default_rng(21)
+        for _ in range(2):
+            q, qd = rng.uniform(0, 2 * np.pi, robot.n), rng.uniform(0, 10, robot.n)
+            C_pin, M_pin = ref.coriolis(q, qd), ref.mass_matrix(q)
+            for backend in (pkg.numpy, pkg.c):
+                _close(backend.coriolis_matrix(q, qd), C_pin, f"{path.stem} C vs Pinocchio (seed 21)")
+                _close(backend.mass_matrix(q), M_pin, f"{path.stem} M vs Pinocchio (seed 21)")
+                _close(np.einsum("ijk,k->ij", backend.christoffel(q), qd), C_pin,
+                       f"{path.stem} Gamma qd vs Pinocchio C (seed 21)")
+
+
+def _build_files(tmp, cwd, hashseed):
+    env = dict(os.environ, PYTHONHASHSEED=str(hashseed))
+    subprocess.run([sys.executable, str(ROOT / "cli.py"), "build", str(EXAMPLE), "--out", str(tmp), "--no-compile",
+                    "--quiet"], cwd=cwd, env=env, check=True, capture_output=True)
+    return tmp / "arm4"
+
+
+def test_regeneration_is_byte_identical(tmp_path):
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    a = _build_files(tmp_path / "a", ROOT, 1)
+    b = _build_files(tmp_path / "b", tmp_path, 2)
+    names = sorted(p.name for p in a.iterdir())
+    assert names == sorted(p.name for p in b.iterdir())
+    match, mismatch, errors = filecmp.cmpfiles(a, b, names, shallow=False)
+    assert not mismatch and not errors, mismatch
+
+
+def test_committed_showcase_is_what_symgen_generates(tmp_path):
+    golden = ROOT / "generated" / "arm4"
+    manifest = json.loads((golden / "manifest.json").read_text())
+    if manifest["sympy"] != sympy.__version__:
+        pytest.skip(f"generated/ was made with SymPy {manifest['sympy']}, this is {sympy.__version__}")
+    fresh = _build_files(tmp_path, tmp_path, 0)
+    for f in sorted(p.name for p in fresh.iterdir()):
+        assert (golden / f).read_bytes() == (fresh / f).read_bytes(), f"generated/arm4/{f} is stale: rerun the README build"
+
+
+def test_cli_build_then_verify(tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(main, ["build", str(EXAMPLE), "--out", str(tmp_path), "--quiet"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(main, ["build", str(EXAMPLE), "--out", str(tmp_path), "--quiet"])
+    assert res.exit_code == 2 and "already exists" in res.output and "Traceback" not in res.output
+    res = runner.invoke(main, ["verify", str(tmp_path / "arm4"), "--urdf", str(EXAMPLE), "--trials", "3"])
+    assert res.exit_code == 0 and "all checks passed" in res.output, res.output
+
+
+def test_cli_rejects_unknown_quantity_in_one_line(tmp_path):
+    res = CliRunner().invoke(main, ["build", str(EXAMPLE), "--out", str(tmp_path), "--quantities", "M,Q"])
+    assert res.exit_code == 2 and "--quantities: unknown Q" in res.output and "Traceback" not in res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_build_leaves_previous_package_untouched(tmp_path, monkeypatch):
+    robot = robots.make("serial", 2, 0)
+    good = build(robot, tmp_path, opts=BuildOptions(quantities=("M",), compile=False)).path
+    before = {p.name: p.read_bytes() for p in good.iterdir()}
+
+    def boom(folder, name, **kw):
+        raise symgen.BuildError("simulated compiler failure")
+
+    monkeypatch.setattr("symgen.codegen.build.compile_extension", boom)
+    with pytest.raises(symgen.BuildError):
+        build(robot, tmp_path, opts=BuildOptions(quantities=("M", "C"), force=True))
+    assert {p.name: p.read_bytes() for p in good.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["serial2"]
+
+
+def test_fresh_venv_non_editable_install_can_build(tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", str(ROOT)],
+                   check=True, cwd=tmp_path)
+    where = subprocess.run([str(py), "-c", "import symgen; print(symgen.__file__)"], cwd=tmp_path,
+                           capture_output=True, text=True, check=True).stdout
+    assert str(venv) in where, where
+    out = tmp_path / "out"
+    out.mkdir()
+    subprocess.run([str(venv / "bin" / "symgen"), "build", str(EXAMPLE), "--out", str(out), "--quiet"],
+                   check=True, cwd=tmp_path)
+    assert (out / "arm4" / "arm4.c").is_file()
