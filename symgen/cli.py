@@ -92,6 +92,10 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, no_
     from .codegen.trace import parse_quantities
     from .urdf import load_urdf
 
+    import signal
+
+    # a killed build (SIGTERM) unwinds like Ctrl-C, so the temporary folder is removed
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     t0 = time.perf_counter()
     robot = load_urdf(urdf, floating_base=floating_base)
     words = ["symgen", "build", Path(urdf).name]
