@@ -17,7 +17,7 @@ def mass_matrix(q):
     """Mass matrix M(q), (n, n), by CRBA."""
     (q,), lead = _prepare((q, "q"))
     out = np.empty(lead + (4, 4))
-    _ext.mass_matrix(q.shape[0], q, out)
+    _ext.mass_matrix(q.shape[0] if lead else 1, q, out)
     return out
 
 
@@ -25,7 +25,7 @@ def mass_matrix_dot(q, qd):
     """dM/dt at (q, qd), (n, n), by Algorithm 1."""
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
     out = np.empty(lead + (4, 4))
-    _ext.mass_matrix_dot(q.shape[0], q, qd, out)
+    _ext.mass_matrix_dot(q.shape[0] if lead else 1, q, qd, out)
     return out
 
 
@@ -33,7 +33,7 @@ def coriolis_matrix(q, qd):
     """Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1."""
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
     out = np.empty(lead + (4, 4))
-    _ext.coriolis_matrix(q.shape[0], q, qd, out)
+    _ext.coriolis_matrix(q.shape[0] if lead else 1, q, qd, out)
     return out
 
 
@@ -41,7 +41,7 @@ def christoffel(q):
     """Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]."""
     (q,), lead = _prepare((q, "q"))
     out = np.empty(lead + (4, 4, 4))
-    _ext.christoffel(q.shape[0], q, out)
+    _ext.christoffel(q.shape[0] if lead else 1, q, out)
     return out
 
 
@@ -49,5 +49,5 @@ def inverse_dynamics(q, qd, qdd):
     """Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA."""
     (q, qd, qdd,), lead = _prepare((q, "q"), (qd, "qd"), (qdd, "qdd"))
     out = np.empty(lead + (4,))
-    _ext.inverse_dynamics(q.shape[0], q, qd, qdd, out)
+    _ext.inverse_dynamics(q.shape[0] if lead else 1, q, qd, qdd, out)
     return out

@@ -15,23 +15,31 @@ import numpy as np
 
 nq = nv = N = 4
 joint_names = ('joint1', 'joint2', 'joint3', 'joint4', )
+_ONE, _F64 = (N,), np.dtype(np.float64)
 link_names = ('shoulder_link', 'upper_arm_link', 'forearm_link', 'wrist_link', )
 
 
 def _prepare(*args):
-    """Check (array, name) pairs; return float64 arrays of shape (count, N) and the batch shape."""
+    """Check (array, name) pairs; return float64 C-contiguous arrays, of shape (N,) for one state
+    or (count, N) for a batch, and the batch shape (() for one state)."""
     arrays, lead, first = [], None, None
     for x, name in args:
-        a = np.asarray(x)
-        if a.dtype.kind not in "fiub":
-            raise ValueError(f"{name} must hold real numbers, got dtype {a.dtype}")
-        if a.ndim == 0 or a.shape[-1] != N:
-            raise ValueError(f"{name} must have shape ({N},) or (batch, {N}), got {a.shape}")
+        if type(x) is np.ndarray and x.shape == _ONE and x.dtype == _F64 and x.flags.c_contiguous:
+            a, shape = x, ()                                   # the common case, checked cheaply
+        else:
+            a = np.asarray(x)
+            if a.dtype.kind not in "fiub":
+                raise ValueError(f"{name} must hold real numbers, got dtype {a.dtype}")
+            if a.ndim == 0 or a.shape[-1] != N:
+                raise ValueError(f"{name} must have shape ({N},) or (batch, {N}), got {a.shape}")
+            shape = a.shape[:-1]
+            a = np.ascontiguousarray(a, dtype=np.float64)
+            a = a if a.ndim == 1 else a.reshape(-1, N)
         if lead is None:
-            lead, first = a.shape[:-1], name
-        elif a.shape[:-1] != lead:
-            raise ValueError(f"{name} has batch shape {a.shape[:-1]} but {first} has {lead}")
-        arrays.append(np.ascontiguousarray(a, dtype=np.float64).reshape(-1, N))
+            lead, first = shape, name
+        elif shape != lead:
+            raise ValueError(f"{name} has batch shape {shape} but {first} has {lead}")
+        arrays.append(a)
     return arrays, lead
 
 
@@ -107,7 +115,7 @@ def mass_matrix(q):
     """Mass matrix M(q), (n, n), by CRBA."""
     (q,), lead = _prepare((q, "q"))
     if not lead:
-        values = _mass_matrix(q[0].tolist(), _msin, _mcos)
+        values = _mass_matrix(q.tolist(), _msin, _mcos)
     else:
         values = _mass_matrix(q.T, np.sin, np.cos)
     return _scatter(values, _MASS_MATRIX_INDEX, 16, lead, (4, 4))
@@ -285,7 +293,7 @@ def mass_matrix_dot(q, qd):
     """dM/dt at (q, qd), (n, n), by Algorithm 1."""
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
     if not lead:
-        values = _mass_matrix_dot(q[0].tolist(), qd[0].tolist(), _msin, _mcos)
+        values = _mass_matrix_dot(q.tolist(), qd.tolist(), _msin, _mcos)
     else:
         values = _mass_matrix_dot(q.T, qd.T, np.sin, np.cos)
     return _scatter(values, _MASS_MATRIX_DOT_INDEX, 16, lead, (4, 4))
@@ -457,7 +465,7 @@ def coriolis_matrix(q, qd):
     """Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1."""
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
     if not lead:
-        values = _coriolis_matrix(q[0].tolist(), qd[0].tolist(), _msin, _mcos)
+        values = _coriolis_matrix(q.tolist(), qd.tolist(), _msin, _mcos)
     else:
         values = _coriolis_matrix(q.T, qd.T, np.sin, np.cos)
     return _scatter(values, _CORIOLIS_MATRIX_INDEX, 16, lead, (4, 4))
@@ -634,7 +642,7 @@ def christoffel(q):
     """Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]."""
     (q,), lead = _prepare((q, "q"))
     if not lead:
-        values = _christoffel(q[0].tolist(), _msin, _mcos)
+        values = _christoffel(q.tolist(), _msin, _mcos)
     else:
         values = _christoffel(q.T, np.sin, np.cos)
     return _scatter(values, _CHRISTOFFEL_INDEX, 64, lead, (4, 4, 4))
@@ -727,7 +735,7 @@ def inverse_dynamics(q, qd, qdd):
     """Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA."""
     (q, qd, qdd,), lead = _prepare((q, "q"), (qd, "qd"), (qdd, "qdd"))
     if not lead:
-        values = _inverse_dynamics(q[0].tolist(), qd[0].tolist(), qdd[0].tolist(), _msin, _mcos)
+        values = _inverse_dynamics(q.tolist(), qd.tolist(), qdd.tolist(), _msin, _mcos)
     else:
         values = _inverse_dynamics(q.T, qd.T, qdd.T, np.sin, np.cos)
     return _scatter(values, _INVERSE_DYNAMICS_INDEX, 4, lead, (4,))
