@@ -23,11 +23,7 @@ from symgen.urdf import load_urdf, write_urdf
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "symgen" / "examples" / "arm4.urdf"
-FUNCS = ("mass_matrix", "mass_matrix_dot", "coriolis_matrix", "christoffel", "inverse_dynamics")
-
-
-def _args(f, q, qd, qdd):
-    return {"mass_matrix": (q,), "christoffel": (q,), "inverse_dynamics": (q, qd, qdd)}.get(f, (q, qd))
+from symgen.verify import FUNCTIONS as FUNCS, _args
 
 
 def _reference(robot, f, q, qd, qdd):

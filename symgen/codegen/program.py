@@ -108,30 +108,6 @@ def share_outputs(fn: Function) -> Function:
     return replace(fn, assignments=fn.assignments + tuple(extra), outputs=outputs)
 
 
-def inline_single_use(fn: Function) -> Function:
-    """Substitute temps that are used exactly once and are cheap products into their use: fewer
-    named temps, same operations."""
-    uses: dict = {}
-    for a in fn.assignments:
-        for s in a.expr.free_symbols:
-            uses[s] = uses.get(s, 0) + 1
-    for out in fn.outputs:
-        for e in out.exprs:
-            for s in e.free_symbols:
-                uses[s] = uses.get(s, 0) + 1
-    inline = {}
-    kept = []
-    for a in fn.assignments:
-        expr = a.expr.xreplace(inline) if inline and (a.expr.free_symbols & inline.keys()) else a.expr
-        if uses.get(a.temp, 0) == 1 and expr.is_Mul and not expr.has(sp.sin, sp.cos):
-            inline[a.temp] = expr
-        else:
-            kept.append(replace(a, expr=expr))
-    outputs = tuple(replace(o, exprs=tuple(e.xreplace(inline) if e.free_symbols & inline.keys() else e
-                                           for e in o.exprs)) for o in fn.outputs)
-    return replace(fn, assignments=tuple(kept), outputs=outputs)
-
-
 def cse(fn: Function, prefix: str = "x") -> Function:
     """Common subexpressions across all assignments and outputs (sympy.cse), with the body tag
     of each original assignment kept for comments."""
