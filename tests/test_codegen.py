@@ -24,14 +24,7 @@ from symgen.urdf import load_urdf, write_urdf
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "symgen" / "examples" / "arm4.urdf"
 from symgen.verify import FUNCTIONS as FUNCS, _args
-
-
-def _reference(robot, f, q, qd, qdd):
-    return {"mass_matrix": lambda: symgen.mass_matrix(robot, q),
-            "mass_matrix_dot": lambda: symgen.mass_matrix_dot(robot, q, qd),
-            "coriolis_matrix": lambda: symgen.coriolis_matrix(robot, q, qd),
-            "christoffel": lambda: symgen.christoffel(robot, q),
-            "inverse_dynamics": lambda: symgen.inverse_dynamics(robot, q, qd, qdd)}[f]()
+from symgen.verify import reference as _reference
 
 
 def _close(a, b, what):
