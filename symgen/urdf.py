@@ -29,7 +29,10 @@ Conventions (URDF's own, made explicit):
 - ``floating_base=True`` puts six virtual joints first (:data:`symgen.model.FLOATING_JOINTS`:
   prismatic x, y, z, then revolute about x, y, z of the frame reached so far, intrinsic X-Y-Z)
   from a virtual root ``world`` to the URDF root link, which carries its own (and lumped) inertia.
-- Numbers are parsed strictly by :func:`parse_numbers` (decimal floats only, never ``eval``).
+- Numbers are parsed strictly by :func:`parse_numbers` (decimal floats only, never ``eval``;
+  separated by XML whitespace only). A value beyond 1e12 in magnitude is an error: no URDF in SI
+  units has one, and products of such values in the dynamics overflow float64 (1e308 as a
+  joint offset gives a mass matrix of inf and nan).
 - Snapping (``snap_tol``): joint origin and axis values within ``snap_tol`` of 0, ±1 or ±1/2
   become exact; rpy angles (of joints and inertials) within ``snap_tol`` of k·π/2 become k·π/2,
   and their cos/sin exactly 0/±1, so structural zeros of transforms are exact. Every change is
@@ -70,6 +73,8 @@ _INERTIA_ZERO = 1e-15          # inertia entries this small relative to the larg
 _INERTIA_VALID = 1e-9          # tolerance of the validity checks, relative to the trace ...
 _INERTIA_FLOOR = 1e-12         # ... plus this, in kg m^2, so that pure round-off passes
 _VIRTUAL_ROOT = "world"
+_LARGEST = 1e12                # larger magnitudes are refused (see the module docstring)
+_XML_SPACE = re.compile(r"[ \t\r\n]+")   # XML's whitespace; no other separator
 
 
 # ---------------------------------------------------------------------------- reading: plumbing
@@ -103,7 +108,8 @@ def parse_numbers(text: str, count: int) -> tuple[float, ...]:
     """``count`` whitespace-separated decimal floats from ``text``; ValueError with the reason
     otherwise (wrong count, a token that is not a plain decimal such as ``nan``, ``inf``,
     ``0x10`` or ``1_000``, or a value too large for a float)."""
-    tokens = text.split()
+    stripped = text.strip(" \t\r\n")
+    tokens = _XML_SPACE.split(stripped) if stripped else []
     if len(tokens) != count:
         raise ValueError(f"expected {count} number{'s' * (count > 1)}, got {len(tokens)}")
     values = []
@@ -143,9 +149,14 @@ def _numbers(el: ET.Element | None, name: str, count: int, ctx: _Context, where:
             raise ctx.error(where, f"missing attribute {name!r}")
         return default
     try:
-        return parse_numbers(text, count)
+        values = parse_numbers(text, count)
     except ValueError as exc:
         raise ctx.error(where, f"attribute {name}={text!r}: {exc}") from None
+    for x in values:
+        if abs(x) > _LARGEST:
+            raise ctx.error(where, f"attribute {name}={text!r}: {x!r} is too large (symgen accepts "
+                                   f"magnitudes up to {_LARGEST:g}; the dynamics would overflow)")
+    return values
 
 
 # ---------------------------------------------------------------------------- reading: snapping
