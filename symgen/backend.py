@@ -1,7 +1,7 @@
 """Backends: what an algorithm needs to run on numbers or on symbols.
 
 An algorithm receives a backend ``bk`` and uses only ``bk.zeros``, ``bk.sin``, ``bk.cos``,
-``bk.const``, ``bk.half`` and ``bk.bind`` besides array arithmetic. Arrays are NumPy in both modes:
+``bk.const``, ``bk.number``, ``bk.half`` and ``bk.bind`` besides array arithmetic. Arrays are NumPy in both modes:
 float64 for numbers, ``dtype=object`` holding SymPy expressions for symbols. No algorithm checks
 which backend it has.
 
@@ -27,6 +27,9 @@ class NumericBackend:
 
     def const(self, value):
         return np.array(value, dtype=float)
+
+    def number(self, x):
+        return float(x)
 
     def sin(self, x):
         return math.sin(x)

@@ -1,10 +1,13 @@
-"""Joint transforms: for each body, Xup = XJ(q_i) Xtree_i and its motion subspace S_i (Phi_i).
+"""Kinematics the algorithms start from, in two coordinate choices.
+
+    joint_transforms  body frames: Xup_i = XJ(q_i) Xtree_i and Phi_i (constant in body i)
+    ground_frames     ground frame: Phi_i(q) and the body inertias I_i(q), about the base origin
 
 Joint axes are fixed in the body frame (Phi_ring = 0), as the paper's algorithms assume.
 """
 from __future__ import annotations
 
-from .spatial import axis_angle, plux
+from .spatial import axis_angle, cross, mcI, plux, rotate_symmetric
 
 
 def joint_transforms(robot, q, bk):
@@ -21,3 +24,42 @@ def joint_transforms(robot, q, bk):
         Xup.append(bk.bind(XJ @ bk.const(robot.Xtree[i]), f"X{i}", i))
         S.append(bk.const(robot.S[i]))
     return Xup, S
+
+
+def ground_frames(robot, q, bk):
+    """Return (Phi, I): per body, its motion subspace and its spatial inertia in ground (base)
+    coordinates, about the base origin — the paper's footnote 2, as Pinocchio does.
+
+    Works with 3x3 rotations and 3-vectors down the tree (no 6x6 transforms): for joint i with
+    frame orientation R0 and origin p0 in ground coordinates and unit axis a (joint frame),
+    Phi_i = [R0 a; p0 x R0 a] (revolute) or [0; R0 a] (prismatic), and the body's inertia is
+    ``mcI(m, c, R Ic R^T)`` with its CoM c and orientation R in ground coordinates.
+    """
+    R, p, Phi, I = [None] * robot.n, [None] * robot.n, [], []
+    for i, body in enumerate(robot.bodies):
+        Rt, t, axis = bk.const(body.rotation), bk.const(body.translation), bk.const(body.axis)
+        par = body.parent
+        if par < 0:
+            R0, p0 = Rt, t
+        else:
+            R0 = bk.bind(R[par] @ Rt, f"R0_{i}", i)                      # joint frame, q_i = 0
+            p0 = bk.bind(p[par] + R[par] @ t, f"p{i}", i)
+        a = bk.bind(R0 @ axis, f"a{i}", i)                                 # the axis in ground
+        S = bk.zeros(6)
+        if body.joint_type == "prismatic":
+            S[3:] = a
+            R[i], p[i] = R0, bk.bind(p0 + a * q[i], f"p{i}", i)
+        else:
+            S[:3] = a
+            S[3:] = bk.bind(cross(p0, a, bk), f"Phi{i}", i)
+            R[i] = bk.bind(R0 @ axis_angle(axis, bk.cos(q[i]), bk.sin(q[i]), bk), f"R{i}", i)
+            p[i] = p0
+        Phi.append(S)
+        inertia = body.inertia
+        if inertia.mass == 0.0 and not any(map(any, inertia.I_com)):
+            I.append(bk.zeros((6, 6)))
+            continue
+        c = bk.bind(p[i] + R[i] @ bk.const(inertia.com), f"c{i}", i)       # CoM in ground
+        Ic = rotate_symmetric(R[i], bk.const(inertia.I_com), bk, f"Ic{i}", i)
+        I.append(bk.bind(mcI(bk.number(inertia.mass), c, Ic, bk), f"I{i}", i))
+    return Phi, I

@@ -5,6 +5,7 @@ only ``+``, ``*``, ``@``, ``.T`` and indexing, so one implementation serves numb
 Functions that build a new array take the backend ``bk`` (numbers by default).
 
     skew(p)      3x3, skew(p) @ x == p x x
+    cross(a, b)  a x b of 3-vectors
     crm(v)       (v x)  motion cross product  [[S(w), 0], [S(vl), S(w)]]
     crf(v)       (v x*) force cross product   -crm(v).T
     icrf(f)      (f x*) with icrf(f) @ v == crf(v) @ f
@@ -27,6 +28,26 @@ def skew(p, bk=NUMERIC):
     S[1, 0], S[1, 2] = p[2], -p[0]
     S[2, 0], S[2, 1] = -p[1], p[0]
     return S
+
+
+def cross(a, b, bk=NUMERIC):
+    """a x b of 3-vectors."""
+    out = bk.zeros(3)
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+    return out
+
+
+def rotate_symmetric(R, A, bk, name, body=None):
+    """R A R^T for a symmetric 3x3 A, computed on the upper triangle and mirrored, so that a
+    symbolic run names each distinct entry once."""
+    RA = bk.bind(R @ A, name + "R", body)
+    out = bk.zeros((3, 3))
+    for a in range(3):
+        for b in range(a, 3):
+            out[a, b] = out[b, a] = RA[a] @ R[b]
+    return bk.bind(out, name, body)
 
 
 def crm(v, bk=NUMERIC):

@@ -5,10 +5,17 @@
     coriolis     M, Mdot and the Christoffel-consistent C            (paper, Algorithm 1)
     christoffel  all Christoffel symbols Gamma_ijk                   (paper, Algorithm 2)
     partials     Gamma from symbolic partials of M                   (paper, eq. 4; the baseline)
+
+and the same three algorithms in ground coordinates (the paper's footnote 2; no 6x6 transforms
+in any loop), which the generated code uses: crba_ground, coriolis_ground, christoffel_ground.
+Body-frame and ground-frame versions agree to rounding (tests/test_identities.py).
 """
 from .christoffel import christoffel
+from .christoffel_ground import christoffel_ground
 from .coriolis import coriolis
+from .coriolis_ground import coriolis_ground
 from .crba import crba
+from .crba_ground import crba_ground
 from .rnea import rnea
 
-__all__ = ["christoffel", "coriolis", "crba", "rnea"]
+__all__ = ["christoffel", "christoffel_ground", "coriolis", "coriolis_ground", "crba", "crba_ground", "rnea"]

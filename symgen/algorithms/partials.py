@@ -13,12 +13,15 @@ from __future__ import annotations
 import sympy as sp
 
 from .crba import crba
+from .crba_ground import crba_ground
 
 
-def christoffel_partials(robot, q, bk):
+def christoffel_partials(robot, q, bk, frame="body"):
+    """Gamma from dM/dq; ``frame`` picks the CRBA whose M is differentiated (body or ground
+    coordinates — the same M, different expressions)."""
     n = robot.n
     start = len(bk.assignments)
-    M = crba(robot, q, bk)
+    M = (crba_ground if frame == "ground" else crba)(robot, q, bk)
     qindex = {q[k]: k for k in range(n)}
     grad = {}                                   # temp -> [d temp / d q_k for k in 0..n-1]
 
