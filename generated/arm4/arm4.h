@@ -2,7 +2,7 @@
 /*   symgen build arm4.urdf --quantities M,Mdot,C,Gamma,tau --gamma-method algo2 */
 /* robot arm4: 4 joints, depth 4 */
 /* source sha256 fb801e3b064b18c32afcd2dd6600a20e17342e7ab86f05de7e2a9bd95997f798 */
-/* options: quantities=M,Mdot,C,Gamma,tau gamma_method=algo2 floating_base=False cse=False */
+/* options: quantities=M,Mdot,C,Gamma,tau gamma_method=algo2 frame=ground floating_base=False cse=False */
 /* SymPy 1.14.0 */
 /* Unrolled dynamics of robot arm4: C99, libm only. Arrays are row-major
  * doubles; n = ARM4_NV. Batch variants take count packed items per pointer. */

@@ -33,6 +33,7 @@ from .trace import SIGNATURES, trace
 class BuildOptions:
     quantities: tuple = ("M", "Mdot", "C", "Gamma", "tau")
     gamma_method: str = "algo2"
+    frame: str = "ground"                 # coordinates of the algorithms: ground or body
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
@@ -50,9 +51,9 @@ class BuildResult:
     ops: dict = field(default_factory=dict)
 
 
-def program_for(robot, quantity, gamma_method="algo2", use_cse=False):
+def program_for(robot, quantity, gamma_method="algo2", use_cse=False, frame="ground"):
     """The optimized Function for one quantity (trace, dead-code removal, shared outputs, CSE)."""
-    fn = P.share_outputs(P.drop_dead(trace(robot, quantity, gamma_method)))
+    fn = P.share_outputs(P.drop_dead(trace(robot, quantity, gamma_method, frame=frame)))
     if use_cse:
         fn = P.cse(fn)
     return fn.check_closed()
@@ -63,20 +64,41 @@ def _body_comment(robot, body):
     return comment_text(f"body {body}: link '{b.name}', joint '{b.joint_name}'")
 
 
+#: statements per C function part (see program.partition): gcc -O2 takes ~0.2 s per part
+C_PART_SIZE = 800
+
+
+def _comments(robot, assignments):
+    """The body comment to print before each assignment (None when the body did not change)."""
+    out, last = [], object()
+    for a in assignments:
+        if a.body is not None and a.body != last:
+            out.append(_body_comment(robot, a.body))
+            last = a.body
+        else:
+            out.append(None)
+    return out
+
+
 def _function_context(robot, fn, quantity):
     n = robot.n
     params = [inp.name for inp in fn.inputs]
     cin = {s: f"{inp.name}[{k}]" for inp in fn.inputs for k, s in enumerate(inp.symbols)}
-    cpr, pypr = CPrinter(cin), PyPrinter()
-    lines, last = [], object()
-    for a in fn.assignments:
-        comment = None
-        if a.body is not None and a.body != last:
-            comment = _body_comment(robot, a.body)
-            last = a.body
-        lines.append({"temp": a.temp.name, "c": cpr.doprint(a.expr), "py": pypr.doprint(a.expr), "comment": comment})
+    pypr = PyPrinter()
+    lines = [{"temp": a.temp.name, "py": pypr.doprint(a.expr), "comment": c}
+             for a, c in zip(fn.assignments, _comments(robot, fn.assignments))]
     (out,) = fn.outputs
     entries = out.nonzero()
+    parts, slots = P.partition(fn, C_PART_SIZE)
+    cpr = CPrinter({**cin, **{s: f"w[{k}]" for s, k in slots.items()}})
+    c_parts = []
+    for part in parts:
+        comments = _comments(robot, part.assignments)
+        c_parts.append({
+            "lines": [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const double {a.temp.name}"),
+                       "c": cpr.doprint(a.expr), "comment": c} for a, c in zip(part.assignments, comments)],
+            "entries": [(k, cpr.doprint(e)) for k, e in part.entries],
+        })
     size = 1
     for d in out.shape:
         size *= d
@@ -88,7 +110,8 @@ def _function_context(robot, fn, quantity):
         "lines": lines,
         "index_literal": repr([k for k, _ in entries]),
         "py_values": [pypr.doprint(e) for _, e in entries],
-        "c_entries": [(k, cpr.doprint(e)) for k, e in entries],
+        "c_parts": c_parts,
+        "work": len(slots),
         "quantity": quantity,
     }
 
@@ -100,7 +123,7 @@ def generate(robot, name: str, opts: BuildOptions, progress=None) -> tuple[dict,
     for quantity in opts.quantities:
         t0 = time.perf_counter()
         say(f"{quantity}: symbolic run and passes")
-        fn = program_for(robot, quantity, opts.gamma_method, opts.cse)
+        fn = program_for(robot, quantity, opts.gamma_method, opts.cse, opts.frame)
         timings[quantity] = round(time.perf_counter() - t0, 3)
         ops[fn.name] = P.count_ops(fn)
         functions.append(_function_context(robot, fn, quantity))
@@ -113,7 +136,7 @@ def generate(robot, name: str, opts: BuildOptions, progress=None) -> tuple[dict,
         f"robot {comment_text(robot.name)}: {robot.n} joints, depth {robot.depth}",
         f"source sha256 {opts.source_sha256 or 'n/a'}",
         f"options: quantities={','.join(opts.quantities)} gamma_method={opts.gamma_method} "
-        f"floating_base={robot.floating_base} cse={opts.cse}",
+        f"frame={opts.frame} floating_base={robot.floating_base} cse={opts.cse}",
         f"SymPy {sp.__version__}",
     ]
     ctx = {
@@ -137,7 +160,8 @@ def generate(robot, name: str, opts: BuildOptions, progress=None) -> tuple[dict,
         "nq": robot.n, "nv": robot.n, "depth": robot.depth, "floating_base": robot.floating_base,
         "joint_names": list(robot.joint_names), "link_names": list(robot.link_names),
         "source_sha256": opts.source_sha256,
-        "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method, "cse": opts.cse},
+        "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
+                    "frame": opts.frame, "cse": opts.cse},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"], "shape": list(f["shape"]),
                                   "ops": ops[f["name"]]} for f in functions},
         "c_extension": ext_name,

@@ -12,7 +12,51 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 
+_PREC_MUL = sp.printing.precedence.PRECEDENCE["Mul"]
+_PREC_ADD = sp.printing.precedence.PRECEDENCE["Add"]
+
+
+def _negative(term) -> bool:
+    return (term.is_Number and term < 0) or (term.is_Mul and term.args[0].is_Number and term.args[0] < 0)
+
+
 class _Common:
+    """Add and Mul print straight from their stored (canonical, hash-independent) argument
+    order: SymPy's own printers re-sort every sum and rebuild every product, which made
+    printing the slowest stage of a build."""
+
+    def _print_Add(self, expr, order=None):
+        out = []
+        for t in expr.args:
+            text = self._print(t)
+            if not out:
+                out.append(text)
+            elif _negative(t):
+                out.append(" - " + (text[1:] if text.startswith("-") else self._print(-t)))
+            else:
+                out.append(" + " + text)
+        return "".join(out)
+
+    def _print_Mul(self, expr):
+        coeff, factors = expr.as_coeff_mul()
+        num, den = [], []
+        for f in factors:
+            if f.is_Pow and f.exp.is_Integer and f.exp < 0:
+                den.append(f.base if f.exp == -1 else sp.Pow(f.base, -f.exp, evaluate=False))
+            else:
+                num.append(f)
+        sign = ""
+        if coeff < 0:
+            sign, coeff = "-", -coeff
+        parts = [self.parenthesize(f, _PREC_MUL) for f in num]
+        if coeff != 1 or not parts:
+            parts.insert(0, self._print(coeff))
+        text = "*".join(parts)
+        if den:
+            d = [self._print(f) if f.is_Atom else f"({self._print(f)})" for f in den]
+            text += "/" + (d[0] if len(d) == 1 else "(" + "*".join(d) + ")")
+        return sign + text
+
     def _print_Float(self, expr):
         return repr(float(expr))
 

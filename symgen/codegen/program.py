@@ -161,6 +161,44 @@ def _count():
         i += 1
 
 
+# ------------------------------------------------------------------------------- layout
+
+@dataclass(frozen=True)
+class Part:
+    """A run of consecutive statements printed as one C function: ``assignments`` (temps) and
+    ``entries`` ((flat output index, expression), of the single output)."""
+    assignments: tuple
+    entries: tuple
+
+
+def partition(fn: Function, size: int) -> tuple[tuple[Part, ...], dict]:
+    """Split the straight-line code of a one-output Function into parts of about ``size``
+    statements (temps first, then output entries, in program order), and number the temps that
+    are used outside the part that assigns them: ``(parts, {temp: slot})``. The C printer keeps
+    those in a work array ``w[slot]``, every other temp in a local; compilers then see functions
+    of bounded size (gcc -O2 time grows much faster than linearly with function length)."""
+    (out,) = fn.outputs
+    statements = [("a", a) for a in fn.assignments] + [("e", ke) for ke in out.nonzero()]
+    if len(statements) <= size:
+        return (Part(fn.assignments, tuple(out.nonzero())),), {}
+    owner, slots = {}, {}
+    groups = [statements[k:k + size] for k in range(0, len(statements), size)]
+    for g, group in enumerate(groups):
+        for kind, item in group:
+            expr = item.expr if kind == "a" else item[1]
+            for s in expr.free_symbols:
+                if owner.get(s, g) != g and s not in slots:
+                    slots[s] = len(slots)
+            if kind == "a":
+                owner[item.temp] = g
+    # slots numbered in assignment order, so the layout does not depend on set iteration order
+    order = {a.temp: k for k, a in enumerate(fn.assignments)}
+    slots = {s: k for k, s in enumerate(sorted(slots, key=order.__getitem__))}
+    parts = tuple(Part(tuple(item for kind, item in group if kind == "a"),
+                       tuple(item for kind, item in group if kind == "e")) for group in groups)
+    return parts, slots
+
+
 # ------------------------------------------------------------------------------- op counting
 
 def count_ops(fn: Function) -> dict:

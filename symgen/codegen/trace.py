@@ -19,6 +19,9 @@ from .program import Input, make_function
 
 QUANTITIES = ("M", "Mdot", "C", "Gamma", "tau")
 GAMMA_METHODS = ("algo2", "partials")
+#: coordinates of Algorithms 1 and 2: ground (the base frame, no 6x6 transforms in the loops;
+#: the default for generated code) or body (the paper's pseudo-code as printed)
+FRAMES = ("ground", "body")
 
 #: quantity -> (function name, inputs, output name, one-line doc)
 SIGNATURES = {
@@ -44,26 +47,32 @@ def parse_quantities(text: str | None) -> tuple[str, ...]:
     return wanted
 
 
-def _run(robot, quantity, syms, gamma_method, naming=True):
+def _run(robot, quantity, syms, gamma_method, naming=True, frame="ground"):
+    if frame not in FRAMES:
+        raise OptionError(f"--frame: unknown {frame!r}; expected one of {', '.join(FRAMES)}")
+    ground = frame == "ground"
     bk = SymbolicBackend(naming=naming)
     q, qd, qdd = (np.array(syms[k], dtype=object) for k in ("q", "qd", "qdd"))
     if quantity == "M":
-        value = alg.crba(robot, q, bk)
+        value = (alg.crba_ground if ground else alg.crba)(robot, q, bk)
     elif quantity in ("Mdot", "C"):
-        M, Mdot, C = alg.coriolis(robot, q, qd, bk)
+        M, Mdot, C = (alg.coriolis_ground if ground else alg.coriolis)(robot, q, qd, bk)
         value = Mdot if quantity == "Mdot" else C
     elif quantity == "Gamma":
         if gamma_method not in GAMMA_METHODS:
             raise OptionError(f"--gamma-method: unknown {gamma_method!r}; expected one of {', '.join(GAMMA_METHODS)}")
-        value = (alg.christoffel if gamma_method == "algo2" else christoffel_partials)(robot, q, bk)
+        if gamma_method == "algo2":
+            value = (alg.christoffel_ground if ground else alg.christoffel)(robot, q, bk)
+        else:
+            value = christoffel_partials(robot, q, bk, frame)
     else:
         value = alg.rnea(robot, q, qd, qdd, bk)
     return bk, value
 
 
-def trace(robot, quantity: str, gamma_method: str = "algo2", naming: bool = True):
+def trace(robot, quantity: str, gamma_method: str = "algo2", naming: bool = True, frame: str = "ground"):
     """The Function computing ``quantity`` for ``robot``, straight from a symbolic run."""
     fname, inputs, out, doc = SIGNATURES[quantity]
     syms = input_symbols(robot.n)
-    bk, value = _run(robot, quantity, syms, gamma_method, naming)
+    bk, value = _run(robot, quantity, syms, gamma_method, naming, frame)
     return make_function(fname, doc, [Input(k, syms[k]) for k in inputs], bk.assignments, {out: value})
