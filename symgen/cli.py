@@ -128,5 +128,60 @@ def verify(package, trials, seed, urdf, floating_base):
     sys.exit(0 if ok else 1)
 
 
+@main.command()
+@click.option("--table", "which", type=click.Choice(["1", "2", "all"]), default="all", show_default=True,
+              help="Table 1 (numeric), Table 2 (symbolic) or both.")
+@click.option("--figures", is_flag=True, help="Also measure and plot Figures 2-4 (needs the plots extra).")
+@click.option("--out", "out_dir", default="results", show_default=True, type=click.Path(file_okay=False),
+              help="Folder that receives tables.json, tables.md and the figures.")
+@click.option("--timeout", type=float, default=None, help="Seconds per Table 2 cell [default: 600; 20 with --quick].")
+@click.option("--build-timeout", type=float, default=None, help="Seconds per package build of Table 1 and the figures.")
+@click.option("--compile-timeout", type=float, default=None, help="Seconds per compile of generated C.")
+@click.option("--flags", default=None, help="C compiler flags of the C loop [default: -O3 -march=native; -O1 with --quick].")
+@click.option("--copt", default=None, help="Optimization flag of the Python binding [default: -O2; -O1 with --quick].")
+@click.option("--pin-cpp", type=click.Choice(["build", "cached", "off"]), default=None,
+              help="Pinocchio C++ harness: build it if needed (minutes, ~5 GB), use it only if cached, or off "
+                   "[default: build; cached with --quick].")
+@click.option("--quick", is_flag=True, help="Tiny sizes and short timeouts (a CI smoke run, under 2 minutes).")
+def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, flags, copt, pin_cpp, quick):
+    """Reproduce the paper's Tables 1 and 2 (and Figures 2-4) beside the paper and Pinocchio."""
+    from . import tables as T
+
+    given = {"timeout": timeout, "build_timeout": build_timeout, "compile_timeout": compile_timeout,
+             "flags": flags, "copt": copt, "pin_cpp": pin_cpp}
+    plan = (T.quick_plan if quick else T.full_plan)(**{k: v for k, v in given.items() if v is not None})
+    command = "symgen " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["tables"] else "symgen tables"
+    T.run(plan, out_dir, tables=("1", "2") if which == "all" else (which,), figures=figures, command=command,
+          log=lambda msg: click.echo(msg, err=True))
+    click.echo(f"wrote {out_dir}/tables.json and {out_dir}/tables.md")
+
+
+@main.command("bench")
+@click.argument("package", type=click.Path(file_okay=False, exists=True))
+@click.option("--urdf", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The robot's URDF, to time Pinocchio on the same robot (default: none).")
+@click.option("--functions", default="C,Gamma", show_default=True, help="Comma list of M, Mdot, C, Gamma, tau.")
+@click.option("--flags", default="-O3 -march=native", show_default=True, help="C compiler flags of the C loop.")
+@click.option("--repeats", default=7, show_default=True, help="Repeats (the median is reported).")
+@click.option("--min-time", default=0.05, show_default=True, help="Seconds per repeat at least (sets the loop count).")
+@click.option("--compile-timeout", type=float, default=None, help="Give up compiling after this many seconds.")
+@click.option("--pin-cpp", type=click.Choice(["build", "cached", "off"]), default="build", show_default=True,
+              help="Pinocchio C++ harness: build it if needed (minutes, ~5 GB), use it only if cached, or off.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the results as JSON.")
+def bench_command(package, urdf, functions, flags, repeats, min_time, compile_timeout, pin_cpp, json_path):
+    """Time a generated package: its C in a C loop and from Python, beside Pinocchio."""
+    from .bench import bench_package, format_report
+
+    result = bench_package(package, urdf=urdf, quantities=[f.strip() for f in functions.split(",") if f.strip()],
+                           flags=flags, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
+                           pin_cpp=pin_cpp)
+    click.echo(format_report(result))
+    if json_path:
+        import json
+        from pathlib import Path
+
+        Path(json_path).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,189 @@
+"""`symgen tables --quick` and the timing harness behind it.
+
+The harness tests time functions of known cost (busy-waits of a set length, in Python and in C)
+and check that the reported time per call is right within a factor: they test the timing code,
+not the speed of symgen.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from symgen import bench, tables
+
+
+def _spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+# ---------------------------------------------------------------------------- Python harness
+
+def _work(k):
+    x = 0.0
+    for _ in range(k):
+        x = x * 0.999999 + 1e-7
+    return x
+
+
+def test_time_callable_never_reports_less_than_a_known_busy_wait():
+    # a call cannot take less than its 200 µs busy-wait: a wrong loop count or unit shows here
+    t = bench.time_callable(lambda: _spin(200e-6), repeats=5, min_time=0.02)
+    assert t.median_ns >= 200e3 * 0.95, t
+    assert t.min_ns <= t.median_ns <= t.max_ns and t.repeats == 5
+    assert t.inner >= 20, "the loop count was not calibrated up to min_time"
+
+
+def test_time_callable_matches_a_direct_measurement_of_the_same_work():
+    reps = 200
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        _work(2000)
+    direct = (time.perf_counter() - t0) / reps * 1e9
+    t = bench.time_callable(lambda: _work(2000), repeats=5, min_time=0.02)
+    assert direct / 2.5 <= t.median_ns <= direct * 2.5, (direct, t)
+
+
+def test_time_callable_scales_with_the_work():
+    one = bench.time_callable(lambda: _work(1000), repeats=5, min_time=0.02)
+    four = bench.time_callable(lambda: _work(4000), repeats=5, min_time=0.02)
+    assert 2.5 <= four.median_ns / one.median_ns <= 6.0, (one, four)
+
+
+def test_batch_timing_is_divided_per_item():
+    t = bench.Timing(1000.0, 900.0, 1500.0, 10, 3).scaled(1 / 100)
+    assert (t.median_ns, t.min_ns, t.max_ns) == (10.0, 9.0, 15.0)
+
+
+# --------------------------------------------------------------------------------- C harness
+
+_FAKE_C = r"""
+#define _POSIX_C_SOURCE 199309L
+#include <time.h>
+#include "fake.h"
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+static double work(double x, long k) { long i; for (i = 0; i < k; ++i) x = x * 0.999999 + 1e-7; return x; }
+void fake_mass_matrix(const double *q, double *M) { double end = now() + 20e-6; while (now() < end) {} M[0] = q[0]; }
+void fake_coriolis_matrix(const double *q, const double *qd, double *C) { C[0] = work(q[0] + qd[1], 20000); C[3] = 1; }
+void fake_christoffel(const double *q, double *Gamma) { Gamma[0] = work(q[1], 80000); Gamma[7] = 2; }
+"""
+_FAKE_H = """#include <stddef.h>
+void fake_mass_matrix(const double *q, double *M);
+void fake_coriolis_matrix(const double *q, const double *qd, double *C);
+void fake_christoffel(const double *q, double *Gamma);
+"""
+
+
+@pytest.fixture()
+def fake_package(tmp_path, monkeypatch):
+    """A package with the shape of a generated one: M busy-waits 20 µs, C does k dependent
+    multiply-adds, Gamma 4k."""
+    monkeypatch.setenv("SYMGEN_CACHE", str(tmp_path / "cache"))
+    pkg = tmp_path / "fake"
+    pkg.mkdir()
+    (pkg / "fake.c").write_text(_FAKE_C)
+    (pkg / "fake.h").write_text(_FAKE_H)
+    (pkg / "_fake_ext.c").write_text("#error the CPython binding must not be compiled into the C loop\n")
+    (pkg / "manifest.json").write_text(json.dumps({
+        "name": "fake", "nv": 2, "c_extension": "_fake_ext",
+        "functions": {"mass_matrix": {"quantity": "M", "inputs": ["q"], "shape": [2, 2]},
+                      "coriolis_matrix": {"quantity": "C", "inputs": ["q", "qd"], "shape": [2, 2]},
+                      "christoffel": {"quantity": "Gamma", "inputs": ["q"], "shape": [2, 2, 2]}}}))
+    return pkg
+
+
+def test_c_loop_never_reports_less_than_a_known_busy_wait(fake_package):
+    t = bench.c_loop(fake_package, ("M",), flags="-O1", repeats=5, min_time=0.02)["M"]
+    assert t.median_ns >= 20e3 * 0.95, t
+    assert t.inner >= 500 and t.repeats == 5
+
+
+def test_c_loop_scales_with_a_known_amount_of_work(fake_package):
+    t = bench.c_loop(fake_package, ("C", "Gamma"), flags="-O1", repeats=5, min_time=0.02)
+    assert 2.5 <= t["Gamma"].median_ns / t["C"].median_ns <= 6.0, t
+    # 20000 dependent multiply-adds take at least 20000 cycles: over 3 µs on any CPU of today
+    assert t["C"].median_ns >= 3e3, t
+
+
+def test_c_loop_rejects_a_function_the_package_does_not_have(fake_package):
+    with pytest.raises(bench.BenchError, match="no inverse_dynamics"):
+        bench.c_loop(fake_package, ("tau",), flags="-O1")
+
+
+def test_c_loop_reports_a_compile_timeout(fake_package):
+    (fake_package / "fake.c").write_text(_FAKE_C + "\n".join(
+        f"double f{i}(double x) {{ return " + " + ".join(f"x*{j}.5" for j in range(2000)) + "; }"
+        for i in range(200)))
+    with pytest.raises(bench.BenchError, match="timeout"):
+        bench.c_loop(fake_package, ("C",), flags="-O2", timeout=0.2)
+
+
+# ------------------------------------------------------------------------ bounded subprocesses
+
+def _hang(send):
+    send({"started": True})
+    time.sleep(600)
+
+
+def test_run_limited_kills_a_step_over_its_timeout():
+    t0 = time.monotonic()
+    messages, done = tables.run_limited(_hang, (), timeout=3.0)
+    assert not done and messages == [{"started": True}]
+    assert time.monotonic() - t0 < 30
+
+
+# --------------------------------------------------------------------- symgen tables --quick
+
+@pytest.fixture(scope="module")
+def quick_results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tables")
+    proc = subprocess.run([sys.executable, "-m", "symgen.cli", "tables", "--quick", "--pin-cpp", "off",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads((out / "tables.json").read_text()), (out / "tables.md").read_text()
+
+
+def test_quick_table2_has_every_row_and_every_cell(quick_results):
+    results, md = quick_results
+    plan = tables.quick_plan()
+    rows = results["table2"]["rows"]
+    assert [(r["kind"], r["n"], r["route"]) for r in rows] == \
+        [(k, n, route) for k, n in plan.table2 for route in tables.ROUTES]
+    for r in rows:
+        for key in ("run_s", "run_cse_s", "ops", "paper_s"):
+            assert tables.is_cell(r[key]), (r, key)
+    # symgen's own route on tiny robots finishes well inside the timeout
+    assert all(isinstance(r["ops"], int) and r["ops"] > 0 for r in rows if r["route"] == "algo2_named")
+    assert "## Table 2" in md
+
+
+def test_quick_table1_has_every_system_method_and_cell(quick_results):
+    results, md = quick_results
+    plan = tables.quick_plan()
+    systems = results["table1"]["systems"]
+    assert [(s["kind"], s["n"]) for s in systems] == plan.table1
+    for s in systems:
+        assert set(s["cells"]) == set(tables.TABLE1_METHODS), s["name"]
+        for method, cells in s["cells"].items():
+            for qty in tables.QUANTITIES:
+                value = cells[qty]
+                assert tables.is_cell(value), (s["name"], method, qty, value)
+                if value == "n/a":
+                    assert f"{method}/{qty}" in s["notes"] or method == "paper", (s["name"], method, qty)
+        # what needs no optional extra is measured, not skipped
+        for method in ("c_loop", "c_py_single", "c_py_batch", "numpy_single", "numpy_batch", "reference"):
+            assert all(isinstance(s["cells"][method][q], float) and s["cells"][method][q] > 0
+                       for q in tables.QUANTITIES), (s["name"], method, s["cells"][method])
+    assert {"cpu", "cores", "python", "sympy", "cc", "pinocchio"} <= set(results["machine"])
+    assert "## Table 1" in md
+
+
+def test_is_cell_accepts_only_numbers_and_markers():
+    assert tables.is_cell(1.5) and tables.is_cell(3) and tables.is_cell("> 20 s") and tables.is_cell("n/a")
+    assert not tables.is_cell(None) and not tables.is_cell("error") and not tables.is_cell(True)
