@@ -464,8 +464,6 @@ class _Started(Exception):
     """The build began its symbolic run."""
 
 
-@pytest.mark.xfail(strict=True, reason="build.py does not check the size: a 200-body chain starts a symbolic run of "
-                                       "hours (serial 20 takes 67 s) instead of stopping with a message and a hint")
 def test_200_body_chain_build_stops_at_once_with_a_message_about_size_and_a_hint(deep200, tmp_path):
     """Stopped through the progress hook the moment the symbolic run starts, so CI never hangs."""
     def progress(message):
@@ -478,8 +476,6 @@ def test_200_body_chain_build_stops_at_once_with_a_message_about_size_and_a_hint
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.xfail(strict=True, reason="build.py builds a robot without joints: a package with nq = 0 whose C "
-                                       "holds a zero-size array (not ISO C)")
 def test_build_of_a_robot_without_joints_is_a_symgen_error(tmp_path):
     with pytest.raises(SymgenError, match="no degree"):
         build(symgen.Robot(name="empty", bodies=()), tmp_path, opts=BuildOptions(compile=False))
@@ -532,8 +528,6 @@ def test_failure_after_some_files_are_written_leaves_the_previous_package(previo
     _only_the_package(out)
 
 
-@pytest.mark.xfail(strict=True, reason="build.py lets OSError from writing the package escape (the CLI prints a "
-                                       "traceback); it should raise BuildError('OUT: cannot write the package: <strerror>')")
 def test_failure_while_writing_is_a_one_line_symgen_error(previous, monkeypatch):
     out, *_ = previous
     _fail_on_third_file_written(monkeypatch, out)
@@ -542,15 +536,7 @@ def test_failure_while_writing_is_a_one_line_symgen_error(previous, monkeypatch)
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("which", [
-    pytest.param(1, marks=pytest.mark.xfail(strict=True, reason=(
-        "build.py creates .pkg.old-* before moving the old package into it; interrupted there, the empty folder "
-        "stays. Fix: create it inside the except-guarded block and rmtree it in the except branch too"))),
-    pytest.param(2, marks=pytest.mark.xfail(strict=True, reason=(
-        "build.py moves the old package aside, then the new one in: interrupted between the two, the old package "
-        "stays hidden in .pkg.old-* and OUT/pkg is gone. Fix: in the except branch, os.replace(old / name, target) "
-        "when target is missing (or swap atomically with renameat2(RENAME_EXCHANGE) on Linux)"))),
-])
+@pytest.mark.parametrize("which", [1, 2])
 def test_interruption_at_any_rename_leaves_the_previous_or_the_new_package_complete(previous, monkeypatch, which):
     """Ctrl-C (or SIGTERM, which the CLI turns into an exit) at the ``which``-th rename of the build."""
     out, path, before = previous
@@ -624,9 +610,6 @@ def test_killed_build_leaves_the_previous_package_untouched(previous, tmp_path, 
         assert all(name.startswith(".pkg.") for name in left), left     # ... but it is hidden, never at OUT/pkg
 
 
-@pytest.mark.xfail(strict=True, reason="build.py never removes the temporary folder a SIGKILLed build left; the next "
-                                       "build of the same package should remove stale .NAME.tmp-* folders (e.g. put "
-                                       "the pid in the prefix and remove those whose process is gone)")
 def test_next_build_removes_what_a_sigkilled_build_left(previous, tmp_path):
     out, *_ = previous
     urdf = tmp_path / "serial3.urdf"
@@ -725,10 +708,6 @@ SLIDER = ('<robot name="slider"><link name="base"/><link name="l1">' + _inertial
           'type="prismatic"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/></joint></robot>')
 
 
-@pytest.mark.xfail(strict=True, reason="templates/c_source.c.j2 leaves an input unused when a quantity does not depend "
-                                       "on it (a vertical slider: M, Gamma, tau do not depend on q): -Wextra's "
-                                       "unused-parameter. Fix: emit '(void)q;' for each parameter at the top of "
-                                       "every function")
 def test_generated_c_of_a_robot_whose_dynamics_ignore_q_compiles_without_warnings(tmp_path):
     pkg = build(parse_urdf_string(SLIDER), tmp_path, opts=BuildOptions(compile=False)).path
     run = _gcc([*STRICT, "-c", f"{pkg.name}.c", "-o", os.devnull], pkg)
