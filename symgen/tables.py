@@ -89,12 +89,12 @@ def full_plan(**kw) -> Plan:
 
 
 def quick_plan(**kw) -> Plan:
-    kw.setdefault("timeout", 8.0)
+    settings = dict(timeout=8.0, build_timeout=60.0, compile_timeout=60.0, repeats=3, min_time=0.005, batch=100,
+                    numpy_batch=100, flags="-O1", copt="-O1", pin_cpp="cached", quick=True)
+    settings.update(kw)
     return Plan(table2=[("tree", 3), ("serial", 2), ("planar", 3)],
                 table1=[("serial", 3), ("tree", 3), ("biped", 2), ("quadruped", 4)],
-                figures={"serial": [2, 3], "tree": [2, 3], "biped": [2, 4], "quadruped": [4, 8]},
-                build_timeout=60.0, compile_timeout=60.0, repeats=3, min_time=0.005, batch=100,
-                numpy_batch=100, flags="-O1", copt="-O1", pin_cpp="cached", quick=True, **kw)
+                figures={"serial": [2, 3], "tree": [2, 3], "biped": [2, 4], "quadruped": [4, 8]}, **settings)
 
 
 def over(seconds: float) -> str:

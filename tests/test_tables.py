@@ -53,7 +53,7 @@ def test_time_callable_matches_a_direct_measurement_of_the_same_work():
 def test_time_callable_scales_with_the_work():
     one = bench.time_callable(lambda: _work(1000), repeats=5, min_time=0.02)
     four = bench.time_callable(lambda: _work(4000), repeats=5, min_time=0.02)
-    assert 2.5 <= four.median_ns / one.median_ns <= 6.0, (one, four)
+    assert 2.5 <= four.min_ns / one.min_ns <= 6.0, (one, four)
 
 
 def test_batch_timing_is_divided_per_item():
@@ -106,7 +106,8 @@ def test_c_loop_never_reports_less_than_a_known_busy_wait(fake_package):
 
 def test_c_loop_scales_with_a_known_amount_of_work(fake_package):
     t = bench.c_loop(fake_package, ("C", "Gamma"), flags="-O1", repeats=5, min_time=0.02)
-    assert 2.5 <= t["Gamma"].median_ns / t["C"].median_ns <= 6.0, t
+    # the least disturbed repeats: a busy shared machine slows one function's repeats, not the other's
+    assert 2.5 <= t["Gamma"].min_ns / t["C"].min_ns <= 6.0, t
     # 20000 dependent multiply-adds take at least 20000 cycles: over 3 µs on any CPU of today
     assert t["C"].median_ns >= 3e3, t
 
