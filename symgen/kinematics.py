@@ -7,6 +7,8 @@ Joint axes are fixed in the body frame (Phi_ring = 0), as the paper's algorithms
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .spatial import axis_angle, cross, mcI, plux, rotate_symmetric
 
 
@@ -30,21 +32,22 @@ def ground_frames(robot, q, bk):
     """Return (Phi, I): per body, its motion subspace and its spatial inertia in ground (base)
     coordinates, about the base origin — the paper's footnote 2, as Pinocchio does.
 
-    Works with 3x3 rotations and 3-vectors down the tree (no 6x6 transforms): for joint i with
-    frame orientation R0 and origin p0 in ground coordinates and unit axis a (joint frame),
-    Phi_i = [R0 a; p0 x R0 a] (revolute) or [0; R0 a] (prismatic), and the body's inertia is
-    ``mcI(m, c, R Ic R^T)`` with its CoM c and orientation R in ground coordinates.
+    Works with 3x3 rotations and 3-vectors down the tree (no 6x6 transforms), in body frames
+    turned so that each joint axis is z (:attr:`Robot.z_aligned`): with R0, p0 the orientation
+    and origin of joint i's frame in ground coordinates, the axis is a = R0 e_z (a column, no
+    arithmetic), Phi_i = [a; p0 x a] (revolute) or [0; a] (prismatic), the body's orientation is
+    R0 Rz(q_i) and its inertia ``mcI(m, c, R Ic R^T)`` with its CoM c in ground coordinates.
     """
     R, p, Phi, I = [None] * robot.n, [None] * robot.n, [], []
-    for i, body in enumerate(robot.bodies):
-        Rt, t, axis = bk.const(body.rotation), bk.const(body.translation), bk.const(body.axis)
+    for i, (body, (Rt, t, com, Icom)) in enumerate(zip(robot.bodies, robot.z_aligned)):
+        Rt, t = bk.const(Rt), bk.const(t)
         par = body.parent
         if par < 0:
             R0, p0 = Rt, t
         else:
             R0 = bk.bind(R[par] @ Rt, f"R0_{i}", i)                      # joint frame, q_i = 0
             p0 = bk.bind(p[par] + R[par] @ t, f"p{i}", i)
-        a = bk.bind(R0 @ axis, f"a{i}", i)                                 # the axis in ground
+        a = R0[:, 2]                                                    # the axis in ground
         S = bk.zeros(6)
         if body.joint_type == "prismatic":
             S[3:] = a
@@ -52,14 +55,18 @@ def ground_frames(robot, q, bk):
         else:
             S[:3] = a
             S[3:] = bk.bind(cross(p0, a, bk), f"Phi{i}", i)
-            R[i] = bk.bind(R0 @ axis_angle(axis, bk.cos(q[i]), bk.sin(q[i]), bk), f"R{i}", i)
-            p[i] = p0
+            c, s = bk.cos(q[i]), bk.sin(q[i])
+            Ri = bk.zeros((3, 3))                                       # R0 Rz(q_i)
+            Ri[:, 0] = R0[:, 0] * c + R0[:, 1] * s
+            Ri[:, 1] = R0[:, 1] * c - R0[:, 0] * s
+            Ri[:, 2] = a
+            R[i], p[i] = bk.bind(Ri, f"R{i}", i), p0
         Phi.append(S)
         inertia = body.inertia
-        if inertia.mass == 0.0 and not any(map(any, inertia.I_com)):
+        if inertia.mass == 0.0 and not np.any(Icom):
             I.append(bk.zeros((6, 6)))
             continue
-        c = bk.bind(p[i] + R[i] @ bk.const(inertia.com), f"c{i}", i)       # CoM in ground
-        Ic = rotate_symmetric(R[i], bk.const(inertia.I_com), bk, f"Ic{i}", i)
-        I.append(bk.bind(mcI(bk.number(inertia.mass), c, Ic, bk), f"I{i}", i))
+        cg = bk.bind(p[i] + R[i] @ bk.const(com), f"c{i}", i)              # CoM in ground
+        Ic = rotate_symmetric(R[i], bk.const(Icom), bk, f"Ic{i}", i)
+        I.append(bk.bind(mcI(bk.number(inertia.mass), cg, Ic, bk), f"I{i}", i))
     return Phi, I

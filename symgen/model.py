@@ -167,11 +167,46 @@ class Robot:
     def I(self) -> tuple[np.ndarray, ...]:
         return tuple(b.inertia.spatial() for b in self.bodies)
 
+    @cached_property
+    def z_aligned(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ...]:
+        """Per body, the constants of its joint and inertia in a body frame turned (about the
+        body origin, once) so that the joint axis is its z axis: ``(Rt, t, com, I_com)`` with
+        ``Rt``/``t`` placing the joint frame in the parent's turned frame. A joint rotation is
+        then Rz(q) (4 products instead of a Rodrigues matrix) and the axis in ground
+        coordinates is the third column of the frame's orientation, free. For an axis along
+        a coordinate axis the turn is a permutation, so exact zeros stay exact."""
+        turns = [_z_turn(b.axis) for b in self.bodies]
+        out = []
+        for b, T in zip(self.bodies, turns):
+            Tp = turns[b.parent] if b.parent >= 0 else np.eye(3)
+            Ic = np.array(b.inertia.I_com)
+            out.append((Tp.T @ np.array(b.rotation) @ T, Tp.T @ np.array(b.translation),
+                        T.T @ np.array(b.inertia.com), T.T @ Ic @ T))
+        return tuple(out)
+
     def check_state(self, name: str, x) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         if x.shape != (self.n,):
             raise ModelError(f"{name} must have shape ({self.n},) for robot {self.name!r}, got {x.shape}")
         return x
+
+
+def _z_turn(axis) -> np.ndarray:
+    """A rotation T (columns u, w, axis; u x w = axis) with T e_z = axis: a signed cyclic
+    permutation when the axis is a signed coordinate axis."""
+    a = np.array(axis, dtype=float)
+    nz = np.flatnonzero(a)
+    if len(nz) == 1:
+        m, sign = int(nz[0]), float(np.sign(a[nz[0]]))
+        u, w = np.zeros(3), np.zeros(3)
+        u[(m + 1) % 3] = 1.0
+        w[(m + 2) % 3] = sign
+        return np.column_stack([u, w, a])
+    e = np.zeros(3)
+    e[int(np.argmin(np.abs(a)))] = 1.0
+    u = np.cross(a, e)
+    u /= np.linalg.norm(u)
+    return np.column_stack([u, np.cross(a, u), a])
 
 
 def _vec(a) -> Vec3:

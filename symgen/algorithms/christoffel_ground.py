@@ -5,18 +5,18 @@ base frame (:func:`~symgen.kinematics.ground_frames`): the composites add withou
 (line 22), Bt and D are never moved (lines 18-19 are the identity) and neither are the F's
 (line 15), so each Gamma_ijk = Phi_i^T B(Phi_k, IC_k) Phi_j (eq. 36) is one 6-vector dot product.
 
-Two exact rewrites of lines 9-11 save a matrix-vector product each per (k, j):
-  - F2 = Bt^T Phi_j is not formed: line 13 needs Phi_i . Bt^T Phi_j = Phi_j . (Bt Phi_i), and
-    Bt Phi_i is the F1 of the pair (k, i), i an ancestor of j. So F1 is computed for every j
-    first (lines 7-9), then lines 10-16 run.
-  - F3 = D Phi_j with D = (IC_k Phi_k) x* - Bt (line 6) is (Phi_j x*)(IC_k Phi_k) - F1, a
-    cross product (18 products) instead of a dense 6x6 product (36).
-This is the form the generated code uses.
+Bt is kept in its two parts (line 5): Bt = Bs + (h x*), Bs = 1/2 [(Phi_k x*) IC_k - IC_k (Phi_k x)]
+symmetric (inertia form, 9 numbers) and h = 1/2 IC_k Phi_k, with (h x*) antisymmetric. Then
+  F1 = Bt Phi_j   = Bs Phi_j + (Phi_j x*) h       (line 9)
+  F2 = Bt^T Phi_j = Bs Phi_j - (Phi_j x*) h
+  F3 = D Phi_j    = (2h x*) Phi_j - F1 = -F2      (D of line 6)
+so line 14 is minus line 13: Gamma_kij = -Gamma_jik for i, j ancestors of k (dM_jk/dq_i = 0),
+and each related triple costs two dot products. This is the form the generated code uses.
 """
 from __future__ import annotations
 
 from ..kinematics import ground_frames
-from ..spatial import crf, factor_B
+from ..spatial import cross_force, inertia_rate, inertia_times
 
 
 def christoffel_ground(robot, q, bk):
@@ -25,16 +25,18 @@ def christoffel_ground(robot, q, bk):
     Phi, IC = ground_frames(robot, q, bk)                               # lines 1-3
     Gamma = bk.zeros((n, n, n))
     for k in reversed(range(n)):                                        # line 4
-        Bt = bk.bind(factor_B(Phi[k], IC[k], bk), f"Bt{k}", k)             # line 5
-        h = bk.bind(IC[k] @ Phi[k], f"h{k}", k)                            # line 6: D = h x* - Bt
-        F1 = {j: bk.bind(Bt @ Phi[j], f"F1_{k}_{j}", j)                    # lines 7-9
-              for j in robot.ancestors(k)}
-        for j in robot.ancestors(k):                                    # line 8
-            F3 = bk.bind(crf(Phi[j], bk) @ h - F1[j], f"F3_{k}_{j}", j)     # line 9: D Phi_j
-            for i in robot.ancestors(j):                                # lines 10-11, 16
-                Gamma[i, j, k] = Gamma[i, k, j] = Phi[i] @ F1[j]        # line 12
-                Gamma[j, i, k] = Gamma[j, k, i] = Phi[j] @ F1[i]        # line 13: Phi_i.Bt^T Phi_j
-                Gamma[k, i, j] = Gamma[k, j, i] = Phi[i] @ F3           # line 14
+        Bs = bk.bind(inertia_rate(Phi[k], IC[k], bk) * bk.half, f"Bs{k}", k)   # line 5
+        h = bk.bind(inertia_times(IC[k], Phi[k], bk) * bk.half, f"h{k}", k)   # line 6
+        for j in robot.ancestors(k):                                    # lines 7-8, 18-20
+            E = bk.bind(inertia_times(Bs, Phi[j], bk), f"E{k}_{j}", j)
+            Q = bk.bind(cross_force(Phi[j], h, bk), f"Q{k}_{j}", j)
+            F1 = bk.bind(E + Q, f"F1_{k}_{j}", j)                          # line 9
+            F2 = bk.bind(E - Q, f"F2_{k}_{j}", j)
+            for i in robot.ancestors(j):                                # lines 10-11, 15-16
+                Gamma[i, j, k] = Gamma[i, k, j] = Phi[i] @ F1           # line 12
+                g = bk.bind(Phi[i] @ F2, f"G{j}_{i}_{k}", i)
+                Gamma[j, i, k] = Gamma[j, k, i] = g                     # line 13
+                Gamma[k, i, j] = Gamma[k, j, i] = -g                    # line 14 (F3 = -F2)
         p = parent[k]
         if p >= 0:                                                      # line 22
             IC[p] = bk.bind(IC[p] + IC[k], f"IC{p}", p)
