@@ -1,7 +1,7 @@
 """Backends: what an algorithm needs to run on numbers or on symbols.
 
 An algorithm receives a backend ``bk`` and uses only ``bk.zeros``, ``bk.sin``, ``bk.cos``,
-``bk.const``, ``bk.number``, ``bk.half`` and ``bk.bind`` besides array arithmetic. Arrays are NumPy in both modes:
+``bk.const``, ``bk.number``, ``bk.half``, ``bk.bind`` and ``bk.tick`` (progress) besides array arithmetic. Arrays are NumPy in both modes:
 float64 for numbers, ``dtype=object`` holding SymPy expressions for symbols. No algorithm checks
 which backend it has.
 
@@ -39,6 +39,9 @@ class NumericBackend:
 
     def bind(self, value, name, body=None):
         return value
+
+    def tick(self, done, total):
+        """Progress of a long loop (a symbolic run reports it; numbers do not)."""
 
 
 NUMERIC = NumericBackend()
@@ -83,13 +86,14 @@ class SymbolicBackend:
 
     name = "symbolic"
 
-    def __init__(self, prefix: str = "", naming: bool = True):
+    def __init__(self, prefix: str = "", naming: bool = True, tick=None):
         import sympy
 
         self.sp = sympy
         self.half = sympy.Rational(1, 2)
         self.prefix = prefix
         self.naming = naming
+        self._tick = tick
         self.assignments: list = []
         self._trig: dict = {}
         self._known: dict = {}
@@ -128,6 +132,11 @@ class SymbolicBackend:
 
     def cos(self, x):
         return self._trig_of(self.sp.cos, "c", x)
+
+    def tick(self, done, total):
+        """An algorithm's outer loop finished step ``done`` of ``total`` (for a progress bar)."""
+        if self._tick is not None:
+            self._tick(done, total)
 
     # -- naming of intermediates
     def _record(self, name: str, expr, body):

@@ -41,4 +41,5 @@ def christoffel(robot, q, bk):
         p = parent[k]
         if p >= 0:                                                      # line 22
             IC[p] = bk.bind(IC[p] + congruence(Xup[k], IC[k], bk, f"ICX{k}", k), f"IC{p}", p)
+        bk.tick(n - k, n)
     return Gamma

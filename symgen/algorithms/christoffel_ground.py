@@ -40,4 +40,5 @@ def christoffel_ground(robot, q, bk):
         p = parent[k]
         if p >= 0:                                                      # line 22
             IC[p] = bk.bind(IC[p] + IC[k], f"IC{p}", p)
+        bk.tick(n - k, n)
     return Gamma

@@ -44,4 +44,5 @@ def coriolis(robot, q, qd, bk):
         if p >= 0:                                                      # lines 24-25
             IC[p] = bk.bind(IC[p] + congruence(Xup[j], IC[j], bk, f"ICX{j}", j), f"IC{p}", p)
             BC[p] = bk.bind(BC[p] + congruence(Xup[j], BC[j], bk, f"BCX{j}", j), f"BC{p}", p)
+        bk.tick(n - j, n)
     return M, Mdot, C

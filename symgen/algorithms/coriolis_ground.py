@@ -53,4 +53,5 @@ def coriolis_ground(robot, q, qd, bk):
             IC[p] = bk.bind(IC[p] + IC[j], f"IC{p}", p)
             BsC[p] = bk.bind(BsC[p] + BsC[j], f"Bs{p}", p)
             pC[p] = bk.bind(pC[p] + pC[j], f"p{p}", p)
+        bk.tick(n - j, n)
     return M, Mdot, C

@@ -36,8 +36,10 @@ def christoffel_partials(robot, q, bk, frame="body"):
                 terms.append(sp.diff(expr, s) * ds)
         return bk.bind(sp.Add(*terms), name, body)
 
-    for sym, expr, body in list(bk.assignments[start:]):
+    record = list(bk.assignments[start:])
+    for step, (sym, expr, body) in enumerate(record):
         grad[sym] = tuple(derivative(expr, k, f"d{sym.name}_{k}", body) for k in range(n))
+        bk.tick(step + 1, len(record))
     dM = [[[derivative(sp.sympify(M[i, j]), k, f"dM{i}_{j}_{k}", i) for k in range(n)]
            for j in range(n)] for i in range(n)]
     Gamma = bk.zeros((n, n, n))

@@ -26,7 +26,7 @@ from . import program as P
 from .names import c_literal, comment_text, identifier, py_literal
 from .printers import CPrinter, PyPrinter
 from .render import render
-from .trace import SIGNATURES, trace
+from .trace import SIGNATURES, trace_all
 
 
 #: ``symgen build`` stops before the symbolic run of a robot with more joints than this unless
@@ -58,12 +58,17 @@ class BuildResult:
     ops: dict = field(default_factory=dict)
 
 
-def program_for(robot, quantity, gamma_method="algo2", use_cse=False, frame="ground"):
-    """The optimized Function for one quantity (trace, dead-code removal, shared outputs, CSE)."""
-    fn = P.share_outputs(P.drop_dead(trace(robot, quantity, gamma_method, frame=frame)))
+def optimize(fn, use_cse=False):
+    """The passes every traced Function goes through: dead-code removal, shared outputs, CSE."""
+    fn = P.share_outputs(P.drop_dead(fn))
     if use_cse:
         fn = P.cse(fn)
     return fn.check_closed()
+
+
+def program_for(robot, quantity, gamma_method="algo2", use_cse=False, frame="ground"):
+    """The optimized Function for one quantity."""
+    return optimize(trace_all(robot, (quantity,), gamma_method, frame=frame)[quantity], use_cse)
 
 
 def _body_comment(robot, body):
@@ -71,8 +76,11 @@ def _body_comment(robot, body):
     return comment_text(f"body {body}: link '{b.name}', joint '{b.joint_name}'")
 
 
-#: statements per C function part (see program.partition): gcc -O2 takes ~0.2 s per part
-C_PART_SIZE = 800
+#: statements per C function part (see program.partition); serial 20, C and Gamma, gcc -O2:
+#: 17 s with 200, 26 s with 800, 40 s with 1600, 272 s unsplit, same speed of the code
+C_PART_SIZE = 200
+#: functions up to this many statements stay whole (they compile in well under a second)
+C_SPLIT_ABOVE = 2000
 
 
 def _comments(robot, assignments):
@@ -96,7 +104,7 @@ def _function_context(robot, fn, quantity):
              for a, c in zip(fn.assignments, _comments(robot, fn.assignments))]
     (out,) = fn.outputs
     entries = out.nonzero()
-    parts, slots = P.partition(fn, C_PART_SIZE)
+    parts, slots = P.partition(fn, C_PART_SIZE, C_SPLIT_ABOVE)
     cpr = CPrinter({**cin, **{s: f"w[{k}]" for s, k in slots.items()}})
     c_parts = []
     for part in parts:
@@ -127,14 +135,18 @@ def generate(robot, name: str, opts: BuildOptions, progress=None) -> tuple[dict,
     """All files of the package as ``{filename: text}``, and the manifest's op counts/timings."""
     say = progress or (lambda msg: None)
     functions, ops, timings = [], {}, {}
+    t0 = time.perf_counter()
+    say(f"symbolic runs of {', '.join(opts.quantities)}")
+    traced = trace_all(robot, opts.quantities, opts.gamma_method, frame=opts.frame,
+                       tick=getattr(progress, "tick", None))
+    timings["symbolic"] = round(time.perf_counter() - t0, 3)
     for quantity in opts.quantities:
         t0 = time.perf_counter()
-        say(f"{quantity}: symbolic run and passes")
-        fn = program_for(robot, quantity, opts.gamma_method, opts.cse, opts.frame)
+        fn = optimize(traced[quantity], opts.cse)
         timings[quantity] = round(time.perf_counter() - t0, 3)
         ops[fn.name] = P.count_ops(fn)
         functions.append(_function_context(robot, fn, quantity))
-        say(f"{quantity}: {ops[fn.name]['total']} ops, {timings[quantity]:.1f} s")
+        say(f"{quantity}: {ops[fn.name]['total']} operations")
     prefix = name
     ext_name = f"_{name}_ext"
     header = [

@@ -171,15 +171,15 @@ class Part:
     entries: tuple
 
 
-def partition(fn: Function, size: int) -> tuple[tuple[Part, ...], dict]:
-    """Split the straight-line code of a one-output Function into parts of about ``size``
-    statements (temps first, then output entries, in program order), and number the temps that
+def partition(fn: Function, size: int, above: int | None = None) -> tuple[tuple[Part, ...], dict]:
+    """Split the straight-line code of a one-output Function of more than ``above`` (default
+    ``size``) statements into parts of about ``size`` statements (temps first, then output entries, in program order), and number the temps that
     are used outside the part that assigns them: ``(parts, {temp: slot})``. The C printer keeps
     those in a work array ``w[slot]``, every other temp in a local; compilers then see functions
     of bounded size (gcc -O2 time grows much faster than linearly with function length)."""
     (out,) = fn.outputs
     statements = [("a", a) for a in fn.assignments] + [("e", ke) for ke in out.nonzero()]
-    if len(statements) <= size:
+    if len(statements) <= (size if above is None else above):
         return (Part(fn.assignments, tuple(out.nonzero())),), {}
     owner, slots = {}, {}
     groups = [statements[k:k + size] for k in range(0, len(statements), size)]

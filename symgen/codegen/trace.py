@@ -47,32 +47,57 @@ def parse_quantities(text: str | None) -> tuple[str, ...]:
     return wanted
 
 
-def _run(robot, quantity, syms, gamma_method, naming=True, frame="ground"):
+def _run(robot, quantities, syms, gamma_method, naming=True, frame="ground", tick=None):
+    """One symbolic run that yields every quantity in ``quantities`` (all of one algorithm):
+    ``(backend, {quantity: array})``."""
     if frame not in FRAMES:
         raise OptionError(f"--frame: unknown {frame!r}; expected one of {', '.join(FRAMES)}")
     ground = frame == "ground"
-    bk = SymbolicBackend(naming=naming)
+    bk = SymbolicBackend(naming=naming, tick=tick)
     q, qd, qdd = (np.array(syms[k], dtype=object) for k in ("q", "qd", "qdd"))
-    if quantity == "M":
-        value = (alg.crba_ground if ground else alg.crba)(robot, q, bk)
-    elif quantity in ("Mdot", "C"):
+    kind = RUNS[quantities[0]]
+    if kind == "crba":
+        values = {"M": (alg.crba_ground if ground else alg.crba)(robot, q, bk)}
+    elif kind == "algorithm1":
         M, Mdot, C = (alg.coriolis_ground if ground else alg.coriolis)(robot, q, qd, bk)
-        value = Mdot if quantity == "Mdot" else C
-    elif quantity == "Gamma":
+        values = {"Mdot": Mdot, "C": C}
+    elif kind == "algorithm2":
         if gamma_method not in GAMMA_METHODS:
             raise OptionError(f"--gamma-method: unknown {gamma_method!r}; expected one of {', '.join(GAMMA_METHODS)}")
         if gamma_method == "algo2":
-            value = (alg.christoffel_ground if ground else alg.christoffel)(robot, q, bk)
+            values = {"Gamma": (alg.christoffel_ground if ground else alg.christoffel)(robot, q, bk)}
         else:
-            value = christoffel_partials(robot, q, bk, frame)
+            values = {"Gamma": christoffel_partials(robot, q, bk, frame)}
     else:
-        value = alg.rnea(robot, q, qd, qdd, bk)
-    return bk, value
+        values = {"tau": alg.rnea(robot, q, qd, qdd, bk)}
+    return bk, {k: values[k] for k in quantities}
+
+
+#: which symbolic run yields each quantity (Mdot and C come from one run of Algorithm 1)
+RUNS = {"M": "crba", "Mdot": "algorithm1", "C": "algorithm1", "Gamma": "algorithm2", "tau": "rnea"}
+
+
+def trace_all(robot, quantities, gamma_method: str = "algo2", naming: bool = True, frame: str = "ground",
+              tick=None) -> dict:
+    """``{quantity: Function}`` for each of ``quantities``, running each algorithm once (Mdot and
+    C share the run of Algorithm 1; each Function keeps the whole record, for drop_dead).
+    ``tick(quantity, done, total)`` reports the progress of each run."""
+    syms = input_symbols(robot.n)
+    groups: dict = {}
+    for qty in quantities:
+        groups.setdefault(RUNS[qty], []).append(qty)
+    out = {}
+    for qtys in groups.values():
+        label = "+".join(qtys)
+        bk, values = _run(robot, qtys, syms, gamma_method, naming, frame,
+                          tick=(lambda d, t, label=label: tick(label, d, t)) if tick else None)
+        for qty in qtys:
+            fname, inputs, name, doc = SIGNATURES[qty]
+            out[qty] = make_function(fname, doc, [Input(k, syms[k]) for k in inputs], bk.assignments,
+                                     {name: values[qty]})
+    return {qty: out[qty] for qty in quantities}
 
 
 def trace(robot, quantity: str, gamma_method: str = "algo2", naming: bool = True, frame: str = "ground"):
     """The Function computing ``quantity`` for ``robot``, straight from a symbolic run."""
-    fname, inputs, out, doc = SIGNATURES[quantity]
-    syms = input_symbols(robot.n)
-    bk, value = _run(robot, quantity, syms, gamma_method, naming, frame)
-    return make_function(fname, doc, [Input(k, syms[k]) for k in inputs], bk.assignments, {out: value})
+    return trace_all(robot, (quantity,), gamma_method, naming, frame)[quantity]
