@@ -640,9 +640,16 @@ def _cli(args, cwd, as_user=False):
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("case", ["read-only", "missing", "missing-parent"])
+def test_missing_output_folder_is_created_when_its_parent_exists(tmp_path):
+    out = tmp_path / "generated"
+    run = _cli(["build", str(EXAMPLE), "--out", str(out), "--no-compile", "--quiet"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["arm4"]
+
+
+@pytest.mark.parametrize("case", ["read-only", "missing-parent"])
 def test_unusable_output_folder_is_a_one_line_error_with_exit_2(tmp_path, case):
-    out = {"read-only": tmp_path / "ro", "missing": tmp_path / "nope", "missing-parent": tmp_path / "nope" / "deeper"}[case]
+    out = {"read-only": tmp_path / "ro", "missing-parent": tmp_path / "nope" / "deeper"}[case]
     if case == "read-only":
         out.mkdir()
         out.chmod(0o555)

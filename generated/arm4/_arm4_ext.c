@@ -24,6 +24,47 @@ static int take(PyObject *obj, Py_buffer *view, Py_ssize_t count, Py_ssize_t siz
     return 0;
 }
 
+/* The one-state fast path: a C-contiguous 1-D float64 buffer of exactly n values, or not
+ * (anything else, including objects without a buffer, is left to the general path). */
+static int take_one(PyObject *obj, Py_buffer *view, Py_ssize_t size, int writable)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (view->itemsize != sizeof(double) || view->format == NULL || strcmp(view->format, "d") != 0
+        || view->len != size * (Py_ssize_t)sizeof(double) || (!writable && view->ndim != 1)) {
+        PyBuffer_Release(view);
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *py_mass_matrix_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    Py_buffer views[2];
+    int taken = 0;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "mass_matrix_one(q, out)");
+        return NULL;
+    }
+    if (!take_one(args[0], &views[taken], 4, 0))
+        goto other;
+    taken++;
+    if (!take_one(args[1], &views[taken], 16, 1))
+        goto other;
+    taken++;
+    arm4_mass_matrix((const double *)views[0].buf, (double *)views[1].buf);
+    while (taken > 0)
+        PyBuffer_Release(&views[--taken]);
+    Py_RETURN_TRUE;
+other:
+    while (taken > 0)
+        PyBuffer_Release(&views[--taken]);
+    Py_RETURN_FALSE;
+}
+
 static PyObject *py_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -59,6 +100,34 @@ fail:
     while (taken > 0)
         PyBuffer_Release(&views[--taken]);
     return NULL;
+}
+
+static PyObject *py_mass_matrix_dot_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    Py_buffer views[3];
+    int taken = 0;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "mass_matrix_dot_one(q, qd, out)");
+        return NULL;
+    }
+    if (!take_one(args[0], &views[taken], 4, 0))
+        goto other;
+    taken++;
+    if (!take_one(args[1], &views[taken], 4, 0))
+        goto other;
+    taken++;
+    if (!take_one(args[2], &views[taken], 16, 1))
+        goto other;
+    taken++;
+    arm4_mass_matrix_dot((const double *)views[0].buf, (const double *)views[1].buf, (double *)views[2].buf);
+    while (taken > 0)
+        PyBuffer_Release(&views[--taken]);
+    Py_RETURN_TRUE;
+other:
+    while (taken > 0)
+        PyBuffer_Release(&views[--taken]);
+    Py_RETURN_FALSE;
 }
 
 static PyObject *py_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -101,6 +170,34 @@ fail:
     return NULL;
 }
 
+static PyObject *py_coriolis_matrix_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    Py_buffer views[3];
+    int taken = 0;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "coriolis_matrix_one(q, qd, out)");
+        return NULL;
+    }
+    if (!take_one(args[0], &views[taken], 4, 0))
+        goto other;
+    taken++;
+    if (!take_one(args[1], &views[taken], 4, 0))
+        goto other;
+    taken++;
+    if (!take_one(args[2], &views[taken], 16, 1))
+        goto other;
+    taken++;
+    arm4_coriolis_matrix((const double *)views[0].buf, (const double *)views[1].buf, (double *)views[2].buf);
+    while (taken > 0)
+        PyBuffer_Release(&views[--taken]);
+    Py_RETURN_TRUE;
+other:
+    while (taken > 0)
+        PyBuffer_Release(&views[--taken]);
+    Py_RETURN_FALSE;
+}
+
 static PyObject *py_coriolis_matrix(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -141,6 +238,31 @@ fail:
     return NULL;
 }
 
+static PyObject *py_christoffel_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    Py_buffer views[2];
+    int taken = 0;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "christoffel_one(q, out)");
+        return NULL;
+    }
+    if (!take_one(args[0], &views[taken], 4, 0))
+        goto other;
+    taken++;
+    if (!take_one(args[1], &views[taken], 64, 1))
+        goto other;
+    taken++;
+    arm4_christoffel((const double *)views[0].buf, (double *)views[1].buf);
+    while (taken > 0)
+        PyBuffer_Release(&views[--taken]);
+    Py_RETURN_TRUE;
+other:
+    while (taken > 0)
+        PyBuffer_Release(&views[--taken]);
+    Py_RETURN_FALSE;
+}
+
 static PyObject *py_christoffel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -176,6 +298,37 @@ fail:
     while (taken > 0)
         PyBuffer_Release(&views[--taken]);
     return NULL;
+}
+
+static PyObject *py_inverse_dynamics_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    Py_buffer views[4];
+    int taken = 0;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "inverse_dynamics_one(q, qd, qdd, out)");
+        return NULL;
+    }
+    if (!take_one(args[0], &views[taken], 4, 0))
+        goto other;
+    taken++;
+    if (!take_one(args[1], &views[taken], 4, 0))
+        goto other;
+    taken++;
+    if (!take_one(args[2], &views[taken], 4, 0))
+        goto other;
+    taken++;
+    if (!take_one(args[3], &views[taken], 4, 1))
+        goto other;
+    taken++;
+    arm4_inverse_dynamics((const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (double *)views[3].buf);
+    while (taken > 0)
+        PyBuffer_Release(&views[--taken]);
+    Py_RETURN_TRUE;
+other:
+    while (taken > 0)
+        PyBuffer_Release(&views[--taken]);
+    Py_RETURN_FALSE;
 }
 
 static PyObject *py_inverse_dynamics(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -223,10 +376,20 @@ fail:
 
 static PyMethodDef methods[] = {
     {"mass_matrix", (PyCFunction)(void (*)(void))py_mass_matrix, METH_FASTCALL, "mass_matrix(count, q, out)"},
+    {"mass_matrix_one", (PyCFunction)(void (*)(void))py_mass_matrix_one, METH_FASTCALL,
+     "mass_matrix_one(q, out) -> True, or False when an input is not one float64 state"},
     {"mass_matrix_dot", (PyCFunction)(void (*)(void))py_mass_matrix_dot, METH_FASTCALL, "mass_matrix_dot(count, q, qd, out)"},
+    {"mass_matrix_dot_one", (PyCFunction)(void (*)(void))py_mass_matrix_dot_one, METH_FASTCALL,
+     "mass_matrix_dot_one(q, qd, out) -> True, or False when an input is not one float64 state"},
     {"coriolis_matrix", (PyCFunction)(void (*)(void))py_coriolis_matrix, METH_FASTCALL, "coriolis_matrix(count, q, qd, out)"},
+    {"coriolis_matrix_one", (PyCFunction)(void (*)(void))py_coriolis_matrix_one, METH_FASTCALL,
+     "coriolis_matrix_one(q, qd, out) -> True, or False when an input is not one float64 state"},
     {"christoffel", (PyCFunction)(void (*)(void))py_christoffel, METH_FASTCALL, "christoffel(count, q, out)"},
+    {"christoffel_one", (PyCFunction)(void (*)(void))py_christoffel_one, METH_FASTCALL,
+     "christoffel_one(q, out) -> True, or False when an input is not one float64 state"},
     {"inverse_dynamics", (PyCFunction)(void (*)(void))py_inverse_dynamics, METH_FASTCALL, "inverse_dynamics(count, q, qd, qdd, out)"},
+    {"inverse_dynamics_one", (PyCFunction)(void (*)(void))py_inverse_dynamics_one, METH_FASTCALL,
+     "inverse_dynamics_one(q, qd, qdd, out) -> True, or False when an input is not one float64 state"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,11 +10,16 @@ compiled."""
 import numpy as np
 
 from . import _arm4_ext as _ext
+
+_empty = np.empty
 from .arm4_numpy import N, _prepare, joint_names, link_names, nq, nv  # noqa: F401
 
 
 def mass_matrix(q):
     """Mass matrix M(q), (n, n), by CRBA."""
+    out = _empty((4, 4))
+    if _ext.mass_matrix_one(q, out):     # one float64 state: checked in C
+        return out
     (q,), lead = _prepare((q, "q"))
     out = np.empty(lead + (4, 4))
     _ext.mass_matrix(q.shape[0] if lead else 1, q, out)
@@ -23,6 +28,9 @@ def mass_matrix(q):
 
 def mass_matrix_dot(q, qd):
     """dM/dt at (q, qd), (n, n), by Algorithm 1."""
+    out = _empty((4, 4))
+    if _ext.mass_matrix_dot_one(q, qd, out):     # one float64 state: checked in C
+        return out
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
     out = np.empty(lead + (4, 4))
     _ext.mass_matrix_dot(q.shape[0] if lead else 1, q, qd, out)
@@ -31,6 +39,9 @@ def mass_matrix_dot(q, qd):
 
 def coriolis_matrix(q, qd):
     """Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1."""
+    out = _empty((4, 4))
+    if _ext.coriolis_matrix_one(q, qd, out):     # one float64 state: checked in C
+        return out
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
     out = np.empty(lead + (4, 4))
     _ext.coriolis_matrix(q.shape[0] if lead else 1, q, qd, out)
@@ -39,6 +50,9 @@ def coriolis_matrix(q, qd):
 
 def christoffel(q):
     """Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]."""
+    out = _empty((4, 4, 4))
+    if _ext.christoffel_one(q, out):     # one float64 state: checked in C
+        return out
     (q,), lead = _prepare((q, "q"))
     out = np.empty(lead + (4, 4, 4))
     _ext.christoffel(q.shape[0] if lead else 1, q, out)
@@ -47,6 +61,9 @@ def christoffel(q):
 
 def inverse_dynamics(q, qd, qdd):
     """Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA."""
+    out = _empty((4,))
+    if _ext.inverse_dynamics_one(q, qd, qdd, out):     # one float64 state: checked in C
+        return out
     (q, qd, qdd,), lead = _prepare((q, "q"), (qd, "qd"), (qdd, "qdd"))
     out = np.empty(lead + (4,))
     _ext.inverse_dynamics(q.shape[0] if lead else 1, q, qd, qdd, out)

@@ -232,7 +232,13 @@ def write_package(files: dict, out_dir: Path, name: str, opts: BuildOptions, com
     out_dir = Path(out_dir)
     target = out_dir / name
     if not out_dir.is_dir():
-        raise BuildError(f"{out_dir}: output folder does not exist")
+        if out_dir.exists() or not out_dir.parent.is_dir():
+            what = "is not a folder" if out_dir.exists() else f"does not exist, nor does its parent {out_dir.parent}"
+            raise BuildError(f"{out_dir}: output folder {what}")
+        try:
+            out_dir.mkdir()                       # one level, like `symgen build --out generated`
+        except OSError as exc:
+            raise BuildError(f"{out_dir}: cannot create the output folder: {exc.strerror or exc}") from exc
     if target.exists() and not opts.force:
         raise BuildError(f"{target}: already exists; pass --force to replace it")
     if not os.access(out_dir, os.W_OK):
