@@ -142,13 +142,16 @@ def verify(package, trials, seed, urdf, floating_base):
 @click.option("--pin-cpp", type=click.Choice(["build", "cached", "off"]), default=None,
               help="Pinocchio C++ harness: build it if needed (minutes, ~5 GB), use it only if cached, or off "
                    "[default: build; cached with --quick].")
+@click.option("--repeats", type=int, default=None, help="Repeats per timing (the median is reported) [default: 7; 3 with --quick].")
+@click.option("--min-time", type=float, default=None, help="Seconds per repeat at least [default: 0.05].")
 @click.option("--quick", is_flag=True, help="Tiny sizes and short timeouts (a CI smoke run, under 2 minutes).")
-def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, flags, copt, pin_cpp, quick):
+def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, flags, copt, pin_cpp, repeats, min_time,
+           quick):
     """Reproduce the paper's Tables 1 and 2 (and Figures 2-4) beside the paper and Pinocchio."""
     from . import tables as T
 
     given = {"timeout": timeout, "build_timeout": build_timeout, "compile_timeout": compile_timeout,
-             "flags": flags, "copt": copt, "pin_cpp": pin_cpp}
+             "flags": flags, "copt": copt, "pin_cpp": pin_cpp, "repeats": repeats, "min_time": min_time}
     plan = (T.quick_plan if quick else T.full_plan)(**{k: v for k, v in given.items() if v is not None})
     command = "symgen " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["tables"] else "symgen tables"
     T.run(plan, out_dir, tables=("1", "2") if which == "all" else (which,), figures=figures, command=command,

@@ -516,16 +516,20 @@ def markdown(results: dict) -> str:
                 c = s["cells"].get(method, {})
                 cells += [_fmt(c.get("C", "n/a")), _fmt(c.get("Gamma", "n/a"))]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
-        lines += ["", "Ratios (Pinocchio C++ / generated C in a C loop; paper / generated C loop):", ""]
+        lines += ["", "How many times faster the generated C is, median / min of the repeats (Pinocchio C++ "
+                  "and the paper against the C loop, Pinocchio from Python against the Python call):", ""]
         for s in t1["systems"]:
-            c = s["cells"]
+            c, spread = s["cells"], s["spread_us"]
             parts = []
             for qty in QUANTITIES:
-                ours = c.get("c_loop", {}).get(qty)
-                for ref, name in (("pin_cpp", "Pinocchio C++"), ("pin_py", "Pinocchio Python"), ("paper", "paper")):
-                    theirs = c.get(ref, {}).get(qty)
-                    if isinstance(ours, (int, float)) and isinstance(theirs, (int, float)) and ours > 0:
-                        parts.append(f"{qty}: {name} {theirs / ours:.1f}x")
+                for ref, ours, name in (("pin_cpp", "c_loop", "Pinocchio C++"), ("pin_cpp_n_c", "c_loop", "Pinocchio C++ n x C"),
+                                        ("pin_py", "c_py_single", "Pinocchio Python"), ("paper", "c_loop", "paper")):
+                    a, b = c.get(ours, {}).get(qty), c.get(ref, {}).get(qty)
+                    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
+                        text = f"{qty} vs {name} {b / a:.1f}x"
+                        if ref in spread and qty in spread.get(ref, {}):
+                            text += f" / {spread[ref][qty][0] / spread[ours][qty][0]:.1f}x"
+                        parts.append(text)
             lines.append(f"- {s['name']}: " + ("; ".join(parts) or "n/a"))
         grouped = {}
         for s in t1["systems"]:
