@@ -51,11 +51,11 @@ PAPER_TABLE2_NOTE = ("paper: for serial chains eq. (4) was faster than Algorithm
 PAPER_SLOPES = {"serial": "C ~ N^2, Gamma ~ N^3", "tree": "between N and N^2",
                 "biped": "main body + 2 serial legs", "quadruped": "main body + 4 serial legs"}
 
-ROUTES = {  # name -> (gamma_method, naming, label)
-    "eq4_whole": ("partials", False, "eq. (4), symbolic partials of M, whole expressions"),
-    "algo2_whole": ("algo2", False, "Algorithm 2, whole expressions"),
-    "eq4_named": ("partials", True, "eq. (4), symgen's named CRBA program"),
-    "algo2_named": ("algo2", True, "Algorithm 2, named intermediates (symgen build)"),
+ROUTES = {  # name -> (gamma_method, naming, frame, label); frame None = symgen build's default
+    "eq4_whole": ("partials", False, "body", "eq. (4), symbolic partials of M, whole expressions, body frames"),
+    "algo2_whole": ("algo2", False, "body", "Algorithm 2, whole expressions, body frames (the paper's run)"),
+    "eq4_named": ("partials", True, None, "eq. (4), symgen's named CRBA program"),
+    "algo2_named": ("algo2", True, None, "Algorithm 2, named intermediates (symgen build)"),
 }
 KIND_LABEL = {"serial": "serial chain", "planar": "planar serial chain", "tree": "binary tree",
               "biped": "biped", "quadruped": "quadruped"}
@@ -170,10 +170,10 @@ def table2_cell(kind, n, route, send):
     from .codegen import program as P
     from .codegen.trace import trace
 
-    method, naming, _ = ROUTES[route]
+    method, naming, frame, _ = ROUTES[route]
     robot = robots.make(kind, n)
     t0 = time.perf_counter()
-    fn = trace(robot, "Gamma", method, naming=naming)
+    fn = trace(robot, "Gamma", method, naming=naming, **({"frame": frame} if frame else {}))
     send({"run_s": time.perf_counter() - t0})
     fn = P.cse(P.share_outputs(P.drop_dead(fn)))
     send({"run_cse_s": time.perf_counter() - t0, "ops": P.count_ops(fn)["total"]})
@@ -184,7 +184,7 @@ def table2(plan: Plan, log=print) -> dict:
     for kind, n in plan.table2:
         for route in ROUTES:
             key = f"{kind}{n}/{route}"
-            row = {"kind": kind, "n": n, "route": route, "label": ROUTES[route][2],
+            row = {"kind": kind, "n": n, "route": route, "label": ROUTES[route][3],
                    "paper_s": PAPER_TABLE2.get((kind, n), {}).get(route, "n/a")}
             if (kind, route) in failed:
                 row.update(run_s=over(plan.timeout), run_cse_s=over(plan.timeout), ops=over(plan.timeout))
