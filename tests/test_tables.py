@@ -41,13 +41,17 @@ def test_time_callable_never_reports_less_than_a_known_busy_wait():
 
 
 def test_time_callable_matches_a_direct_measurement_of_the_same_work():
-    reps = 200
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        _work(2000)
-    direct = (time.perf_counter() - t0) / reps * 1e9
+    def direct(reps=40):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            _work(2000)
+        return (time.perf_counter() - t0) / reps * 1e9
+
+    # least disturbed of several runs each way: a shared machine only ever adds time
+    before = min(direct() for _ in range(5))
     t = bench.time_callable(lambda: _work(2000), repeats=5, min_time=0.02)
-    assert direct / 2.5 <= t.median_ns <= direct * 2.5, (direct, t)
+    best = min(before, min(direct() for _ in range(5)))
+    assert best / 2 <= t.min_ns <= best * 2, (best, t)
 
 
 def test_time_callable_scales_with_the_work():
