@@ -721,7 +721,13 @@ def machine_info(cc: str | None = None) -> dict:
     except OSError:
         pass
     cc = cc or os.environ.get("CC") or "cc"
-    return {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(),
+    try:                                      # which symgen made the numbers, in a checkout
+        here = Path(__file__).resolve().parent
+        commit = subprocess.run(["git", "-C", str(here), "describe", "--always", "--dirty"], capture_output=True,
+                                text=True, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        commit = None
+    return {"cpu": cpu, "symgen_commit": commit, "cores": os.cpu_count(), "platform": platform.platform(),
             "python": sys.version.split()[0], "numpy": np.__version__, "sympy": sympy.__version__,
             "cc": compiler_version(cc) if shutil.which(cc) else "none", "pinocchio": pin_version(),
             "python_ext_suffix": sysconfig.get_config_var("EXT_SUFFIX")}

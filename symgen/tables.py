@@ -491,7 +491,7 @@ def markdown(results: dict) -> str:
     m = results["machine"]
     lines = [f"# symgen tables", "", f"Command: `{results['command']}`  ", f"Date: {results['date']}  ",
              f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, SymPy {m['sympy']}, "
-             f"{m['cc']}, Pinocchio {m['pinocchio']}", ""]
+             f"{m['cc']}, Pinocchio {m['pinocchio']}; symgen {m.get('symgen_commit') or 'n/a'}", ""]
     if "table2" in results:
         t2 = results["table2"]
         lines += ["## Table 2 — all Gamma_ijk symbolically (s; ops after CSE)", "",
