@@ -505,7 +505,7 @@ def markdown(results: dict) -> str:
         lines.append("")
     if "table1" in results:
         t1 = results["table1"]
-        lines += ["## Table 1 — numeric, µs per call (median; min–max in the JSON)", "",
+        lines += ["## Table 1 — numeric, µs per call: median (min–max) over the repeats", "",
                   f"C loop flags `{t1['c_loop_flags']}`; Python binding `{t1['binding_copt']}`; batch {t1['batch']} "
                   f"(NumPy batch {t1['numpy_batch']}).", ""]
         head = "| method | " + " | ".join(f"{s['name']} ({s['dof']} DoF) C | Gamma" for s in t1["systems"]) + " |"
@@ -513,8 +513,10 @@ def markdown(results: dict) -> str:
         for method, label in t1["methods"].items():
             cells = []
             for s in t1["systems"]:
-                c = s["cells"].get(method, {})
-                cells += [_fmt(c.get("C", "n/a")), _fmt(c.get("Gamma", "n/a"))]
+                for qty in QUANTITIES:
+                    value = s["cells"].get(method, {}).get(qty, "n/a")
+                    lo_hi = s["spread_us"].get(method, {}).get(qty)
+                    cells.append(_fmt(value) + (f" ({_fmt(lo_hi[0])}–{_fmt(lo_hi[1])})" if lo_hi else ""))
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines += ["", "How many times faster the generated C is, median / min of the repeats (Pinocchio C++ "
                   "and the paper against the C loop, Pinocchio from Python against the Python call):", ""]
