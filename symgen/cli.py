@@ -58,11 +58,41 @@ def model(kind, n, seed, output):
     click.echo(f"wrote {output}: {robot.name}, {robot.n} joints, depth {robot.depth}")
 
 
+class _Progress:
+    """Stage messages, and a bar per symbolic run (ticks from the algorithms' outer loops: per k
+    of Algorithm 2, per j of Algorithm 1), on stderr when it is a terminal."""
+
+    WIDTH = 30
+
+    def __init__(self):
+        self._open = False
+        self._last = None
+
+    def __call__(self, message):
+        self._end()
+        click.echo(f"  {message}", err=True)
+
+    def tick(self, label, done, total):
+        step = (label, 100 * done // max(total, 1))
+        if step == self._last and done < total:
+            return                                  # eq. (4) ticks once per temp: redraw per percent
+        self._last = step
+        filled = self.WIDTH * done // max(total, 1)
+        click.echo(f"\r  {label:14s} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total}", err=True, nl=False)
+        self._open = done < total
+        if not self._open:
+            click.echo("", err=True)
+
+    def _end(self):
+        if self._open:
+            click.echo("", err=True)
+            self._open = False
+
+
 def _progress(quiet):
-    """Stage messages on stderr when it is a terminal (and not --quiet)."""
     if quiet or not sys.stderr.isatty():
         return None
-    return lambda msg: click.echo(f"  {msg}", err=True)
+    return _Progress()
 
 
 @main.command()
@@ -78,11 +108,17 @@ def _progress(quiet):
 @click.option("--cse", is_flag=True, help="Also run sympy.cse over the named intermediates (slow for big robots; "
               "they are already value-numbered during the run).")
 @click.option("--no-compile", is_flag=True, help="Write the C but do not compile the Python binding.")
+@click.option("--frame", type=click.Choice(["ground", "body"]), default="ground", show_default=True,
+              help="Coordinates of Algorithms 1 and 2 in the code: ground (no 6x6 transforms, fewer operations) "
+              "or body (the paper's pseudo-code as printed).")
+@click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: 64]: the code "
+              "grows as N^3 (Gamma on a chain).")
 @click.option("--copt", default="-O2", show_default=True,
               help="C optimization level of the binding (-O0 compiles big robots in a fraction of the time).")
 @click.option("--force", is_flag=True, help="Replace an existing package folder.")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
-def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, no_compile, copt, force, quiet):
+def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, max_dof, no_compile, copt, force,
+          quiet):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import time
@@ -103,7 +139,9 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, no_
     words += ["--floating-base"] if floating_base else []
     words += ["--quantities", quantities, "--gamma-method", gamma_method]
     words += ["--cse"] if cse else []
-    opts = BuildOptions(quantities=parse_quantities(quantities), gamma_method=gamma_method, cse=cse,
+    words += ["--frame", frame] if frame != "ground" else []
+    limit = {} if max_dof is None else {"max_dof": max_dof}
+    opts = BuildOptions(quantities=parse_quantities(quantities), gamma_method=gamma_method, cse=cse, frame=frame, **limit,
                         compile=not no_compile, copt=copt, force=force, command=" ".join(words),
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
     result = run_build(robot, out_dir, name=name, opts=opts, progress=_progress(quiet))
