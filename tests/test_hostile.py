@@ -743,10 +743,30 @@ def _sanitizer_driver(name, n, functions, seed):
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("robot", ["arm4", "hostile"])
-def test_every_c_function_runs_clean_under_address_and_undefined_sanitizers(hostile, tmp_path, robot):
+def _arm4_in_parts(tmp_path, monkeypatch):
+    """arm4 with every function printed in parts (static functions and the work array w), the
+    form big robots get, at a size that compiles in a moment."""
+    import symgen.codegen.build as codegen_build
+
+    monkeypatch.setattr(codegen_build, "C_SPLIT_ABOVE", 60)
+    monkeypatch.setattr(codegen_build, "C_PART_SIZE", 40)
+    pkg = build(load_urdf(EXAMPLE), tmp_path, opts=BuildOptions(compile=False)).path
+    assert "_part2(" in (pkg / "arm4.c").read_text()
+    return pkg
+
+
+def test_generated_c_in_parts_compiles_without_warnings(tmp_path, monkeypatch):
+    pkg = _arm4_in_parts(tmp_path, monkeypatch)
+    run = _gcc([*STRICT, "-c", "arm4.c", "-o", os.devnull], pkg)
+    assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize("robot", ["arm4", "arm4-in-parts", "hostile"])
+def test_every_c_function_runs_clean_under_address_and_undefined_sanitizers(hostile, tmp_path, monkeypatch, robot):
     if robot == "hostile":
         pkg = hostile[1]
+    elif robot == "arm4-in-parts":
+        pkg = _arm4_in_parts(tmp_path, monkeypatch)
     else:
         pkg = build(load_urdf(EXAMPLE), tmp_path, opts=BuildOptions(compile=False)).path
     probe = tmp_path / "probe.c"
