@@ -5,7 +5,9 @@
 /* options: quantities=M,Mdot,C,Gamma,tau gamma_method=algo2 frame=ground floating_base=False cse=False */
 /* SymPy 1.14.0 */
 /* Unrolled dynamics of robot arm4: C99, libm only. Arrays are row-major
- * doubles; n = ARM4_NV. Batch variants take count packed items per pointer. */
+ * doubles; n = ARM4_NV. Batch variants take count packed items per pointer. Big
+ * functions keep the temps their parts share in a work array on the stack: *_WORK_BYTES
+ * (besides the compiler's own locals); mind it on threads with small stacks. */
 #ifndef ARM4_H
 #define ARM4_H
 
@@ -22,22 +24,27 @@ extern "C" {
 extern const char *const arm4_joint_names[4];
 
 /* Mass matrix M(q), (n, n), by CRBA. */
+#define ARM4_MASS_MATRIX_WORK_BYTES 0  /* its work array on the stack */
 void arm4_mass_matrix(const double *q, double *M);
 void arm4_mass_matrix_batch(size_t count, const double *q, double *M);
 
 /* dM/dt at (q, qd), (n, n), by Algorithm 1. */
+#define ARM4_MASS_MATRIX_DOT_WORK_BYTES 0  /* its work array on the stack */
 void arm4_mass_matrix_dot(const double *q, const double *qd, double *Mdot);
 void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd, double *Mdot);
 
 /* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. */
+#define ARM4_CORIOLIS_MATRIX_WORK_BYTES 0  /* its work array on the stack */
 void arm4_coriolis_matrix(const double *q, const double *qd, double *C);
 void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd, double *C);
 
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. */
+#define ARM4_CHRISTOFFEL_WORK_BYTES 0  /* its work array on the stack */
 void arm4_christoffel(const double *q, double *Gamma);
 void arm4_christoffel_batch(size_t count, const double *q, double *Gamma);
 
 /* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. */
+#define ARM4_INVERSE_DYNAMICS_WORK_BYTES 0  /* its work array on the stack */
 void arm4_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau);
 void arm4_inverse_dynamics_batch(size_t count, const double *q, const double *qd, const double *qdd, double *tau);
 
