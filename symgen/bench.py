@@ -218,7 +218,7 @@ static void report(const char *name, double (*run)(long), int repeats, double mi
 }}
 
 int main(int argc, char **argv) {{
-    int repeats = argc > 1 ? atoi(argv[1]) : 7, i, k, s;
+    int repeats = argc > 1 ? atoi(argv[1]) : 7, k, s;
     double min_time = argc > 2 ? atof(argv[2]) : 0.05;
     if (repeats < 1 || repeats > 1000) repeats = 7;
     for (s = 0; s < COUNT; ++s)
@@ -229,7 +229,6 @@ int main(int argc, char **argv) {{
         }}
     printf("{{\"count\": %d, \"results\": {{", COUNT);
 {reports}    printf("}}}}\n");
-    (void)i;
     return 0;
 }}
 """
