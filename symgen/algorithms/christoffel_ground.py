@@ -11,7 +11,8 @@ symmetric (inertia form, 9 numbers) and h = 1/2 IC_k Phi_k, with (h x*) antisymm
   F2 = Bt^T Phi_j = Bs Phi_j - (Phi_j x*) h
   F3 = D Phi_j    = (2h x*) Phi_j - F1 = -F2      (D of line 6)
 so line 14 is minus line 13: Gamma_kij = -Gamma_jik for i, j ancestors of k (dM_jk/dq_i = 0),
-and each related triple costs two dot products. This is the form the generated code uses.
+and each related triple costs two dot products; for j = k both are Gamma_kik = 1/2 dM_kk/dq_i = 0
+and are not computed (exact zeros). This is the form the generated code uses.
 """
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ def christoffel_ground(robot, q, bk):
             E = bk.bind(inertia_times(Bs, Phi[j], bk), f"E{k}_{j}", j)
             Q = bk.bind(cross_force(Phi[j], h, bk), f"Q{k}_{j}", j)
             F1 = bk.bind(E + Q, f"F1_{k}_{j}", j)                          # line 9
+            if j == k:              # lines 13-14 give Gamma_kik = 1/2 dM_kk/dq_i = 0: skipped
+                for i in robot.ancestors(j):
+                    Gamma[i, k, k] = Phi[i] @ F1                        # line 12
+                continue
             F2 = bk.bind(E - Q, f"F2_{k}_{j}", j)
             for i in robot.ancestors(j):                                # lines 10-11, 15-16
                 Gamma[i, j, k] = Gamma[i, k, j] = Phi[i] @ F1           # line 12

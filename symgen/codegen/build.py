@@ -95,6 +95,14 @@ def _comments(robot, assignments):
     return out
 
 
+def _zeros_to_store(size, entries):
+    """The flat indices of the zero entries, when storing them one by one beats a memset of
+    the whole output (fewer than half the entries are zero); None otherwise."""
+    nonzero = {k for k, _ in entries}
+    zeros = [k for k in range(size) if k not in nonzero]
+    return zeros if 2 * len(zeros) < size else None
+
+
 def _function_context(robot, fn, quantity):
     n = robot.n
     params = [inp.name for inp in fn.inputs]
@@ -119,6 +127,8 @@ def _function_context(robot, fn, quantity):
         size *= d
     return {
         "name": fn.name, "doc": fn.doc, "params": params, "out": out.name, "size": size,
+        # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
+        "zeros": _zeros_to_store(size, entries),
         "shape": tuple(out.shape), "shape_literal": repr(tuple(out.shape)), "signature": f"{fn.name}({', '.join(params)}) -> {tuple(out.shape)}",
         "inputs": [{"name": inp.name, "unpack": ", ".join(s.name for s in inp.symbols) + ("," if n == 1 else "")}
                    for inp in fn.inputs],
