@@ -275,8 +275,10 @@ def package_functions(manifest: dict, quantities) -> list[tuple[str, str, dict]]
     return wanted
 
 
-def c_driver_source(manifest: dict, quantities, count: int = 64) -> str:
-    """The C driver timing ``quantities`` of a generated package (see :data:`_C_DRIVER`)."""
+def c_driver_source(manifest: dict, quantities, count: int = 64, update: bool = False) -> str:
+    """The C driver timing ``quantities`` of a generated package (see :data:`_C_DRIVER`); with
+    ``update``, also each function's ``_update`` variant (reported as ``"<quantity>:update"``),
+    which leaves the structurally zero entries of the output alone."""
     name, n = manifest["name"], int(manifest["nv"])
     runners, reports, out_size = [], [], 1
     for pos, (qty, fname, entry) in enumerate(package_functions(manifest, quantities)):
@@ -285,6 +287,10 @@ def c_driver_source(manifest: dict, quantities, count: int = 64) -> str:
         args = ", ".join(f"inputs[{_INPUT_ROW[p]}][s]" for p in entry["inputs"])
         runners.append(_C_RUNNER.format(fname=fname, call=f"{name}_{fname}({args}, out)", last=size - 1))
         reports.append(f'    report("{qty}", run_{fname}, repeats, min_time, {int(pos == 0)});\n')
+        if update:
+            runners.append(_C_RUNNER.format(fname=f"{fname}_update", call=f"{name}_{fname}_update({args}, out)",
+                                            last=size - 1))
+            reports.append(f'    report("{qty}:update", run_{fname}_update, repeats, min_time, 0);\n')
     return _C_DRIVER.format(prefix=name, header=f"{name}.h", n=n, count=count, out_size=out_size,
                             runners="".join(runners), reports="".join(reports))
 
@@ -333,7 +339,8 @@ def compile_package_objects(package_dir, manifest, flags: str = DEFAULT_FLAGS, c
 
 
 def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, cc: str | None = None,
-           repeats: int = 7, min_time: float = 0.05, count: int = 64, timeout: float | None = None) -> dict:
+           repeats: int = 7, min_time: float = 0.05, count: int = 64, timeout: float | None = None,
+           update: bool = False) -> dict:
     """Time the package's C functions in a compiled C loop over ``count`` random states:
     ``{quantity: Timing}``. ``flags`` compile both the package and the driver."""
     package_dir = Path(package_dir)
@@ -344,7 +351,7 @@ def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, c
     objs = compile_package_objects(package_dir, manifest, flags, cc, timeout)
     with tempfile.TemporaryDirectory(prefix="symgen-bench-") as tmp:
         driver = Path(tmp) / "driver.c"
-        driver.write_text(c_driver_source(manifest, quantities, count), encoding="utf-8")
+        driver.write_text(c_driver_source(manifest, quantities, count, update), encoding="utf-8")
         exe = Path(tmp) / "driver"
         _run([cc, *shlex.split(flags), "-std=c99", f"-I{package_dir}", str(driver), *map(str, objs),
               "-o", str(exe), "-lm"], timeout, f"{driver}")
@@ -624,9 +631,10 @@ def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str 
             result["notes"][f"{qty}/{method}"] = value
 
     try:
-        for qty, t in c_loop(package_dir, quantities, flags, repeats=repeats, min_time=min_time,
-                             timeout=compile_timeout).items():
-            put(qty, "c_loop", t)
+        for key, t in c_loop(package_dir, quantities, flags, repeats=repeats, min_time=min_time,
+                             timeout=compile_timeout, update=True).items():
+            qty, _, variant = key.partition(":")
+            put(qty, "c_loop_update" if variant else "c_loop", t)
     except BenchError as exc:
         for qty, _, _ in funcs:
             put(qty, "c_loop", str(exc))
@@ -684,7 +692,8 @@ def ratios(us: dict, spread: dict) -> dict:
     return out
 
 
-BENCH_LABELS = {"c_loop": "generated C, C loop", "c_py_single": "generated C from Python, one state",
+BENCH_LABELS = {"c_loop": "generated C, C loop",
+                "c_loop_update": "generated C, C loop, _update (no zeroing)", "c_py_single": "generated C from Python, one state",
                 "c_py_batch": "generated C from Python, per state in a batch",
                 "pin_cpp": "Pinocchio C++", "pin_cpp_n_c": "Pinocchio C++, n x computeCoriolisMatrix",
                 "pin_py": "Pinocchio from Python"}

@@ -279,3 +279,39 @@ def test_body_frame_code_matches_the_reference(tmp_path):
     q, qd, qdd = rng.uniform(0, 6, robot.n), rng.normal(size=robot.n), rng.normal(size=robot.n)
     for f in FUNCS:
         _close(getattr(pkg.numpy, f)(*_args(f, q, qd, qdd)), _reference(robot, f, q, qd, qdd), f"body frame {f} (seed 8)")
+
+
+def test_update_variants_write_exactly_the_entries_that_can_be_nonzero(systems):
+    """NAME_f_update leaves the structurally zero entries alone: from a zeroed buffer it gives
+    NAME_f's result, over a buffer NAME_f filled at another state it gives the new result, and
+    an entry it is not meant to write keeps whatever was there."""
+    import ctypes
+
+    robot, pkg = systems["tree7"]
+    lib = ctypes.CDLL(str(next(Path(pkg.__file__).parent.glob("_*_ext*.so"))))
+    P = ctypes.POINTER(ctypes.c_double)
+    rng = np.random.default_rng(12)
+    name = Path(pkg.__file__).parent.name
+    for f in ("christoffel", "coriolis_matrix", "mass_matrix"):
+        full, update = getattr(lib, f"{name}_{f}"), getattr(lib, f"{name}_{f}_update")
+        n_in = 1 if f in ("christoffel", "mass_matrix") else 2
+        size = robot.n ** (3 if f == "christoffel" else 2)
+        states = [[rng.uniform(0, 6, robot.n) for _ in range(n_in)] for _ in range(2)]
+        ptr = lambda a: a.ctypes.data_as(P)
+        expected = []
+        for st in states:
+            out = np.full(size, np.nan)
+            full(*map(ptr, st), ptr(out))
+            expected.append(out.copy())
+        buf = np.zeros(size)
+        update(*map(ptr, states[0]), ptr(buf))
+        np.testing.assert_array_equal(buf, expected[0], err_msg=f"{f}_update from zeros (seed 12)")
+        update(*map(ptr, states[1]), ptr(buf))
+        np.testing.assert_array_equal(buf, expected[1], err_msg=f"{f}_update over an earlier result (seed 12)")
+        marked = np.full(size, 7.0)
+        update(*map(ptr, states[0]), ptr(marked))
+        written = marked != 7.0
+        np.testing.assert_array_equal(marked[written], expected[0][written], err_msg=f"{f}_update (seed 12)")
+        assert np.all(expected[0][~written] == 0.0), f"{f}_update skipped an entry that is not zero"
+        if f == "christoffel":                  # a tree: most triples are unrelated, never written
+            assert (~written).sum() > size // 2, f"{f}_update wrote {written.sum()} of {size} entries"

@@ -24,10 +24,11 @@ const char *const arm4_joint_names[4] = {
     "joint4",
 };
 
-/* Mass matrix M(q), (n, n), by CRBA. */
-void arm4_mass_matrix(const double *q, double *M)
+/* Mass matrix M(q), (n, n), by CRBA. Writes only the entries that can be nonzero (see the header). */
+void arm4_mass_matrix_update(const double *q, double *M)
 {
     (void)q;
+    (void)M;
     const double cq0 = cos(q[0]);
     const double sq0 = sin(q[0]);
     const double cq1 = cos(q[1]);
@@ -175,6 +176,12 @@ void arm4_mass_matrix(const double *q, double *M)
     M[15] = F3_0*R2_0_1 + F3_1*R2_1_1 + F3_2*R2_2_1 + F3_3*Phi3_0 + F3_4*Phi3_1 + F3_5*Phi3_2;
 }
 
+/* Mass matrix M(q), (n, n), by CRBA. */
+void arm4_mass_matrix(const double *q, double *M)
+{
+    arm4_mass_matrix_update(q, M);
+}
+
 void arm4_mass_matrix_batch(size_t count, const double *q, double *M)
 {
     for (size_t b = 0; b < count; ++b) {
@@ -182,11 +189,12 @@ void arm4_mass_matrix_batch(size_t count, const double *q, double *M)
     }
 }
 
-/* dM/dt at (q, qd), (n, n), by Algorithm 1. */
-void arm4_mass_matrix_dot(const double *q, const double *qd, double *Mdot)
+/* dM/dt at (q, qd), (n, n), by Algorithm 1. Writes only the entries that can be nonzero (see the header). */
+void arm4_mass_matrix_dot_update(const double *q, const double *qd, double *Mdot)
 {
     (void)q;
     (void)qd;
+    (void)Mdot;
     const double cq0 = cos(q[0]);
     const double sq0 = sin(q[0]);
     const double cq1 = cos(q[1]);
@@ -481,6 +489,12 @@ void arm4_mass_matrix_dot(const double *q, const double *qd, double *Mdot)
     Mdot[15] = F13_3_0*R2_0_1 + F13_3_1*R2_1_1 + F13_3_2*R2_2_1 + F1_3_3*Phi3_0 + F1_3_4*Phi3_1 + F1_3_5*Phi3_2 + F2_3_0*Phid3_0 + F2_3_1*Phid3_1 + F2_3_2*Phid3_2 + F2_3_3*Phid3_3 + F2_3_4*Phid3_4 + F2_3_5*Phid3_5;
 }
 
+/* dM/dt at (q, qd), (n, n), by Algorithm 1. */
+void arm4_mass_matrix_dot(const double *q, const double *qd, double *Mdot)
+{
+    arm4_mass_matrix_dot_update(q, qd, Mdot);
+}
+
 void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd, double *Mdot)
 {
     for (size_t b = 0; b < count; ++b) {
@@ -488,11 +502,12 @@ void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd,
     }
 }
 
-/* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. */
-void arm4_coriolis_matrix(const double *q, const double *qd, double *C)
+/* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. Writes only the entries that can be nonzero (see the header). */
+void arm4_coriolis_matrix_update(const double *q, const double *qd, double *C)
 {
     (void)q;
     (void)qd;
+    (void)C;
     const double cq0 = cos(q[0]);
     const double sq0 = sin(q[0]);
     const double cq1 = cos(q[1]);
@@ -767,6 +782,12 @@ void arm4_coriolis_matrix(const double *q, const double *qd, double *C)
     C[15] = F1_3_0*R2_0_1 + F1_3_1*R2_1_1 + F1_3_2*R2_2_1 + F1_3_3*Phi3_0 + F1_3_4*Phi3_1 + F1_3_5*Phi3_2;
 }
 
+/* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. */
+void arm4_coriolis_matrix(const double *q, const double *qd, double *C)
+{
+    arm4_coriolis_matrix_update(q, qd, C);
+}
+
 void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd, double *C)
 {
     for (size_t b = 0; b < count; ++b) {
@@ -774,10 +795,11 @@ void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd,
     }
 }
 
-/* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. */
-void arm4_christoffel(const double *q, double *Gamma)
+/* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. Writes only the entries that can be nonzero (see the header). */
+void arm4_christoffel_update(const double *q, double *Gamma)
 {
     (void)q;
+    (void)Gamma;
     const double cq0 = cos(q[0]);
     const double sq0 = sin(q[0]);
     const double cq1 = cos(q[1]);
@@ -993,19 +1015,6 @@ void arm4_christoffel(const double *q, double *Gamma)
     const double gamma2 = -F2_3_1_2;
     const double gamma3 = -F2_3_2_2;
     const double gamma4 = -G2_2_3;
-    Gamma[0] = 0.0;
-    Gamma[17] = 0.0;
-    Gamma[20] = 0.0;
-    Gamma[34] = 0.0;
-    Gamma[38] = 0.0;
-    Gamma[40] = 0.0;
-    Gamma[41] = 0.0;
-    Gamma[51] = 0.0;
-    Gamma[55] = 0.0;
-    Gamma[59] = 0.0;
-    Gamma[60] = 0.0;
-    Gamma[61] = 0.0;
-    Gamma[62] = 0.0;
     Gamma[1] = Bs1_2_2;
     Gamma[2] = Bs2_2_2;
     Gamma[3] = Bs3_2_2;
@@ -1059,6 +1068,25 @@ void arm4_christoffel(const double *q, double *Gamma)
     Gamma[63] = F1_3_3_0*R2_0_1 + F1_3_3_1*R2_1_1 + F1_3_3_2*R2_2_1 + 2.0*E3_3_3*Phi3_0 + 2.0*E3_3_4*Phi3_1 + 2.0*E3_3_5*Phi3_2;
 }
 
+/* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. */
+void arm4_christoffel(const double *q, double *Gamma)
+{
+    Gamma[0] = 0.0;
+    Gamma[17] = 0.0;
+    Gamma[20] = 0.0;
+    Gamma[34] = 0.0;
+    Gamma[38] = 0.0;
+    Gamma[40] = 0.0;
+    Gamma[41] = 0.0;
+    Gamma[51] = 0.0;
+    Gamma[55] = 0.0;
+    Gamma[59] = 0.0;
+    Gamma[60] = 0.0;
+    Gamma[61] = 0.0;
+    Gamma[62] = 0.0;
+    arm4_christoffel_update(q, Gamma);
+}
+
 void arm4_christoffel_batch(size_t count, const double *q, double *Gamma)
 {
     for (size_t b = 0; b < count; ++b) {
@@ -1066,12 +1094,13 @@ void arm4_christoffel_batch(size_t count, const double *q, double *Gamma)
     }
 }
 
-/* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. */
-void arm4_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
+/* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. Writes only the entries that can be nonzero (see the header). */
+void arm4_inverse_dynamics_update(const double *q, const double *qd, const double *qdd, double *tau)
 {
     (void)q;
     (void)qd;
     (void)qdd;
+    (void)tau;
     const double cq1 = cos(q[1]);
     const double sq1 = sin(q[1]);
     const double cq2 = cos(q[2]);
@@ -1144,6 +1173,12 @@ void arm4_inverse_dynamics(const double *q, const double *qd, const double *qdd,
     tau[1] = f1_2_1;
     tau[2] = f2_2_1;
     tau[3] = f3_2;
+}
+
+/* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. */
+void arm4_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
+{
+    arm4_inverse_dynamics_update(q, qd, qdd, tau);
 }
 
 void arm4_inverse_dynamics_batch(size_t count, const double *q, const double *qd, const double *qdd, double *tau)

@@ -26,26 +26,41 @@ extern const char *const arm4_joint_names[4];
 /* Mass matrix M(q), (n, n), by CRBA. */
 #define ARM4_MASS_MATRIX_WORK_BYTES 0  /* its work array on the stack */
 void arm4_mass_matrix(const double *q, double *M);
+/* The same, writing only the 16 of 16 entries that can be nonzero: the others must
+ * already be zero (a buffer zeroed once, or last filled by arm4_mass_matrix). */
+void arm4_mass_matrix_update(const double *q, double *M);
 void arm4_mass_matrix_batch(size_t count, const double *q, double *M);
 
 /* dM/dt at (q, qd), (n, n), by Algorithm 1. */
 #define ARM4_MASS_MATRIX_DOT_WORK_BYTES 0  /* its work array on the stack */
 void arm4_mass_matrix_dot(const double *q, const double *qd, double *Mdot);
+/* The same, writing only the 16 of 16 entries that can be nonzero: the others must
+ * already be zero (a buffer zeroed once, or last filled by arm4_mass_matrix_dot). */
+void arm4_mass_matrix_dot_update(const double *q, const double *qd, double *Mdot);
 void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd, double *Mdot);
 
 /* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. */
 #define ARM4_CORIOLIS_MATRIX_WORK_BYTES 0  /* its work array on the stack */
 void arm4_coriolis_matrix(const double *q, const double *qd, double *C);
+/* The same, writing only the 16 of 16 entries that can be nonzero: the others must
+ * already be zero (a buffer zeroed once, or last filled by arm4_coriolis_matrix). */
+void arm4_coriolis_matrix_update(const double *q, const double *qd, double *C);
 void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd, double *C);
 
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. */
 #define ARM4_CHRISTOFFEL_WORK_BYTES 0  /* its work array on the stack */
 void arm4_christoffel(const double *q, double *Gamma);
+/* The same, writing only the 51 of 64 entries that can be nonzero: the others must
+ * already be zero (a buffer zeroed once, or last filled by arm4_christoffel). */
+void arm4_christoffel_update(const double *q, double *Gamma);
 void arm4_christoffel_batch(size_t count, const double *q, double *Gamma);
 
 /* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. */
 #define ARM4_INVERSE_DYNAMICS_WORK_BYTES 0  /* its work array on the stack */
 void arm4_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau);
+/* The same, writing only the 4 of 4 entries that can be nonzero: the others must
+ * already be zero (a buffer zeroed once, or last filled by arm4_inverse_dynamics). */
+void arm4_inverse_dynamics_update(const double *q, const double *qd, const double *qdd, double *tau);
 void arm4_inverse_dynamics_batch(size_t count, const double *q, const double *qd, const double *qdd, double *tau);
 
 #ifdef __cplusplus

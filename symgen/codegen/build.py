@@ -129,6 +129,7 @@ def _function_context(robot, fn, quantity):
         "name": fn.name, "doc": fn.doc, "params": params, "out": out.name, "size": size,
         # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
         "zeros": _zeros_to_store(size, entries),
+        "nonzero": len(entries),
         "shape": tuple(out.shape), "shape_literal": repr(tuple(out.shape)), "signature": f"{fn.name}({', '.join(params)}) -> {tuple(out.shape)}",
         "inputs": [{"name": inp.name, "unpack": ", ".join(s.name for s in inp.symbols) + ("," if n == 1 else "")}
                    for inp in fn.inputs],
