@@ -128,14 +128,19 @@ def test_generated_panda_and_floating_solo_match_pinocchio(pin, erd, tmp_path):
         pkg = _build(robot, tmp_path / path.stem)
         ref = oracle.PinOracle(robot, pin.buildModelFromUrdf(str(path)))
         rng = np.random.default_rng(21)
-        for _ in range(2):
-            q, qd = rng.uniform(0, 2 * np.pi, robot.n), rng.uniform(0, 10, robot.n)
-            C_pin, M_pin = ref.coriolis(q, qd), ref.mass_matrix(q)
-            for backend in (pkg.numpy, pkg.c):
-                _close(backend.coriolis_matrix(q, qd), C_pin, f"{path.stem} C vs Pinocchio (seed 21)")
-                _close(backend.mass_matrix(q), M_pin, f"{path.stem} M vs Pinocchio (seed 21)")
-                _close(np.einsum("ijk,k->ij", backend.christoffel(q), qd), C_pin,
-                       f"{path.stem} Gamma qd vs Pinocchio C (seed 21)")
+        Q, QD = rng.uniform(0, 2 * np.pi, (2, robot.n)), rng.uniform(0, 10, (2, robot.n))
+        for backend in (pkg.numpy, pkg.c):
+            CB, MB, GB = backend.coriolis_matrix(Q, QD), backend.mass_matrix(Q), backend.christoffel(Q)
+            for t in range(2):
+                q, qd = Q[t], QD[t]
+                C_pin, M_pin = ref.coriolis(q, qd), ref.mass_matrix(q)
+                what = f"{path.stem}, state {t} (seed 21)"
+                _close(backend.coriolis_matrix(q, qd), C_pin, f"C vs Pinocchio, {what}")
+                _close(backend.mass_matrix(q), M_pin, f"M vs Pinocchio, {what}")
+                _close(np.einsum("ijk,k->ij", backend.christoffel(q), qd), C_pin, f"Gamma qd vs Pinocchio C, {what}")
+                _close(CB[t], C_pin, f"batch C vs Pinocchio, {what}")
+                _close(MB[t], M_pin, f"batch M vs Pinocchio, {what}")
+                _close(np.einsum("ijk,k->ij", GB[t], qd), C_pin, f"batch Gamma qd vs Pinocchio C, {what}")
 
 
 def _build_files(tmp, cwd, hashseed):
