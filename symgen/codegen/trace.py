@@ -1,10 +1,13 @@
 """Run the algorithms on symbols and turn each requested quantity into a Program Function.
 
     M      mass_matrix(q)                  CRBA
-    Mdot   mass_matrix_dot(q, qd)          Algorithm 1
+    Mdot   mass_matrix_dot(q, qd)          Algorithm 1 (one run yields Mdot and C)
     C      coriolis_matrix(q, qd)          Algorithm 1
     Gamma  christoffel(q)                  Algorithm 2, or eq. (4) with gamma_method="partials"
     tau    inverse_dynamics(q, qd, qdd)    RNEA, gravity 9.81 along -z of the root
+
+CRBA and Algorithms 1 and 2 run in ground coordinates by default (``frame="ground"``, the
+``*_ground`` modules), or as the paper prints them (``frame="body"``); RNEA in body frames.
 """
 from __future__ import annotations
 
