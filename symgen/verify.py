@@ -27,16 +27,43 @@ def _rel(a, b):
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) / scale if np.size(b) else 0.0
 
 
+def _pinocchio(robot, urdf, floating_base):
+    """(PinOracle or None, a note for the report)."""
+    if floating_base:
+        return None, "Pinocchio: skipped (its free-flyer root is not symgen's six 1-DoF joints; " \
+                     "verify the URDF that `symgen.urdf.write_urdf` writes for the floating robot)"
+    try:
+        import pinocchio
+    except ImportError:
+        return None, "Pinocchio: not installed (pip install pin), skipped"
+    from .oracle import OracleError, PinOracle
+
+    try:
+        return PinOracle(robot, pinocchio.buildModelFromUrdf(str(urdf)), pinocchio), "Pinocchio " + pinocchio.__version__
+    except OracleError as exc:
+        return None, f"Pinocchio: skipped, {exc}".splitlines()[0]
+
+
+def _pin_value(oracle, function, q, qd, qdd):
+    return {"mass_matrix": lambda: oracle.mass_matrix(q),
+            "coriolis_matrix": lambda: oracle.coriolis(q, qd),
+            "mass_matrix_dot": lambda: oracle.coriolis(q, qd) + oracle.coriolis(q, qd).T,   # eq. (2)
+            "christoffel": lambda: oracle.christoffel(q),
+            "inverse_dynamics": lambda: oracle.inverse_dynamics(q, qd, qdd)}.get(function)
+
+
 def verify_package(path, trials=20, seed=0, urdf=None, floating_base=False):
     """Return (report text, ok). Checks, per random state (q in [0, 2pi], qd in [0, 10]):
     Mdot = C + C^T, C = sum_k Gamma[:, :, k] qd_k, C qd + g = tau(q, qd, 0) - with g from tau(q, 0, 0),
-    M symmetric, every backend equal to NumPy, and the numeric reference when a URDF is given."""
+    M symmetric, every backend equal to NumPy; when a URDF is given, the numeric reference and,
+    if it is installed, Pinocchio (M, C, Gamma as C(q, e_k), tau)."""
     import symgen
     from .codegen.build import import_package
 
     pkg = import_package(path)
     n = pkg.nv
     robot = symgen.load_urdf(urdf, floating_base=floating_base) if urdf else None
+    oracle, pin_note = _pinocchio(robot, urdf, floating_base) if urdf else (None, None)
     rng = np.random.default_rng(seed)
     worst: dict[str, float] = {}
 
@@ -66,9 +93,15 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=False):
             if robot is not None:
                 for f, fun in have.items():
                     record(f"{bname} vs reference: {f}", _rel(fun(*_args(f, q, qd, qdd)), reference(robot, f, q, qd, qdd)))
+            if oracle is not None:
+                for f, fun in have.items():
+                    theirs = _pin_value(oracle, f, q, qd, qdd)
+                    if theirs is not None:
+                        record(f"{bname} vs Pinocchio: {f}", _rel(fun(*_args(f, q, qd, qdd)), theirs()))
     ok = all(v <= TOL for v in worst.values())
     width = max(len(k) for k in worst)
     lines = [f"{pkg.__name__}: {n} joints, backends {', '.join(backends)}, {trials} random states (seed {seed})"]
+    lines += [f"  {pin_note}"] if pin_note else []
     lines += [f"  {k:<{width}}  max rel. error {v:.2e}  {'ok' if v <= TOL else 'FAIL'}" for k, v in sorted(worst.items())]
     lines.append("all checks passed" if ok else f"FAILED: some errors exceed {TOL:g}")
     return "\n".join(lines), ok

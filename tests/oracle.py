@@ -18,11 +18,13 @@ import os
 import site
 import sys
 import sysconfig
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+import symgen.oracle as _oracle
+from symgen.oracle import OracleError  # noqa: F401  (re-exported for the tests)
 
 #: Relative tolerance of every comparison, against the largest entry of the compared quantity.
 RTOL = 1e-9
@@ -90,95 +92,8 @@ def erd_path(relative: str) -> Path:
     return path
 
 
-# ------------------------------------------------------------------------------ index matching
-
-#: Pinocchio joint kinds (``shortname()`` without the "JointModel" prefix, up to the axis letter)
-#: that carry one symgen joint, by symgen joint type.
-_PIN_KINDS = {
-    "revolute": ("JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned"),
-    "continuous": ("JointModelRUBX", "JointModelRUBY", "JointModelRUBZ",
-                   "JointModelRevoluteUnboundedUnaligned"),
-    "prismatic": ("JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned"),
-}
-
-
-@dataclass
-class JointMap:
-    """symgen <-> Pinocchio index matching for one robot and one Pinocchio model of it.
-
-    ``P`` (nv_pin x n) is the permutation with ``v_pin = P @ v_symgen``. A revolute joint that
-    Pinocchio made unbounded (nq = 2) receives (cos q, sin q)."""
-
-    n: int
-    nq_pin: int
-    P: np.ndarray
-    #: per symgen joint: (idx_q in pinocchio's q, nq there: 1 or 2)
-    q_slots: list[tuple[int, int]] = field(default_factory=list)
-
-    @classmethod
-    def build(cls, robot, model) -> "JointMap":
-        names = list(robot.joint_names)
-        if len(set(names)) != len(names):
-            raise AssertionError(f"{robot.name}: symgen joint names are not unique: {names}")
-        where = {name: i for i, name in enumerate(names)}
-        if model.nv != robot.n:
-            pin_names = [model.names[j] for j in range(1, model.njoints)]
-            raise AssertionError(
-                f"{robot.name}: Pinocchio has nv = {model.nv}, symgen has {robot.n} joints\n"
-                f"  only in Pinocchio: {sorted(set(pin_names) - set(names))}\n"
-                f"  only in symgen:    {sorted(set(names) - set(pin_names))}")
-        for j in range(1, model.njoints):
-            # Pinocchio's crba/Coriolis read each subtree as one contiguous block of joints
-            subtree = sorted(model.subtrees[j])
-            if model.parents[j] >= j or subtree != list(range(j, j + len(subtree))):
-                raise AssertionError(f"{robot.name}: Pinocchio model is not in depth-first order "
-                                     f"at joint {model.names[j]!r}; its results would be wrong")
-        P = np.zeros((model.nv, robot.n))
-        slots: list[tuple[int, int] | None] = [None] * robot.n
-        for j in range(1, model.njoints):
-            jm, name = model.joints[j], model.names[j]
-            if name not in where:
-                raise AssertionError(f"{robot.name}: Pinocchio joint {name!r} is not a symgen joint "
-                                     f"(symgen has {names})")
-            i = where[name]
-            kind, jtype = jm.shortname(), robot.bodies[i].joint_type
-            if jm.nv != 1 or jm.nq not in (1, 2):
-                raise AssertionError(f"{robot.name}: joint {name!r} is {kind} with nq = {jm.nq}, "
-                                     f"nv = {jm.nv}; only single-DoF joints can be matched")
-            if kind not in _PIN_KINDS[jtype] and not (jtype == "revolute" and kind in _PIN_KINDS["continuous"]):
-                raise AssertionError(f"{robot.name}: joint {name!r} is {jtype} in symgen but {kind} "
-                                     f"in Pinocchio")
-            if slots[i] is not None:
-                raise AssertionError(f"{robot.name}: two Pinocchio joints are named {name!r}")
-            P[jm.idx_v, i] = 1.0
-            slots[i] = (jm.idx_q, jm.nq)
-        missing = [names[i] for i, s in enumerate(slots) if s is None]
-        if missing:
-            raise AssertionError(f"{robot.name}: symgen joints {missing} have no Pinocchio joint")
-        return cls(robot.n, model.nq, P, slots)
-
-    def q(self, q_symgen) -> np.ndarray:
-        """Pinocchio's configuration vector for symgen's joint angles/positions."""
-        qp = np.zeros(self.nq_pin)
-        for qi, (idx, nq) in zip(q_symgen, self.q_slots):
-            if nq == 1:
-                qp[idx] = qi
-            else:
-                qp[idx], qp[idx + 1] = np.cos(qi), np.sin(qi)
-        return qp
-
-    def v(self, v_symgen) -> np.ndarray:
-        """Pinocchio's velocity (or acceleration) vector: ``P @ v``."""
-        return self.P @ np.asarray(v_symgen, dtype=float)
-
-    def vec(self, x_pin) -> np.ndarray:
-        """A Pinocchio joint-space vector (forces) in symgen's order: ``P.T @ x``."""
-        return self.P.T @ x_pin
-
-    def mat(self, A_pin) -> np.ndarray:
-        """A Pinocchio joint-space matrix in symgen's order: ``P.T @ A @ P``."""
-        return self.P.T @ A_pin @ self.P
-
+# Index matching (JointMap) and Pinocchio's quantities (PinOracle) live in symgen.oracle, which
+# `symgen verify --urdf` uses too.
 
 # -------------------------------------------------------------- a Pinocchio model without URDF
 
@@ -240,44 +155,12 @@ def _rotation_taking_z_to(axis):
 
 # ------------------------------------------------------------------------------- Pinocchio side
 
-class PinOracle:
-    """Pinocchio's quantities at symgen states, returned in symgen's order."""
+class PinOracle(_oracle.PinOracle):
+    """:class:`symgen.oracle.PinOracle`, with Pinocchio required the tests' way (skip, or fail
+    under CI)."""
 
     def __init__(self, robot, model):
-        self.pin = require_pinocchio()
-        self.robot, self.model = robot, model
-        self.data = model.createData()
-        self.map = JointMap.build(robot, model)
-
-    def mass_matrix(self, q):
-        M = self.pin.crba(self.model, self.data, self.map.q(q)).copy()
-        return self.map.mat(np.triu(M) + np.triu(M, 1).T)    # crba fills the upper triangle only
-
-    def inverse_dynamics(self, q, qd, qdd):
-        """rnea with the model's own gravity (Pinocchio's default, -9.81 along z)."""
-        return self.map.vec(self.pin.rnea(self.model, self.data, self.map.q(q), self.map.v(qd), self.map.v(qdd)))
-
-    def coriolis(self, q, qd):
-        """Pinocchio's C(q, qd), the Christoffel-consistent one for single-DoF joints."""
-        return self.map.mat(self.pin.computeCoriolisMatrix(self.model, self.data, self.map.q(q),
-                                                           self.map.v(qd)).copy())
-
-    def christoffel(self, q, ks=None):
-        """Gamma[:, :, k] = C(q, e_k) (C is linear in qd), for k in ``ks`` (all by default)."""
-        n = self.robot.n
-        ks = range(n) if ks is None else ks
-        Gamma = np.zeros((n, n, len(ks)))
-        for col, k in enumerate(ks):
-            e = np.zeros(n)
-            e[k] = 1.0
-            Gamma[:, :, col] = self.coriolis(q, e)
-        return Gamma
-
-    def mass_matrix_dot_fd(self, q, qd, h=1e-6):
-        """dM/dt along qd by a central difference of Pinocchio's crba (independent of any C).
-        symgen's q is one coordinate per joint, so q +- h qd is a valid configuration."""
-        q, qd = np.asarray(q, float), np.asarray(qd, float)
-        return (self.mass_matrix(q + h * qd) - self.mass_matrix(q - h * qd)) / (2 * h)
+        super().__init__(robot, model, require_pinocchio())
 
 
 # ------------------------------------------------------------------------------------ checking

@@ -180,6 +180,24 @@ def test_cli_build_then_verify(tmp_path):
     assert res.exit_code == 0 and "all checks passed" in res.output, res.output
 
 
+@pytest.mark.pinocchio
+def test_verify_compares_with_pinocchio_and_fails_on_another_robot(pin, tmp_path):
+    """`symgen verify --urdf` checks every function against Pinocchio when it is installed; a
+    package checked against a URDF with one mass changed fails (exit code 1)."""
+    build(load_urdf(EXAMPLE), tmp_path, opts=BuildOptions(copt="-O0"))
+    res = CliRunner().invoke(main, ["verify", str(tmp_path / "arm4"), "--urdf", str(EXAMPLE), "--trials", "2"])
+    assert res.exit_code == 0, res.output
+    for f in FUNCS:
+        assert f"c vs Pinocchio: {f}" in res.output and f"numpy vs Pinocchio: {f}" in res.output, (f, res.output)
+    text = EXAMPLE.read_text()
+    other = tmp_path / "heavier.urdf"
+    last = text.rindex('<mass value="')                                       # the tool, far out
+    other.write_text(text[:last] + '<mass value="9.0"' + text[text.index("/>", last):])
+    res = CliRunner().invoke(main, ["verify", str(tmp_path / "arm4"), "--urdf", str(other), "--trials", "2"])
+    assert res.exit_code == 1 and "FAIL" in res.output, res.output
+    assert any("vs Pinocchio" in line and "FAIL" in line for line in res.output.splitlines()), res.output
+
+
 def test_cli_rejects_unknown_quantity_in_one_line(tmp_path):
     res = CliRunner().invoke(main, ["build", str(EXAMPLE), "--out", str(tmp_path), "--quantities", "M,Q"])
     assert res.exit_code == 2 and "--quantities: unknown Q" in res.output and "Traceback" not in res.output
