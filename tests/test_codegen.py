@@ -338,3 +338,29 @@ def test_update_variants_write_exactly_the_entries_that_can_be_nonzero(systems):
         assert np.all(expected[0][~written] == 0.0), f"{f}_update skipped an entry that is not zero"
         if f == "christoffel":                  # a tree: most triples are unrelated, never written
             assert (~written).sum() > size // 2, f"{f}_update wrote {written.sum()} of {size} entries"
+
+
+@pytest.mark.parametrize("kind", ["serial", "tree"])
+def test_work_array_variant_of_a_function_in_parts_gives_the_same_values(paper_systems, kind):
+    """NAME_f_update_work(inputs, out, work): the caller's work array (size in the header)
+    instead of the stack; from a zeroed buffer it equals NAME_f."""
+    import ctypes
+    import re
+
+    _, robot, pkg = paper_systems[kind]
+    folder = Path(pkg.__file__).parent
+    name = folder.name
+    header = (folder / f"{name}.h").read_text()
+    lib = ctypes.CDLL(str(next(folder.glob("_*_ext*.so"))))
+    P = ctypes.POINTER(ctypes.c_double)
+    ptr = lambda a: a.ctypes.data_as(P)
+    rng = np.random.default_rng(31)
+    q, qd = rng.uniform(0, 6, robot.n), rng.normal(size=robot.n)
+    for f, args, size in (("christoffel", (q,), robot.n ** 3), ("coriolis_matrix", (q, qd), robot.n ** 2)):
+        work_bytes = int(re.search(rf"#define {name.upper()}_{f.upper()}_WORK_BYTES (\d+)", header).group(1))
+        assert work_bytes > 0 and f"{name}_{f}_update_work(" in header, f"{f} is not printed in parts"
+        expected, out = np.full(size, np.nan), np.zeros(size)
+        getattr(lib, f"{name}_{f}")(*map(ptr, args), ptr(expected))
+        work = np.full(work_bytes // 8, np.nan)
+        getattr(lib, f"{name}_{f}_update_work")(*map(ptr, args), ptr(out), ptr(work))
+        np.testing.assert_array_equal(out, expected, err_msg=f"{kind}20 {f}_update_work (seed 31)")
