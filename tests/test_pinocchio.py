@@ -9,6 +9,9 @@ At random states (the paper's Section 5: q in [0, 2 pi], qd in [0, 10]) and for 
                                                          difference of pin.crba along qd
     Gamma  Algorithm 2, Gamma[:, :, k]               vs  C_pin(q, e_k)  (C is linear in qd)
 
+each both as printed in the paper (body frames) and in ground coordinates (``*_ground``, what the
+generated code runs).
+
 Robots: the paper's synthetic systems (built straight into Pinocchio, and written as URDF by
 symgen.urdf.write_urdf and read back by both), robots from example-robot-data read by both from
 the same URDF (legged ones with a fixed base; mimic joints are independent coordinates in both,
@@ -26,6 +29,8 @@ import pytest
 
 import symgen
 from symgen import robots
+from symgen.algorithms import christoffel_ground, coriolis_ground, crba_ground
+from symgen.backend import NUMERIC
 from oracle import OracleError, PinOracle, assert_close, erd_path, pin_model_from_robot, random_states
 
 pytestmark = pytest.mark.pinocchio
@@ -56,8 +61,16 @@ def compare_with_pinocchio(robot, model, label: str, states: int = STATES,
         assert_close(Mdot, C_pin + C_pin.T, "Mdot", ctx)
         # independent of any factorization: h = 1e-6 leaves ~1e-10 of round-off and truncation
         assert_close(Mdot, oracle.mass_matrix_dot_fd(q, qd), "Mdot(fd)", ctx, rtol=1e-6, atol=1e-9)
+        # the ground-coordinate algorithms, which the generated code runs
+        Mg, Mdotg, Cg = coriolis_ground(robot, q, qd, NUMERIC)
+        assert_close(crba_ground(robot, q, NUMERIC), M_pin, "M(crba, ground frame)", ctx)
+        assert_close(Mg, M_pin, "M(alg1, ground frame)", ctx)
+        assert_close(Cg, C_pin, "C(ground frame)", ctx)
+        assert_close(Mdotg, C_pin + C_pin.T, "Mdot(ground frame)", ctx)
         if t < gamma_states:
-            assert_close(symgen.christoffel(robot, q), oracle.christoffel(q), "Gamma", ctx)
+            Gamma_pin = oracle.christoffel(q)
+            assert_close(symgen.christoffel(robot, q), Gamma_pin, "Gamma", ctx)
+            assert_close(christoffel_ground(robot, q, NUMERIC), Gamma_pin, "Gamma(ground frame)", ctx)
 
 
 # ------------------------------------------------------------------------------ conventions
