@@ -69,7 +69,7 @@ class _Progress:
         self._last = None
 
     def __call__(self, message):
-        self._end()
+        self.end()
         click.echo(f"  {message}", err=True)
 
     def tick(self, label, done, total):
@@ -83,7 +83,7 @@ class _Progress:
         if not self._open:
             click.echo("", err=True)
 
-    def _end(self):
+    def end(self):
         if self._open:
             click.echo("", err=True)
             self._open = False
@@ -144,7 +144,12 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     opts = BuildOptions(quantities=parse_quantities(quantities), gamma_method=gamma_method, cse=cse, frame=frame, **limit,
                         compile=not no_compile, copt=copt, force=force, command=" ".join(words),
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
-    result = run_build(robot, out_dir, name=name, opts=opts, progress=_progress(quiet))
+    progress = _progress(quiet)
+    try:
+        result = run_build(robot, out_dir, name=name, opts=opts, progress=progress)
+    finally:
+        if progress is not None:
+            progress.end()                      # an error message starts on a line of its own
     binding = "compiled C binding" if result.compiled else "no compiled binding"
     click.echo(f"wrote {result.path}/ ({robot.n} joints, {binding}) in {time.perf_counter() - t0:.1f} s")
 

@@ -109,6 +109,9 @@ class Robot:
             if not -1 <= b.parent < i:
                 raise ModelError(f"robot {self.name!r}: body {b.name!r} has parent index {b.parent}, "
                                  f"which is not an earlier body")
+            if abs(float(np.linalg.norm(b.axis)) - 1.0) > 1e-9:
+                raise ModelError(f"robot {self.name!r}: body {b.name!r} has joint axis {b.axis}, which is "
+                                 f"not a unit vector")
             if b.joint_type not in JOINT_TYPES:
                 raise ModelError(f"robot {self.name!r}: body {b.name!r} has joint type "
                                  f"{b.joint_type!r}; expected one of {', '.join(JOINT_TYPES)}")

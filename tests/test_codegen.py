@@ -364,3 +364,40 @@ def test_work_array_variant_of_a_function_in_parts_gives_the_same_values(paper_s
         work = np.full(work_bytes // 8, np.nan)
         getattr(lib, f"{name}_{f}_update_work")(*map(ptr, args), ptr(out), ptr(work))
         np.testing.assert_array_equal(out, expected, err_msg=f"{kind}20 {f}_update_work (seed 31)")
+
+
+def _nearly_snapped_chain(eps: float, n: int = 5) -> str:
+    """A chain whose offsets, angles and axes lie ``eps`` from values symgen snaps (0, 1/2, pi/2)."""
+    lines = ['<robot name="nearsnap">', '<link name="l0"/>']
+    for i in range(1, n + 1):
+        lines.append(f'<link name="l{i}"><inertial><origin xyz="0.3 0.05 0.02"/><mass value="3"/><inertia ixx="0.1" '
+                     f'iyy="0.2" izz="0.15" ixy="0.01" ixz="0" iyz="0"/></inertial></link>')
+        lines.append(f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/><child link="l{i}"/><origin '
+                     f'xyz="{0.5 + eps!r} {eps!r} {eps!r}" rpy="{np.pi / 2 + eps * (i % 2)!r} {eps!r} 0"/><axis '
+                     f'xyz="{eps!r} {eps!r} 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>')
+    return "\n".join(lines + ["</robot>", ""])
+
+
+@pytest.mark.pinocchio
+def test_verify_gives_pinocchio_the_robot_symgen_read(pin, tmp_path):
+    """Values within 1e-9 of 0, 1/2, pi/2 are snapped by symgen's reader; verify compares with
+    Pinocchio on the model symgen read (written back as URDF), not the raw file, so a correct
+    package passes. So does a URDF Pinocchio's own reader refuses (a revolute joint without
+    <limit>); and a floating base, whose six joints are written as real joints."""
+    urdf = tmp_path / "nearsnap.urdf"
+    urdf.write_text(_nearly_snapped_chain(9e-10))
+    robot = load_urdf(urdf)
+    assert len(robot.snapped) > 10
+    build(robot, tmp_path, opts=BuildOptions(copt="-O0", quantities=("M", "C", "tau")))
+    res = CliRunner().invoke(main, ["verify", str(tmp_path / "nearsnap"), "--urdf", str(urdf), "--trials", "3"])
+    assert res.exit_code == 0 and "c vs Pinocchio: mass_matrix" in res.output, res.output
+    nolimit = tmp_path / "nolimit.urdf"
+    nolimit.write_text(urdf.read_text().replace('<limit lower="-3" upper="3" effort="1" velocity="1"/>', ""))
+    res = CliRunner().invoke(main, ["verify", str(tmp_path / "nearsnap"), "--urdf", str(nolimit), "--trials", "2"])
+    assert res.exit_code == 0 and "c vs Pinocchio: coriolis_matrix" in res.output, res.output
+    floating = load_urdf(urdf, floating_base=True)
+    (tmp_path / "f").mkdir()
+    build(floating, tmp_path / "f", opts=BuildOptions(copt="-O0", quantities=("M", "C")))
+    res = CliRunner().invoke(main, ["verify", str(tmp_path / "f" / "nearsnap"), "--urdf", str(urdf), "--floating-base",
+                                    "--trials", "2"])
+    assert res.exit_code == 0 and "c vs Pinocchio: coriolis_matrix" in res.output, res.output

@@ -789,3 +789,37 @@ def test_every_c_function_runs_clean_under_address_and_undefined_sanitizers(host
     report = run.stderr
     assert run.returncode == 0 and run.stdout.strip() == "ok" and "runtime error" not in report \
         and "Sanitizer" not in report, f"seed {seed}: {run.stdout}{report}"
+
+
+def test_package_a_killed_build_had_moved_aside_is_put_back(tmp_path):
+    """A build killed between its two renames leaves the previous package only in
+    .NAME.old-PID-*; the next build puts it back (and, without --force, stops there)."""
+    robot = robots.make("serial", 2, 0)
+    path = build(robot, tmp_path, name="pkg", opts=BuildOptions(quantities=("M",), compile=False)).path
+    before = _snapshot(path)
+    aside = tmp_path / ".pkg.old-99999999-abc"              # no such process
+    aside.mkdir()
+    os.replace(path, aside / "pkg")
+    with pytest.raises(SymgenError, match="already exists"):
+        build(robot, tmp_path, name="pkg", opts=BuildOptions(quantities=("M",), compile=False))
+    assert _snapshot(path) == before
+    _only_the_package(tmp_path)
+
+
+def test_function_in_parts_without_shared_temps_is_iso_c(tmp_path, monkeypatch):
+    """A prismatic chain's M is constant: printed in parts it shares no temps, and the work
+    array must still not be of size zero, nor a function lack its prototype."""
+    import symgen.codegen.build as codegen_build
+
+    monkeypatch.setattr(codegen_build, "C_SPLIT_ABOVE", 4)
+    monkeypatch.setattr(codegen_build, "C_PART_SIZE", 3)
+    links = "".join(f'<link name="l{i}">{_inertial("1")}</link>' for i in range(4))
+    joints = "".join(f'<joint name="j{i}" type="prismatic"><parent link="l{i - 1}"/><child link="l{i}"/>'
+                     f'<axis xyz="{"1 0 0" if i % 2 else "0 1 0"}"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
+                     f'</joint>' for i in range(1, 4))
+    pkg = build(parse_urdf_string(f'<robot name="pchain">{links}{joints}</robot>'), tmp_path,
+                opts=BuildOptions(quantities=("M",), compile=False)).path
+    source = (pkg / "pchain.c").read_text()
+    assert "_part2(" in source and "double w[1];" in source, source[-800:]
+    run = _gcc([*STRICT, "-Wmissing-prototypes", "-c", "pchain.c", "-o", os.devnull], pkg)
+    assert run.returncode == 0, run.stderr

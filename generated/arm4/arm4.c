@@ -959,7 +959,6 @@ void arm4_christoffel_update(const double *q, double *Gamma)
     const double E2_2_2 = Bs2_0_2*sq0 + Bs2_2_4*Phi2_1 - Bs2_0_5*Phi2_0 - Bs2_1_2*cq0;
     const double E2_2_3 = -Bs2_1_3*cq0;
     const double E2_2_4 = -Bs2_1_3*sq0;
-    const double E2_2_5 = Bs2_0_5*sq0 + Bs2_2_4*cq0;
     const double Q2_2_0 = Bs2_1_3*Phi2_1 - Bs2_0_5*Phi2_2 - cq0*h2_2;
     const double Q2_2_1 = Bs2_2_4*Phi2_2 - Bs2_1_3*Phi2_0 - h2_2*sq0;
     const double Q2_2_2 = Bs2_0_5*Phi2_0 + cq0*h2_0 + h2_1*sq0 - Bs2_2_4*Phi2_1;
@@ -987,28 +986,15 @@ void arm4_christoffel_update(const double *q, double *Gamma)
     const double IC1_1_3 = IC2_1_3 + 1.5*c1_2;
     const double IC1_2_2 = I1_2_2 + IC2_2_2;
     const double IC1_2_4 = IC2_2_4 + 0.22499999999999998*R1_0_1;
-    const double Bs1_0_0 = -IC1_0_2*cq0 + 0.2*IC1_0_5*sq0;
-    const double Bs1_0_1 = -0.5*IC1_0_2*sq0 - 0.5*IC1_1_2*cq0 - 0.1*IC1_0_5*cq0 - 0.1*IC1_2_4*sq0;
     const double Bs1_0_2 = 0.5*IC1_0_0*cq0 + 0.5*IC1_0_1*sq0 - 0.5*IC1_2_2*cq0 - 0.1*IC1_1_3*cq0;
     const double Bs1_0_5 = 0.32*sq0 - 0.5*IC1_1_3*sq0;
-    const double Bs1_1_1 = -IC1_1_2*sq0 + 0.2*IC1_2_4*cq0;
     const double Bs1_1_2 = 0.5*IC1_0_1*cq0 + 0.5*IC1_1_1*sq0 - 0.5*IC1_2_2*sq0 - 0.1*IC1_1_3*sq0;
-    const double Bs1_1_3 = 0.5*IC1_0_5*sq0 + 0.5*IC1_2_4*cq0;
     const double Bs1_2_2 = IC1_0_2*cq0 + IC1_1_2*sq0 + 0.2*IC1_0_5*sq0 + 0.2*IC1_2_4*cq0;
     const double Bs1_2_4 = 0.32*cq0 - 0.5*IC1_1_3*cq0;
     const double h1_0 = 0.5*IC1_0_0*sq0 - 0.5*IC1_0_1*cq0 - 0.1*IC1_1_3*sq0;
     const double h1_1 = 0.5*IC1_0_1*sq0 - 0.5*IC1_1_1*cq0 + 0.1*IC1_1_3*cq0;
-    const double h1_2 = 0.5*IC1_0_2*sq0 - 0.5*IC1_1_2*cq0 + 0.1*IC1_2_4*sq0 - 0.1*IC1_0_5*cq0;
-    const double E1_1_0 = Bs1_0_0*sq0 - Bs1_0_1*cq0 - 0.2*Bs1_1_3*sq0;
-    const double E1_1_1 = Bs1_0_1*sq0 - Bs1_1_1*cq0 + 0.2*Bs1_1_3*cq0;
     const double E1_1_2 = Bs1_0_2*sq0 - Bs1_1_2*cq0 + 0.2*Bs1_2_4*sq0 - 0.2*Bs1_0_5*cq0;
-    const double E1_1_3 = -Bs1_1_3*cq0;
-    const double E1_1_4 = -Bs1_1_3*sq0;
-    const double Q1_1_0 = -cq0*h1_2 + 0.2*Bs1_1_3*sq0;
-    const double Q1_1_1 = -h1_2*sq0 - 0.2*Bs1_1_3*cq0;
     const double Q1_1_2 = cq0*h1_0 + h1_1*sq0 + 0.2*Bs1_0_5*cq0 - 0.2*Bs1_2_4*sq0;
-    const double F1_1_1_0 = E1_1_0 + Q1_1_0;
-    const double F1_1_1_1 = E1_1_1 + Q1_1_1;
     const double F1_1_1_2 = E1_1_2 + Q1_1_2;
     const double gamma0 = F1_3_2_0*sq0 - F1_3_2_1*cq0 + 0.4*E3_2_3*cq0 + 0.4*E3_2_4*sq0;
     const double gamma1 = -F2_2_1_2;
@@ -1033,7 +1019,6 @@ void arm4_christoffel_update(const double *q, double *Gamma)
     Gamma[16] = -Bs1_2_2;
     Gamma[18] = F2_2_1_2;
     Gamma[19] = F2_3_1_2;
-    Gamma[21] = F1_1_1_0*sq0 - F1_1_1_1*cq0 + 0.4*E1_1_3*cq0 + 0.4*E1_1_4*sq0;
     Gamma[22] = G1_1_2;
     Gamma[23] = G1_1_3;
     Gamma[24] = F2_2_1_2;
@@ -1050,7 +1035,6 @@ void arm4_christoffel_update(const double *q, double *Gamma)
     Gamma[36] = gamma1;
     Gamma[37] = -G1_1_2;
     Gamma[39] = G2_2_3;
-    Gamma[42] = F1_2_2_0*sq0 - F1_2_2_1*cq0 + 2.0*E2_2_3*Phi2_0 + 2.0*E2_2_4*Phi2_1 + 2.0*E2_2_5*Phi2_2;
     Gamma[43] = G2_2_3;
     Gamma[44] = F2_3_2_2;
     Gamma[45] = G2_2_3;
@@ -1065,7 +1049,6 @@ void arm4_christoffel_update(const double *q, double *Gamma)
     Gamma[56] = gamma3;
     Gamma[57] = gamma4;
     Gamma[58] = gamma4;
-    Gamma[63] = F1_3_3_0*R2_0_1 + F1_3_3_1*R2_1_1 + F1_3_3_2*R2_2_1 + 2.0*E3_3_3*Phi3_0 + 2.0*E3_3_4*Phi3_1 + 2.0*E3_3_5*Phi3_2;
 }
 
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. */
@@ -1074,16 +1057,19 @@ void arm4_christoffel(const double *q, double *Gamma)
     Gamma[0] = 0.0;
     Gamma[17] = 0.0;
     Gamma[20] = 0.0;
+    Gamma[21] = 0.0;
     Gamma[34] = 0.0;
     Gamma[38] = 0.0;
     Gamma[40] = 0.0;
     Gamma[41] = 0.0;
+    Gamma[42] = 0.0;
     Gamma[51] = 0.0;
     Gamma[55] = 0.0;
     Gamma[59] = 0.0;
     Gamma[60] = 0.0;
     Gamma[61] = 0.0;
     Gamma[62] = 0.0;
+    Gamma[63] = 0.0;
     arm4_christoffel_update(q, Gamma);
 }
 

@@ -50,7 +50,7 @@ void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd,
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. */
 #define ARM4_CHRISTOFFEL_WORK_BYTES 0  /* its work array on the stack */
 void arm4_christoffel(const double *q, double *Gamma);
-/* The same, writing only the 51 of 64 entries that can be nonzero: the others must
+/* The same, writing only the 48 of 64 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_christoffel). */
 void arm4_christoffel_update(const double *q, double *Gamma);
 void arm4_christoffel_batch(size_t count, const double *q, double *Gamma);

@@ -32,8 +32,8 @@ def christoffel_ground(robot, q, bk):
             E = bk.bind(inertia_times(Bs, Phi[j], bk), f"E{k}_{j}", j)
             Q = bk.bind(cross_force(Phi[j], h, bk), f"Q{k}_{j}", j)
             F1 = bk.bind(E + Q, f"F1_{k}_{j}", j)                          # line 9
-            if j == k:              # lines 13-14 give Gamma_kik = 1/2 dM_kk/dq_i = 0: skipped
-                for i in robot.ancestors(j):
+            if j == k:              # lines 13-14 give Gamma_kik = 1/2 dM_kk/dq_i = 0: skipped,
+                for i in robot.ancestors(j)[1:]:                        # as is Gamma_kkk = 0
                     Gamma[i, k, k] = Phi[i] @ F1                        # line 12
                 continue
             F2 = bk.bind(E - Q, f"F2_{k}_{j}", j)

@@ -233,6 +233,8 @@ def _remove_stale(out_dir: Path, name: str) -> None:
         kind, _, rest = p.name[len(name) + 2:].partition("-")
         pid = rest.split("-")[0]
         if kind in ("tmp", "old") and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            if kind == "old" and (p / name).is_dir() and not (out_dir / name).exists():
+                os.replace(p / name, out_dir / name)    # killed between its two renames: put it back
             shutil.rmtree(p, ignore_errors=True)
 
 
@@ -250,11 +252,11 @@ def write_package(files: dict, out_dir: Path, name: str, opts: BuildOptions, com
             out_dir.mkdir()                       # one level, like `symgen build --out generated`
         except OSError as exc:
             raise BuildError(f"{out_dir}: cannot create the output folder: {exc.strerror or exc}") from exc
-    if target.exists() and not opts.force:
-        raise BuildError(f"{target}: already exists; pass --force to replace it")
     if not os.access(out_dir, os.W_OK):
         raise BuildError(f"{out_dir}: output folder is not writable")
-    _remove_stale(out_dir, name)
+    _remove_stale(out_dir, name)                # may put back a package a killed build moved aside
+    if target.exists() and not opts.force:
+        raise BuildError(f"{target}: already exists; pass --force to replace it")
     tag = f"{os.getpid()}-"
     tmp = old = None
     try:
@@ -328,6 +330,8 @@ def import_package(path):
     import importlib.util
 
     path = Path(path).resolve()
+    for key in [k for k in sys.modules if k == path.name or k.startswith(path.name + ".")]:
+        del sys.modules[key]                    # a package of the same name imported before
     spec = importlib.util.spec_from_file_location(path.name, path / "__init__.py",
                                                   submodule_search_locations=[str(path)])
     module = importlib.util.module_from_spec(spec)
