@@ -93,6 +93,12 @@ def test_wrong_shapes_and_dtypes_raise_value_error_naming_the_argument(systems, 
         mod.christoffel(3.0)
 
 
+def test_extension_refuses_a_count_whose_buffer_size_would_overflow(systems):
+    _, pkg = systems["arm4"]
+    with pytest.raises(ValueError, match="too large"):
+        pkg.c._ext.mass_matrix(2**62, np.zeros(4), np.zeros(16))
+
+
 def test_package_top_level_prefers_c_and_exposes_joint_order(systems):
     robot, pkg = systems["arm4"]
     assert pkg.backend == "c" and pkg.coriolis_matrix is pkg.c.coriolis_matrix

@@ -13,6 +13,10 @@
 
 static int take(PyObject *obj, Py_buffer *view, Py_ssize_t count, Py_ssize_t size, int writable, const char *what)
 {
+    if (count > PY_SSIZE_T_MAX / (size * (Py_ssize_t)sizeof(double))) {   /* count * size * 8 would overflow */
+        PyErr_Format(PyExc_ValueError, "count %zd is too large", count);
+        return -1;
+    }
     if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0)
         return -1;
     if (view->itemsize != sizeof(double) || view->format == NULL || strcmp(view->format, "d") != 0
