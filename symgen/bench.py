@@ -38,13 +38,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ._common import FUNCTION_NAMES
 from .errors import SymgenError
 
 DEFAULT_FLAGS = "-O3 -march=native"
 PIN_CXX_FLAGS = "-std=c++17 -O3 -march=native -DNDEBUG"
 #: quantity -> generated function name (the package's manifest says which it has)
-FUNCTIONS = {"M": "mass_matrix", "Mdot": "mass_matrix_dot", "C": "coriolis_matrix",
-             "Gamma": "christoffel", "tau": "inverse_dynamics"}
+FUNCTIONS = FUNCTION_NAMES
 
 
 class BenchError(SymgenError):

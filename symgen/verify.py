@@ -4,11 +4,14 @@ from __future__ import annotations
 import numpy as np
 
 TOL = 1e-9
-FUNCTIONS = ("mass_matrix", "mass_matrix_dot", "coriolis_matrix", "christoffel", "inverse_dynamics")
+from ._common import FUNCTION_INPUTS
+
+FUNCTIONS = tuple(FUNCTION_INPUTS)
 
 
 def _args(function, q, qd, qdd):
-    return {"mass_matrix": (q,), "christoffel": (q,), "inverse_dynamics": (q, qd, qdd)}.get(function, (q, qd))
+    state = {"q": q, "qd": qd, "qdd": qdd}
+    return tuple(state[name] for name in FUNCTION_INPUTS[function])
 
 
 def reference(robot, function, q, qd, qdd):

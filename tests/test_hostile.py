@@ -48,13 +48,14 @@ from symgen.codegen.build import BuildOptions, build, import_package
 from symgen.codegen.names import c_literal, comment_text, identifier, py_literal
 from symgen.errors import SymgenError, URDFError
 from symgen.urdf import load_urdf, parse_urdf_string, write_urdf
+from symgen.verify import FUNCTIONS
+from symgen._common import FUNCTION_INPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "symgen" / "examples" / "arm4.urdf"
 PAYLOAD = 'x"); system("touch PWNED'
 DOCSTRING_BREAKER = '"""+__import__("os").system("touch PWNED")+"""'     # the robot name lands in docstrings
-FUNCTIONS = ("mass_matrix", "mass_matrix_dot", "coriolis_matrix", "christoffel", "inverse_dynamics")
-ARGS = {"mass_matrix": 1, "mass_matrix_dot": 2, "coriolis_matrix": 2, "christoffel": 1, "inverse_dynamics": 3}
+ARGS = {f: len(inputs) for f, inputs in FUNCTION_INPUTS.items()}
 
 HOSTILE = [                      # the first half name joints, the second half links (see the fixture)
     PAYLOAD,

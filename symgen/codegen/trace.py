@@ -17,23 +17,14 @@ import sympy as sp
 from .. import algorithms as alg
 from ..algorithms.partials import christoffel_partials
 from ..backend import SymbolicBackend
+from .._common import QUANTITIES, SIGNATURES
 from ..errors import OptionError
 from .program import Input, make_function
 
-QUANTITIES = ("M", "Mdot", "C", "Gamma", "tau")
 GAMMA_METHODS = ("algo2", "partials")
 #: coordinates of Algorithms 1 and 2: ground (the base frame, no 6x6 transforms in the loops;
 #: the default for generated code) or body (the paper's pseudo-code as printed)
 FRAMES = ("ground", "body")
-
-#: quantity -> (function name, inputs, output name, one-line doc)
-SIGNATURES = {
-    "M": ("mass_matrix", ("q",), "M", "Mass matrix M(q), (n, n), by CRBA."),
-    "Mdot": ("mass_matrix_dot", ("q", "qd"), "Mdot", "dM/dt at (q, qd), (n, n), by Algorithm 1."),
-    "C": ("coriolis_matrix", ("q", "qd"), "C", "Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1."),
-    "Gamma": ("christoffel", ("q",), "Gamma", "Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]."),
-    "tau": ("inverse_dynamics", ("q", "qd", "qdd"), "tau", "Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA."),
-}
 
 
 def input_symbols(n: int) -> dict:
