@@ -48,12 +48,19 @@ def _pinocchio(robot):
         return None, f"Pinocchio: skipped, {exc}".splitlines()[0]
 
 
-def _pin_value(oracle, function, q, qd, qdd):
-    return {"mass_matrix": lambda: oracle.mass_matrix(q),
-            "coriolis_matrix": lambda: oracle.coriolis(q, qd),
-            "mass_matrix_dot": lambda: oracle.coriolis(q, qd) + oracle.coriolis(q, qd).T,   # eq. (2)
-            "christoffel": lambda: oracle.christoffel(q),
-            "inverse_dynamics": lambda: oracle.inverse_dynamics(q, qd, qdd)}.get(function)
+def _pinocchio_values(oracle, functions, q, qd, qdd) -> dict:
+    """Pinocchio's value of each generated function it has a counterpart for, at one state."""
+    out = {}
+    if "mass_matrix" in functions:
+        out["mass_matrix"] = oracle.mass_matrix(q)
+    if "coriolis_matrix" in functions or "mass_matrix_dot" in functions:
+        C = oracle.coriolis(q, qd)
+        out["coriolis_matrix"], out["mass_matrix_dot"] = C, C + C.T             # eq. (2)
+    if "christoffel" in functions:
+        out["christoffel"] = oracle.christoffel(q)
+    if "inverse_dynamics" in functions:
+        out["inverse_dynamics"] = oracle.inverse_dynamics(q, qd, qdd)
+    return {f: v for f, v in out.items() if f in functions}
 
 
 def verify_package(path, trials=20, seed=0, urdf=None, floating_base=False):
@@ -75,33 +82,32 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=False):
         worst[name] = max(worst.get(name, 0.0), value)
 
     backends = {"numpy": pkg.numpy} | ({"c": pkg.c} if pkg.c is not None else {})
+    functions = [f for f in FUNCTIONS if hasattr(pkg.numpy, f)]
+    zero = np.zeros(n)
     for _ in range(trials):
         q, qd, qdd = rng.uniform(0, 2 * np.pi, n), rng.uniform(0, 10, n), rng.uniform(-10, 10, n)
+        values = {b: {f: getattr(mod, f)(*_args(f, q, qd, qdd)) for f in functions} for b, mod in backends.items()}
+        outside = {}                                # name -> {function: value}, each computed once
+        if robot is not None:
+            outside["reference"] = {f: reference(robot, f, q, qd, qdd) for f in functions}
+        if oracle is not None:
+            outside["Pinocchio"] = _pinocchio_values(oracle, functions, q, qd, qdd)
         for bname, mod in backends.items():
-            have = {f: getattr(mod, f) for f in FUNCTIONS if hasattr(mod, f)}
-            M = have["mass_matrix"](q) if "mass_matrix" in have else None
-            C = have["coriolis_matrix"](q, qd) if "coriolis_matrix" in have else None
+            got = values[bname]
+            M, C = got.get("mass_matrix"), got.get("coriolis_matrix")
             if M is not None:
                 record(f"{bname}: M symmetric", _rel(M, M.T))
-            if C is not None and "mass_matrix_dot" in have:
-                record(f"{bname}: Mdot = C + C^T", _rel(have["mass_matrix_dot"](q, qd), C + C.T))
-            if C is not None and "christoffel" in have:
-                record(f"{bname}: C = Gamma qd", _rel(np.einsum("ijk,k->ij", have["christoffel"](q), qd), C))
-            if C is not None and "inverse_dynamics" in have:
-                g = have["inverse_dynamics"](q, np.zeros(n), np.zeros(n))
-                record(f"{bname}: C qd = RNEA(q, qd, 0) - g", _rel(C @ qd, have["inverse_dynamics"](q, qd, np.zeros(n)) - g))
-            if bname != "numpy":
-                for f, fun in have.items():
-                    args = _args(f, q, qd, qdd)
-                    record(f"{bname} vs numpy: {f}", _rel(fun(*args), getattr(pkg.numpy, f)(*args)))
-            if robot is not None:
-                for f, fun in have.items():
-                    record(f"{bname} vs reference: {f}", _rel(fun(*_args(f, q, qd, qdd)), reference(robot, f, q, qd, qdd)))
-            if oracle is not None:
-                for f, fun in have.items():
-                    theirs = _pin_value(oracle, f, q, qd, qdd)
-                    if theirs is not None:
-                        record(f"{bname} vs Pinocchio: {f}", _rel(fun(*_args(f, q, qd, qdd)), theirs()))
+            if C is not None and "mass_matrix_dot" in got:
+                record(f"{bname}: Mdot = C + C^T", _rel(got["mass_matrix_dot"], C + C.T))
+            if C is not None and "christoffel" in got:
+                record(f"{bname}: C = Gamma qd", _rel(np.einsum("ijk,k->ij", got["christoffel"], qd), C))
+            if C is not None and "inverse_dynamics" in got:
+                g = mod.inverse_dynamics(q, zero, zero)
+                record(f"{bname}: C qd = RNEA(q, qd, 0) - g", _rel(C @ qd, mod.inverse_dynamics(q, qd, zero) - g))
+            theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
+            for other, their in theirs.items():
+                for f, value in their.items():
+                    record(f"{bname} vs {other}: {f}", _rel(got[f], value))
     ok = all(v <= TOL for v in worst.values())
     width = max(len(k) for k in worst)
     lines = [f"{pkg.__name__}: {n} joints, backends {', '.join(backends)}, {trials} random states (seed {seed})"]
