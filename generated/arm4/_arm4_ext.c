@@ -11,37 +11,46 @@
 
 #include "arm4.h"
 
-static int take(PyObject *obj, Py_buffer *view, Py_ssize_t count, Py_ssize_t size, int writable, const char *what)
+/* Acquire obj's buffer: 1 if it is C-contiguous float64 of exactly `values` doubles, 0 if it is
+ * another kind of buffer (released), -1 if obj has no such buffer (a Python error is set). */
+static int doubles(PyObject *obj, Py_buffer *view, Py_ssize_t values, int writable)
 {
-    if (count > PY_SSIZE_T_MAX / (size * (Py_ssize_t)sizeof(double))) {   /* count * size * 8 would overflow */
-        PyErr_Format(PyExc_ValueError, "count %zd is too large", count);
-        return -1;
-    }
     if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0)
         return -1;
     if (view->itemsize != sizeof(double) || view->format == NULL || strcmp(view->format, "d") != 0
-        || view->len != count * size * (Py_ssize_t)sizeof(double)) {
-        PyErr_Format(PyExc_ValueError, "%s must be %zd contiguous float64 values", what, count * size);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
-}
-
-/* The one-state fast path: a C-contiguous 1-D float64 buffer of exactly n values, or not
- * (anything else, including objects without a buffer, is left to the general path). */
-static int take_one(PyObject *obj, Py_buffer *view, Py_ssize_t size, int writable)
-{
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) {
-        PyErr_Clear();
-        return 0;
-    }
-    if (view->itemsize != sizeof(double) || view->format == NULL || strcmp(view->format, "d") != 0
-        || view->len != size * (Py_ssize_t)sizeof(double) || (!writable && view->ndim != 1)) {
+        || view->len != values * (Py_ssize_t)sizeof(double)) {
         PyBuffer_Release(view);
         return 0;
     }
     return 1;
+}
+
+static int take(PyObject *obj, Py_buffer *view, Py_ssize_t count, Py_ssize_t size, int writable, const char *what)
+{
+    int got;
+    if (count > PY_SSIZE_T_MAX / (size * (Py_ssize_t)sizeof(double))) {   /* count * size * 8 would overflow */
+        PyErr_Format(PyExc_ValueError, "count %zd is too large", count);
+        return -1;
+    }
+    got = doubles(obj, view, count * size, writable);
+    if (got == 0)
+        PyErr_Format(PyExc_ValueError, "%s must be %zd contiguous float64 values", what, count * size);
+    return got == 1 ? 0 : -1;
+}
+
+/* The one-state fast path: a C-contiguous 1-D float64 buffer of exactly n values (any shape for
+ * the output), or not: anything else, including objects without a buffer, is left to the
+ * general path. */
+static int take_one(PyObject *obj, Py_buffer *view, Py_ssize_t size, int writable)
+{
+    int got = doubles(obj, view, size, writable);
+    if (got < 0)
+        PyErr_Clear();
+    if (got == 1 && !writable && view->ndim != 1) {
+        PyBuffer_Release(view);
+        got = 0;
+    }
+    return got == 1;
 }
 
 static PyObject *py_mass_matrix_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
