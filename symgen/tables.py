@@ -51,11 +51,11 @@ PAPER_TABLE2_NOTE = ("paper: for serial chains eq. (4) was faster than Algorithm
 PAPER_SLOPES = {"serial": "C ~ N^2, Gamma ~ N^3", "tree": "between N and N^2",
                 "biped": "main body + 2 serial legs", "quadruped": "main body + 4 serial legs"}
 
-ROUTES = {  # name -> (gamma_method, naming, frame, label); frame None = symgen build's default
+ROUTES = {  # name -> (gamma_method, naming, frame, label); the named routes in symgen build's default frame
     "eq4_whole": ("partials", False, "body", "eq. (4), symbolic partials of M, whole expressions, body frames"),
     "algo2_whole": ("algo2", False, "body", "Algorithm 2, whole expressions, body frames (the paper's run)"),
-    "eq4_named": ("partials", True, None, "eq. (4), symgen's named CRBA program"),
-    "algo2_named": ("algo2", True, None, "Algorithm 2, named intermediates (symgen build)"),
+    "eq4_named": ("partials", True, "ground", "eq. (4), symgen's named CRBA program"),
+    "algo2_named": ("algo2", True, "ground", "Algorithm 2, named intermediates (symgen build)"),
 }
 KIND_LABEL = {"serial": "serial chain", "planar": "planar serial chain", "tree": "binary tree",
               "biped": "biped", "quadruped": "quadruped"}
@@ -167,16 +167,17 @@ def _merged(messages) -> dict:
 def table2_cell(kind, n, route, send):
     """One Table 2 cell (runs in a child): the symbolic run, then CSE and the op count."""
     from . import robots
-    from .codegen import program as P
+    from .codegen.build import optimize
+    from .codegen.program import count_ops
     from .codegen.trace import trace
 
     method, naming, frame, _ = ROUTES[route]
     robot = robots.make(kind, n)
     t0 = time.perf_counter()
-    fn = trace(robot, "Gamma", method, naming=naming, **({"frame": frame} if frame else {}))
+    fn = trace(robot, "Gamma", method, naming=naming, frame=frame)
     send({"run_s": time.perf_counter() - t0})
-    fn = P.cse(P.share_outputs(P.drop_dead(fn)))
-    send({"run_cse_s": time.perf_counter() - t0, "ops": P.count_ops(fn)["total"]})
+    fn = optimize(fn, use_cse=True)                 # the passes of symgen build, with sympy.cse
+    send({"run_cse_s": time.perf_counter() - t0, "ops": count_ops(fn)["total"]})
 
 
 def table2(plan: Plan, log=print) -> dict:
