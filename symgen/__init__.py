@@ -11,10 +11,9 @@ against)::
 from __future__ import annotations
 
 from . import algorithms as _alg
-from ._common import GRAVITY
 from .backend import NUMERIC
 from .errors import BuildError, ModelError, OptionError, SymgenError, URDFError
-from .model import Body, Inertia, Robot
+from .model import GRAVITY, Body, Inertia, Robot
 
 __version__ = "0.1.0"
 

@@ -38,13 +38,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import FUNCTION_NAMES
+from .quantities import QUANTITIES
 from .errors import SymgenError
 
 DEFAULT_FLAGS = "-O3 -march=native"
 PIN_CXX_FLAGS = "-std=c++17 -O3 -march=native -DNDEBUG"
 #: quantity -> generated function name (the package's manifest says which it has)
-FUNCTIONS = FUNCTION_NAMES
+FUNCTIONS = {k: x.function for k, x in QUANTITIES.items()}
 
 
 class BenchError(SymgenError):

@@ -10,6 +10,8 @@ import sys
 import click
 
 from . import __version__
+from . import quantities as Q
+from .codegen import Progress
 from .errors import SymgenError
 
 
@@ -58,7 +60,7 @@ def model(kind, n, seed, output):
     click.echo(f"wrote {output}: {robot.name}, {robot.n} joints, depth {robot.depth}")
 
 
-class _Progress:
+class _Progress(Progress):
     """Stage messages, and a bar per symbolic run (ticks from the algorithms' outer loops: per k
     of Algorithm 2, per j of Algorithm 1), on stderr when it is a terminal."""
 
@@ -68,9 +70,9 @@ class _Progress:
         self._open = False
         self._last = None
 
-    def __call__(self, message):
+    def message(self, text):
         self.end()
-        click.echo(f"  {message}", err=True)
+        click.echo(f"  {text}", err=True)
 
     def tick(self, label, done, total):
         step = (label, 100 * done // max(total, 1))
@@ -101,14 +103,14 @@ def _progress(quiet):
               help="Folder that receives the package folder NAME/.")
 @click.option("--name", default=None, help="Package name (default: the robot's name, made a safe identifier).")
 @click.option("--floating-base", is_flag=True, help="Give the root link six virtual joints (3 prismatic, 3 revolute).")
-@click.option("--quantities", default="M,Mdot,C,Gamma,tau", show_default=True,
-              help="Comma list of M, Mdot, C, Gamma, tau.")
-@click.option("--gamma-method", type=click.Choice(["algo2", "partials"]), default="algo2", show_default=True,
+@click.option("--quantities", default=",".join(Q.DEFAULT), show_default=True,
+              help=f"Comma list of what to generate: {Q.help_text()}.")
+@click.option("--gamma-method", type=click.Choice(Q.GAMMA_METHODS), default="algo2", show_default=True,
               help="Gamma by Algorithm 2, or by symbolic partials of M (eq. 4, the baseline).")
 @click.option("--cse", is_flag=True, help="Also run sympy.cse over the named intermediates (slow for big robots; "
               "they are already value-numbered during the run).")
 @click.option("--no-compile", is_flag=True, help="Write the C but do not compile the Python binding.")
-@click.option("--frame", type=click.Choice(["ground", "body"]), default="ground", show_default=True,
+@click.option("--frame", type=click.Choice(Q.FRAMES), default="ground", show_default=True,
               help="Coordinates of Algorithms 1 and 2 in the code: ground (no 6x6 transforms, fewer operations) "
               "or body (the paper's pseudo-code as printed).")
 @click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: 64]: the code "
@@ -125,7 +127,6 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     from pathlib import Path
 
     from .codegen.build import BuildOptions, build as run_build
-    from .codegen.trace import parse_quantities
     from .urdf import load_urdf
 
     import signal
@@ -141,7 +142,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--cse"] if cse else []
     words += ["--frame", frame] if frame != "ground" else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
-    opts = BuildOptions(quantities=parse_quantities(quantities), gamma_method=gamma_method, cse=cse, frame=frame, **limit,
+    opts = BuildOptions(quantities=Q.parse(quantities), gamma_method=gamma_method, cse=cse, frame=frame, **limit,
                         compile=not no_compile, copt=copt, force=force, command=" ".join(words),
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
     progress = _progress(quiet)
@@ -206,7 +207,8 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
 @click.argument("package", type=click.Path(file_okay=False, exists=True))
 @click.option("--urdf", type=click.Path(dir_okay=False, exists=True), default=None,
               help="The robot's URDF, to time Pinocchio on the same robot (default: none).")
-@click.option("--functions", default="C,Gamma", show_default=True, help="Comma list of M, Mdot, C, Gamma, tau.")
+@click.option("--functions", default="C,Gamma", show_default=True,
+              help=f"Comma list of the package's quantities to time: {Q.help_text()}.")
 @click.option("--flags", default="-O3 -march=native", show_default=True, help="C compiler flags of the C loop.")
 @click.option("--repeats", default=7, show_default=True, help="Repeats (the median is reported).")
 @click.option("--min-time", default=0.05, show_default=True, help="Seconds per repeat at least (sets the loop count).")
@@ -218,7 +220,7 @@ def bench_command(package, urdf, functions, flags, repeats, min_time, compile_ti
     """Time a generated package: its C in a C loop and from Python, beside Pinocchio."""
     from .bench import bench_package, format_report
 
-    result = bench_package(package, urdf=urdf, quantities=[f.strip() for f in functions.split(",") if f.strip()],
+    result = bench_package(package, urdf=urdf, quantities=Q.parse(functions, "--functions"),
                            flags=flags, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
                            pin_cpp=pin_cpp)
     click.echo(format_report(result))

@@ -19,6 +19,9 @@ from .errors import ModelError
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic")
 
+#: Gravity used by inverse dynamics: 9.81 m/s^2 along -z of the URDF root frame (Pinocchio's).
+GRAVITY = (0.0, 0.0, -9.81)
+
 Vec3 = tuple[float, float, float]
 Mat3 = tuple[Vec3, Vec3, Vec3]
 

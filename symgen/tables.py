@@ -167,14 +167,14 @@ def _merged(messages) -> dict:
 def table2_cell(kind, n, route, send):
     """One Table 2 cell (runs in a child): the symbolic run, then CSE and the op count."""
     from . import robots
-    from .codegen.build import optimize
     from .codegen.program import count_ops
-    from .codegen.trace import trace
+    from .codegen.symbolic import optimize, trace
+    from .quantities import SweepOptions
 
     method, naming, frame, _ = ROUTES[route]
     robot = robots.make(kind, n)
     t0 = time.perf_counter()
-    fn = trace(robot, "Gamma", method, naming=naming, frame=frame)
+    fn = trace(robot, "Gamma", SweepOptions(frame=frame, gamma_method=method), naming=naming)
     send({"run_s": time.perf_counter() - t0})
     fn = optimize(fn, use_cse=True)                 # the passes of symgen build, with sympy.cse
     send({"run_cse_s": time.perf_counter() - t0, "ops": count_ops(fn)["total"]})

@@ -1,28 +1,46 @@
-"""``symgen verify``: check a generated package on random states (paper, Section 5)."""
+"""``symgen verify``: check a generated package on random states (paper, Section 5).
+
+What is checked comes from the registry (:mod:`symgen.quantities`): every function the package
+has, on every backend, against NumPy's; with a URDF, against the numeric reference (the same
+algorithms run on numbers, body frame) and Pinocchio (each quantity's ``pinocchio`` counterpart);
+and the identities below, each run when the package has the functions it needs.
+"""
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
+from . import quantities as Q
+
 TOL = 1e-9
-from ._common import FUNCTION_INPUTS
-
-FUNCTIONS = tuple(FUNCTION_INPUTS)
 
 
-def _args(function, q, qd, qdd):
-    state = {"q": q, "qd": qd, "qdd": qdd}
-    return tuple(state[name] for name in FUNCTION_INPUTS[function])
+@dataclass(frozen=True)
+class Identity:
+    """A relation between generated functions that holds at every state: ``residual(f, state)``
+    returns (left, right), where ``f`` maps a function name to its value at ``state`` and
+    ``call(name, **args)`` evaluates it elsewhere."""
+    name: str
+    needs: tuple[str, ...]
+    sides: Callable
 
 
-def reference(robot, function, q, qd, qdd):
-    """The numeric reference (symgen's own algorithms on floats) for a generated function."""
-    import symgen
+def _rnea_minus_gravity(f, s, call):
+    zero = np.zeros_like(s["qd"])
+    return f["coriolis_matrix"] @ s["qd"], call("inverse_dynamics", s["q"], s["qd"], zero) - call(
+        "inverse_dynamics", s["q"], zero, zero)
 
-    return {"mass_matrix": lambda: symgen.mass_matrix(robot, q),
-            "mass_matrix_dot": lambda: symgen.mass_matrix_dot(robot, q, qd),
-            "coriolis_matrix": lambda: symgen.coriolis_matrix(robot, q, qd),
-            "christoffel": lambda: symgen.christoffel(robot, q),
-            "inverse_dynamics": lambda: symgen.inverse_dynamics(robot, q, qd, qdd)}[function]()
+
+IDENTITIES = (
+    Identity("M symmetric", ("mass_matrix",), lambda f, s, call: (f["mass_matrix"], f["mass_matrix"].T)),
+    Identity("Mdot = C + C^T", ("mass_matrix_dot", "coriolis_matrix"),                         # eq. (2)
+             lambda f, s, call: (f["mass_matrix_dot"], f["coriolis_matrix"] + f["coriolis_matrix"].T)),
+    Identity("C = Gamma qd", ("christoffel", "coriolis_matrix"),                              # eq. (3)
+             lambda f, s, call: (np.einsum("ijk,k->ij", f["christoffel"], s["qd"]), f["coriolis_matrix"])),
+    Identity("C qd = RNEA(q, qd, 0) - g", ("coriolis_matrix", "inverse_dynamics"), _rnea_minus_gravity),
+)
 
 
 def _rel(a, b):
@@ -38,7 +56,7 @@ def _pinocchio(robot):
         import pinocchio
     except ImportError:
         return None, "Pinocchio: not installed (pip install pin), skipped"
-    from .oracle import PinOracle
+    from .pinocchio_oracle import PinOracle
     from .urdf import urdf_string
 
     try:
@@ -48,31 +66,29 @@ def _pinocchio(robot):
         return None, f"Pinocchio: skipped, {exc}".splitlines()[0]
 
 
-def _pinocchio_values(oracle, functions, q, qd, qdd) -> dict:
-    """Pinocchio's value of each generated function it has a counterpart for, at one state."""
-    out = {}
-    if "mass_matrix" in functions:
-        out["mass_matrix"] = oracle.mass_matrix(q)
-    if "coriolis_matrix" in functions or "mass_matrix_dot" in functions:
-        C = oracle.coriolis(q, qd)
-        out["coriolis_matrix"], out["mass_matrix_dot"] = C, C + C.T             # eq. (2)
-    if "christoffel" in functions:
-        out["christoffel"] = oracle.christoffel(q)
-    if "inverse_dynamics" in functions:
-        out["inverse_dynamics"] = oracle.inverse_dynamics(q, qd, qdd)
-    return {f: v for f, v in out.items() if f in functions}
+class _Memo:
+    """The oracle's methods, each computed once per state (Mdot and C both read Pinocchio's C)."""
+
+    def __init__(self, oracle):
+        self._oracle, self._cache = oracle, {}
+
+    def __getattr__(self, method):
+        def call(*args):
+            key = (method,) + tuple(np.asarray(a).tobytes() for a in args)
+            if key not in self._cache:
+                self._cache[key] = getattr(self._oracle, method)(*args)
+            return self._cache[key]
+        return call
 
 
 def verify_package(path, trials=20, seed=0, urdf=None, floating_base=False):
-    """Return (report text, ok). Checks, per random state (q in [0, 2pi], qd in [0, 10]):
-    Mdot = C + C^T, C = sum_k Gamma[:, :, k] qd_k, C qd + g = tau(q, qd, 0) - with g from tau(q, 0, 0),
-    M symmetric, every backend equal to NumPy; when a URDF is given, the numeric reference and,
-    if it is installed, Pinocchio (M, C, Gamma as C(q, e_k), tau)."""
+    """Return (report text, ok). Per random state (the registry's draws: q in [0, 2pi], qd in
+    [0, 10], qdd in [-10, 10]): the identities, every backend equal to NumPy, and with a URDF the
+    numeric reference and, if it is installed, Pinocchio."""
     import symgen
-    from .codegen.build import import_package
+    from .codegen.package import import_package
 
     pkg = import_package(path)
-    n = pkg.nv
     robot = symgen.load_urdf(urdf, floating_base=floating_base) if urdf else None
     oracle, pin_note = _pinocchio(robot) if urdf else (None, None)
     rng = np.random.default_rng(seed)
@@ -82,35 +98,29 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=False):
         worst[name] = max(worst.get(name, 0.0), value)
 
     backends = {"numpy": pkg.numpy} | ({"c": pkg.c} if pkg.c is not None else {})
-    functions = [f for f in FUNCTIONS if hasattr(pkg.numpy, f)]
-    zero = np.zeros(n)
+    present = [x for x in Q.QUANTITIES.values() if hasattr(pkg.numpy, x.function)]
+    identities = [i for i in IDENTITIES if all(hasattr(pkg.numpy, f) for f in i.needs)]
     for _ in range(trials):
-        q, qd, qdd = rng.uniform(0, 2 * np.pi, n), rng.uniform(0, 10, n), rng.uniform(-10, 10, n)
-        values = {b: {f: getattr(mod, f)(*_args(f, q, qd, qdd)) for f in functions} for b, mod in backends.items()}
+        state = Q.random_state(rng, pkg.nq, pkg.nv)
+        values = {b: {x.function: getattr(mod, x.function)(*(state[a] for a in x.arguments)) for x in present}
+                  for b, mod in backends.items()}
         outside = {}                                # name -> {function: value}, each computed once
         if robot is not None:
-            outside["reference"] = {f: reference(robot, f, q, qd, qdd) for f in functions}
+            outside["reference"] = {x.function: Q.evaluate(robot, x.key, state) for x in present}
         if oracle is not None:
-            outside["Pinocchio"] = _pinocchio_values(oracle, functions, q, qd, qdd)
+            memo = _Memo(oracle)
+            outside["Pinocchio"] = {x.function: x.pinocchio(memo, state) for x in present if x.pinocchio}
         for bname, mod in backends.items():
             got = values[bname]
-            M, C = got.get("mass_matrix"), got.get("coriolis_matrix")
-            if M is not None:
-                record(f"{bname}: M symmetric", _rel(M, M.T))
-            if C is not None and "mass_matrix_dot" in got:
-                record(f"{bname}: Mdot = C + C^T", _rel(got["mass_matrix_dot"], C + C.T))
-            if C is not None and "christoffel" in got:
-                record(f"{bname}: C = Gamma qd", _rel(np.einsum("ijk,k->ij", got["christoffel"], qd), C))
-            if C is not None and "inverse_dynamics" in got:
-                g = mod.inverse_dynamics(q, zero, zero)
-                record(f"{bname}: C qd = RNEA(q, qd, 0) - g", _rel(C @ qd, mod.inverse_dynamics(q, qd, zero) - g))
+            for identity in identities:
+                record(f"{bname}: {identity.name}", _rel(*identity.sides(got, state, lambda f, *a: getattr(mod, f)(*a))))
             theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
             for other, their in theirs.items():
                 for f, value in their.items():
                     record(f"{bname} vs {other}: {f}", _rel(got[f], value))
     ok = all(v <= TOL for v in worst.values())
     width = max(len(k) for k in worst)
-    lines = [f"{pkg.__name__}: {n} joints, backends {', '.join(backends)}, {trials} random states (seed {seed})"]
+    lines = [f"{pkg.__name__}: {pkg.nv} joints, backends {', '.join(backends)}, {trials} random states (seed {seed})"]
     lines += [f"  {pin_note}"] if pin_note else []
     lines += [f"  {k:<{width}}  max rel. error {v:.2e}  {'ok' if v <= TOL else 'FAIL'}" for k, v in sorted(worst.items())]
     lines.append("all checks passed" if ok else f"FAILED: some errors exceed {TOL:g}")

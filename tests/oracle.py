@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import symgen.oracle as _oracle
-from symgen.oracle import OracleError  # noqa: F401  (re-exported for the tests)
+import symgen.pinocchio_oracle as _oracle
+from symgen.pinocchio_oracle import OracleError  # noqa: F401  (re-exported for the tests)
 
 #: Relative tolerance of every comparison, against the largest entry of the compared quantity.
 RTOL = 1e-9
@@ -92,7 +92,7 @@ def erd_path(relative: str) -> Path:
     return path
 
 
-# Index matching (JointMap) and Pinocchio's quantities (PinOracle) live in symgen.oracle, which
+# Index matching (JointMap) and Pinocchio's quantities (PinOracle) live in symgen.pinocchio_oracle, which
 # `symgen verify --urdf` uses too.
 
 # -------------------------------------------------------------- a Pinocchio model without URDF
@@ -156,7 +156,7 @@ def _rotation_taking_z_to(axis):
 # ------------------------------------------------------------------------------- Pinocchio side
 
 class PinOracle(_oracle.PinOracle):
-    """:class:`symgen.oracle.PinOracle`, with Pinocchio required the tests' way (skip, or fail
+    """:class:`symgen.pinocchio_oracle.PinOracle`, with Pinocchio required the tests' way (skip, or fail
     under CI)."""
 
     def __init__(self, robot, model):

@@ -18,13 +18,23 @@ import oracle
 import symgen
 from symgen import robots
 from symgen.cli import main
-from symgen.codegen.build import BuildOptions, build, import_package
+from symgen.codegen.build import BuildOptions, Progress as BuildProgress, build, import_package
+from symgen import quantities as Q
 from symgen.urdf import load_urdf, write_urdf
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "symgen" / "examples" / "arm4.urdf"
-from symgen.verify import FUNCTIONS as FUNCS, _args
-from symgen.verify import reference as _reference
+
+FUNCS = tuple(x.function for x in Q.QUANTITIES.values())
+
+
+def _args(f, q, qd, qdd):
+    state = {"q": q, "qd": qd, "qdd": qdd}
+    return tuple(state[a] for a in Q.BY_FUNCTION[f].arguments)
+
+
+def _reference(robot, f, q, qd, qdd):
+    return Q.evaluate(robot, Q.BY_FUNCTION[f].key, {"q": q, "qd": qd, "qdd": qdd})
 
 
 def _close(a, b, what):
@@ -288,9 +298,9 @@ def test_progress_reports_every_step_of_each_symbolic_run(tmp_path):
     robot = robots.make("tree", 5, 4)
     seen = []
 
-    class Progress:
-        def __call__(self, message):
-            seen.append(("stage", message))
+    class Progress(BuildProgress):
+        def message(self, text):
+            seen.append(("stage", text))
 
         def tick(self, label, done, total):
             seen.append((label, done, total))

@@ -44,18 +44,18 @@ from click.testing import CliRunner
 import symgen
 from symgen import robots
 from symgen.cli import main
-from symgen.codegen.build import BuildOptions, build, import_package
+from symgen.codegen.build import BuildOptions, Progress as BuildProgress, build, import_package
 from symgen.codegen.names import c_literal, comment_text, identifier, py_literal
 from symgen.errors import SymgenError, URDFError
 from symgen.urdf import load_urdf, parse_urdf_string, write_urdf
-from symgen.verify import FUNCTIONS
-from symgen._common import FUNCTION_INPUTS
+from symgen import quantities as Q
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "symgen" / "examples" / "arm4.urdf"
 PAYLOAD = 'x"); system("touch PWNED'
 DOCSTRING_BREAKER = '"""+__import__("os").system("touch PWNED")+"""'     # the robot name lands in docstrings
-ARGS = {f: len(inputs) for f, inputs in FUNCTION_INPUTS.items()}
+FUNCTIONS = tuple(x.function for x in Q.QUANTITIES.values())
+ARGS = {x.function: len(x.arguments) for x in Q.QUANTITIES.values()}
 
 HOSTILE = [                      # the first half name joints, the second half links (see the fixture)
     PAYLOAD,
@@ -467,11 +467,12 @@ class _Started(Exception):
 
 def test_200_body_chain_build_stops_at_once_with_a_message_about_size_and_a_hint(deep200, tmp_path):
     """Stopped through the progress hook the moment the symbolic run starts, so CI never hangs."""
-    def progress(message):
-        raise _Started(message)
+    class Progress(BuildProgress):
+        def message(self, text):
+            raise _Started(text)
 
     with pytest.raises(SymgenError) as info:
-        build(load_urdf(deep200), tmp_path, opts=BuildOptions(compile=False), progress=progress)
+        build(load_urdf(deep200), tmp_path, opts=BuildOptions(compile=False), progress=Progress())
     message = str(info.value)
     assert "\n" not in message and "200" in message and ("--" in message or "hint" in message), message
     assert list(tmp_path.iterdir()) == []
@@ -747,10 +748,10 @@ def _sanitizer_driver(name, n, functions, seed):
 def _arm4_in_parts(tmp_path, monkeypatch):
     """arm4 with every function printed in parts (static functions and the work array w), the
     form big robots get, at a size that compiles in a moment."""
-    import symgen.codegen.build as codegen_build
+    import symgen.codegen.files as codegen_files
 
-    monkeypatch.setattr(codegen_build, "C_SPLIT_ABOVE", 60)
-    monkeypatch.setattr(codegen_build, "C_PART_SIZE", 40)
+    monkeypatch.setattr(codegen_files, "C_SPLIT_ABOVE", 60)
+    monkeypatch.setattr(codegen_files, "C_PART_SIZE", 40)
     pkg = build(load_urdf(EXAMPLE), tmp_path, opts=BuildOptions(compile=False)).path
     assert "_part2(" in (pkg / "arm4.c").read_text()
     return pkg
@@ -810,10 +811,10 @@ def test_package_a_killed_build_had_moved_aside_is_put_back(tmp_path):
 def test_function_in_parts_without_shared_temps_is_iso_c(tmp_path, monkeypatch):
     """A prismatic chain's M is constant: printed in parts it shares no temps, and the work
     array must still not be of size zero, nor a function lack its prototype."""
-    import symgen.codegen.build as codegen_build
+    import symgen.codegen.files as codegen_files
 
-    monkeypatch.setattr(codegen_build, "C_SPLIT_ABOVE", 4)
-    monkeypatch.setattr(codegen_build, "C_PART_SIZE", 3)
+    monkeypatch.setattr(codegen_files, "C_SPLIT_ABOVE", 4)
+    monkeypatch.setattr(codegen_files, "C_PART_SIZE", 3)
     links = "".join(f'<link name="l{i}">{_inertial("1")}</link>' for i in range(4))
     joints = "".join(f'<joint name="j{i}" type="prismatic"><parent link="l{i - 1}"/><child link="l{i}"/>'
                      f'<axis xyz="{"1 0 0" if i % 2 else "0 1 0"}"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'

@@ -6,7 +6,7 @@ acceleration a_0 = -a_grav.
 from __future__ import annotations
 
 from ..spatial import crf, crm
-from .._common import GRAVITY
+from ..model import GRAVITY
 from ..kinematics import joint_transforms
 
 

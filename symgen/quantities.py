@@ -1,0 +1,218 @@
+"""The one registry of what a generated package computes.
+
+Each :class:`Quantity` is declared once, here: its key (``symgen build --quantities``), the
+generated function's name, its arguments, its outputs and their shapes in (nq, nv), its doc,
+the :class:`Sweep` (one run of one algorithm) that yields it, and how ``symgen verify`` checks it
+against Pinocchio. Build, verify, bench, tables, the CLI and the templates read this table; no
+other module spells a generated function's name.
+
+A sweep is one algorithm run over a backend (numbers or SymPy symbols, the same code): several
+quantities that come out of one sweep (Mdot and C of Algorithm 1) are traced from one symbolic
+run, and a quantity with several outputs (a fused call) is printed as one function that returns
+them all from that run.
+
+Adding a quantity = one :class:`Quantity` here (and a :class:`Sweep` if its algorithm is new) +
+the algorithm in ``symgen/algorithms/`` + its tests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .errors import OptionError
+
+
+@dataclass(frozen=True)
+class Argument:
+    """An input of generated functions: its size (``"nq"`` or ``"nv"``) and the range that
+    ``symgen verify`` and ``symgen bench`` draw it from (the paper's Section 5)."""
+    name: str
+    size: str
+    doc: str
+    low: float
+    high: float
+
+    def length(self, nq: int, nv: int) -> int:
+        return nq if self.size == "nq" else nv
+
+    def draw(self, rng, nq: int, nv: int, count: int | None = None) -> np.ndarray:
+        """Random values, one state (``count`` None) or ``count`` states."""
+        n = self.length(nq, nv)
+        return rng.uniform(self.low, self.high, n if count is None else (count, n))
+
+
+ARGUMENTS = {a.name: a for a in (
+    Argument("q", "nq", "joint positions", 0.0, 2 * np.pi),
+    Argument("qd", "nv", "joint velocities", 0.0, 10.0),
+    Argument("qdd", "nv", "joint accelerations", -10.0, 10.0),
+)}
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output array of a generated function: its name (also the C parameter) and shape."""
+    name: str
+    shape: Callable[[int, int], tuple]        # (nq, nv) -> shape
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One run of one algorithm, on numbers or symbols; ``run(robot, args, bk, options)``
+    returns ``{output name: array}`` for every output it yields. ``args`` maps each of
+    ``arguments`` to a vector (floats or symbols); ``options`` is a :class:`SweepOptions`."""
+    name: str
+    arguments: tuple[str, ...]
+    run: Callable
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """How a sweep runs: ``frame`` (ground: the generated code's coordinates, body: the paper's
+    pseudo-code) and ``gamma_method`` (algo2: Algorithm 2, partials: eq. (4), symbols only)."""
+    frame: str = "ground"
+    gamma_method: str = "algo2"
+
+
+FRAMES = ("ground", "body")
+GAMMA_METHODS = ("algo2", "partials")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A generated function. ``pinocchio(oracle, state)`` gives Pinocchio's value of its output
+    at a state (``{argument: vector}``), through a :class:`~symgen.pinocchio_oracle.PinOracle`."""
+    key: str
+    function: str
+    arguments: tuple[str, ...]
+    outputs: tuple[Output, ...]
+    doc: str
+    sweep: str
+    pinocchio: Callable | None = None
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.outputs)
+
+
+# ------------------------------------------------------------------------------------ sweeps
+
+def _crba(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    return {"M": (alg.crba_ground if opts.frame == "ground" else alg.crba)(robot, args["q"], bk)}
+
+
+def _algorithm1(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    run = alg.coriolis_ground if opts.frame == "ground" else alg.coriolis
+    M, Mdot, C = run(robot, args["q"], args["qd"], bk)
+    return {"M": M, "Mdot": Mdot, "C": C}
+
+
+def _algorithm2(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    if opts.gamma_method == "partials":
+        return {"Gamma": alg.christoffel_partials(robot, args["q"], bk, opts.frame)}
+    return {"Gamma": (alg.christoffel_ground if opts.frame == "ground" else alg.christoffel)(robot, args["q"], bk)}
+
+
+def _rnea(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk)}
+
+
+SWEEPS = {s.name: s for s in (
+    Sweep("crba", ("q",), _crba),
+    Sweep("algorithm1", ("q", "qd"), _algorithm1),
+    Sweep("algorithm2", ("q",), _algorithm2),
+    Sweep("rnea", ("q", "qd", "qdd"), _rnea),
+)}
+
+
+# -------------------------------------------------------------------------------- quantities
+
+def _square(nq, nv):
+    return (nv, nv)
+
+
+def _cube(nq, nv):
+    return (nv, nv, nv)
+
+
+def _vector(nq, nv):
+    return (nv,)
+
+
+QUANTITIES = {x.key: x for x in (
+    Quantity("M", "mass_matrix", ("q",), (Output("M", _square),),
+             "Mass matrix M(q), (n, n), by CRBA.", "crba",
+             pinocchio=lambda o, s: o.mass_matrix(s["q"])),
+    Quantity("Mdot", "mass_matrix_dot", ("q", "qd"), (Output("Mdot", _square),),
+             "dM/dt at (q, qd), (n, n), by Algorithm 1.", "algorithm1",
+             pinocchio=lambda o, s: (lambda C: C + C.T)(o.coriolis(s["q"], s["qd"]))),       # eq. (2)
+    Quantity("C", "coriolis_matrix", ("q", "qd"), (Output("C", _square),),
+             "Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1.", "algorithm1",
+             pinocchio=lambda o, s: o.coriolis(s["q"], s["qd"])),
+    Quantity("Gamma", "christoffel", ("q",), (Output("Gamma", _cube),),
+             "Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k].", "algorithm2",
+             pinocchio=lambda o, s: o.christoffel(s["q"])),
+    Quantity("tau", "inverse_dynamics", ("q", "qd", "qdd"), (Output("tau", _vector),),
+             "Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA.", "rnea",
+             pinocchio=lambda o, s: o.inverse_dynamics(s["q"], s["qd"], s["qdd"])),
+)}
+
+#: the quantities a build makes by default, in the order of the generated files
+DEFAULT = tuple(QUANTITIES)
+
+#: generated function name -> its Quantity
+BY_FUNCTION = {x.function: x for x in QUANTITIES.values()}
+
+
+def parse(text: str | None, option: str = "--quantities") -> tuple[str, ...]:
+    """The quantity keys of a comma list (all by default); unknown keys are an OptionError."""
+    if not text:
+        return DEFAULT
+    wanted = tuple(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
+    unknown = [s for s in wanted if s not in QUANTITIES]
+    if unknown or not wanted:
+        raise OptionError(f"{option}: unknown {', '.join(unknown) or '(empty)'}; expected a comma list of "
+                          f"{','.join(QUANTITIES)}")
+    return wanted
+
+
+def help_text() -> str:
+    """The keys with the functions they generate, for the CLI's help."""
+    return "; ".join(f"{x.key} = {x.function}" for x in QUANTITIES.values())
+
+
+def check_options(opts: SweepOptions) -> SweepOptions:
+    if opts.frame not in FRAMES:
+        raise OptionError(f"--frame: unknown {opts.frame!r}; expected one of {', '.join(FRAMES)}")
+    if opts.gamma_method not in GAMMA_METHODS:
+        raise OptionError(f"--gamma-method: unknown {opts.gamma_method!r}; expected one of {', '.join(GAMMA_METHODS)}")
+    return opts
+
+
+def evaluate(robot, key: str, state: dict, opts: SweepOptions = SweepOptions(frame="body")):
+    """The numeric value of quantity ``key`` at ``state`` (``{argument: vector}``): its sweep run on
+    numbers (the same algorithm code the symbolic run uses; body frame by default, so that it is
+    an independent reference for the ground-frame generated code). One output: the array; several:
+    a tuple."""
+    from .backend import NUMERIC
+
+    x = QUANTITIES[key]
+    sweep = SWEEPS[x.sweep]
+    args = {a: robot.check_state(a, state[a]) for a in sweep.arguments}
+    values = sweep.run(robot, args, NUMERIC, check_options(opts))
+    out = tuple(values[o.name] for o in x.outputs)
+    return out[0] if len(out) == 1 else out
+
+
+def random_state(rng, nq: int, nv: int, names=tuple(ARGUMENTS)) -> dict:
+    """One random state ``{argument: vector}`` drawn as verify and bench draw them."""
+    return {a: ARGUMENTS[a].draw(rng, nq, nv) for a in names}
