@@ -131,6 +131,10 @@ class PinOracle:
         """rnea with the model's own gravity (Pinocchio's default, -9.81 along z)."""
         return self.map.vec(self.pin.rnea(self.model, self.data, self.map.q(q), self.map.v(qd), self.map.v(qdd)))
 
+    def gravity(self, q):
+        """computeGeneralizedGravity, with the model's gravity (-9.81 along z)."""
+        return self.map.vec(self.pin.computeGeneralizedGravity(self.model, self.data, self.map.q(q)))
+
     def coriolis(self, q, qd):
         """Pinocchio's C(q, qd), the Christoffel-consistent one for single-DoF joints."""
         return self.map.mat(self.pin.computeCoriolisMatrix(self.model, self.data, self.map.q(q),

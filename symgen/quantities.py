@@ -126,11 +126,18 @@ def _rnea(robot, args, bk, opts):
     return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk)}
 
 
+def _gravity(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    return {"g": (alg.gravity_ground if opts.frame == "ground" else alg.gravity)(robot, args["q"], bk)}
+
+
 SWEEPS = {s.name: s for s in (
     Sweep("crba", ("q",), _crba),
     Sweep("algorithm1", ("q", "qd"), _algorithm1),
     Sweep("algorithm2", ("q",), _algorithm2),
     Sweep("rnea", ("q", "qd", "qdd"), _rnea),
+    Sweep("gravity", ("q",), _gravity),
 )}
 
 
@@ -164,6 +171,9 @@ QUANTITIES = {x.key: x for x in (
     Quantity("tau", "inverse_dynamics", ("q", "qd", "qdd"), (Output("tau", _vector),),
              "Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA.", "rnea",
              pinocchio=lambda o, s: o.inverse_dynamics(s["q"], s["qd"], s["qdd"])),
+    Quantity("g", "gravity", ("q",), (Output("g", _vector),),
+             "Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces.", "gravity",
+             pinocchio=lambda o, s: o.gravity(s["q"])),
 )}
 
 #: the quantities a build makes by default, in the order of the generated files

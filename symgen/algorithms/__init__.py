@@ -16,8 +16,9 @@ from .coriolis import coriolis
 from .coriolis_ground import coriolis_ground
 from .crba import crba
 from .crba_ground import crba_ground
+from .gravity import gravity, gravity_ground
 from .partials import christoffel_partials
 from .rnea import rnea
 
 __all__ = ["christoffel", "christoffel_ground", "christoffel_partials", "coriolis", "coriolis_ground", "crba",
-           "crba_ground", "rnea"]
+           "crba_ground", "gravity", "gravity_ground", "rnea"]
