@@ -19,9 +19,9 @@ TOL = 1e-9
 
 @dataclass(frozen=True)
 class Identity:
-    """A relation between generated functions that holds at every state: ``residual(f, state)``
+    """A relation between generated functions that holds at every state: ``sides(f, state, call)``
     returns (left, right), where ``f`` maps a function name to its value at ``state`` and
-    ``call(name, **args)`` evaluates it elsewhere."""
+    ``call(name, *args)`` evaluates it at other arguments."""
     name: str
     needs: tuple[str, ...]
     sides: Callable
@@ -40,6 +40,10 @@ IDENTITIES = (
     Identity("C = Gamma qd", ("christoffel", "coriolis_matrix"),                              # eq. (3)
              lambda f, s, call: (np.einsum("ijk,k->ij", f["christoffel"], s["qd"]), f["coriolis_matrix"])),
     Identity("C qd = RNEA(q, qd, 0) - g", ("coriolis_matrix", "inverse_dynamics"), _rnea_minus_gravity),
+    Identity("g = RNEA(q, 0, 0)", ("gravity", "inverse_dynamics"),
+             lambda f, s, call: (f["gravity"], call("inverse_dynamics", s["q"], 0 * s["qd"], 0 * s["qd"]))),
+    Identity("slotine_li(q, qd, qd, qdd) = RNEA(q, qd, qdd)", ("slotine_li", "inverse_dynamics"),
+             lambda f, s, call: (call("slotine_li", s["q"], s["qd"], s["qd"], s["qdd"]), f["inverse_dynamics"])),
 )
 
 

@@ -28,13 +28,19 @@ EXAMPLE = ROOT / "symgen" / "examples" / "arm4.urdf"
 FUNCS = tuple(x.function for x in Q.QUANTITIES.values())
 
 
+def _state(q, qd, qdd):
+    """Every argument of the registry from (q, qd, qdd): the Slotine-Li references are qd and qdd
+    reversed (one state or a batch)."""
+    return {"q": q, "qd": qd, "qdd": qdd, "qd_r": np.flip(qd, -1), "qdd_r": np.flip(qdd, -1)}
+
+
 def _args(f, q, qd, qdd):
-    state = {"q": q, "qd": qd, "qdd": qdd}
+    state = _state(q, qd, qdd)
     return tuple(state[a] for a in Q.BY_FUNCTION[f].arguments)
 
 
 def _reference(robot, f, q, qd, qdd):
-    return Q.evaluate(robot, Q.BY_FUNCTION[f].key, {"q": q, "qd": qd, "qdd": qdd})
+    return Q.evaluate(robot, Q.BY_FUNCTION[f].key, _state(q, qd, qdd))
 
 
 def _close(a, b, what):

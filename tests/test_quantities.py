@@ -42,6 +42,7 @@ def test_function_names_and_keys_are_unique_and_sweeps_yield_the_registered_outp
 def test_parse_takes_known_keys_in_order_without_repeats_and_refuses_the_rest():
     assert Q.parse(None) == Q.DEFAULT
     assert Q.parse("C, M,C") == ("C", "M")
+    assert Q.parse("coriolis_matrix,M,gravity") == ("C", "M", "g")
     with pytest.raises(Q.OptionError, match="--quantities: unknown X"):
         Q.parse("M,X")
     with pytest.raises(Q.OptionError, match="--functions"):
@@ -92,3 +93,16 @@ def test_gravity_is_inverse_dynamics_at_rest():
         for frame in Q.FRAMES:
             g = Q.evaluate(robot, "g", {"q": q}, Q.SweepOptions(frame=frame))
             assert np.max(np.abs(g - tau)) <= 1e-12 * max(1.0, np.max(np.abs(tau))), (kind, seed, frame)
+
+
+def test_slotine_li_in_ground_coordinates_equals_the_body_frame_recursion():
+    """The ground form of Algorithm 3 (not printed: more operations) agrees with the body form."""
+    from symgen import algorithms as alg
+    from symgen.backend import NUMERIC
+
+    for kind, n, seed in SYNTHETIC:
+        robot = robots.make(kind, n, seed)
+        s = Q.random_state(np.random.default_rng(seed), robot.n, robot.n)
+        args = (s["q"], s["qd"], s["qd_r"], s["qdd_r"], NUMERIC)
+        body, ground = alg.slotine_li(robot, *args), alg.slotine_li_ground(robot, *args)
+        assert np.max(np.abs(body - ground)) <= 1e-12 * max(1.0, np.max(np.abs(body))), (kind, seed)
