@@ -135,6 +135,13 @@ class PinOracle:
         """computeGeneralizedGravity, with the model's gravity (-9.81 along z)."""
         return self.map.vec(self.pin.computeGeneralizedGravity(self.model, self.data, self.map.q(q)))
 
+    def regressor(self, q, qd, qdd):
+        """computeJointTorqueRegressor (reference velocity = qd), rows and 10-column blocks in
+        symgen's joint/body order (single-DoF joints: block b is Pinocchio's joint with idx_v b)."""
+        Y = self.pin.computeJointTorqueRegressor(self.model, self.data, self.map.q(q), self.map.v(qd),
+                                                 self.map.v(qdd))
+        return self.map.P.T @ Y @ np.kron(self.map.P, np.eye(10))
+
     def coriolis(self, q, qd):
         """Pinocchio's C(q, qd), the Christoffel-consistent one for single-DoF joints."""
         return self.map.mat(self.pin.computeCoriolisMatrix(self.model, self.data, self.map.q(q),

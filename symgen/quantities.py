@@ -56,7 +56,7 @@ ARGUMENTS = {a.name: a for a in (
 class Output:
     """One output array of a generated function: its name (also the C parameter) and shape."""
     name: str
-    shape: Callable[[int, int], tuple]        # (nq, nv) -> shape
+    shape: Callable[[int, int, int], tuple]   # (nq, nv, moving bodies) -> shape
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,9 @@ GAMMA_METHODS = ("algo2", "partials")
 @dataclass(frozen=True)
 class Quantity:
     """A generated function. ``pinocchio(oracle, state)`` gives Pinocchio's value of its output
-    at a state (``{argument: vector}``), through a :class:`~symgen.pinocchio_oracle.PinOracle`."""
+    at a state (``{argument: vector}``), through a :class:`~symgen.pinocchio_oracle.PinOracle`;
+    ``oracle_state(state)``, when given, is the state that comparison uses (Pinocchio's
+    counterpart may cover only part of the arguments' space)."""
     key: str
     function: str
     arguments: tuple[str, ...]
@@ -92,6 +94,7 @@ class Quantity:
     doc: str
     sweep: str
     pinocchio: Callable | None = None
+    oracle_state: Callable | None = None
 
     @property
     def output_names(self) -> tuple[str, ...]:
@@ -134,6 +137,12 @@ def _gravity(robot, args, bk, opts):
     return {"g": (alg.gravity_ground if opts.frame == "ground" else alg.gravity)(robot, args["q"], bk)}
 
 
+def _regressor_sweep(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    return {"Y": alg.regressor(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk)}
+
+
 def _slotine_li(robot, args, bk, opts):
     """Body frames whatever ``opts.frame``: an O(N) sweep gains nothing from ground coordinates and
     pays for the world inertias and their rates (ops, ground vs body: arm4 1172 vs 339, panda
@@ -151,21 +160,31 @@ SWEEPS = {s.name: s for s in (
     Sweep("rnea", ("q", "qd", "qdd"), _rnea),
     Sweep("gravity", ("q",), _gravity),
     Sweep("slotine_li", ("q", "qd", "qd_r", "qdd_r"), _slotine_li),
+    Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep),
 )}
 
 
 # -------------------------------------------------------------------------------- quantities
 
-def _square(nq, nv):
+def _qd_r_is_qd(state):
+    """qd_r = qd"""
+    return {**state, "qd_r": state["qd"]}
+
+
+def _square(nq, nv, nb):
     return (nv, nv)
 
 
-def _cube(nq, nv):
+def _cube(nq, nv, nb):
     return (nv, nv, nv)
 
 
-def _vector(nq, nv):
+def _vector(nq, nv, nb):
     return (nv,)
+
+
+def _regressor(nq, nv, nb):
+    return (nv, 10 * nb)
 
 
 QUANTITIES = {x.key: x for x in (
@@ -192,6 +211,11 @@ QUANTITIES = {x.key: x for x in (
              "(Wensing & Slotine, Algorithm 3), without forming M or C.", "slotine_li",
              pinocchio=lambda o, s: (o.mass_matrix(s["q"]) @ s["qdd_r"] + o.coriolis(s["q"], s["qd"]) @ s["qd_r"]
                                      + o.gravity(s["q"]))),
+    Quantity("Y", "regressor", ("q", "qd", "qd_r", "qdd_r"), (Output("Y", _regressor),),
+             "Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); "
+             "10 columns per body in link_names order, Pinocchio's toDynamicParameters order.", "regressor",
+             pinocchio=lambda o, s: o.regressor(s["q"], s["qd"], s["qdd_r"]),
+             oracle_state=_qd_r_is_qd),                 # computeJointTorqueRegressor has qd_r = qd
 )}
 
 #: the quantities a build makes by default, in the order of the generated files

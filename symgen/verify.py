@@ -113,7 +113,14 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=False):
             outside["reference"] = {x.function: Q.evaluate(robot, x.key, state) for x in present}
         if oracle is not None:
             memo = _Memo(oracle)
-            outside["Pinocchio"] = {x.function: x.pinocchio(memo, state) for x in present if x.pinocchio}
+            outside["Pinocchio"] = {x.function: x.pinocchio(memo, state) for x in present
+                                    if x.pinocchio and not x.oracle_state}
+            for x in present:                       # compared at a state of their own
+                if x.pinocchio and x.oracle_state:
+                    at = x.oracle_state(state)
+                    for bname, mod in backends.items():
+                        record(f"{bname} vs Pinocchio: {x.function} ({x.oracle_state.__doc__})",
+                               _rel(getattr(mod, x.function)(*(at[a] for a in x.arguments)), x.pinocchio(memo, at)))
         for bname, mod in backends.items():
             got = values[bname]
             for identity in identities:

@@ -18,9 +18,10 @@ from .crba import crba
 from .crba_ground import crba_ground
 from .gravity import gravity, gravity_ground
 from .partials import christoffel_partials
+from .regressor import regressor
 from .rnea import rnea
 from .slotine_li import slotine_li, slotine_li_ground
 
 __all__ = ["christoffel", "christoffel_ground", "christoffel_partials", "coriolis", "coriolis_ground", "crba",
-           "crba_ground", "gravity", "gravity_ground", "rnea", "slotine_li",
+           "crba_ground", "gravity", "gravity_ground", "regressor", "rnea", "slotine_li",
            "slotine_li_ground"]

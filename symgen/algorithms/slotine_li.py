@@ -24,19 +24,28 @@ from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crm, factor_B, inertia_rate, inertia_times
 
 
-def slotine_li(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
-    """M qdd_r + C(q, qd) qd_r + g in body frames (the paper's pseudo-code)."""
+def reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
+    """Lines 1-6 in body frames: (Xup, Phi, v, w, a) per body — shared with the regressor."""
     n, parent = robot.n, robot.parent
     Xup, Phi = joint_transforms(robot, q, bk)
     a0 = bk.zeros(6)
     a0[3:] = -bk.const(gravity)                                         # line 1
-    v, w, a, f = [None] * n, [None] * n, [None] * n, [None] * n
+    v, w, a = [None] * n, [None] * n, [None] * n
     for i in range(n):
         p = parent[i]
         v[i] = bk.bind(Phi[i] * qd[i] + (Xup[i] @ v[p] if p >= 0 else 0), f"v{i}", i)       # line 3
         w[i] = bk.bind(Phi[i] * qd_r[i] + (Xup[i] @ w[p] if p >= 0 else 0), f"w{i}", i)     # line 4
         Phid = crm(v[i], bk) @ Phi[i]                                   # line 5
         a[i] = bk.bind(Xup[i] @ (a[p] if p >= 0 else a0) + Phid * qd_r[i] + Phi[i] * qdd_r[i], f"a{i}", i)  # 6
+    return Xup, Phi, v, w, a
+
+
+def slotine_li(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
+    """M qdd_r + C(q, qd) qd_r + g in body frames (the paper's pseudo-code)."""
+    n, parent = robot.n, robot.parent
+    Xup, Phi, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
+    f = [None] * n
+    for i in range(n):
         I = bk.const(robot.I[i])
         f[i] = bk.bind(I @ a[i] + factor_B(v[i], I, bk) @ w[i], f"f{i}", i)                  # line 8
     tau = bk.zeros(n)

@@ -1,0 +1,79 @@
+"""The Slotine-Li regressor Y(q, qd, qd_r, qdd_r), with Y theta = M qdd_r + C(q, qd) qd_r + g:
+Wensing & Slotine, Appendix B-A (the body-level regressor helper and the blocks Y_ij).
+
+The spatial inertia is linear in the body's ten inertial parameters, I(theta) = sum_k theta_k E_k,
+in Pinocchio's ``Inertia.toDynamicParameters`` order
+
+    theta = [m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]
+
+(I about the body frame's origin, in its axes; the body frame is the URDF joint frame). So the
+body-level regressor, whose columns are d f / d theta_k for f = I a + B(v, I) w (Algorithm 3,
+line 8), is
+
+    Y_body[:, k] = E_k a + B(v, E_k) w                    (B of eq. (10) is linear in I)
+
+and the block relating joint i to body j is Y_ij = Phi_i^T jX_i^T Y_body_j for i an ancestor of j
+(i = j included), zero otherwise: Y is block upper-triangular by the tree, and its structural
+zeros are exact zeros.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import GRAVITY
+from ..spatial import factor_B, skew
+from .slotine_li import reference_sweep
+
+PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
+_ROTATIONAL = ((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))        # I_xx, I_xy, I_yy, I_xz, I_yz, I_zz
+
+
+def inertia_basis() -> tuple[np.ndarray, ...]:
+    """E_0..E_9, constant 6x6 arrays with I(theta) = sum_k theta_k E_k."""
+    basis = []
+    E = np.zeros((6, 6))
+    E[3:, 3:] = np.eye(3)
+    basis.append(E)                                                   # m
+    for axis in range(3):                                             # m c: [[0, S(h)], [S(h)^T, 0]]
+        E = np.zeros((6, 6))
+        S = skew(np.eye(3)[axis])
+        E[:3, 3:], E[3:, :3] = S, S.T
+        basis.append(E)
+    for r, c in _ROTATIONAL:                                          # rotational inertia about the origin
+        E = np.zeros((6, 6))
+        E[r, c] = E[c, r] = 1.0
+        basis.append(E)
+    return tuple(basis)
+
+
+def parameters(inertia) -> np.ndarray:
+    """theta of one body (:class:`~symgen.model.Inertia`: mass, CoM, inertia about the CoM)."""
+    m, c = float(inertia.mass), np.array(inertia.com, dtype=float)
+    I_origin = np.array(inertia.I_com, dtype=float) + m * (c @ c * np.eye(3) - np.outer(c, c))
+    return np.array([m, *(m * c), *(I_origin[r, k] for r, k in _ROTATIONAL)])
+
+
+def body_regressor(a, v, w, bk) -> np.ndarray:
+    """6x10: column k = E_k a + B(v, E_k) w."""
+    Y = bk.zeros((6, 10))
+    for k, E in enumerate(inertia_basis()):
+        E = bk.const(E)
+        Y[:, k] = E @ a + factor_B(v, E, bk) @ w
+    return Y
+
+
+def regressor(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
+    """Y, (n, 10 n): columns 10 j .. 10 j + 9 belong to body j (``robot.link_names`` order)."""
+    n, parent = robot.n, robot.parent
+    Xup, Phi, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
+    Y = bk.zeros((n, 10 * n))
+    for j in range(n):
+        U = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"Yb{j}", j)    # line 8, d f_j / d theta_j
+        i = j
+        while True:
+            Y[i, 10 * j:10 * j + 10] = Phi[i] @ U                      # Y_ij = Phi_i^T jX_i^T Y_body_j
+            if parent[i] < 0:
+                break
+            U = bk.bind(Xup[i].T @ U, f"Yb{j}_{parent[i]}", j)          # line 13, to the parent's frame
+            i = parent[i]
+    return Y
