@@ -142,6 +142,15 @@ class PinOracle:
                                                  self.map.v(qdd))
         return self.map.P.T @ Y @ np.kron(self.map.P, np.eye(10))
 
+    def forward_dynamics(self, q, qd, tau):
+        """aba with the model's gravity."""
+        return self.map.vec(self.pin.aba(self.model, self.data, self.map.q(q), self.map.v(qd), self.map.v(tau)))
+
+    def mass_matrix_inverse(self, q):
+        """computeMinverse (it fills the upper triangle only)."""
+        Minv = self.pin.computeMinverse(self.model, self.data, self.map.q(q)).copy()
+        return self.map.mat(np.triu(Minv) + np.triu(Minv, 1).T)
+
     def coriolis(self, q, qd):
         """Pinocchio's C(q, qd), the Christoffel-consistent one for single-DoF joints."""
         return self.map.mat(self.pin.computeCoriolisMatrix(self.model, self.data, self.map.q(q),

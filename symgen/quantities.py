@@ -49,6 +49,7 @@ ARGUMENTS = {a.name: a for a in (
     Argument("qdd", "nv", "joint accelerations", -10.0, 10.0),
     Argument("qd_r", "nv", "reference velocities (Slotine-Li)", 0.0, 10.0),
     Argument("qdd_r", "nv", "reference accelerations (Slotine-Li)", -10.0, 10.0),
+    Argument("tau", "nv", "joint forces", -50.0, 50.0),
 )}
 
 
@@ -95,6 +96,10 @@ class Quantity:
     sweep: str
     pinocchio: Callable | None = None
     oracle_state: Callable | None = None
+    #: the result inherits cond(M) (qdd, M^-1: a solve with M): two correct codes then differ by
+    #: about cond(M) eps relative, and a floating base at random Euler angles makes cond(M) 1e6 and
+    #: more, so comparisons allow tolerance(cond(M)) instead of a fixed 1e-9
+    conditioned: bool = False
 
     @property
     def output_names(self) -> tuple[str, ...]:
@@ -143,6 +148,18 @@ def _regressor_sweep(robot, args, bk, opts):
     return {"Y": alg.regressor(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk)}
 
 
+def _forward_dynamics(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], args["tau"], bk, opts.frame)}
+
+
+def _mass_matrix_inverse(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    return {"Minv": alg.mass_matrix_inverse(robot, args["q"], bk, opts.frame)}
+
+
 def _slotine_li(robot, args, bk, opts):
     """Body frames whatever ``opts.frame``: an O(N) sweep gains nothing from ground coordinates and
     pays for the world inertias and their rates (ops, ground vs body: arm4 1172 vs 339, panda
@@ -161,6 +178,8 @@ SWEEPS = {s.name: s for s in (
     Sweep("gravity", ("q",), _gravity),
     Sweep("slotine_li", ("q", "qd", "qd_r", "qdd_r"), _slotine_li),
     Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep),
+    Sweep("forward_dynamics", ("q", "qd", "tau"), _forward_dynamics),
+    Sweep("mass_matrix_inverse", ("q",), _mass_matrix_inverse),
 )}
 
 
@@ -216,6 +235,14 @@ QUANTITIES = {x.key: x for x in (
              "10 columns per body in link_names order, Pinocchio's toDynamicParameters order.", "regressor",
              pinocchio=lambda o, s: o.regressor(s["q"], s["qd"], s["qdd_r"]),
              oracle_state=_qd_r_is_qd),                 # computeJointTorqueRegressor has qd_r = qd
+    Quantity("qdd", "forward_dynamics", ("q", "qd", "tau"), (Output("qdd", _vector),),
+             "Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the tree-sparse L^T D L "
+             "factorization of M.", "forward_dynamics",
+             pinocchio=lambda o, s: o.forward_dynamics(s["q"], s["qd"], s["tau"]), conditioned=True),
+    Quantity("Minv", "mass_matrix_inverse", ("q",), (Output("Minv", _square),),
+             "Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, from the tree-sparse L^T D L "
+             "factorization of M.", "mass_matrix_inverse",
+             pinocchio=lambda o, s: o.mass_matrix_inverse(s["q"]), conditioned=True),
 )}
 
 #: the quantities a build makes by default, in the order of the generated files
@@ -265,6 +292,14 @@ def evaluate(robot, key: str, state: dict, opts: SweepOptions = SweepOptions(fra
     values = sweep.run(robot, args, NUMERIC, check_options(opts))
     out = tuple(values[o.name] for o in x.outputs)
     return out[0] if len(out) == 1 else out
+
+
+def tolerance(x: Quantity, M=None, base: float = 1e-9) -> float:
+    """The relative tolerance of comparisons of ``x`` at a state with mass matrix ``M``:
+    ``base``, or for a quantity that inherits cond(M), 100 eps cond(M) if that is larger."""
+    if not x.conditioned or M is None:
+        return base
+    return max(base, 100 * np.finfo(float).eps * float(np.linalg.cond(M)))
 
 
 def random_state(rng, nq: int, nv: int, names=tuple(ARGUMENTS)) -> dict:

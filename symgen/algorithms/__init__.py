@@ -16,6 +16,7 @@ from .coriolis import coriolis
 from .coriolis_ground import coriolis_ground
 from .crba import crba
 from .crba_ground import crba_ground
+from .forward_dynamics import forward_dynamics, mass_matrix_inverse
 from .gravity import gravity, gravity_ground
 from .partials import christoffel_partials
 from .regressor import regressor
@@ -23,5 +24,5 @@ from .rnea import rnea
 from .slotine_li import slotine_li, slotine_li_ground
 
 __all__ = ["christoffel", "christoffel_ground", "christoffel_partials", "coriolis", "coriolis_ground", "crba",
-           "crba_ground", "gravity", "gravity_ground", "regressor", "rnea", "slotine_li",
+           "crba_ground", "forward_dynamics", "gravity", "gravity_ground", "mass_matrix_inverse", "regressor", "rnea", "slotine_li",
            "slotine_li_ground"]
