@@ -53,11 +53,11 @@ class Inertia:
         for mass, ci, Ii in ((self.mass, c1, self.I_com), (other.mass, c2, other.I_com)):
             d = ci - c
             Ic += np.array(Ii) + mass * (d @ d * np.eye(3) - np.outer(d, d))
-        return Inertia(m, _vec(c), _mat(Ic))
+        return Inertia(m, as_vec3(c), as_mat3(Ic))
 
     def transformed(self, R: np.ndarray, p: np.ndarray) -> "Inertia":
         """The same body seen from a frame in which its frame has orientation R and origin p."""
-        return Inertia(self.mass, _vec(R @ np.array(self.com) + p), _mat(R @ np.array(self.I_com) @ R.T))
+        return Inertia(self.mass, as_vec3(R @ np.array(self.com) + p), as_mat3(R @ np.array(self.I_com) @ R.T))
 
 
 @dataclass(frozen=True)
@@ -147,10 +147,6 @@ class Robot:
             i = self.parent[i]
         return tuple(out)
 
-    def subtree(self, i: int) -> tuple[int, ...]:
-        """Bodies whose path to the root passes through i, i included."""
-        return tuple(j for j in range(i, self.n) if i in self.ancestors(j))
-
     def related(self, i: int, j: int) -> bool:
         """i ~ j: one is on the other's path to the root."""
         return i in self.ancestors(j) or j in self.ancestors(i)
@@ -215,11 +211,13 @@ def _z_turn(axis) -> np.ndarray:
     return np.column_stack([u, np.cross(a, u), a])
 
 
-def _vec(a) -> Vec3:
+def as_vec3(a) -> Vec3:
+    """A 3-vector (array, list ...) as the tuple of floats a model stores."""
     return tuple(float(x) for x in a)
 
 
-def _mat(a) -> Mat3:
+def as_mat3(a) -> Mat3:
+    """A 3x3 matrix as the tuple of float rows a model stores."""
     return tuple(tuple(float(x) for x in row) for row in a)
 
 

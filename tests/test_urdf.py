@@ -36,8 +36,7 @@ from symgen.cli import main
 from symgen.errors import URDFError
 from symgen.model import FLOATING_JOINTS
 from symgen.spatial import rpy_matrix
-from symgen.urdf import (load_urdf, matrix_rpy, parse_numbers, parse_urdf_string, rpy_rotation,
-                         urdf_string, write_urdf)
+from symgen.urdf import load_urdf, matrix_rpy, parse_numbers, parse_urdf_string, urdf_string, write_urdf
 
 DATA = Path(__file__).resolve().parent / "data" / "urdf"
 EXAMPLE = Path(symgen.__file__).resolve().parent / "examples" / "arm4.urdf"
@@ -401,10 +400,19 @@ def test_inertial_rpy_rotates_the_inertia_into_link_axes():
 
 # ------------------------------------------------------------------------------- rotations
 
-def test_rpy_rotation_equals_spatial_rpy_matrix_away_from_right_angles():
+def test_rpy_matrix_is_exact_at_right_angles_and_plain_trig_elsewhere():
+    """Angles that are the floats k·pi/2 (what snapping produces) give exact 0/±1 entries; any
+    other angle gives the product of the textbook matrices with math.cos/sin."""
+    for rpy in _right_angle_rotations():
+        R = rpy_matrix(rpy)
+        assert set(np.unique(R)) <= {-1.0, 0.0, 1.0} and np.array_equal(R @ R.T, np.eye(3)), rpy
     rng = np.random.default_rng(SEED)
-    for rpy in rng.uniform(-4, 4, size=(200, 3)):
-        assert np.array_equal(rpy_rotation(rpy), rpy_matrix(rpy)), f"seed {SEED}, rpy {rpy}"
+    for r, p, y in rng.uniform(-4, 4, size=(200, 3)):
+        cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+        textbook = (np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]])
+                    @ np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
+                    @ np.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]]))
+        assert np.array_equal(rpy_matrix((r, p, y)), textbook), f"seed {SEED}, rpy {(r, p, y)}"
 
 
 def _right_angle_rotations():
@@ -426,8 +434,8 @@ def test_matrix_rpy_recovers_the_rotation(case):
     else:
         rpys = _right_angle_rotations()
     for rpy in rpys:
-        R = rpy_rotation(rpy)
-        back = rpy_rotation(matrix_rpy(R))
+        R = rpy_matrix(rpy)
+        back = rpy_matrix(matrix_rpy(R))
         assert np.abs(back - R).max() <= 1e-12, f"{case}, seed {SEED}, rpy {rpy}"
         if case == "right-angles":
             assert np.array_equal(back, R)
