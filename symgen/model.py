@@ -43,10 +43,16 @@ class Inertia:
         return spatial.mcI(self.mass, np.array(self.com), np.array(self.I_com))
 
     def __add__(self, other: "Inertia") -> "Inertia":
-        """Inertia of two bodies rigidly joined, both expressed in the same frame."""
+        """Inertia of two bodies rigidly joined, both expressed in the same frame. A massless
+        operand adds only its rotational inertia (if any) and leaves the other's mass and CoM
+        exactly as they are (the general formula would divide and multiply by the mass)."""
+        if other.mass == 0.0:
+            if not np.any(other.I_com):
+                return self
+            return Inertia(self.mass, self.com, as_mat3(np.array(self.I_com) + np.array(other.I_com)))
+        if self.mass == 0.0:
+            return other + self
         m = self.mass + other.mass
-        if m == 0.0:
-            return Inertia.zero()
         c1, c2 = np.array(self.com), np.array(other.com)
         c = (self.mass * c1 + other.mass * c2) / m
         Ic = np.zeros((3, 3))

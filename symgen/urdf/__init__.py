@@ -9,11 +9,12 @@ Conventions (URDF's own, made explicit):
   to (1, 0, 0) and is normalized. Link names are the child link names, joint names the joint names.
 - ``<inertial>``: mass, ``<origin xyz rpy>`` (CoM and orientation of the inertia axes in the link
   frame) and ``<inertia>`` about the CoM in those axes; stored as ``Inertia(mass, com, I_com)``
-  with ``I_com`` rotated into link axes. A link without ``<inertial>`` is massless. The mass must
-  be >= 0 (zero only with a zero inertia) and the inertia physically valid (positive semidefinite,
-  principal moments obeying the triangle inequality, to 1e-9 of the trace plus 1e-12 kg m^2, so
-  that round-off such as a lone 1e-35 off-diagonal entry passes) — except for links fixed to the
-  ground of a fixed base, whose inertia is unused: there a note replaces the error.
+  with ``I_com`` rotated into link axes. A link without ``<inertial>`` is massless. A negative
+  mass is an error; everything else about inertias is checked on the bodies that enter the
+  dynamics, after lumping (:mod:`.validate`): round-off passes, small violations (a triangle
+  inequality broken, a principal moment below zero by up to 1/4 of the trace) pass with a one-line
+  :class:`~symgen.errors.SymgenWarning` and a note unless ``strict_inertia=True``, larger ones are
+  errors. A joint that moves only massless links (M singular) gets a warning and a note.
 - Joint types: revolute, continuous and prismatic become bodies. A fixed joint is lumped: its
   child's inertia is added exactly to the body it hangs from and its frame is carried through so
   that its own children attach where they should (``Robot.lumped`` lists "child -> body").
@@ -29,6 +30,10 @@ Conventions (URDF's own, made explicit):
 - ``floating_base=True`` puts six virtual joints first (:data:`symgen.model.FLOATING_JOINTS`:
   prismatic x, y, z, then revolute about x, y, z of the frame reached so far, intrinsic X-Y-Z)
   from a virtual root ``world`` to the URDF root link, which carries its own (and lumped) inertia.
+  If the URDF's root link is itself called ``world`` (an arm fixed to the world), that link is
+  the one set free, as Pinocchio's free-flyer does, and the virtual root is ``floating_world``.
+- Files: at most 32 MiB are read (a larger file, or a stream such as /dev/zero, is refused at
+  once); a xacro file (elements in the xacro namespace) is refused with "run xacro first".
 - Numbers are parsed strictly by :func:`parse_numbers` (decimal floats only, never ``eval``;
   separated by XML whitespace only). A value beyond 1e12 in magnitude is an error: no URDF in SI
   units has one, and products of such values in the dynamics overflow float64 (1e308 as a

@@ -18,16 +18,6 @@ def _children(joints: list[JointSpec]) -> dict[str, list[JointSpec]]:
     return out
 
 
-def _combine(a: Inertia, b: Inertia) -> Inertia:
-    """a + b, returning a massless operand's partner unchanged (Inertia.__add__ would divide and
-    multiply by the mass and could move the CoM by an ulp)."""
-    if b.mass == 0.0:
-        return a
-    if a.mass == 0.0:
-        return b
-    return a + b
-
-
 @dataclass(frozen=True)
 class _Mount:
     """Where a URDF link sits: on body ``body`` (-1: the root) named ``body_link``, at (R, p)."""
@@ -43,10 +33,22 @@ class Tree:
     """The bodies in q order: specs[k] = (joint, parent body, R, p) of body root_body + 1 + k;
     inertias: body index (root_body for the root) -> lumped inertia; body_of: link -> body index."""
 
+    root_body: int
     specs: list
     inertias: dict[int, Inertia]
     lumped: list[str]
     body_of: dict[str, int]
+
+    def links_of(self, body: int) -> list[str]:
+        """The URDF links that make up ``body``: its own link first, then those lumped into it."""
+        return [link for link, b in self.body_of.items() if b == body]
+
+    def subtree_masses(self) -> dict[int, float]:
+        """Body index -> mass of the body and everything below it (root included)."""
+        total = {b: I.mass for b, I in self.inertias.items()}
+        for k in reversed(range(len(self.specs))):
+            total[self.specs[k][1]] += total[self.root_body + 1 + k]
+        return total
 
 
 def assemble(root: str, links, joints: list[JointSpec], root_body: int) -> Tree:
@@ -59,7 +61,7 @@ def assemble(root: str, links, joints: list[JointSpec], root_body: int) -> Tree:
         j, at = stack.pop()
         R, p = at.R @ j.rotation, at.R @ j.translation + at.p
         if j.type == "fixed":
-            inertias[at.body] = _combine(inertias[at.body], links[j.child].transformed(R, p))
+            inertias[at.body] = inertias[at.body] + links[j.child].transformed(R, p)
             lumped.append(f"{j.child} -> {at.body_link}")
             here = _Mount(at.body, at.body_link, R, p)
         else:
@@ -69,4 +71,4 @@ def assemble(root: str, links, joints: list[JointSpec], root_body: int) -> Tree:
             here = _Mount(index, j.child, np.eye(3), np.zeros(3))
         body_of[j.child] = here.body
         stack.extend((c, here) for c in reversed(children.get(j.child, [])))
-    return Tree(specs, inertias, lumped, body_of)
+    return Tree(root_body, specs, inertias, lumped, body_of)

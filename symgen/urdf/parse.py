@@ -15,13 +15,13 @@ import numpy as np
 from ..errors import URDFError
 from ..model import JOINT_TYPES, Inertia, as_mat3, as_vec3
 from ..spatial import HALF_PI, rpy_matrix
-from .validate import inertia_problem
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _SNAP_TARGETS = (0.0, 1.0, -1.0, 0.5, -0.5)
 _INERTIA_ZERO = 1e-15          # inertia entries this small relative to the largest become 0
 _LARGEST = 1e12                # larger magnitudes are refused (see the module docstring)
 _XML_SPACE = re.compile(r"[ \t\r\n]+")   # XML's whitespace; no other separator
+_XACRO = "this is xacro; run xacro first (xacro FILE.urdf.xacro > FILE.urdf) and give symgen the URDF"
 
 
 # ---------------------------------------------------------------------------- plumbing
@@ -33,7 +33,6 @@ class Context:
     source: str | None
     snap_tol: float
     snapped: list[str] = field(default_factory=list)
-    invalid: dict[str, URDFError] = field(default_factory=dict)   # link -> why its inertia is bad
 
     def error(self, element: str | None, reason: str) -> URDFError:
         return URDFError(self.source, element, reason)
@@ -160,6 +159,8 @@ def parse_xml(text: str, ctx: Context) -> ET.Element:
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
+        if "<xacro:" in text:       # often "unbound prefix": xacro elements without the namespace
+            raise ctx.error(None, _XACRO) from None
         line, column = exc.position
         reason = str(exc).split(":")[0]
         raise ctx.error(None, f"malformed XML at line {line}, column {column + 1}: {reason}") from None
@@ -167,6 +168,10 @@ def parse_xml(text: str, ctx: Context) -> ET.Element:
         raise ctx.error(None, f"malformed XML: {exc}") from None
     if root.tag != "robot":
         raise ctx.error(f"<{root.tag}>", "the root element must be <robot>")
+    for el in root.iter():
+        namespace, _, tag = el.tag.rpartition("}")
+        if "xacro" in namespace:    # a declared xmlns:xacro alone is common in plain URDFs
+            raise ctx.error(f"<xacro:{tag}>", _XACRO)
     return root
 
 
@@ -193,8 +198,8 @@ def _inertia_tensor(el: ET.Element, ctx: Context, where: str, what: str) -> np.n
 
 
 def _read_inertial(link: ET.Element, name: str, ctx: Context) -> Inertia:
-    """The link's inertia in link axes. A physically invalid one is recorded in ctx.invalid, not
-    raised: it only matters if the link is not fixed to the ground (see check_used_inertias)."""
+    """The link's inertia in link axes; whether it is physical is checked on the bodies after
+    lumping (:func:`.validate.check_inertias`)."""
     el = link.find("inertial")
     if el is None:
         return Inertia.zero()
@@ -204,9 +209,6 @@ def _read_inertial(link: ET.Element, name: str, ctx: Context) -> Inertia:
     mass = _numbers(mass_el, "value", 1, ctx, f"{where}/<mass>")[0]
     R, com = _origin(el, ctx, where, what, snap_xyz=False)
     I = _inertia_tensor(_child(el, "inertia", ctx, where), ctx, f"{where}/<inertia>", what)
-    problem = inertia_problem(mass, I, ctx, where)
-    if problem is not None:
-        ctx.invalid[name] = problem
     return Inertia(mass, as_vec3(com), as_mat3(R @ I @ R.T))
 
 
