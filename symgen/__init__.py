@@ -12,18 +12,19 @@ from __future__ import annotations
 
 from . import algorithms as _alg
 from .backend import NUMERIC
-from .errors import BuildError, ModelError, OptionError, SymgenError, URDFError
+from .errors import BuildError, ModelError, OptionError, SymgenError, SymgenWarning, URDFError
 from .model import GRAVITY, Body, Inertia, Robot
 
 __version__ = "0.1.0"
 
 
-def load_urdf(path, floating_base: bool = False, snap_tol: float | None = None) -> Robot:
+def load_urdf(path, floating_base: bool = False, snap_tol: float | None = None,
+              strict_inertia: bool = False) -> Robot:
     """Read a URDF file into a :class:`Robot` (see :mod:`symgen.urdf`)."""
     from .urdf import load_urdf as _load
 
     kwargs = {} if snap_tol is None else {"snap_tol": snap_tol}
-    return _load(path, floating_base=floating_base, **kwargs)
+    return _load(path, floating_base=floating_base, strict_inertia=strict_inertia, **kwargs)
 
 
 def mass_matrix(robot: Robot, q):

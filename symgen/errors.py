@@ -1,9 +1,16 @@
 """One exception hierarchy for everything a user can get wrong.
 
 Every message is one line that names the file, the element and the reason, so the CLI can print
-it as it is (``symgen: <message>``) and exit with code 2.
+it as it is (``symgen: <message>``) and exit with code 2. Warnings (:class:`SymgenWarning`, issued
+with :func:`warnings.warn`) are one line of the same shape; the CLI prints them as
+``symgen: warning: <message>``.
 """
 from __future__ import annotations
+
+
+def located(source: str | None, element: str | None, reason: str) -> str:
+    """``source: element: reason`` (``<string>`` for a text without a file; no element if None)."""
+    return ": ".join([source or "<string>", *([element] if element else []), reason])
 
 
 class SymgenError(Exception):
@@ -17,11 +24,7 @@ class URDFError(SymgenError):
         self.source = source
         self.element = element
         self.reason = reason
-        where = source or "<string>"
-        parts = [where]
-        if element:
-            parts.append(element)
-        super().__init__(": ".join(parts + [reason]))
+        super().__init__(located(source, element, reason))
 
 
 class ModelError(SymgenError):
@@ -34,3 +37,8 @@ class OptionError(SymgenError):
 
 class BuildError(SymgenError):
     """Code generation or compilation failed."""
+
+
+class SymgenWarning(UserWarning):
+    """Input symgen accepts but a user should know about (a tolerated inertia, a singular mass
+    matrix ahead); the message is one line naming the file, element and reason."""

@@ -43,21 +43,27 @@ class Inertia:
         return spatial.mcI(self.mass, np.array(self.com), np.array(self.I_com))
 
     def __add__(self, other: "Inertia") -> "Inertia":
-        """Inertia of two bodies rigidly joined, both expressed in the same frame."""
+        """Inertia of two bodies rigidly joined, both expressed in the same frame. A massless
+        operand adds only its rotational inertia (if any) and leaves the other's mass and CoM
+        exactly as they are (the general formula would divide and multiply by the mass)."""
+        if other.mass == 0.0:
+            if not np.any(other.I_com):
+                return self
+            return Inertia(self.mass, self.com, as_mat3(np.array(self.I_com) + np.array(other.I_com)))
+        if self.mass == 0.0:
+            return other + self
         m = self.mass + other.mass
-        if m == 0.0:
-            return Inertia.zero()
         c1, c2 = np.array(self.com), np.array(other.com)
         c = (self.mass * c1 + other.mass * c2) / m
         Ic = np.zeros((3, 3))
         for mass, ci, Ii in ((self.mass, c1, self.I_com), (other.mass, c2, other.I_com)):
             d = ci - c
             Ic += np.array(Ii) + mass * (d @ d * np.eye(3) - np.outer(d, d))
-        return Inertia(m, _vec(c), _mat(Ic))
+        return Inertia(m, as_vec3(c), as_mat3(Ic))
 
     def transformed(self, R: np.ndarray, p: np.ndarray) -> "Inertia":
         """The same body seen from a frame in which its frame has orientation R and origin p."""
-        return Inertia(self.mass, _vec(R @ np.array(self.com) + p), _mat(R @ np.array(self.I_com) @ R.T))
+        return Inertia(self.mass, as_vec3(R @ np.array(self.com) + p), as_mat3(R @ np.array(self.I_com) @ R.T))
 
 
 @dataclass(frozen=True)
@@ -147,10 +153,6 @@ class Robot:
             i = self.parent[i]
         return tuple(out)
 
-    def subtree(self, i: int) -> tuple[int, ...]:
-        """Bodies whose path to the root passes through i, i included."""
-        return tuple(j for j in range(i, self.n) if i in self.ancestors(j))
-
     def related(self, i: int, j: int) -> bool:
         """i ~ j: one is on the other's path to the root."""
         return i in self.ancestors(j) or j in self.ancestors(i)
@@ -215,11 +217,13 @@ def _z_turn(axis) -> np.ndarray:
     return np.column_stack([u, np.cross(a, u), a])
 
 
-def _vec(a) -> Vec3:
+def as_vec3(a) -> Vec3:
+    """A 3-vector (array, list ...) as the tuple of floats a model stores."""
     return tuple(float(x) for x in a)
 
 
-def _mat(a) -> Mat3:
+def as_mat3(a) -> Mat3:
+    """A 3x3 matrix as the tuple of float rows a model stores."""
     return tuple(tuple(float(x) for x in row) for row in a)
 
 

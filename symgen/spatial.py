@@ -175,23 +175,37 @@ def mcI(m, c, Ic, bk=NUMERIC):
 
 # ---------------------------------------------------------------- rotations (numeric, model side)
 
+HALF_PI = math.pi / 2
+_EXACT_COS_SIN = ((1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0))   # angle k·π/2, k mod 4
+
+
+def cos_sin(a):
+    """cos and sin of ``a``, exactly (0, ±1) when ``a`` is the float k·π/2: the URDF reader
+    snaps near right angles to those floats so that structural zeros of transforms stay exact."""
+    k = round(a / HALF_PI)
+    if a == k * HALF_PI:
+        return _EXACT_COS_SIN[k % 4]
+    return math.cos(a), math.sin(a)
+
+
 def rot_x(a):
-    c, s = math.cos(a), math.sin(a)
+    c, s = cos_sin(a)
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 
 
 def rot_y(a):
-    c, s = math.cos(a), math.sin(a)
+    c, s = cos_sin(a)
     return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 
 
 def rot_z(a):
-    c, s = math.cos(a), math.sin(a)
+    c, s = cos_sin(a)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
 def rpy_matrix(rpy):
-    """URDF's fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll) (child orientation in parent)."""
+    """URDF's fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll) (child orientation in
+    parent), with exact 0/±1 entries for angles that are the floats k·π/2 (:func:`cos_sin`)."""
     r, p, y = rpy
     return rot_z(y) @ rot_y(p) @ rot_x(r)
 

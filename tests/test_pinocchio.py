@@ -188,43 +188,29 @@ ERD_FILES = {
     "romeo": "romeo_description/urdf/romeo.urdf",                      # 55 DoF, 22 mimic joints
     "icub": "icub_description/robots/icub.urdf",                       # head inertia: round-off
     "icub_reduced": "icub_description/robots/icub_reduced.urdf",
-    # symgen rejects these (see ERD_REJECTED)
-    "allegro_right": "allegro_hand_description/urdf/allegro_right_hand.urdf",
-    "bolt": "bolt_description/robots/bolt.urdf",
+    # refused before inertias were checked after lumping, with a tolerance (symgen.urdf.validate)
+    "allegro_right": "allegro_hand_description/urdf/allegro_right_hand.urdf",  # triangle, lumped tip
+    "bolt": "bolt_description/robots/bolt.urdf",                       # feet: mass 0, inertia not 0
+    "hyq": "hyq_description/robots/hyq_no_sensors.urdf",               # feet: massless placeholders
+    "pr2": "pr2_description/urdf/pr2.urdf",                            # 10 mimic joints
+    "alex-psyonic_hands": "alex_description/urdf/alex_psyonic_hands.urdf",
+    "romeo_small": "romeo_description/urdf/romeo_small.urdf",          # triangle broken by 2/3: warned
+    "romeo_laas_small": "romeo_description/urdf/romeo_laas_small.urdf",  # negative moments: warned
 }
-
-#: Robots Pinocchio loads and symgen's URDF reader refuses because of their inertial data (it
-#: requires physically valid inertias, up to round-off: 1e-9 of the trace plus 1e-12 kg m^2).
-#: Expected failures, kept visible in the -ra summary; if the reader's policy changes they run
-#: the full comparison (and XPASS).
-ERD_REJECTED = {
-    "allegro_right": "link_3.0 inertia breaks the triangle inequality (7.27e-6 > 2.30e-6 + 3.49e-6)",
-    "bolt": "foot links have mass 0 and a non-zero inertia",
-    "anymal_c-floating": "a sensor link lumped into the base breaks the triangle inequality",
-    "go1-floating": "base link placeholder inertia (mass 1e-6, every entry 1e-6) is not physical",
-    "anymal_b-floating": "base link placeholder inertia (mass 1e-6, every entry 1e-6) is not physical",
-    "tiago_no_hand-floating": "base_antenna_left_link inertia is not positive semidefinite",
-}
-
-
-def _with_rejections(labels):
-    return [pytest.param(label, marks=pytest.mark.xfail(raises=symgen.URDFError, strict=False,
-                                                        reason=f"symgen rejects it: {ERD_REJECTED[label]}"))
-            if label in ERD_REJECTED else label for label in labels]
-
 
 #: Read with a fixed base (the URDF root is the base, legged robots and humanoids included);
 #: panda is compared in test_mimic_joints_are_independent_coordinates.
-ERD_FIXED = _with_rejections([label for label in ERD_FILES if label != "panda"])
-#: Read with symgen's floating base, compared through a URDF of that model.
-ERD_FLOATING = _with_rejections(["solo12", "go2", "laikago", "talos_full", "g1-hands", "centauro",
-                                 "human", "kinova", "icub", "anymal_c-floating", "go1-floating",
-                                 "anymal_b-floating", "tiago_no_hand-floating"])
+ERD_FIXED = [label for label in ERD_FILES if label != "panda"]
+#: Read with symgen's floating base, compared through a URDF of that model; ur5, z1 and xarm7 have
+#: a fixed "world" root link, which the free motion then moves (as Pinocchio's free-flyer does).
+ERD_FLOATING = ["solo12", "go2", "laikago", "talos_full", "g1-hands", "centauro", "human", "kinova", "icub",
+                "anymal_c", "go1", "anymal_b", "tiago_no_hand", "bolt", "allegro_right", "romeo_laas_small",
+                "ur5", "z1", "xarm7"]
 
 
 def erd_urdf(label: str) -> Path:
-    """example-robot-data's URDF file for ``label`` (a "-floating" suffix names the same file)."""
-    return erd_path(ERD_FILES[label.removesuffix("-floating")])
+    """example-robot-data's URDF file for ``label``."""
+    return erd_path(ERD_FILES[label])
 
 
 def test_mimic_joints_are_independent_coordinates(pin):
@@ -260,6 +246,5 @@ def test_erd_floating_base(pin, tmp_path, label):
     path = tmp_path / f"{robot.name}_floating.urdf"
     write_urdf(robot, path)
     model = pin.buildModelFromUrdf(str(path))
-    label = label.removesuffix("-floating")
     compare_with_pinocchio(symgen.load_urdf(path), model, f"{label}-floating")
     compare_with_pinocchio(robot, model, f"{label}-floating-written", states=1, gamma_states=0)

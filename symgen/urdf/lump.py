@@ -1,0 +1,74 @@
+"""The tree in q order: depth first from the root link, fixed joints lumped into the body they
+hang from."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import Inertia
+from .parse import JointSpec
+
+
+def _children(joints: list[JointSpec]) -> dict[str, list[JointSpec]]:
+    """Parent link -> its child joints in order of joint name (urdfdom's, hence Pinocchio's)."""
+    out: dict[str, list[JointSpec]] = {}
+    for j in sorted(joints, key=lambda j: j.name):
+        out.setdefault(j.parent, []).append(j)
+    return out
+
+
+@dataclass(frozen=True)
+class _Mount:
+    """Where a URDF link sits: on body ``body`` (-1: the root) named ``body_link``, at (R, p)."""
+
+    body: int
+    body_link: str
+    R: np.ndarray
+    p: np.ndarray
+
+
+@dataclass(frozen=True)
+class Tree:
+    """The bodies in q order: specs[k] = (joint, parent body, R, p) of body root_body + 1 + k;
+    inertias: body index (root_body for the root) -> lumped inertia; body_of: link -> body index."""
+
+    root_body: int
+    specs: list
+    inertias: dict[int, Inertia]
+    lumped: list[str]
+    body_of: dict[str, int]
+
+    def links_of(self, body: int) -> list[str]:
+        """The URDF links that make up ``body``: its own link first, then those lumped into it."""
+        return [link for link, b in self.body_of.items() if b == body]
+
+    def subtree_masses(self) -> dict[int, float]:
+        """Body index -> mass of the body and everything below it (root included)."""
+        total = {b: I.mass for b, I in self.inertias.items()}
+        for k in reversed(range(len(self.specs))):
+            total[self.specs[k][1]] += total[self.root_body + 1 + k]
+        return total
+
+
+def assemble(root: str, links, joints: list[JointSpec], root_body: int) -> Tree:
+    """Depth first from the root, child joints in order of joint name; fixed joints lumped."""
+    children = _children(joints)
+    inertias = {root_body: links[root]}
+    specs, lumped, body_of = [], [], {root: root_body}
+    stack = [(j, _Mount(root_body, root, np.eye(3), np.zeros(3))) for j in reversed(children.get(root, []))]
+    while stack:
+        j, at = stack.pop()
+        R, p = at.R @ j.rotation, at.R @ j.translation + at.p
+        if j.type == "fixed":
+            inertias[at.body] = inertias[at.body] + links[j.child].transformed(R, p)
+            lumped.append(f"{j.child} -> {at.body_link}")
+            here = _Mount(at.body, at.body_link, R, p)
+        else:
+            index = root_body + 1 + len(specs)
+            specs.append((j, at.body, R, p))
+            inertias[index] = links[j.child]
+            here = _Mount(index, j.child, np.eye(3), np.zeros(3))
+        body_of[j.child] = here.body
+        stack.extend((c, here) for c in reversed(children.get(j.child, [])))
+    return Tree(root_body, specs, inertias, lumped, body_of)

@@ -1,0 +1,98 @@
+"""The reader's entry points: a URDF text or file in, a :class:`~symgen.model.Robot` out."""
+from __future__ import annotations
+
+import os
+import stat
+
+from ..errors import OptionError, URDFError
+from ..model import FLOATING_JOINTS, Body, Robot, as_mat3, as_vec3, floating_base_bodies
+from .lump import Tree, assemble
+from .parse import Context, JointSpec, parse_xml, read_joints, read_links, robot_name
+from .validate import (check_floating_names, check_inertias, check_masses, check_no_loop, parent_joints,
+                       root_link, virtual_root)
+
+#: The largest URDF symgen reads (the largest in example-robot-data is under 1 MiB); more is
+#: refused before it is read, and a stream (/dev/zero, a pipe) is read no further than this.
+MAX_URDF_BYTES = 32 * 2**20
+
+
+def _mimic_notes(tree: Tree, joints: list[JointSpec]) -> tuple[str, ...]:
+    """One note per movable mimic joint, in q order (a fixed one has no coordinate to speak of).
+    A mimicked joint the file does not define is said so (urdfdom, hence Pinocchio, accepts it)."""
+    defined = {j.name for j in joints}
+    return tuple(f"joint {j.name!r} mimics {j.mimic!r} in the URDF"
+                 f"{'' if j.mimic in defined else ' (which defines no joint of that name)'}; symgen "
+                 f"treats it as an independent coordinate (as Pinocchio does by default)"
+                 for j, *_ in tree.specs if j.mimic is not None)
+
+
+def parse_urdf_string(text: str, source: str | None = None, floating_base: bool = False,
+                      snap_tol: float = 1e-9, strict_inertia: bool = False) -> Robot:
+    """The Robot described by the URDF ``text`` (``source`` names it in error messages and
+    warnings). ``strict_inertia``: refuse inertias that are invalid beyond round-off instead of
+    tolerating small violations with a warning (:mod:`symgen.urdf.validate`)."""
+    if not snap_tol >= 0.0:
+        raise OptionError(f"snap_tol must be a number >= 0, got {snap_tol!r}")
+    ctx = Context(source, snap_tol)
+    root_el = parse_xml(text, ctx)
+    name, notes = robot_name(root_el, ctx)
+    links = read_links(root_el, ctx)
+    check_masses(links, ctx)
+    joints = read_joints(root_el, links, ctx)
+    up = parent_joints(joints, ctx)
+    check_no_loop(links, up, ctx)
+    root = root_link(links, up, ctx)
+    if floating_base:
+        check_floating_names(links, joints, ctx)
+    root_body = len(FLOATING_JOINTS) - 1 if floating_base else -1
+    tree = assemble(root, links, joints, root_body)
+    if not tree.specs and not floating_base:
+        raise ctx.error("<robot>", f"no movable joints (every joint is fixed, so {name!r} has no "
+                                   f"degree of freedom; --floating-base would give it six)")
+    notes += _mimic_notes(tree, joints)
+    notes += check_inertias(tree, links, not floating_base, strict_inertia, ctx)
+    bodies = floating_base_bodies(root, tree.inertias[root_body]) if floating_base else []
+    for k, (j, parent, R, p) in enumerate(tree.specs):
+        bodies.append(Body(name=j.child, joint_name=j.name, joint_type=j.type, axis=j.axis,
+                           parent=parent, rotation=as_mat3(R), translation=as_vec3(p),
+                           inertia=tree.inertias[root_body + 1 + k]))
+    return Robot(name=name, bodies=tuple(bodies), root_link=virtual_root(links) if floating_base else root,
+                 source=source, lumped=tuple(tree.lumped), snapped=tuple(ctx.snapped),
+                 floating_base=floating_base, notes=notes)
+
+
+def load_urdf(path, floating_base: bool = False, snap_tol: float = 1e-9,
+              strict_inertia: bool = False) -> Robot:
+    """The Robot described by the URDF file ``path`` (see :func:`parse_urdf_string`)."""
+    source = str(path)
+    data = _read_capped(path, source)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise URDFError(source, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")     # as a file read in text mode
+    return parse_urdf_string(text, source=source, floating_base=floating_base, snap_tol=snap_tol,
+                             strict_inertia=strict_inertia)
+
+
+def _read_capped(path, source: str) -> bytes:
+    """The bytes of ``path``, at most MAX_URDF_BYTES: a larger regular file is refused from its
+    size, anything else (a device, a pipe) when more than that arrives."""
+    too_big = f"larger than {MAX_URDF_BYTES // 2**20} MiB, the most symgen reads as a URDF"
+    try:
+        with open(path, "rb") as f:
+            info = os.fstat(f.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError
+            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_URDF_BYTES:
+                raise URDFError(source, None, f"{too_big} ({info.st_size / 2**20:.0f} MiB)")
+            data = f.read(MAX_URDF_BYTES + 1)
+    except FileNotFoundError:
+        raise URDFError(source, None, "file not found") from None
+    except IsADirectoryError:
+        raise URDFError(source, None, "is a directory, not a URDF file") from None
+    except OSError as exc:
+        raise URDFError(source, None, f"cannot read the file ({exc.strerror})") from None
+    if len(data) > MAX_URDF_BYTES:
+        raise URDFError(source, None, too_big)
+    return data
