@@ -1,7 +1,8 @@
 """The one registry of what a generated package computes.
 
 Each :class:`Quantity` is declared once, here: its key (``symgen build --quantities``), the
-generated function's name, its arguments, its outputs and their shapes in (nq, nv), its doc,
+generated function's name, its arguments, its outputs and their shapes (from the robot and the
+build's options), its doc,
 the :class:`Sweep` (one run of one algorithm) that yields it, and how ``symgen verify`` checks it
 against Pinocchio. Build, verify, bench, tables, the CLI and the templates read this table; no
 other module spells a generated function's name.
@@ -57,7 +58,7 @@ ARGUMENTS = {a.name: a for a in (
 class Output:
     """One output array of a generated function: its name (also the C parameter) and shape."""
     name: str
-    shape: Callable[[int, int, int], tuple]   # (nq, nv, moving bodies) -> shape
+    shape: Callable                           # (robot, SweepOptions) -> shape
 
 
 @dataclass(frozen=True)
@@ -190,20 +191,20 @@ def _qd_r_is_qd(state):
     return {**state, "qd_r": state["qd"]}
 
 
-def _square(nq, nv, nb):
-    return (nv, nv)
+def _square(robot, opts):
+    return (robot.nv, robot.nv)
 
 
-def _cube(nq, nv, nb):
-    return (nv, nv, nv)
+def _cube(robot, opts):
+    return (robot.nv, robot.nv, robot.nv)
 
 
-def _vector(nq, nv, nb):
-    return (nv,)
+def _vector(robot, opts):
+    return (robot.nv,)
 
 
-def _regressor(nq, nv, nb):
-    return (nv, 10 * nb)
+def _regressor(robot, opts):
+    return (robot.nv, 10 * len(robot.link_names))
 
 
 QUANTITIES = {x.key: x for x in (

@@ -33,10 +33,11 @@ def test_function_names_and_keys_are_unique_and_sweeps_yield_the_registered_outp
         sweep = Q.SWEEPS[x.sweep]
         assert set(x.arguments) <= set(sweep.arguments) <= set(Q.ARGUMENTS), x.key
         for frame in Q.FRAMES:
-            value = Q.evaluate(robot, x.key, state, Q.SweepOptions(frame=frame))
+            opts = Q.SweepOptions(frame=frame)
+            value = Q.evaluate(robot, x.key, state, opts)
             values = value if len(x.outputs) > 1 else (value,)
             for out, v in zip(x.outputs, values):
-                assert np.shape(v) == out.shape(robot.n, robot.n, robot.n), (x.key, frame, out.name)
+                assert np.shape(v) == out.shape(robot, opts), (x.key, frame, out.name)
 
 
 def test_parse_takes_known_keys_in_order_without_repeats_and_refuses_the_rest():
