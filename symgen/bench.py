@@ -38,7 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .quantities import QUANTITIES
+from .codegen.render import render
+from .quantities import ARGUMENTS, QUANTITIES
 from .errors import SymgenError
 
 DEFAULT_FLAGS = "-O3 -march=native"
@@ -166,90 +167,6 @@ def _find_cc(cc: str | None, env: str = "CC", default: str = "cc") -> str:
 
 # ---------------------------------------------------------------------- generated C in a C loop
 
-_C_DRIVER = r"""/* symgen bench driver: times {prefix}_* from {header} in a C loop; JSON on stdout. */
-#define _POSIX_C_SOURCE 199309L
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include "{header}"
-
-#define N {n}
-#define COUNT {count}
-static double inputs[3][COUNT][N];
-static double out[{out_size}];
-static volatile double sink;
-
-static double now_s(void) {{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}}
-
-static int cmp(const void *a, const void *b) {{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}}
-
-/* Pseudo-random doubles in [0, 1) (xorshift64*), so the driver needs nothing but libc. */
-static unsigned long long state = 88172645463325252ULL;
-static double uniform(void) {{
-    state ^= state >> 12; state ^= state << 25; state ^= state >> 27;
-    return (double)((state * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
-}}
-{runners}
-static void report(const char *name, double (*run)(long), int repeats, double min_time, int first) {{
-    long inner = 1;
-    double dt, samples[1000];
-    int r;
-    for (;;) {{                          /* calibrate: one repeat lasts at least min_time */
-        dt = run(inner);
-        if (dt >= min_time || inner >= (1L << 40)) break;
-        if (dt <= 0) inner *= 10;
-        else {{
-            long next = (long)(inner * 1.2 * min_time / dt) + 1;
-            inner = next > 10 * inner ? 10 * inner : (next > inner ? next : inner + 1);
-        }}
-    }}
-    for (r = 0; r < repeats; ++r) samples[r] = run(inner) * 1e9 / inner;
-    qsort(samples, repeats, sizeof(double), cmp);
-    printf("%s\"%s\": {{\"median_ns\": %.4f, \"min_ns\": %.4f, \"max_ns\": %.4f, \"inner\": %ld, \"repeats\": %d}}",
-           first ? "" : ", ", name, repeats % 2 ? samples[repeats / 2] : 0.5 * (samples[repeats / 2 - 1] + samples[repeats / 2]),
-           samples[0], samples[repeats - 1], inner, repeats);
-}}
-
-int main(int argc, char **argv) {{
-    int repeats = argc > 1 ? atoi(argv[1]) : 7, k, s;
-    double min_time = argc > 2 ? atof(argv[2]) : 0.05;
-    if (repeats < 1 || repeats > 1000) repeats = 7;
-    for (s = 0; s < COUNT; ++s)
-        for (k = 0; k < N; ++k) {{
-            inputs[0][s][k] = 6.283185307179586 * uniform();   /* q in [0, 2 pi] */
-            inputs[1][s][k] = 10.0 * uniform();                /* qd in [0, 10] */
-            inputs[2][s][k] = 20.0 * uniform() - 10.0;         /* qdd in [-10, 10] */
-        }}
-    printf("{{\"count\": %d, \"results\": {{", COUNT);
-{reports}    printf("}}}}\n");
-    return 0;
-}}
-"""
-
-_C_RUNNER = r"""
-static double run_{fname}(long inner) {{
-    long it;
-    double t0 = now_s();
-    for (it = 0; it < inner; ++it) {{
-        long s = it % COUNT;
-        {call};
-    }}
-    t0 = now_s() - t0;
-    sink += out[0] + out[{last}];
-    return t0;
-}}
-"""
-
-_INPUT_ROW = {"q": 0, "qd": 1, "qdd": 2}
-
-
 def read_manifest(package_dir) -> dict:
     path = Path(package_dir) / "manifest.json"
     try:
@@ -276,23 +193,25 @@ def package_functions(manifest: dict, quantities) -> list[tuple[str, str, dict]]
 
 
 def c_driver_source(manifest: dict, quantities, count: int = 64, update: bool = False) -> str:
-    """The C driver timing ``quantities`` of a generated package (see :data:`_C_DRIVER`); with
-    ``update``, also each function's ``_update`` variant (reported as ``"<quantity>:update"``),
-    which leaves the structurally zero entries of the output alone."""
-    name, n = manifest["name"], int(manifest["nv"])
-    runners, reports, out_size = [], [], 1
-    for pos, (qty, fname, entry) in enumerate(package_functions(manifest, quantities)):
-        size = int(np.prod(entry["shape"]))
+    """The C driver (``templates/bench_driver.c.j2``) timing ``quantities`` of a generated package
+    over ``count`` random states drawn in C from the registry's argument ranges; with ``update``,
+    also each function's ``_update`` variant (reported as ``"<quantity>:update"``), which leaves
+    the structurally zero entries of the output alone."""
+    name, nv = manifest["name"], int(manifest["nv"])
+    nq = int(manifest.get("nq", nv))
+    row = {a: i for i, a in enumerate(ARGUMENTS)}          # inputs[row][state][k]
+    runners, out_size = [], 1
+    for qty, fname, entry in package_functions(manifest, quantities):
+        size = int(np.prod(entry["shape"]))                  # the manifest: the output the package writes
         out_size = max(out_size, size)
-        args = ", ".join(f"inputs[{_INPUT_ROW[p]}][s]" for p in entry["inputs"])
-        runners.append(_C_RUNNER.format(fname=fname, call=f"{name}_{fname}({args}, out)", last=size - 1))
-        reports.append(f'    report("{qty}", run_{fname}, repeats, min_time, {int(pos == 0)});\n')
-        if update:
-            runners.append(_C_RUNNER.format(fname=f"{fname}_update", call=f"{name}_{fname}_update({args}, out)",
-                                            last=size - 1))
-            reports.append(f'    report("{qty}:update", run_{fname}_update, repeats, min_time, 0);\n')
-    return _C_DRIVER.format(prefix=name, header=f"{name}.h", n=n, count=count, out_size=out_size,
-                            runners="".join(runners), reports="".join(reports))
+        args = [f"inputs[{row[a]}][s]" for a in QUANTITIES[qty].arguments] + ["out"]
+        variants = [("", qty)] + ([("_update", f"{qty}:update")] if update else [])
+        runners += [{"runner": fname + suffix, "function": fname + suffix, "arguments": args, "label": label,
+                     "last": size - 1} for suffix, label in variants]
+    arguments = [{"name": a.name, "low": repr(a.low), "high": repr(a.high), "span": repr(a.high - a.low)}
+                 for a in ARGUMENTS.values()]
+    return render("bench_driver.c.j2", {"name": name, "header": f"{name}.h", "n": max(nq, nv), "count": count,
+                                        "out_size": out_size, "arguments": arguments, "runners": runners})
 
 
 def package_sources(package_dir, manifest: dict) -> list[Path]:
@@ -433,104 +352,8 @@ def pinocchio_python(urdf, quantities=("C", "Gamma"), repeats: int = 7, min_time
 
 # -------------------------------------------------------------------------- Pinocchio, C++
 
-_PIN_CPP = r"""// symgen's Pinocchio harness: loads a model at run time (a text archive that Pinocchio's Python
-// binding wrote from the URDF, so this file needs no URDF parser), times computeCoriolisMatrix,
-// ComputeRNEASecondOrderDerivatives (all second-order RNEA tensors; its d2tau_dvdv is 2 Gamma) and
-// Gamma as n calls of computeCoriolisMatrix(q, e_k), in a loop over random states. JSON on stdout.
-#include <pinocchio/multibody/model.hpp>
-#include <pinocchio/serialization/model.hpp>
-#include <pinocchio/algorithm/joint-configuration.hpp>
-#include <pinocchio/algorithm/rnea.hpp>
-#include <pinocchio/algorithm/rnea-second-order-derivatives.hpp>
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <random>
-#include <string>
-#include <vector>
-
-using namespace pinocchio;
-
-static double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-template <class F> static void report(const char *name, F f, int count, int repeats, double min_time, bool &first) {
-  long inner = 1;
-  for (;;) {                                  // calibrate: one repeat lasts at least min_time
-    double t0 = now_s();
-    for (long i = 0; i < inner; ++i) f((int)(i % count));
-    double dt = now_s() - t0;
-    if (dt >= min_time || inner >= (1L << 40)) break;
-    inner = dt <= 0 ? 10 * inner : std::max(inner + 1, std::min(10 * inner, (long)(inner * 1.2 * min_time / dt) + 1));
-  }
-  std::vector<double> ns;
-  for (int r = 0; r < repeats; ++r) {
-    double t0 = now_s();
-    for (long i = 0; i < inner; ++i) f((int)(i % count));
-    ns.push_back((now_s() - t0) * 1e9 / inner);
-  }
-  std::sort(ns.begin(), ns.end());
-  size_t m = ns.size();
-  double med = m % 2 ? ns[m / 2] : 0.5 * (ns[m / 2 - 1] + ns[m / 2]);
-  std::printf("%s\"%s\": {\"median_ns\": %.4f, \"min_ns\": %.4f, \"max_ns\": %.4f, \"inner\": %ld, \"repeats\": %d}",
-              first ? "" : ", ", name, med, ns.front(), ns.back(), inner, repeats);
-  first = false;
-}
-
-int main(int argc, char **argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s MODEL.txt [repeats min_time functions count]\n", argv[0]);
-    return 2;
-  }
-  int repeats = argc > 2 ? std::atoi(argv[2]) : 7;
-  double min_time = argc > 3 ? std::atof(argv[3]) : 0.05;
-  std::string which = argc > 4 ? argv[4] : "C,Gamma";
-  int count = argc > 5 ? std::atoi(argv[5]) : 64;
-  Model model;
-  model.loadFromText(std::string(argv[1]));
-  Data data(model);
-  std::mt19937_64 rng(12345);
-  std::uniform_real_distribution<double> uq(0.0, 2 * M_PI), uv(0.0, 10.0);
-  std::vector<Eigen::VectorXd> qs, vs;
-  for (int s = 0; s < count; ++s) {
-    Eigen::VectorXd q = neutral(model), v(model.nv);
-    for (JointIndex j = 1; j < (JointIndex)model.njoints; ++j) {
-      int iq = model.joints[j].idx_q(), nq = model.joints[j].nq(), nv = model.joints[j].nv();
-      if (nq == nv) for (int k = 0; k < nq; ++k) q[iq + k] = uq(rng);
-      else if (nq == 2 && nv == 1) { double a = uq(rng); q[iq] = std::cos(a); q[iq + 1] = std::sin(a); }
-      else for (int k = 0; k < nq; ++k) q[iq + k] = uq(rng) - M_PI;
-    }
-    normalize(model, q);
-    for (int k = 0; k < model.nv; ++k) v[k] = uv(rng);
-    qs.push_back(q);
-    vs.push_back(v);
-  }
-  Eigen::VectorXd zero = Eigen::VectorXd::Zero(model.nv), e = Eigen::VectorXd::Zero(model.nv);
-  volatile double sink = 0;
-  bool first = true;
-  std::printf("{\"pinocchio\": \"%s\", \"nv\": %d, \"count\": %d, \"results\": {", PINOCCHIO_VERSION, (int)model.nv, count);
-  auto wants = [&](const std::string &f) { return ("," + which + ",").find("," + f + ",") != std::string::npos; };
-  if (wants("C"))
-    report("C", [&](int i) { computeCoriolisMatrix(model, data, qs[i], vs[i]); sink = sink + data.C(0, 0); },
-           count, repeats, min_time, first);
-  if (wants("Gamma"))
-    report("Gamma", [&](int i) { ComputeRNEASecondOrderDerivatives(model, data, qs[i], vs[i], zero);
-                                 sink = sink + data.d2tau_dvdv(0, 0, 0); }, count, repeats, min_time, first);
-  if (wants("Gamma_by_n_C"))
-    report("Gamma_by_n_C", [&](int i) {
-             for (int k = 0; k < model.nv; ++k) {
-               e[k] = 1;
-               computeCoriolisMatrix(model, data, qs[i], e);
-               e[k] = 0;
-               sink = sink + data.C(0, 0);
-             } }, count, repeats, min_time, first);
-  std::printf("}}\n");
-  return 0;
-}
-"""
+#: the Pinocchio C++ harness; its text is part of the cache key of the compiled harness
+_PIN_CPP = render("bench_pinocchio.cpp.j2", {})
 
 
 def pin_prefix() -> Path:
