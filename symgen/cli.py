@@ -192,7 +192,7 @@ def verify(package, trials, seed, urdf, floating_base):
 def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, flags, copt, pin_cpp, repeats, min_time,
            quick):
     """Reproduce the paper's Tables 1 and 2 (and Figures 2-4) beside the paper and Pinocchio."""
-    from . import tables as T
+    from .bench import tables as T
 
     given = {"timeout": timeout, "build_timeout": build_timeout, "compile_timeout": compile_timeout,
              "flags": flags, "copt": copt, "pin_cpp": pin_cpp, "repeats": repeats, "min_time": min_time}

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from symgen import bench, tables
+from symgen.bench import cloop, harness, paper, steps, tables, timing
 
 
 def _spin(seconds):
@@ -33,7 +33,7 @@ def _work(k):
 
 def test_time_callable_never_reports_less_than_a_known_busy_wait():
     # a call cannot take less than its 200 µs busy-wait: a wrong loop count or unit shows here
-    t = bench.time_callable(lambda: _spin(200e-6), repeats=5, min_time=0.02)
+    t = timing.time_callable(lambda: _spin(200e-6), repeats=5, min_time=0.02)
     assert t.median_ns >= 200e3 * 0.95, t
     assert t.min_ns <= t.median_ns <= t.max_ns and t.repeats == 5
     assert t.inner >= 20, "the loop count was not calibrated up to min_time"
@@ -47,19 +47,19 @@ def test_time_callable_matches_a_direct_measurement_of_the_same_work():
         return (time.perf_counter() - t0) / reps * 1e9
 
     # interleaved pairs, so that a busy spell of the shared machine slows both sides of a pair
-    ratios = sorted(bench.time_callable(lambda: _work(2000), repeats=1, min_time=0.02).median_ns / direct()
+    ratios = sorted(timing.time_callable(lambda: _work(2000), repeats=1, min_time=0.02).median_ns / direct()
                     for _ in range(5))
     assert 0.5 <= ratios[2] <= 2.0, ratios
 
 
 def test_time_callable_scales_with_the_work():
-    one = bench.time_callable(lambda: _work(1000), repeats=5, min_time=0.02)
-    four = bench.time_callable(lambda: _work(4000), repeats=5, min_time=0.02)
+    one = timing.time_callable(lambda: _work(1000), repeats=5, min_time=0.02)
+    four = timing.time_callable(lambda: _work(4000), repeats=5, min_time=0.02)
     assert 2.5 <= four.min_ns / one.min_ns <= 6.0, (one, four)
 
 
 def test_batch_timing_is_divided_per_item():
-    t = bench.Timing(1000.0, 900.0, 1500.0, 10, 3).scaled(1 / 100)
+    t = timing.Timing(1000.0, 900.0, 1500.0, 10, 3).scaled(1 / 100)
     assert (t.median_ns, t.min_ns, t.max_ns) == (10.0, 9.0, 15.0)
 
 
@@ -101,13 +101,13 @@ def fake_package(tmp_path, monkeypatch):
 
 
 def test_c_loop_never_reports_less_than_a_known_busy_wait(fake_package):
-    t = bench.c_loop(fake_package, ("M",), flags="-O1", repeats=5, min_time=0.02)["M"]
+    t = cloop.c_loop(fake_package, ("M",), flags="-O1", repeats=5, min_time=0.02)["M"]
     assert t.median_ns >= 20e3 * 0.95, t
     assert t.inner >= 500 and t.repeats == 5
 
 
 def test_c_loop_scales_with_a_known_amount_of_work(fake_package):
-    t = bench.c_loop(fake_package, ("C", "Gamma"), flags="-O1", repeats=5, min_time=0.02)
+    t = cloop.c_loop(fake_package, ("C", "Gamma"), flags="-O1", repeats=5, min_time=0.02)
     # the least disturbed repeats: a busy shared machine slows one function's repeats, not the other's
     assert 2.5 <= t["Gamma"].min_ns / t["C"].min_ns <= 6.0, t
     # 20000 dependent multiply-adds take at least 20000 cycles: over 3 µs on any CPU of today
@@ -115,16 +115,16 @@ def test_c_loop_scales_with_a_known_amount_of_work(fake_package):
 
 
 def test_c_loop_rejects_a_function_the_package_does_not_have(fake_package):
-    with pytest.raises(bench.BenchError, match="no inverse_dynamics"):
-        bench.c_loop(fake_package, ("tau",), flags="-O1")
+    with pytest.raises(harness.BenchError, match="no inverse_dynamics"):
+        cloop.c_loop(fake_package, ("tau",), flags="-O1")
 
 
 def test_c_loop_reports_a_compile_timeout(fake_package):
     (fake_package / "fake.c").write_text(_FAKE_C + "\n".join(
         f"double f{i}(double x) {{ return " + " + ".join(f"x*{j}.5" for j in range(2000)) + "; }"
         for i in range(200)))
-    with pytest.raises(bench.BenchError, match="timeout"):
-        bench.c_loop(fake_package, ("C",), flags="-O2", timeout=0.2)
+    with pytest.raises(harness.BenchError, match="timeout"):
+        cloop.c_loop(fake_package, ("C",), flags="-O2", timeout=0.2)
 
 
 # ------------------------------------------------------------------------ bounded subprocesses
@@ -136,7 +136,7 @@ def _hang(send):
 
 def test_run_limited_kills_a_step_over_its_timeout():
     t0 = time.monotonic()
-    messages, done = tables.run_limited(_hang, (), timeout=3.0)
+    messages, done = steps.run_limited(_hang, (), timeout=3.0)
     assert not done and messages == [{"started": True}]
     assert time.monotonic() - t0 < 30
 
@@ -157,7 +157,7 @@ def test_quick_table2_has_every_row_and_every_cell(quick_results):
     plan = tables.quick_plan()
     rows = results["table2"]["rows"]
     assert [(r["kind"], r["n"], r["route"]) for r in rows] == \
-        [(k, n, route) for k, n in plan.table2 for route in tables.ROUTES]
+        [(k, n, route) for k, n in plan.table2 for route in paper.ROUTES]
     for r in rows:
         for key in ("run_s", "run_cse_s", "ops", "paper_s"):
             assert tables.is_cell(r[key]), (r, key)
@@ -174,7 +174,7 @@ def test_quick_table1_has_every_system_method_and_cell(quick_results):
     for s in systems:
         assert set(s["cells"]) == set(tables.TABLE1_METHODS), s["name"]
         for method, cells in s["cells"].items():
-            for qty in tables.QUANTITIES:
+            for qty in paper.QUANTITIES:
                 value = cells[qty]
                 assert tables.is_cell(value), (s["name"], method, qty, value)
                 if value == "n/a":
@@ -182,7 +182,7 @@ def test_quick_table1_has_every_system_method_and_cell(quick_results):
         # what needs no optional extra is measured, not skipped
         for method in ("c_loop", "c_py_single", "c_py_batch", "numpy_single", "numpy_batch", "reference"):
             assert all(isinstance(s["cells"][method][q], float) and s["cells"][method][q] > 0
-                       for q in tables.QUANTITIES), (s["name"], method, s["cells"][method])
+                       for q in paper.QUANTITIES), (s["name"], method, s["cells"][method])
     assert {"cpu", "cores", "python", "sympy", "cc", "pinocchio"} <= set(results["machine"])
     assert "## Table 1" in md
 

@@ -1,0 +1,142 @@
+"""A generated package's C timed in a compiled C loop.
+
+:func:`c_loop` renders a small driver (``templates/bench_driver.c.j2``) against the package's
+``NAME.h``, compiles it with the package's C sources under given flags (default
+``-O3 -march=native``), and times each function in a loop over random inputs drawn inside C. The
+package is a black box: its ``manifest.json`` says which functions it has and the size of their
+outputs; the registry says their arguments and input ranges.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..quantities import ARGUMENTS, QUANTITIES
+from .harness import BenchError, cache_dir, compile_harness, compiler_version, find_cc, run_compiler, run_harness
+
+DEFAULT_FLAGS = "-O3 -march=native"
+
+
+def read_manifest(package_dir) -> dict:
+    path = Path(package_dir) / "manifest.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BenchError(f"{path}: not found; is {package_dir} a package written by symgen build?") from None
+    except json.JSONDecodeError as exc:
+        raise BenchError(f"{path}: not valid JSON: {exc}") from None
+
+
+def package_functions(manifest: dict, quantities) -> list[tuple[str, str]]:
+    """(quantity, function name) for each wanted quantity; BenchError if the package lacks one."""
+    have = manifest.get("functions", {})
+    wanted = []
+    for qty in quantities:
+        if qty not in QUANTITIES:
+            raise BenchError(f"--functions: unknown {qty!r}; expected a comma list of {','.join(QUANTITIES)}")
+        fname = QUANTITIES[qty].function
+        if fname not in have:
+            raise BenchError(f"{manifest.get('name')}: the package has no {fname} ({qty}); it has "
+                             f"{', '.join(sorted(have)) or 'nothing'}")
+        wanted.append((qty, fname))
+    return wanted
+
+
+def dimensions(manifest: dict) -> tuple[int, int]:
+    """(nq, nv) of a package."""
+    nv = int(manifest["nv"])
+    return int(manifest.get("nq", nv)), nv
+
+
+def c_driver_source_context(manifest: dict, quantities, count: int = 64, update: bool = False) -> dict:
+    """What ``templates/bench_driver.c.j2`` needs to time ``quantities`` of a generated package
+    over ``count`` random states drawn in C from the registry's argument ranges; with ``update``,
+    also each function's ``_update`` variant (reported as ``"<quantity>:update"``), which leaves
+    the structurally zero entries of the output alone."""
+    name = manifest["name"]
+    nq, nv = dimensions(manifest)
+    row = {a: i for i, a in enumerate(ARGUMENTS)}          # inputs[row][state][k]
+    runners, out_size = [], 1
+    for qty, fname in package_functions(manifest, quantities):
+        size = int(np.prod(manifest["functions"][fname]["shape"]))   # what the package writes
+        out_size = max(out_size, size)
+        args = [f"inputs[{row[a]}][s]" for a in QUANTITIES[qty].arguments] + ["out"]
+        variants = [("", qty)] + ([("_update", f"{qty}:update")] if update else [])
+        runners += [{"runner": fname + suffix, "function": fname + suffix, "arguments": args, "label": label,
+                     "last": size - 1} for suffix, label in variants]
+    arguments = [{"name": a.name, "low": repr(a.low), "high": repr(a.high), "span": repr(a.high - a.low)}
+                 for a in ARGUMENTS.values()]
+    return {"name": name, "header": f"{name}.h", "n": max(nq, nv), "count": count, "out_size": out_size,
+            "arguments": arguments, "runners": runners}
+
+
+def package_sources(package_dir, manifest: dict) -> list[Path]:
+    """The package's C sources (every ``*.c`` but the CPython binding), sorted."""
+    ext = manifest.get("c_extension", f"_{manifest['name']}_ext")
+    sources = sorted(p for p in Path(package_dir).glob("*.c") if p.stem != ext)
+    if not sources:
+        raise BenchError(f"{package_dir}: no C sources")
+    return sources
+
+
+_FAILED: dict = {}        # object path -> (timeout, error) of compiles that failed in this process
+
+
+def compile_package_objects(package_dir, manifest, flags: str = DEFAULT_FLAGS, cc: str | None = None,
+                            timeout: float | None = None) -> list[Path]:
+    """Object files of the package's C sources under ``flags``, cached by content, flags and
+    compiler (so a big generated file compiles once per flag set)."""
+    cc = find_cc(cc)
+    version = compiler_version(cc)
+    header = Path(package_dir) / f"{manifest['name']}.h"
+    objs = []
+    for src in package_sources(package_dir, manifest):
+        h = hashlib.sha256()
+        for part in (src.read_bytes(), header.read_bytes() if header.exists() else b"", flags.encode(), version.encode()):
+            h.update(part)
+            h.update(b"\0")
+        obj = cache_dir() / "c-objects" / f"{src.stem}-{h.hexdigest()[:20]}.o"
+        if str(obj) in _FAILED and (timeout is None or _FAILED[str(obj)][0] >= timeout):
+            raise _FAILED[str(obj)][1]                   # the same compile failed in this process
+        if not obj.exists():
+            obj.parent.mkdir(parents=True, exist_ok=True)
+            tmp = obj.with_suffix(f".{os.getpid()}.tmp.o")
+            try:
+                run_compiler([cc, *shlex.split(flags), "-std=c99", "-c", str(src), "-o", str(tmp)], timeout,
+                             f"{src.name} ({flags})")
+            except BenchError as exc:
+                _FAILED[str(obj)] = (timeout or float("inf"), exc)
+                tmp.unlink(missing_ok=True)
+                raise
+            os.replace(tmp, obj)
+        objs.append(obj)
+    return objs
+
+
+def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, cc: str | None = None,
+           repeats: int = 7, min_time: float = 0.05, count: int = 64, timeout: float | None = None,
+           update: bool = False) -> dict:
+    """Time the package's C functions in a compiled C loop over ``count`` random states:
+    ``{quantity: Timing}``. ``flags`` compile both the package and the driver."""
+    package_dir = Path(package_dir)
+    manifest = read_manifest(package_dir)
+    if not (package_dir / f"{manifest['name']}.h").exists():
+        raise BenchError(f"{package_dir}: no {manifest['name']}.h")
+    cc = find_cc(cc)
+    context = c_driver_source_context(manifest, quantities, count, update)
+    objs = compile_package_objects(package_dir, manifest, flags, cc, timeout)
+    what = f"{package_dir}: the C driver"
+
+    def command(source, exe):
+        return [cc, *shlex.split(flags), "-std=c99", f"-I{package_dir}", str(source), *map(str, objs),
+                "-o", str(exe), "-lm"]
+
+    with tempfile.TemporaryDirectory(prefix="symgen-bench-") as tmp:
+        exe = compile_harness("bench_driver.c.j2", context, command, Path(tmp) / "driver", timeout, what)
+        return run_harness(exe, [repeats, min_time], what)

@@ -1,0 +1,179 @@
+"""One measurement of a built package beside Pinocchio: what ``symgen bench`` reports and what
+each system of ``symgen tables``' Table 1 is made of.
+
+A :class:`Measurement` holds, per (method, quantity), a :class:`Timing` or a cell with a note
+saying why there is no timing. Methods: ``c_loop`` (generated C in a compiled C loop),
+``c_loop_update`` (its ``_update`` variant), ``c_py_single`` / ``c_py_batch`` (the compiled
+binding from Python, one state / per state of a batch), ``numpy_single`` / ``numpy_batch`` (the
+generated NumPy), ``pin_py`` (Pinocchio from Python), ``pin_cpp`` and ``pin_cpp_n_c``
+(Pinocchio in C++; Gamma as n calls of C).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..quantities import ARGUMENTS, QUANTITIES
+from .cloop import DEFAULT_FLAGS, c_loop, dimensions, package_functions, read_manifest
+from .harness import BenchError, CompileTimeout
+from .report import bench_result
+from .pin import CPP_TIMINGS, PIN_CALLS, pin_needs_free_flyer, pinocchio_cpp, pinocchio_python
+from .timing import Timing, time_callable
+
+NO_BINDING = ("n/a", "the package has no compiled binding")
+FLOATING_NOTE = "floating base: Pinocchio has a free-flyer root joint, symgen six 1-DoF joints"
+
+
+def over(seconds: float) -> str:
+    """The cell of a step that passed its timeout."""
+    return f"> {seconds:g} s"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a package is timed."""
+    flags: str = DEFAULT_FLAGS                 # C loop (the package's C and the driver)
+    repeats: int = 7                           # the median is reported
+    min_time: float = 0.05                     # seconds per repeat at least
+    compile_timeout: float | None = None       # per compile of the package's C
+    batch: int = 10_000                        # states per batch call of the compiled binding
+    numpy_batch: int = 0                       # ... of the generated NumPy (0: NumPy not timed)
+    update: bool = False                       # also the C loop's ``_update`` variants
+    pin_cpp: str = "build"                     # the Pinocchio C++ harness: build | cached | off
+    pin_timeout: float | None = 1800           # building that harness
+
+
+@dataclass
+class Measurement:
+    """What was measured on one package (and its robot): per (method, quantity) a Timing, or a
+    cell (a number, ``"> S s"``, ``"n/a"``) with a note saying why."""
+    values: dict = field(default_factory=dict)     # (method, quantity) -> Timing or cell
+    notes: dict = field(default_factory=dict)      # (method, quantity) or topic -> why
+    info: dict = field(default_factory=dict)
+
+    def put(self, method, qty, value):
+        self.values[method, qty] = value
+
+    def missing(self, methods, qty, value, note):
+        for m in methods:
+            self.values[m, qty] = value
+            self.notes[m, qty] = note
+
+    def grid(self, by_quantity: bool = False, timings_only: bool = False) -> tuple[dict, dict]:
+        """``({outer: {inner: µs or cell}}, {outer: {inner: [min µs, max µs]}})``, outer the method
+        (the quantity if ``by_quantity``), medians and spreads rounded to 4 decimals."""
+        cells, spread = {}, {}
+        for (method, qty), value in self.values.items():
+            outer, inner = (qty, method) if by_quantity else (method, qty)
+            if isinstance(value, Timing):
+                cells.setdefault(outer, {})[inner] = round(value.us, 4)
+                spread.setdefault(outer, {})[inner] = [round(value.min_ns / 1e3, 4), round(value.max_ns / 1e3, 4)]
+            elif not timings_only:
+                cells.setdefault(outer, {})[inner] = value
+        return cells, spread
+
+    def note_dict(self, by_quantity: bool = False) -> dict:
+        """Notes keyed ``method/quantity`` (``quantity/method`` if ``by_quantity``) or by topic."""
+        return {("/".join(key[::-1] if by_quantity else key) if isinstance(key, tuple) else key): note
+                for key, note in self.notes.items()}
+
+
+def draw_states(nq: int, nv: int, count: int, seed: int = 1) -> dict:
+    """``count`` random states, ``{argument: (count, n) array}``, in the registry's ranges."""
+    rng = np.random.default_rng(seed)
+    return {a: x.draw(rng, nq, nv, count) for a, x in ARGUMENTS.items()}
+
+
+def time_package(m: Measurement, package_dir, quantities, settings: Settings, no_binding=NO_BINDING):
+    """Time a built package's C in a C loop and its Python calls (compiled binding; generated NumPy
+    if ``settings.numpy_batch``) into ``m``. ``no_binding``: the cell and note when the package has
+    no compiled binding."""
+    from ..codegen.build import import_package
+
+    s, package_dir = settings, Path(package_dir)
+    manifest = read_manifest(package_dir)
+    package_functions(manifest, quantities)          # a function it lacks is an error, not a note
+    try:
+        t0 = time.perf_counter()
+        loop = c_loop(package_dir, quantities, s.flags, repeats=s.repeats, min_time=s.min_time,
+                      timeout=s.compile_timeout, update=s.update)
+        m.info["c_loop_compile_s"] = round(time.perf_counter() - t0, 2)
+        for key, t in loop.items():
+            qty, _, variant = key.partition(":")
+            m.put("c_loop_update" if variant else "c_loop", qty, t)
+    except BenchError as exc:
+        cell = over(s.compile_timeout) if isinstance(exc, CompileTimeout) else "n/a"
+        for qty in quantities:
+            m.missing(["c_loop"], qty, cell, str(exc))
+
+    pkg = import_package(package_dir)
+    states = draw_states(*dimensions(manifest), max(s.batch, s.numpy_batch))
+    backends = [("c_py", pkg.c, s.batch)] + ([("numpy", pkg.numpy, s.numpy_batch)] if s.numpy_batch else [])
+    for qty in quantities:
+        x = QUANTITIES[qty]
+        for prefix, module, batch in backends:
+            if module is None:
+                m.missing([f"{prefix}_single", f"{prefix}_batch"], qty, *no_binding)
+                continue
+            fn = getattr(module, x.function)
+            one = [states[a][0].copy() for a in x.arguments]
+            many = [states[a][:batch].copy() for a in x.arguments]
+            m.put(f"{prefix}_single", qty, time_callable(lambda: fn(*one), s.repeats, s.min_time))
+            m.put(f"{prefix}_batch", qty, time_callable(lambda: fn(*many), s.repeats, s.min_time).scaled(1 / batch))
+
+
+def time_pinocchio(m: Measurement, urdf, quantities, nv: int, settings: Settings):
+    """Time Pinocchio on ``urdf`` (the robot of a package with ``nv`` DoF) from Python and, unless
+    ``settings.pin_cpp`` is off, in C++, for the wanted quantities it computes, into ``m``."""
+    s = settings
+    wanted = [qty for qty in quantities if qty in PIN_CALLS]
+
+    def fail(qty, note, python=True, cpp=s.pin_cpp != "off"):
+        m.missing((["pin_py"] if python else []) + (list(PIN_CALLS[qty].cpp.values()) if cpp else []), qty, "n/a", note)
+
+    try:
+        floating = pin_needs_free_flyer(urdf, nv)
+    except BenchError as exc:
+        for qty in wanted:
+            fail(qty, str(exc))
+        return
+    try:
+        py = pinocchio_python(urdf, wanted, s.repeats, s.min_time, floating=floating)
+    except BenchError as exc:
+        py = dict.fromkeys(wanted, str(exc))
+    for qty, value in py.items():
+        if isinstance(value, Timing):
+            m.put("pin_py", qty, value)
+        else:
+            fail(qty, value, cpp=False)
+    if s.pin_cpp != "off":
+        try:
+            for name, t in pinocchio_cpp(urdf, [name for qty in wanted for name in PIN_CALLS[qty].cpp],
+                                         repeats=s.repeats, min_time=s.min_time, build=s.pin_cpp == "build",
+                                         timeout=s.pin_timeout, floating=floating).items():
+                qty, method = CPP_TIMINGS[name]
+                m.put(method, qty, t)
+        except BenchError as exc:
+            for qty in wanted:
+                fail(qty, str(exc), python=False)
+    if floating:
+        m.notes["pinocchio"] = FLOATING_NOTE
+
+
+def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS,
+                  repeats: int = 7, min_time: float = 0.05, compile_timeout: float | None = None,
+                  pin_cpp: str = "build", batch: int = 10_000) -> dict:
+    """Everything ``symgen bench`` reports for one package, as a JSON-ready dict: per quantity,
+    µs per call of the C loop, the Python call (one state; per state in a batch), and Pinocchio
+    from Python and C++ on ``urdf`` when given."""
+    settings = Settings(flags=flags, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
+                        batch=batch, update=True, pin_cpp=pin_cpp)
+    manifest = read_manifest(package_dir)
+    m = Measurement()
+    time_package(m, package_dir, quantities, settings)
+    if urdf is not None:
+        time_pinocchio(m, urdf, quantities, dimensions(manifest)[1], settings)
+    return bench_result(m, package_dir, manifest, quantities, flags)
