@@ -39,7 +39,6 @@ from ..kinematics import ground_frames, joint_transforms
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crf, crm, icrf, inertia_rate, inertia_times
 from .crba import crba
-from .crba_ground import crba_ground
 from .forward_dynamics import ltdl, ltdl_solve
 from .rnea import rnea
 
@@ -57,16 +56,21 @@ def inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame="ground", gravity=
 def forward_dynamics_derivatives(robot, q, qd, tau, bk, frame="ground", gravity=GRAVITY):
     """(dqdd/dq, dqdd/dqd), each (n, n), at (q, qd, tau): eq. (24), -M^-1 dtau/du at qdd = FD."""
     n, parent = robot.n, robot.parent
-    M = (crba_ground if frame == "ground" else crba)(robot, q, bk)
+    if frame == "ground":
+        return _fd_derivatives_ground(robot, q, qd, tau, bk, gravity)
+    M = crba(robot, q, bk)
     bias = rnea(robot, q, qd, bk.zeros(n), bk, gravity=gravity)          # C qd + g
     L, Dinv = ltdl(M, parent, bk)
     qdd = ltdl_solve(L, Dinv, parent, tau - bias, bk)                   # eq. (20)
     dtau_dq, dtau_dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame, gravity)
-    return solve_columns(L, Dinv, parent, -dtau_dq, bk), solve_columns(L, Dinv, parent, -dtau_dqd, bk)
+    return (solve_columns(L, Dinv, parent, -dtau_dq, bk, "dtau_dq"),
+            solve_columns(L, Dinv, parent, -dtau_dqd, bk, "dtau_dqd"))
 
 
-def solve_columns(L, Dinv, parent, B, bk):
-    """M^-1 B, one column at a time through the factors (Featherstone, Table 6.4)."""
+def solve_columns(L, Dinv, parent, B, bk, name):
+    """M^-1 B, one column at a time through the factors (Featherstone, Table 6.4). B is named
+    first: the solve reads an entry once per ancestor."""
+    B = bk.bind(B, name)
     X = bk.zeros(B.shape)
     for c in range(B.shape[1]):
         X[:, c] = ltdl_solve(L, Dinv, parent, B[:, c], bk)
@@ -77,50 +81,106 @@ def solve_columns(L, Dinv, parent, B, bk):
 
 def rnea_derivatives_ground(robot, q, qd, qdd, bk, gravity=GRAVITY):
     """Algorithms 2-3 in ground coordinates (Pinocchio's computeRNEADerivatives)."""
+    Phi, I = ground_frames(robot, q, bk)
+    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, qdd, bk, gravity)
+    IC = composites(robot, I, bk, "IC")
+    return derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, gravity)
+
+
+def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity):
+    """Eq. (24) in one sweep: RNEA's forward pass at qdd = 0 gives the bias (C qd + g, from the
+    composite forces) and the composite inertias give M, the sweep's own IC_i Phi_i; after the
+    solve, the accelerations gain alpha_i = alpha_p + Phi_i qdd_i and the forces I_i alpha_i."""
     n, parent = robot.n, robot.parent
     Phi, I = ground_frames(robot, q, bk)
+    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, bk.zeros(n), bk, gravity)
+    IC = composites(robot, I, bk, "IC")
+    F0 = composites(robot, f, bk, "f")
+    M, bias = bk.zeros((n, n)), bk.zeros(n)
+    for i in range(n):
+        F2 = bk.bind(inertia_times(IC[i], Phi[i], bk), f"F2_{i}", i)         # CRBA: M = dtau/dqdd
+        for j in robot.ancestors(i):
+            M[i, j] = M[j, i] = Phi[j] @ F2
+        bias[i] = Phi[i] @ F0[i]                                        # Alg. 1 line 15, qdd = 0
+    L, Dinv = ltdl(M, parent, bk)
+    qdd = ltdl_solve(L, Dinv, parent, tau - bias, bk)                   # eq. (20)
+    alpha = [None] * n
+    for i in range(n):
+        p = parent[i]
+        alpha[i] = bk.bind(Phi[i] * qdd[i] + (alpha[p] if p >= 0 else 0), f"alpha{i}", i)
+        a[i] = bk.bind(a[i] + alpha[i], f"a{i}", i)
+        f[i] = bk.bind(f[i] + inertia_times(I[i], alpha[i], bk), f"f{i}", i)
+    dtau_dq, dtau_dqd = derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, gravity)
+    return (solve_columns(L, Dinv, parent, -dtau_dq, bk, "dtau_dq"),
+            solve_columns(L, Dinv, parent, -dtau_dqd, bk, "dtau_dqd"))
+
+
+def forward_pass(robot, Phi, I, qd, qdd, bk, gravity):
+    """Algorithm 1, lines 1-12, in ground coordinates: (v, Phid, a, h, f) per body, with
+    Phid_i = v_i x Phi_i = v_p x Phi_i (the joint's own rate does not turn its axis)."""
+    n, parent = robot.n, robot.parent
     a0 = bk.zeros(6)
-    a0[3:] = -bk.const(gravity)                                         # Alg. 1 line 3
-    v, a, Phid, dVdq, dAdq, F, IC, dI, H = ([None] * n for _ in range(9))
-    for i in range(n):                                                  # Alg. 1 line 5
+    a0[3:] = -bk.const(gravity)                                         # line 3
+    v, Phid, a, h, f = ([None] * n for _ in range(5))
+    for i in range(n):                                                  # line 5
         p = parent[i]
         vp, ap = (v[p], a[p]) if p >= 0 else (bk.zeros(6), a0)
         v[i] = bk.bind(vp + Phi[i] * qd[i], f"v{i}", i)                    # line 8
-        # Alg. 2 line 3 with eq. (13): d(iXp)/dq_i v_p = (iXp v_p) x S_i, in ground coordinates
-        Phid[i] = dVdq[i] = bk.bind(cross_motion(vp, Phi[i], bk), f"Phid{i}", i)
+        Phid[i] = bk.bind(cross_motion(vp, Phi[i], bk), f"Phid{i}", i)
         a[i] = bk.bind(ap + Phi[i] * qdd[i] + Phid[i] * qd[i], f"a{i}", i)  # line 9
-        # Alg. 2 line 5: d(iXp)/dq_i a_p + iXp d(v_p)/dq_i x vJ terms, collapsed (module doc)
-        dAdq[i] = bk.bind(cross_motion(ap, Phi[i], bk) + cross_motion(vp, dVdq[i], bk), f"dAdq{i}", i)
-        H[i] = bk.bind(inertia_times(I[i], v[i], bk), f"h{i}", i)          # line 10
-        F[i] = bk.bind(inertia_times(I[i], a[i], bk) + cross_force(v[i], H[i], bk), f"f{i}", i)  # 11
-        IC[i] = I[i]
-        dI[i] = bk.bind(inertia_rate(v[i], I[i], bk), f"dI{i}", i)          # Alg. 2 lines 4, 6
+        h[i] = bk.bind(inertia_times(I[i], v[i], bk), f"h{i}", i)          # line 10
+        f[i] = bk.bind(inertia_times(I[i], a[i], bk) + cross_force(v[i], h[i], bk), f"f{i}", i)  # 11
+    return v, Phid, a, h, f
+
+
+def composites(robot, X, bk, name):
+    """Sums over each body's subtree (leaves first) of per-body quantities X (line 17's f_p += f_i,
+    without a transform in ground coordinates)."""
+    X = list(X)
+    for i in reversed(range(robot.n)):
+        p = robot.parent[i]
+        if p >= 0:
+            X[p] = bk.bind(X[p] + X[i], f"{name}{p}", p)
+    return X
+
+
+def derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, gravity):
+    """Algorithm 2 (forward) and 3 (backward) from the quantities of RNEA's forward pass and the
+    composite inertias IC; the module docstring gives the collapsed columns and entries."""
+    n, parent = robot.n, robot.parent
+    a0 = bk.zeros(6)
+    a0[3:] = -bk.const(gravity)
+    dVdq, dAdq, dI = [None] * n, [None] * n, [None] * n
+    for i in range(n):                                                  # Algorithm 2
+        p = parent[i]
+        ap = a[p] if p >= 0 else a0
+        # line 3 with eq. (13): d(iXp)/dq_i v_p = (iXp v_p) x S_i, in ground coordinates
+        dVdq[i] = Phid[i]
+        # line 5: d(iXp)/dq_i a_p = (iXp a_p) x S_i, plus iXp da_p/dq_i x vJ terms, collapsed
+        dAdq[i] = bk.bind(cross_motion(ap, Phi[i], bk)
+                          + (cross_motion(v[p], dVdq[i], bk) if p >= 0 else 0), f"dAdq{i}", i)
+        dI[i] = bk.bind(inertia_rate(v[i], I[i], bk), f"dI{i}", i)          # lines 4 and 6
+    F, dI, H = composites(robot, f, bk, "f"), composites(robot, dI, bk, "dI"), composites(robot, h, bk, "h")
     dtau_dq, dtau_dqd = bk.zeros((n, n)), bk.zeros((n, n))
-    for i in reversed(range(n)):                                        # Alg. 1 line 14
-        up = robot.ancestors(i)[1:]
+    for i in reversed(range(n)):                                        # Algorithm 3
         F2 = bk.bind(inertia_times(IC[i], Phi[i], bk), f"F2_{i}", i)         # IC_i Phi_i (= dtau/dqdd)
         E = bk.bind(inertia_times(dI[i], Phi[i], bk), f"E{i}", i)
         Q = bk.bind(cross_force(Phi[i], H[i], bk), f"Q{i}", i)
         F3 = bk.bind(E - Q, f"F3_{i}", i)                                  # dIC_i^T Phi_i
-        # Alg. 2 line 6 summed over the subtree (composites), then Alg. 3 lines 1 and 3
+        # Alg. 2 line 6 summed over the subtree, then Alg. 3 line 1 for joint i and its ancestors
         dFdq = bk.bind(inertia_times(dI[i], dVdq[i], bk) + cross_force(dVdq[i], H[i], bk)
                        + inertia_times(IC[i], dAdq[i], bk), f"dFdq{i}", i)
         dFdv = bk.bind(E + Q + inertia_times(IC[i], Phid[i], bk) * 2, f"dFdv{i}", i)
-        dtau_dq[i, i] = Phi[i] @ dFdq                                   # Alg. 3 line 1
+        dtau_dq[i, i] = Phi[i] @ dFdq
         dtau_dqd[i, i] = Phi[i] @ dFdv
-        if up:
-            dFdq = bk.bind(dFdq + cross_force(Phi[i], F[i], bk), f"dFdq{i}", i)  # eq. (14)
-        for j in up:                                                    # Alg. 3 line 3, unrolled
+        up = robot.ancestors(i)[1:]
+        if up:                                                          # Alg. 3 line 3, eq. (14)
+            dFdq = bk.bind(dFdq + cross_force(Phi[i], F[i], bk), f"dFdq{i}", i)
+        for j in up:
             dtau_dq[j, i] = Phi[j] @ dFdq
             dtau_dqd[j, i] = Phi[j] @ dFdv
             dtau_dq[i, j] = F2 @ dAdq[j] + F3 @ dVdq[j]
             dtau_dqd[i, j] = (F2 @ Phid[j]) * 2 + F3 @ Phi[j]
-        p = parent[i]
-        if p >= 0:                                                      # line 17 and composites
-            F[p] = bk.bind(F[p] + F[i], f"f{p}", p)
-            IC[p] = bk.bind(IC[p] + IC[i], f"IC{p}", p)
-            dI[p] = bk.bind(dI[p] + dI[i], f"dI{p}", p)
-            H[p] = bk.bind(H[p] + H[i], f"h{p}", p)
         bk.tick(n - i, n)
     return dtau_dq, dtau_dqd
 
