@@ -32,6 +32,12 @@ dM_ij/dq_k = Gamma_ijk + Gamma_jik (their eq. 4): both are checked in tests/test
 
 Forward dynamics (Sec. IV-B, eq. 24): dqdd/du = -M^-1 dtau/du at qdd = FD(q, v, tau), each
 column solved with the tree-sparse L^T D L factors of M (:mod:`.forward_dynamics`), never M^-1.
+
+Measured (ops of the straight-line code; panda / 20-DoF serial chain): ground 7245 / 28940 for
+(dtau/dq, dtau/dqd), against 9005 / 34589 with dtau/dqd = 2 C from Algorithm 1 and 16207 / 190031
+in body frames; FD derivatives in one ground sweep 11738 / 70146, against 12622 / 78675 composing
+forward_dynamics with the derivatives, 13227 / 85135 with a dense -M^-1 (mass_matrix_inverse)
+times dtau/du, and 21867 / 255410 in body frames.
 """
 from __future__ import annotations
 
@@ -47,8 +53,7 @@ FRAMES = ("ground", "body")
 
 def inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame="ground", gravity=GRAVITY):
     """(dtau/dq, dtau/dqd), each (n, n), at (q, qd, qdd); dtau/dqdd is M (CRBA)."""
-    if frame not in FRAMES:
-        raise ValueError(f"frame must be one of {FRAMES}, got {frame!r}")
+    _check_frame(frame)
     run = rnea_derivatives_ground if frame == "ground" else rnea_derivatives_body
     return run(robot, q, qd, qdd, bk, gravity)
 
@@ -56,7 +61,7 @@ def inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame="ground", gravity=
 def forward_dynamics_derivatives(robot, q, qd, tau, bk, frame="ground", gravity=GRAVITY):
     """(dqdd/dq, dqdd/dqd), each (n, n), at (q, qd, tau): eq. (24), -M^-1 dtau/du at qdd = FD."""
     n, parent = robot.n, robot.parent
-    if frame == "ground":
+    if _check_frame(frame) == "ground":
         return _fd_derivatives_ground(robot, q, qd, tau, bk, gravity)
     M = crba(robot, q, bk)
     bias = rnea(robot, q, qd, bk.zeros(n), bk, gravity=gravity)          # C qd + g
@@ -65,6 +70,12 @@ def forward_dynamics_derivatives(robot, q, qd, tau, bk, frame="ground", gravity=
     dtau_dq, dtau_dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame, gravity)
     return (solve_columns(L, Dinv, parent, -dtau_dq, bk, "dtau_dq"),
             solve_columns(L, Dinv, parent, -dtau_dqd, bk, "dtau_dqd"))
+
+
+def _check_frame(frame):
+    if frame not in FRAMES:
+        raise ValueError(f"frame must be one of {FRAMES}, got {frame!r}")
+    return frame
 
 
 def solve_columns(L, Dinv, parent, B, bk, name):
