@@ -151,6 +151,19 @@ class PinOracle:
         Minv = self.pin.computeMinverse(self.model, self.data, self.map.q(q)).copy()
         return self.map.mat(np.triu(Minv) + np.triu(Minv, 1).T)
 
+    def inverse_dynamics_derivatives(self, q, qd, qdd):
+        """computeRNEADerivatives with the model's gravity: (dtau/dq, dtau/dqd) in symgen's order
+        (with one coordinate per joint, d/dq is the derivative along each joint's tangent)."""
+        dq, dv, _ = self.pin.computeRNEADerivatives(self.model, self.data, self.map.q(q), self.map.v(qd),
+                                                    self.map.v(qdd))
+        return self.map.mat(dq.copy()), self.map.mat(dv.copy())
+
+    def forward_dynamics_derivatives(self, q, qd, tau):
+        """computeABADerivatives with the model's gravity: (dqdd/dq, dqdd/dqd) in symgen's order."""
+        dq, dv, _ = self.pin.computeABADerivatives(self.model, self.data, self.map.q(q), self.map.v(qd),
+                                                   self.map.v(tau))
+        return self.map.mat(dq.copy()), self.map.mat(dv.copy())
+
     def coriolis(self, q, qd):
         """Pinocchio's C(q, qd), the Christoffel-consistent one for single-DoF joints."""
         return self.map.mat(self.pin.computeCoriolisMatrix(self.model, self.data, self.map.q(q),

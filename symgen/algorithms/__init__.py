@@ -16,6 +16,7 @@ from .coriolis import coriolis
 from .coriolis_ground import coriolis_ground
 from .crba import crba
 from .crba_ground import crba_ground
+from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives
 from .forward_dynamics import forward_dynamics, mass_matrix_inverse
 from .gravity import gravity, gravity_ground
 from .partials import christoffel_partials
@@ -24,5 +25,5 @@ from .rnea import rnea
 from .slotine_li import slotine_li, slotine_li_ground
 
 __all__ = ["christoffel", "christoffel_ground", "christoffel_partials", "coriolis", "coriolis_ground", "crba",
-           "crba_ground", "forward_dynamics", "gravity", "gravity_ground", "mass_matrix_inverse", "regressor", "rnea", "slotine_li",
+           "crba_ground", "forward_dynamics", "forward_dynamics_derivatives", "gravity", "gravity_ground", "inverse_dynamics_derivatives", "mass_matrix_inverse", "regressor", "rnea", "slotine_li",
            "slotine_li_ground"]
