@@ -58,8 +58,18 @@ def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=GRAVITY):
                      robot.check_state("qdd", qdd), NUMERIC, gravity=gravity)
 
 
+def __getattr__(name):
+    """``symgen.robots`` (the synthetic systems) without ``import symgen.robots`` first; imported
+    on first use, so ``import symgen`` stays light."""
+    if name == "robots":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.robots")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "BuildError", "Body", "GRAVITY", "Inertia", "ModelError", "OptionError", "Robot", "SymgenError",
     "URDFError", "christoffel", "coriolis", "coriolis_matrix", "inverse_dynamics", "load_urdf",
-    "mass_matrix", "mass_matrix_dot", "__version__",
+    "mass_matrix", "mass_matrix_dot", "robots", "__version__",
 ]

@@ -123,18 +123,25 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
           quiet):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
+    import shlex
+    import signal
     import time
     from pathlib import Path
 
     from .codegen.build import BuildOptions, build as run_build
+    from .codegen.names import identifier
     from .urdf import load_urdf
 
-    import signal
-
-    # a killed build (SIGTERM) unwinds like Ctrl-C, so the temporary folder is removed
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    # a killed build (SIGTERM, or SIGHUP: its terminal closed) unwinds like Ctrl-C, so the
+    # temporary folder is removed and the compiler's process group killed
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, lambda signum, frame: sys.exit(128 + signum))
     t0 = time.perf_counter()
     robot = load_urdf(urdf, floating_base=floating_base)
+    if name is None and identifier(robot.name) != identifier(Path(urdf).stem):
+        click.echo(f"symgen: note: package name {identifier(robot.name)!r} from the robot's name in "
+                   f"{Path(urdf).name!r}; --name to choose another", err=True)
     words = ["symgen", "build", Path(urdf).name]
     words += ["--name", name] if name else []
     words += ["--floating-base"] if floating_base else []
@@ -143,7 +150,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--frame", frame] if frame != "ground" else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
     opts = BuildOptions(quantities=Q.parse(quantities), gamma_method=gamma_method, cse=cse, frame=frame, **limit,
-                        compile=not no_compile, copt=copt, force=force, command=" ".join(words),
+                        compile=not no_compile, copt=copt, force=force, command=shlex.join(words),
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
     progress = _progress(quiet)
     try:
@@ -156,18 +163,21 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
 
 
 @main.command()
-@click.argument("package", type=click.Path(file_okay=False, exists=True))
+@click.argument("package", type=click.Path())
 @click.option("--trials", default=20, show_default=True, help="Random states to check.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--urdf", type=click.Path(dir_okay=False), default=None,
               help="URDF for the numeric reference (default: none, identities and backends only).")
-@click.option("--floating-base", is_flag=True)
+@click.option("--floating-base", is_flag=True, help="Expect a package built with --floating-base (default: as "
+              "its manifest says).")
 def verify(package, trials, seed, urdf, floating_base):
-    """Check a generated package on random states: the paper's identities, NumPy vs C, and the
-    numeric reference when --urdf is given. Exit code 1 on failure."""
+    """Check a generated package: its files against the sha256 its manifest records, the manifest
+    against the package (and the URDF), then on random states the paper's identities, NumPy vs C,
+    and with --urdf the numeric reference and Pinocchio. Exit code 1 when a check fails, 2 when
+    the folder is not an intact symgen package (or not the URDF's)."""
     from .verify import verify_package
 
-    report, ok = verify_package(package, trials=trials, seed=seed, urdf=urdf, floating_base=floating_base)
+    report, ok = verify_package(package, trials=trials, seed=seed, urdf=urdf, floating_base=floating_base or None)
     click.echo(report)
     sys.exit(0 if ok else 1)
 

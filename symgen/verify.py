@@ -1,18 +1,31 @@
-"""``symgen verify``: check a generated package on random states (paper, Section 5).
+"""``symgen verify``: check a generated package, then run it on random states (paper, Section 5).
 
-What is checked comes from the registry (:mod:`symgen.quantities`): every function the package
-has, on every backend, against NumPy's; with a URDF, against the numeric reference (the same
-algorithms run on numbers, body frame) and Pinocchio (each quantity's ``pinocchio`` counterpart);
-and the identities below, each run when the package has the functions it needs.
+First that the folder is the package symgen built, before anything of it is imported: every
+generated file against the sha256 its manifest records, the manifest against the digest that
+``__init__.py`` records and against the package (sizes, joint order, functions), and with a URDF,
+the package's joints and their order against the URDF's. The manifest, not the caller, says
+whether the base floats. Any difference is a one-line SymgenError.
+
+Then what is checked comes from the registry (:mod:`symgen.quantities`): every function the
+package has, on every backend, against NumPy's; with a URDF, against the numeric reference (the
+same algorithms run on numbers, body frame), Pinocchio on symgen's reading of the URDF (each
+quantity's ``pinocchio`` counterpart) and, for M and tau, Pinocchio on its own reading of the
+file (which a misreading by symgen's reader cannot fool); and the identities below, each run
+when the package has the functions it needs.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from . import quantities as Q
+from .errors import OptionError, SymgenError
 
 TOL = 1e-9
 
@@ -75,6 +88,117 @@ def _pinocchio(robot):
         return None, f"Pinocchio: skipped, {exc}".splitlines()[0]
 
 
+def _pinocchio_own_parse(robot, urdf):
+    """(PinOracle or None, a note): Pinocchio on its own reading of the URDF file, so that a
+    misreading by symgen's reader (which the check above shares) shows. Only a fixed base can be
+    matched: symgen's floating base is six single-DoF joints, Pinocchio's a free-flyer."""
+    try:
+        import pinocchio
+    except ImportError:
+        return None, None
+    from .pinocchio_oracle import PinOracle
+
+    if robot.floating_base:
+        return None, ("Pinocchio's own parse of the URDF: skipped, symgen's floating base (six joints) cannot be "
+                      "matched with Pinocchio's free-flyer")
+    try:
+        model = pinocchio.buildModelFromUrdf(str(urdf))
+        return PinOracle(robot, model, pinocchio), (f"Pinocchio's own parse of the URDF: {', '.join(OWN_PARSE)} to "
+                                                    f"{OWN_PARSE_TOL:g} (symgen snaps values within 1e-9)")
+    except Exception as exc:                    # urdfdom's refusals, joints that cannot be matched
+        return None, f"Pinocchio's own parse of the URDF: skipped, {exc}".splitlines()[0]
+
+
+#: what is compared with Pinocchio's own parse of the URDF, and how closely
+OWN_PARSE = ("mass_matrix", "inverse_dynamics")
+OWN_PARSE_TOL = 1e-7
+MANIFEST_KEYS = {"name": str, "nq": int, "nv": int, "floating_base": bool, "joint_names": list, "link_names": list,
+                 "source_sha256": str, "options": dict, "functions": dict, "c_extension": str, "files": dict}
+
+
+def read_manifest(path) -> dict:
+    """The manifest of the package folder ``path``, its form checked; a SymgenError otherwise."""
+    path = Path(path)
+    if not path.is_dir():
+        raise SymgenError(f"{path}: {'not a folder' if os.path.lexists(path) else 'does not exist'}")
+    mpath = path / "manifest.json"
+    if not mpath.is_file():
+        what = "an empty folder" if not any(path.iterdir()) else "no manifest.json"
+        raise SymgenError(f"{path}: not a symgen package ({what}); make one with symgen build ROBOT.urdf")
+    try:
+        manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise SymgenError(f"{mpath}: not readable as JSON ({exc})".splitlines()[0]) from exc
+    if not isinstance(manifest, dict):
+        raise SymgenError(f"{mpath}: not a symgen manifest (not a JSON object)")
+    if "files" not in manifest and "c_extension" in manifest:
+        raise SymgenError(f"{mpath}: written by a symgen that recorded no file hashes; rebuild the package")
+    wrong = [k for k, kind in MANIFEST_KEYS.items() if not isinstance(manifest.get(k), kind)
+             or (kind is int and isinstance(manifest[k], bool))]
+    if wrong:
+        raise SymgenError(f"{mpath}: not a symgen manifest (missing or malformed: {', '.join(wrong)})")
+    return manifest
+
+
+def check_files(path, manifest: dict) -> None:
+    """Every file symgen generated is there with the sha256 the manifest records (checked before
+    anything of the package is imported, so foreign code is never run)."""
+    path = Path(path)
+    name, ext = manifest["name"], manifest["c_extension"]
+    needed = {"__init__.py", f"{name}_numpy.py", f"{name}_c.py", f"{name}.h", f"{name}.c", f"{ext}.c"}
+    files = manifest["files"]
+    if not needed <= set(files) or not all(isinstance(d, str) for d in files.values()):
+        raise SymgenError(f"{path / 'manifest.json'}: edited after the build (its file list is not a package's); "
+                          f"rebuild the package")
+    for fname, digest in sorted(files.items()):
+        if Path(fname).name != fname or fname.startswith("."):
+            raise SymgenError(f"{path / 'manifest.json'}: lists {fname!r}, which is not a file of the package")
+        try:
+            data = (path / fname).read_bytes()
+        except OSError as exc:
+            raise SymgenError(f"{path / fname}: {exc.strerror or exc} (manifest.json lists it); rebuild the package") from exc
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise SymgenError(f"{path / fname}: differs from the file symgen built (sha256 recorded in manifest.json): "
+                              f"edited after the build? rebuild the package")
+
+
+def check_module(pkg, manifest: dict, path) -> None:
+    """The manifest says what the imported package has: the same manifest it was built with
+    (its digest), sizes, joint and link order, functions."""
+    from .codegen.files import manifest_digest
+
+    where = Path(path) / "manifest.json"
+    if getattr(pkg, "manifest_sha256", None) != manifest_digest(manifest):
+        raise SymgenError(f"{where}: edited after the build (it differs from the manifest __init__.py records); "
+                          f"rebuild the package")
+    for key in ("nq", "nv", "joint_names", "link_names"):
+        theirs = getattr(pkg, key, None)
+        if (tuple(theirs) if isinstance(theirs, (list, tuple)) else theirs) != (
+                tuple(manifest[key]) if isinstance(manifest[key], list) else manifest[key]):
+            raise SymgenError(f"{where}: {key} differs from the package's")
+    missing = [f for f in manifest["functions"] if not callable(getattr(pkg.numpy, f, None))]
+    if missing or sorted(manifest["options"].get("quantities", [])) != sorted(
+            Q.BY_FUNCTION[f].key for f in manifest["functions"] if f in Q.BY_FUNCTION):
+        raise SymgenError(f"{where}: functions differ from the package's ({', '.join(missing) or 'quantities'})")
+
+
+def check_robot(robot, manifest: dict, path, urdf) -> str:
+    """The package is the URDF's robot (same joints in the same order); a note on the source
+    file (another file describing the same robot is accepted, with the note)."""
+    ours, theirs = list(manifest["joint_names"]), list(robot.joint_names)
+    if len(ours) != len(theirs):
+        raise SymgenError(f"{path}: {len(ours)} joints, but {urdf} has {len(theirs)}: not this robot's package")
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        if a != b:
+            raise SymgenError(f"{path}: joint {i} of q is {a!r} in the package but {b!r} in {urdf} "
+                              f"(joint names or order differ): not this robot's package")
+    digest = hashlib.sha256(Path(urdf).read_bytes()).hexdigest()
+    if digest == manifest["source_sha256"]:
+        return f"source: {Path(urdf).name} is the file the package was built from (sha256)"
+    return (f"source: {Path(urdf).name} is not the file the package was built from (sha256 {digest[:12]}..., "
+            f"built from {manifest['source_sha256'][:12]}...); compared as the same robot")
+
+
 class _Memo:
     """The oracle's methods, each computed once per state (Mdot and C both read Pinocchio's C)."""
 
@@ -90,16 +214,41 @@ class _Memo:
         return call
 
 
-def verify_package(path, trials=20, seed=0, urdf=None, floating_base=False):
-    """Return (report text, ok). Per random state (the registry's draws: q in [0, 2pi], qd in
-    [0, 10], qdd in [-10, 10]): the identities, every backend equal to NumPy, and with a URDF the
-    numeric reference and, if it is installed, Pinocchio."""
+def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
+    """Return (report text, ok). First, before anything is imported: the files against the sha256
+    the manifest records, the manifest against the package, and with a URDF, its joints against
+    the manifest's (a SymgenError when any differs). Then per random state (the registry's draws:
+    q in [0, 2pi], qd in [0, 10], qdd in [-10, 10]): the identities, every backend equal to
+    NumPy, and with a URDF the numeric reference and, if it is installed, Pinocchio on symgen's
+    reading of the URDF and on its own. The floating base is the manifest's (``floating_base``,
+    when given, must agree)."""
     import symgen
     from .codegen.package import import_package
 
-    pkg = import_package(path)
-    robot = symgen.load_urdf(urdf, floating_base=floating_base) if urdf else None
-    oracle, pin_note = _pinocchio(robot) if urdf else (None, None)
+    if not isinstance(trials, int) or trials < 1:
+        raise OptionError(f"{path}: --trials must be at least 1, got {trials}")
+    if not isinstance(seed, int) or seed < 0:
+        raise OptionError(f"{path}: --seed must be a non-negative integer, got {seed}")
+    manifest = read_manifest(path)
+    check_files(path, manifest)
+    try:
+        pkg = import_package(path)
+    except Exception as exc:
+        raise SymgenError(f"{path}: cannot import the package: {exc!r}".splitlines()[0]) from exc
+    check_module(pkg, manifest, path)
+    built_floating = manifest["floating_base"]
+    if floating_base is not None and bool(floating_base) != built_floating:
+        raise OptionError(f"{path}: built {'with' if built_floating else 'without'} --floating-base "
+                          f"(manifest.json); verify reads it from there")
+    notes = [f"built with {', '.join(f'{k}={v}' for k, v in sorted(manifest['options'].items()) if k != 'quantities')}, "
+             f"floating_base={built_floating}; {len(manifest['files'])} files match their sha256 in manifest.json"]
+    robot = oracle = own = None
+    if urdf:
+        robot = symgen.load_urdf(urdf, floating_base=built_floating)
+        notes.append(check_robot(robot, manifest, path, urdf))
+        oracle, pin_note = _pinocchio(robot)
+        own, own_note = _pinocchio_own_parse(robot, urdf)
+        notes += [n for n in (pin_note, own_note) if n]
     rng = np.random.default_rng(seed)
     worst: dict[str, float] = {}                    # check -> worst relative error
     ratio: dict[str, float] = {}                    # check -> worst error / its tolerance
@@ -111,8 +260,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=False):
             ratio[name], allowed[name] = value / tol, tol
 
     backends = {"numpy": pkg.numpy} | ({"c": pkg.c} if pkg.c is not None else {})
-    present = [x for x in Q.QUANTITIES.values() if hasattr(pkg.numpy, x.function)]
-    identities = [i for i in IDENTITIES if all(hasattr(pkg.numpy, f) for f in i.needs)]
+    present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
+    identities = [i for i in IDENTITIES if all(f in manifest["functions"] for f in i.needs)]
     for _ in range(trials):
         state = Q.random_state(rng, pkg.nq, pkg.nv)
         M = (pkg.numpy.mass_matrix(state["q"]) if hasattr(pkg.numpy, "mass_matrix")
@@ -135,6 +284,10 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=False):
                         record(f"{bname} vs Pinocchio: {x.function} ({x.oracle_state.__doc__})",
                                _rel(getattr(mod, x.function)(*(at[a] for a in x.arguments)), x.pinocchio(memo, at)),
                                tol[x.function])
+        if own is not None:
+            memo = _Memo(own)
+            outside["Pinocchio (own parse)"] = {x.function: x.pinocchio(memo, state) for x in present
+                                                if x.function in OWN_PARSE}
         for bname, mod in backends.items():
             got = values[bname]
             for identity in identities:
@@ -143,13 +296,14 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=False):
             theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
             for other, their in theirs.items():
                 for f, value in their.items():
-                    record(f"{bname} vs {other}: {f}", _rel(got[f], value), tol[f])
+                    record(f"{bname} vs {other}: {f}", _rel(got[f], value),
+                           OWN_PARSE_TOL if other == "Pinocchio (own parse)" else tol[f])
     ok = all(r <= 1.0 for r in ratio.values())
-    width = max(len(k) for k in worst)
+    width = max((len(k) for k in worst), default=0)
     lines = [f"{pkg.__name__}: {pkg.nv} joints, backends {', '.join(backends)}, {trials} random states (seed {seed})"]
-    lines += [f"  {pin_note}"] if pin_note else []
+    lines += [f"  {note}" for note in notes]
     for k, v in sorted(worst.items()):
-        note = "" if allowed[k] == TOL else f" (<= {allowed[k]:.1e}: 100 eps cond(M))"
+        note = "" if allowed[k] in (TOL, OWN_PARSE_TOL) else f" (<= {allowed[k]:.1e}: 100 eps cond(M))"
         lines.append(f"  {k:<{width}}  max rel. error {v:.2e}  {'ok' if ratio[k] <= 1.0 else 'FAIL'}{note}")
-    lines.append("all checks passed" if ok else f"FAILED: some errors exceed {TOL:g} (or 100 eps cond(M) for a solve with M)")
+    lines.append("all checks passed" if ok else "FAILED: some errors exceed their tolerance")
     return "\n".join(lines), ok

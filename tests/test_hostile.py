@@ -27,6 +27,7 @@ import errno
 import io
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -44,6 +45,7 @@ from click.testing import CliRunner
 import symgen
 from symgen import robots
 from symgen.cli import main
+from symgen.codegen import package
 from symgen.codegen.build import BuildOptions, Progress as BuildProgress, build, import_package
 from symgen.codegen.names import c_literal, comment_text, identifier, py_literal
 from symgen.errors import SymgenError, URDFError
@@ -137,20 +139,23 @@ def _py_code(text):
 
 
 def _code_of(folder, ident):
-    """{file kind: code outside literals and comments} with the package identifier made neutral."""
+    """{file kind: code outside literals and comments} with the package identifier, and the hash
+    of the C source that the binding's module name carries, made neutral."""
     out = {}
+    ext = json.loads((folder / "manifest.json").read_text())["c_extension"]
+    neutral = f"_{ident}_ext_HASH"
     for path in sorted(folder.iterdir()):
-        kind = path.name.replace(ident, "PKG")
+        kind = path.name.replace(ext, neutral).replace(ident, "PKG")
         text = path.read_text(encoding="utf-8") if path.suffix in (".py", ".c", ".h") else None
         if text is None:
             continue
         assert text.isascii(), f"{path.name}: generated source is not ASCII"
         if path.suffix == ".py":
             compile(text, str(path), "exec")
-            out[kind] = [(t, s.replace(ident, "PKG")) for t, s in _py_code(text)]
+            out[kind] = [(t, s.replace(ext, neutral).replace(ident, "PKG")) for t, s in _py_code(text)]
         else:
             assert not any(line.endswith(("\\", "??/")) for line in text.splitlines()), f"{path.name}: line splice"
-            out[kind] = _c_code(text).replace(ident, "PKG").replace(ident.upper(), "PKG")
+            out[kind] = _c_code(text).replace(ext, neutral).replace(ident, "PKG").replace(ident.upper(), "PKG")
     return out
 
 
@@ -567,46 +572,66 @@ def test_interruption_at_any_rename_leaves_the_previous_or_the_new_package_compl
 
 
 def _slow_compiler(tmp_path):
-    """A C compiler that never finishes, so a build can be killed while it compiles."""
+    """A C compiler whose work (a child, like cc1) never finishes, so a build can be killed while
+    it compiles; the child's PID goes to ``tmp_path/cc.pid``."""
     cc = tmp_path / "slowcc"
-    cc.write_text("#!/bin/sh\nexec sleep 120\n")
+    cc.write_text(f"#!/bin/sh\nsleep 120 &\necho $! > {shlex.quote(str(tmp_path / 'cc.pid'))}\nwait\n")
     cc.chmod(0o755)
     return cc
 
 
+def _running(pid):
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _kill_mid_build(out, urdf, signum, tmp_path):
-    """Start ``symgen build --force`` (compiling with a compiler that hangs), wait for its temporary
-    folder, send ``signum``; the process's return code."""
+    """Start ``symgen build --force`` (compiling with a compiler that hangs), wait for the
+    compiler's child, send ``signum``; (the process's return code, whether the compiler's child
+    still runs 10 s later)."""
     env = dict(os.environ, CC=str(_slow_compiler(tmp_path)))
+    pidfile = tmp_path / "cc.pid"
     proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "build", str(urdf), "--out", str(out), "--name", "pkg",
                              "--force", "--quantities", "M", "--quiet"], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     try:
-        while not any(p.name.startswith(".") for p in out.iterdir()):
+        while not (pidfile.exists() and pidfile.read_text().strip()):
             assert proc.poll() is None, f"build ended before it could be killed: {proc.communicate()}"
-            assert time.monotonic() < deadline, "no temporary folder appeared within 60 s"
+            assert time.monotonic() < deadline, "the compiler did not start within 60 s"
             time.sleep(0.01)
-        time.sleep(0.2)                                     # the files are written, the compiler runs
+        child = int(pidfile.read_text())
         proc.send_signal(signum)
         proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return proc.returncode
+    deadline = time.monotonic() + 10
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    orphan = _running(child)
+    if orphan:
+        os.kill(child, signal.SIGKILL)
+    return proc.returncode, orphan
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL], ids=["SIGTERM", "SIGHUP", "SIGKILL"])
 def test_killed_build_leaves_the_previous_package_untouched(previous, tmp_path, signum):
+    """SIGTERM and SIGHUP (the terminal closed) unwind: no temporary folder, and the compiler's
+    process group, its children included, is killed. Nothing can clean up after SIGKILL."""
     out, path, before = previous
     urdf = tmp_path / "serial3.urdf"
     write_urdf(robots.make("serial", 3, 0), urdf)
-    code = _kill_mid_build(out, urdf, signum, tmp_path)
-    assert code == (128 + signum if signum == signal.SIGTERM else -signum)
+    code, orphan = _kill_mid_build(out, urdf, signum, tmp_path)
+    assert code == (-signum if signum == signal.SIGKILL else 128 + signum)
     assert _snapshot(path) == before
-    if signum == signal.SIGTERM:
+    if signum != signal.SIGKILL:
         _only_the_package(out)
+        assert not orphan or not Path("/proc/self/stat").exists(), "the compiler's child outlived the build"
     else:                                                   # nothing can clean up after SIGKILL ...
         left = [p.name for p in out.iterdir() if p.name != "pkg"]
         assert all(name.startswith(".pkg.") for name in left), left     # ... but it is hidden, never at OUT/pkg
@@ -704,7 +729,8 @@ def test_generated_c_of_hostile_names_compiles_without_warnings(hostile):
     run = _gcc([*STRICT, "-c", f"{name}.c", "-o", os.devnull], pkg)
     assert run.returncode == 0, run.stderr
     # the binding: Python's own headers are system headers, their warnings are not ours
-    run = _gcc([*STRICT, "-isystem", sysconfig.get_paths()["include"], "-c", f"_{name}_ext.c", "-o", os.devnull], pkg)
+    ext = json.loads((pkg / "manifest.json").read_text())["c_extension"]
+    run = _gcc([*STRICT, "-isystem", sysconfig.get_paths()["include"], "-c", f"{ext}.c", "-o", os.devnull], pkg)
     assert run.returncode == 0, run.stderr
     if shutil.which("g++"):
         (pkg.parent / "use.cpp").write_text(f'#include "{name}/{name}.h"\nint main() {{ return {name.upper()}_NV > 0 ? 0 : 1; }}\n')
@@ -793,15 +819,23 @@ def test_every_c_function_runs_clean_under_address_and_undefined_sanitizers(host
         and "Sanitizer" not in report, f"seed {seed}: {run.stdout}{report}"
 
 
-def test_package_a_killed_build_had_moved_aside_is_put_back(tmp_path):
-    """A build killed between its two renames leaves the previous package only in
-    .NAME.old-PID-*; the next build puts it back (and, without --force, stops there)."""
+@pytest.mark.parametrize("left", ["free lock", "no lock, old"])
+def test_package_a_killed_build_had_moved_aside_is_put_back(tmp_path, left):
+    """A build killed between its two renames (where the system cannot swap two folders)
+    leaves the previous package only in .NAME.old-TOKEN, and its lock file .NAME.lock-TOKEN
+    free; the next build puts it back (and, without --force, stops there). So it does without
+    a lock file (a filesystem without locks) once the folder is older than STALE_AGE."""
     robot = robots.make("serial", 2, 0)
     path = build(robot, tmp_path, name="pkg", opts=BuildOptions(quantities=("M",), compile=False)).path
     before = _snapshot(path)
-    aside = tmp_path / ".pkg.old-99999999-abc"              # no such process
+    aside = tmp_path / ".pkg.old-99999999-abc"
     aside.mkdir()
     os.replace(path, aside / "pkg")
+    if left == "free lock":
+        (tmp_path / ".pkg.lock-99999999-abc").write_text("")
+    else:
+        old = time.time() - package.STALE_AGE - 60
+        os.utime(aside, (old, old))
     with pytest.raises(SymgenError, match="already exists"):
         build(robot, tmp_path, name="pkg", opts=BuildOptions(quantities=("M",), compile=False))
     assert _snapshot(path) == before

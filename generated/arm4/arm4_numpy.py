@@ -214,7 +214,10 @@ def mass_matrix(q):
     """Mass matrix M(q), (n, n), by CRBA."""
     (q,), lead = _prepare((q, "q"))
     if not lead:
-        values = _mass_matrix(q.tolist(), _msin, _mcos)
+        try:
+            values = _mass_matrix(q.tolist(), _msin, _mcos)
+        except (ValueError, OverflowError):  # math.sin(inf): NaN as in the batch path, not an error
+            values = _mass_matrix(q, np.sin, np.cos)
     else:
         values = _mass_matrix(q.T, np.sin, np.cos)
     return _scatter(values, _MASS_MATRIX_INDEX, 16, lead, (4, 4))
@@ -526,7 +529,10 @@ def mass_matrix_dot(q, qd):
     """dM/dt at (q, qd), (n, n), by Algorithm 1."""
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
     if not lead:
-        values = _mass_matrix_dot(q.tolist(), qd.tolist(), _msin, _mcos)
+        try:
+            values = _mass_matrix_dot(q.tolist(), qd.tolist(), _msin, _mcos)
+        except (ValueError, OverflowError):  # math.sin(inf): NaN as in the batch path, not an error
+            values = _mass_matrix_dot(q, qd, np.sin, np.cos)
     else:
         values = _mass_matrix_dot(q.T, qd.T, np.sin, np.cos)
     return _scatter(values, _MASS_MATRIX_DOT_INDEX, 16, lead, (4, 4))
@@ -818,7 +824,10 @@ def coriolis_matrix(q, qd):
     """Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1."""
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
     if not lead:
-        values = _coriolis_matrix(q.tolist(), qd.tolist(), _msin, _mcos)
+        try:
+            values = _coriolis_matrix(q.tolist(), qd.tolist(), _msin, _mcos)
+        except (ValueError, OverflowError):  # math.sin(inf): NaN as in the batch path, not an error
+            values = _coriolis_matrix(q, qd, np.sin, np.cos)
     else:
         values = _coriolis_matrix(q.T, qd.T, np.sin, np.cos)
     return _scatter(values, _CORIOLIS_MATRIX_INDEX, 16, lead, (4, 4))
@@ -1086,7 +1095,10 @@ def christoffel(q):
     """Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]."""
     (q,), lead = _prepare((q, "q"))
     if not lead:
-        values = _christoffel(q.tolist(), _msin, _mcos)
+        try:
+            values = _christoffel(q.tolist(), _msin, _mcos)
+        except (ValueError, OverflowError):  # math.sin(inf): NaN as in the batch path, not an error
+            values = _christoffel(q, np.sin, np.cos)
     else:
         values = _christoffel(q.T, np.sin, np.cos)
     return _scatter(values, _CHRISTOFFEL_INDEX, 64, lead, (4, 4, 4))
@@ -1179,7 +1191,10 @@ def inverse_dynamics(q, qd, qdd):
     """Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA."""
     (q, qd, qdd,), lead = _prepare((q, "q"), (qd, "qd"), (qdd, "qdd"))
     if not lead:
-        values = _inverse_dynamics(q.tolist(), qd.tolist(), qdd.tolist(), _msin, _mcos)
+        try:
+            values = _inverse_dynamics(q.tolist(), qd.tolist(), qdd.tolist(), _msin, _mcos)
+        except (ValueError, OverflowError):  # math.sin(inf): NaN as in the batch path, not an error
+            values = _inverse_dynamics(q, qd, qdd, np.sin, np.cos)
     else:
         values = _inverse_dynamics(q.T, qd.T, qdd.T, np.sin, np.cos)
     return _scatter(values, _INVERSE_DYNAMICS_INDEX, 4, lead, (4,))

@@ -17,7 +17,7 @@ from . import Progress
 from . import program as P
 from .files import generate
 from .names import comment_text, identifier
-from .package import compile_extension, import_package, write_package  # noqa: F401  (import_package: public)
+from .package import compile_extension, import_package, prepare_output, write_package  # noqa: F401  (import_package: public)
 from .symbolic import optimize, trace_all
 
 #: ``symgen build`` stops before the symbolic run of a robot with more joints than this unless
@@ -102,6 +102,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
     name = identifier(name or robot.name)
     check_options(opts)
     check_size(robot, opts)
+    expected = prepare_output(out_dir, name, opts.force)    # a name clash stops the build before the symbolic work
     if not opts.source_sha256:
         from ..urdf import urdf_string
         opts = dataclasses.replace(opts, source_sha256=hashlib.sha256(urdf_string(robot).encode()).hexdigest())
@@ -120,5 +121,5 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
             timings["compile"] = round(time.perf_counter() - t, 3)
             compiled = True
 
-    path = write_package(files, Path(out_dir), name, opts.force, compile_hook)
+    path = write_package(files, Path(out_dir), name, opts.force, compile_hook, expected)
     return BuildResult(path, name, compiled, timings, ops)

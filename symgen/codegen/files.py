@@ -5,6 +5,7 @@ The printers turn expressions into C and Python text, the templates lay the line
 """
 from __future__ import annotations
 
+import hashlib
 import json
 
 import sympy as sp
@@ -102,23 +103,18 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
     """All files of the package as ``{filename: text}``, from the optimized Functions
     (``{key: Function}``, in build order) and their op counts (``{function name: counts}``)."""
     contexts = [function_context(robot, fn, key) for key, fn in functions.items()]
-    ext_name = f"_{name}_ext"
     ctx = {
         "header": header_lines(robot, opts, version), "name": name, "prefix": name, "PREFIX": name.upper(),
-        "n": robot.n, "ext_name": ext_name, "functions": contexts,
+        "n": robot.n, "functions": contexts,
         "robot_literal": py_literal(robot.name), "robot_comment": comment_text(robot.name),
         "joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.joint_names) + ")",
         "link_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.link_names) + ")",
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
     }
-    files = {
-        "__init__.py": render("package_init.py.j2", ctx),
-        f"{name}_numpy.py": render("numpy_module.py.j2", ctx),
-        f"{name}_c.py": render("c_wrapper.py.j2", ctx),
-        f"{name}.h": render("c_header.h.j2", ctx),
-        f"{name}.c": render("c_source.c.j2", ctx),
-        f"{ext_name}.c": render("c_extension.c.j2", ctx),
-    }
+    c_source = render("c_source.c.j2", ctx)
+    # the binding's module name carries its C source's hash: a package rebuilt in a running
+    # Python loads its new binding (CPython and dlopen keep the first module of a given name)
+    ext_name = f"_{name}_ext_{sha256_text(c_source)[:8]}"
     manifest = {
         "generator": f"symgen {version}", "sympy": sp.__version__, "robot": robot.name, "name": name,
         "nq": robot.n, "nv": robot.n, "depth": robot.depth, "floating_base": robot.floating_base,
@@ -130,8 +126,30 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
                                   "ops": ops[f["name"]]} for f in contexts},
         "c_extension": ext_name,
     }
+    ctx.update(ext_name=ext_name, manifest_sha256=manifest_digest(manifest),
+               rebuild_literal=py_literal(opts.command or "symgen build <urdf>"))
+    files = {
+        "__init__.py": render("package_init.py.j2", ctx),
+        f"{name}_numpy.py": render("numpy_module.py.j2", ctx),
+        f"{name}_c.py": render("c_wrapper.py.j2", ctx),
+        f"{name}.h": render("c_header.h.j2", ctx),
+        f"{name}.c": c_source,
+        f"{ext_name}.c": render("c_extension.c.j2", ctx),
+    }
+    manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return files
+
+
+def sha256_text(text: str) -> str:
+    """The sha256 of a generated file's bytes (UTF-8), as ``manifest.json`` records it."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def manifest_digest(manifest: dict) -> str:
+    """The sha256 of a manifest without its ``files`` entry, which ``__init__.py`` records (so an
+    edit of manifest.json shows, and the file hashes cover ``__init__.py``)."""
+    return sha256_text(json.dumps({k: v for k, v in manifest.items() if k != "files"}, sort_keys=True))
 
 
 def manifest_quantities(manifest: dict) -> list[Q.Quantity]:
