@@ -29,7 +29,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_66cff200"
+    _ext = "_arm4_ext_eb854545"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -38,13 +38,13 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
         _why = (repr(_error) if any(f[len(_ext):] in _machinery.EXTENSION_SUFFIXES for f in _built)
                 else f"{_built[0]} was built for another Python")
         _warnings.warn(f"package arm4: its compiled C binding cannot be loaded by this Python ({_why}); "
-                       "using NumPy, about 40x slower. Rebuild it with this Python: " + 'symgen build arm4.urdf --quantities M\x2cMdot\x2cC\x2cGamma\x2ctau --gamma-method algo2'
+                       "using NumPy, about 40x slower. Rebuild it with this Python: " + 'symgen build arm4.urdf --quantities M\x2cMdot\x2cC\x2cGamma\x2ctau\x2cg\x2ctau_sl\x2cY\x2cqdd\x2cMinv --gamma-method algo2'
                        + " --out <folder> --force", RuntimeWarning)
 
 _best = c if c is not None else numpy
 backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
-manifest_sha256 = "5c1e1d2697fc9eb16c9461f45e5c6087af1fc4484629b5a85899b7d875fbb4e7"  # manifest.json as built, without its file hashes
+manifest_sha256 = "bb486077ccc06fe6a57bac6b9e58c515d40dab6aa66f31cba5cf80921f6cb093"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

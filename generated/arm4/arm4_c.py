@@ -9,7 +9,7 @@ the batch loop runs in C. Importing this module fails (ImportError) when the bin
 compiled."""
 import numpy as np
 
-from . import _arm4_ext_66cff200 as _ext
+from . import _arm4_ext_eb854545 as _ext
 
 _empty = np.empty
 from .arm4_numpy import N, _prepare, joint_names, link_names, nq, nv  # noqa: F401

@@ -1245,7 +1245,10 @@ def gravity(q):
     """Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces."""
     (q,), lead = _prepare((q, "q"))
     if not lead:
-        values = _gravity(q.tolist(), _msin, _mcos)
+        try:
+            values = _gravity(q.tolist(), _msin, _mcos)
+        except (ValueError, OverflowError):  # math.sin(inf): NaN as in the batch path, not an error
+            values = _gravity(q, np.sin, np.cos)
     else:
         values = _gravity(q.T, np.sin, np.cos)
     return _scatter(values, _GRAVITY_INDEX, 4, lead, (4,))
@@ -1343,7 +1346,10 @@ def slotine_li(q, qd, qd_r, qdd_r):
     """Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C."""
     (q, qd, qd_r, qdd_r,), lead = _prepare((q, "q"), (qd, "qd"), (qd_r, "qd_r"), (qdd_r, "qdd_r"))
     if not lead:
-        values = _slotine_li(q.tolist(), qd.tolist(), qd_r.tolist(), qdd_r.tolist(), _msin, _mcos)
+        try:
+            values = _slotine_li(q.tolist(), qd.tolist(), qd_r.tolist(), qdd_r.tolist(), _msin, _mcos)
+        except (ValueError, OverflowError):  # math.sin(inf): NaN as in the batch path, not an error
+            values = _slotine_li(q, qd, qd_r, qdd_r, np.sin, np.cos)
     else:
         values = _slotine_li(q.T, qd.T, qd_r.T, qdd_r.T, np.sin, np.cos)
     return _scatter(values, _SLOTINE_LI_INDEX, 4, lead, (4,))
@@ -1668,7 +1674,10 @@ def regressor(q, qd, qd_r, qdd_r):
     """Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order."""
     (q, qd, qd_r, qdd_r,), lead = _prepare((q, "q"), (qd, "qd"), (qd_r, "qd_r"), (qdd_r, "qdd_r"))
     if not lead:
-        values = _regressor(q.tolist(), qd.tolist(), qd_r.tolist(), qdd_r.tolist(), _msin, _mcos)
+        try:
+            values = _regressor(q.tolist(), qd.tolist(), qd_r.tolist(), qdd_r.tolist(), _msin, _mcos)
+        except (ValueError, OverflowError):  # math.sin(inf): NaN as in the batch path, not an error
+            values = _regressor(q, qd, qd_r, qdd_r, np.sin, np.cos)
     else:
         values = _regressor(q.T, qd.T, qd_r.T, qdd_r.T, np.sin, np.cos)
     return _scatter(values, _REGRESSOR_INDEX, 160, lead, (4, 40))
@@ -1921,7 +1930,10 @@ def forward_dynamics(q, qd, tau):
     """Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the tree-sparse L^T D L factorization of M."""
     (q, qd, tau,), lead = _prepare((q, "q"), (qd, "qd"), (tau, "tau"))
     if not lead:
-        values = _forward_dynamics(q.tolist(), qd.tolist(), tau.tolist(), _msin, _mcos)
+        try:
+            values = _forward_dynamics(q.tolist(), qd.tolist(), tau.tolist(), _msin, _mcos)
+        except (ValueError, OverflowError):  # math.sin(inf): NaN as in the batch path, not an error
+            values = _forward_dynamics(q, qd, tau, np.sin, np.cos)
     else:
         values = _forward_dynamics(q.T, qd.T, tau.T, np.sin, np.cos)
     return _scatter(values, _FORWARD_DYNAMICS_INDEX, 4, lead, (4,))
@@ -2116,7 +2128,10 @@ def mass_matrix_inverse(q):
     """Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, from the tree-sparse L^T D L factorization of M."""
     (q,), lead = _prepare((q, "q"))
     if not lead:
-        values = _mass_matrix_inverse(q.tolist(), _msin, _mcos)
+        try:
+            values = _mass_matrix_inverse(q.tolist(), _msin, _mcos)
+        except (ValueError, OverflowError):  # math.sin(inf): NaN as in the batch path, not an error
+            values = _mass_matrix_inverse(q, np.sin, np.cos)
     else:
         values = _mass_matrix_inverse(q.T, np.sin, np.cos)
     return _scatter(values, _MASS_MATRIX_INVERSE_INDEX, 16, lead, (4, 4))

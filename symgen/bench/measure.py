@@ -132,7 +132,8 @@ def time_pinocchio(m: Measurement, urdf, quantities, nv: int, settings: Settings
     wanted = [qty for qty in quantities if qty in PIN_CALLS]
 
     def fail(qty, note, python=True, cpp=s.pin_cpp != "off"):
-        m.missing((["pin_py"] if python else []) + (list(PIN_CALLS[qty].cpp.values()) if cpp else []), qty, "n/a", note)
+        m.missing((["pin_py"] if python else []) + ([method for method, _ in PIN_CALLS[qty].cpp.values()] if cpp else []),
+                  qty, "n/a", note)
 
     try:
         floating = pin_needs_free_flyer(urdf, nv)
@@ -161,6 +162,9 @@ def time_pinocchio(m: Measurement, urdf, quantities, nv: int, settings: Settings
                 fail(qty, str(exc), python=False)
     if floating:
         m.notes["pinocchio"] = FLOATING_NOTE
+    for qty in wanted:
+        if PIN_CALLS[qty].note:
+            m.notes["pin_cpp", qty] = PIN_CALLS[qty].note
 
 
 def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS,

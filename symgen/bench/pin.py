@@ -31,21 +31,48 @@ PIN_CPP_TEMPLATE = "bench_pinocchio.cpp.j2"
 class PinCall:
     """Pinocchio's way to a quantity: the Python binding's function (the first of ``python`` it
     has), its arguments after (model, data) (``zero``: a zero vector), and the C++ harness's
-    timings of it: ``{harness name: method}``."""
+    timings of it: ``{harness name: (method, C++ statement)}`` — the statement runs on state
+    ``i`` of the vectors ``qs, vs, as, ts`` (q, qd, qdd, tau) and adds an entry of its result to
+    ``sink`` so that the compiler keeps it. The rival is Pinocchio's function for the same
+    quantity; where it has none (Slotine-Li), the nearest one, named in ``note``."""
     python: tuple[str, ...]
     arguments: tuple[str, ...]
     cpp: dict
+    note: str = ""
 
 
 #: quantity key -> how Pinocchio computes it
 PIN_CALLS = {
-    "C": PinCall(("computeCoriolisMatrix",), ("q", "qd"), {"C": "pin_cpp"}),
+    "M": PinCall(("crba",), ("q",), {"M": ("pin_cpp", "crba(model, data, qs[i]); sink = sink + data.M(0, 0);")}),
+    "C": PinCall(("computeCoriolisMatrix",), ("q", "qd"),
+                 {"C": ("pin_cpp", "computeCoriolisMatrix(model, data, qs[i], vs[i]); sink = sink + data.C(0, 0);")}),
     # all second-order RNEA tensors; its d2tau_dvdv is 2 Gamma; or Gamma as n calls of C(q, e_k)
     "Gamma": PinCall(("computeRNEASecondOrderDerivatives", "ComputeRNEASecondOrderDerivatives"), ("q", "qd", "zero"),
-                     {"Gamma": "pin_cpp", "Gamma_by_n_C": "pin_cpp_n_c"}),
+                     {"Gamma": ("pin_cpp", "ComputeRNEASecondOrderDerivatives(model, data, qs[i], vs[i], zero); "
+                                           "sink = sink + data.d2tau_dvdv(0, 0, 0);"),
+                      "Gamma_by_n_C": ("pin_cpp_n_c", "for (int k = 0; k < model.nv; ++k) { e[k] = 1; "
+                                                      "computeCoriolisMatrix(model, data, qs[i], e); e[k] = 0; "
+                                                      "sink = sink + data.C(0, 0); }")}),
+    "tau": PinCall(("rnea",), ("q", "qd", "qdd"),
+                   {"tau": ("pin_cpp", "rnea(model, data, qs[i], vs[i], as[i]); sink = sink + data.tau(0);")}),
+    "g": PinCall(("computeGeneralizedGravity",), ("q",),
+                 {"g": ("pin_cpp", "computeGeneralizedGravity(model, data, qs[i]); sink = sink + data.g(0);")}),
+    "tau_sl": PinCall(("rnea",), ("q", "qd", "qdd"),
+                      {"tau_sl": ("pin_cpp", "rnea(model, data, qs[i], vs[i], as[i]); sink = sink + data.tau(0);")},
+                      note="Pinocchio has no Slotine-Li torque; its rival is rnea, which equals it at qd_r = qd"),
+    "Y": PinCall(("computeJointTorqueRegressor",), ("q", "qd", "qdd"),
+                 {"Y": ("pin_cpp", "computeJointTorqueRegressor(model, data, qs[i], vs[i], as[i]); "
+                                   "sink = sink + data.jointTorqueRegressor(0, 0);")}),
+    "qdd": PinCall(("aba",), ("q", "qd", "tau"),
+                   {"qdd": ("pin_cpp", "aba(model, data, qs[i], vs[i], ts[i]); sink = sink + data.ddq(0);")}),
+    "Minv": PinCall(("computeMinverse",), ("q",),
+                    {"Minv": ("pin_cpp", "computeMinverse(model, data, qs[i]); sink = sink + data.Minv(0, 0);")}),
 }
 #: C++ harness name -> (quantity, method)
-CPP_TIMINGS = {name: (qty, method) for qty, call in PIN_CALLS.items() for name, method in call.cpp.items()}
+CPP_TIMINGS = {name: (qty, method) for qty, call in PIN_CALLS.items() for name, (method, _) in call.cpp.items()}
+#: what the C++ harness times, in order: [{"name", "statement"}]
+CPP_STATEMENTS = [{"name": name, "statement": statement}
+                  for call in PIN_CALLS.values() for name, (_, statement) in call.cpp.items()]
 
 
 def _pin():
@@ -107,7 +134,8 @@ def pinocchio_python(urdf, quantities=("C", "Gamma"), repeats: int = 7, min_time
     data = model.createData()
     rng = np.random.default_rng(seed)
     q = pin_random_q(model, rng)
-    state = {"q": q, "qd": ARGUMENTS["qd"].draw(rng, model.nq, model.nv), "zero": np.zeros(model.nv)}
+    state = {"q": q, "zero": np.zeros(model.nv)}
+    state |= {a: ARGUMENTS[a].draw(rng, model.nq, model.nv) for a in ("qd", "qdd", "tau")}
     out = {}
     for qty in quantities:
         call = PIN_CALLS.get(qty)
@@ -152,14 +180,14 @@ def pin_cpp_binary(flags: str = PIN_CXX_FLAGS, timeout: float | None = 1800, bui
     """The compiled Pinocchio harness for ``flags``, cached under ``~/.cache/symgen`` by pin
     version, flags and harness source (the header-only build takes minutes and GBs of memory)."""
     prefix = pin_prefix()
-    source = render(PIN_CPP_TEMPLATE, {})
+    source = render(PIN_CPP_TEMPLATE, {"timings": CPP_STATEMENTS})
     key = hashlib.sha256(f"{pin_version()}\0{flags}\0{source}".encode()).hexdigest()[:16]
     exe = cache_dir() / f"pin-bench-{pin_version()}-{key}"
     if exe.exists():
         return exe
     if not build:
         raise BenchError(f"the Pinocchio C++ harness is not built yet ({exe})")
-    return compile_harness(PIN_CPP_TEMPLATE, {}, lambda src, out: pin_cpp_command(prefix, flags, src, out), exe,
+    return compile_harness(PIN_CPP_TEMPLATE, {"timings": CPP_STATEMENTS}, lambda src, out: pin_cpp_command(prefix, flags, src, out), exe,
                            timeout, "Pinocchio C++ harness")
 
 

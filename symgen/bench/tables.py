@@ -175,7 +175,7 @@ def measure_system(kind, n, plan: Plan, work: Path, log=print) -> Measurement:
     res.missing(["pin_cpp_n_c"], "C", "n/a", "a Gamma-only row")
     if plan.pin_cpp == "off":
         for qty in QUANTITIES:
-            res.missing(PIN_CALLS[qty].cpp.values(), qty, "n/a", "the Pinocchio C++ harness is off (--pin-cpp off)")
+            res.missing([method for method, _ in PIN_CALLS[qty].cpp.values()], qty, "n/a", "the Pinocchio C++ harness is off (--pin-cpp off)")
     log(f"table 1 {robot.name}: done")
     return res
 

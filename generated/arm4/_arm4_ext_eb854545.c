@@ -779,9 +779,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_66cff200", NULL, -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_eb854545", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__arm4_ext_66cff200(void)
+PyMODINIT_FUNC PyInit__arm4_ext_eb854545(void)
 {
     return PyModule_Create(&module);
 }
