@@ -757,16 +757,19 @@ def _sanitizer_driver(name, n, functions, seed):
              "static double rnd(void) { return 20.0 * rand() / RAND_MAX - 10.0; }",
              "int main(void)", "{", f"    srand({seed});", "    int bad = 0;", "    for (int t = 0; t < 40; ++t) {"]
     for fname, spec in functions.items():
-        size = int(np.prod(spec["shape"]))
+        sizes = [int(np.prod(shape)) for _, shape in spec["outputs"]]
         ins = spec["inputs"]
         decl = "".join(f"double {p}[B * {n}]; for (int i = 0; i < B * {n}; ++i) {p}[i] = rnd(); " for p in ins)
         single = "".join(f"{p} + b * {n}, " for p in ins)
-        lines += ["        {", f"            {decl}",
-                  f"            double *one = malloc(sizeof(double) * B * {size}), *all = malloc(sizeof(double) * B * {size});",
-                  f"            for (int b = 0; b < B; ++b) {name}_{fname}({single}one + b * {size});",
-                  f"            {name}_{fname}_batch(B, {', '.join(ins)}, all);",
-                  f"            for (int i = 0; i < B * {size}; ++i) if (!isfinite(one[i]) || one[i] != all[i]) bad++;",
-                  "            free(one); free(all);", "        }"]
+        alloc = ", ".join(f"*one{k} = malloc(sizeof(double) * B * {z}), *all{k} = malloc(sizeof(double) * B * {z})"
+                          for k, z in enumerate(sizes))
+        lines += ["        {", f"            {decl}", f"            double {alloc};",
+                  f"            for (int b = 0; b < B; ++b) {name}_{fname}({single}"
+                  + ", ".join(f"one{k} + b * {z}" for k, z in enumerate(sizes)) + ");",
+                  f"            {name}_{fname}_batch(B, {', '.join(ins)}, " + ", ".join(f"all{k}" for k in range(len(sizes))) + ");"]
+        lines += [f"            for (int i = 0; i < B * {z}; ++i) if (!isfinite(one{k}[i]) || one{k}[i] != all{k}[i]) bad++;"
+                  for k, z in enumerate(sizes)]
+        lines += ["            " + " ".join(f"free(one{k}); free(all{k});" for k in range(len(sizes))), "        }"]
     lines += ["    }", '    printf("%s\\n", bad ? "MISMATCH" : "ok");', "    return bad != 0;", "}", ""]
     return "\n".join(lines)
 

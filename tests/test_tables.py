@@ -94,9 +94,9 @@ def fake_package(tmp_path, monkeypatch):
     (pkg / "_fake_ext.c").write_text("#error the CPython binding must not be compiled into the C loop\n")
     (pkg / "manifest.json").write_text(json.dumps({
         "name": "fake", "nv": 2, "c_extension": "_fake_ext",
-        "functions": {"mass_matrix": {"quantity": "M", "inputs": ["q"], "shape": [2, 2]},
-                      "coriolis_matrix": {"quantity": "C", "inputs": ["q", "qd"], "shape": [2, 2]},
-                      "christoffel": {"quantity": "Gamma", "inputs": ["q"], "shape": [2, 2, 2]}}}))
+        "functions": {"mass_matrix": {"quantity": "M", "inputs": ["q"], "outputs": [["M", [2, 2]]]},
+                      "coriolis_matrix": {"quantity": "C", "inputs": ["q", "qd"], "outputs": [["C", [2, 2]]]},
+                      "christoffel": {"quantity": "Gamma", "inputs": ["q"], "outputs": [["Gamma", [2, 2, 2]]]}}}))
     return pkg
 
 

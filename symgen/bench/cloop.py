@@ -64,9 +64,12 @@ def c_driver_source_context(manifest: dict, quantities, count: int = 64, update:
     row = {a: i for i, a in enumerate(ARGUMENTS)}          # inputs[row][state][k]
     runners, out_size = [], 1
     for qty, fname in package_functions(manifest, quantities):
-        size = int(np.prod(manifest["functions"][fname]["shape"]))   # what the package writes
+        sizes = [int(np.prod(shape)) for _, shape in manifest["functions"][fname]["outputs"]]
+        size = sum(sizes)                                   # what the package writes, outputs back to back
         out_size = max(out_size, size)
-        args = [f"inputs[{row[a]}][s]" for a in QUANTITIES[qty].arguments] + ["out"]
+        offsets = np.cumsum([0] + sizes[:-1])
+        args = [f"inputs[{row[a]}][s]" for a in QUANTITIES[qty].arguments] + [
+            "out" if k == 0 else f"out + {k}" for k in offsets]
         variants = [("", qty)] + ([("_update", f"{qty}:update")] if update else [])
         runners += [{"runner": fname + suffix, "function": fname + suffix, "arguments": args, "label": label,
                      "last": size - 1} for suffix, label in variants]

@@ -44,17 +44,29 @@ def _zeros_to_store(size, entries):
     return zeros if 2 * len(zeros) < size else None
 
 
+def _output_context(out, entries, pypr) -> dict:
+    size = 1
+    for d in out.shape:
+        size *= d
+    return {
+        "name": out.name, "size": size, "shape": tuple(out.shape), "shape_literal": repr(tuple(out.shape)),
+        # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
+        "zeros": _zeros_to_store(size, entries), "nonzero": len(entries),
+        "index_literal": repr([k for k, _ in entries]),
+        "py_values": [pypr.doprint(e) for _, e in entries],
+    }
+
+
 def function_context(robot, fn, key: str) -> dict:
     """What the templates print for one Function: its lines in Python and C (C in parts when
-    long), output entries, signature and the sizes the bindings check."""
+    long), the entries of each output, signature and the sizes the bindings check."""
     n = robot.n
     params = [inp.name for inp in fn.inputs]
     cin = {s: f"{inp.name}[{k}]" for inp in fn.inputs for k, s in enumerate(inp.symbols)}
     pypr = PyPrinter()
     lines = [{"temp": a.temp.name, "py": pypr.doprint(a.expr), "comment": c}
              for a, c in zip(fn.assignments, _comments(robot, fn.assignments))]
-    (out,) = fn.outputs
-    entries = out.nonzero()
+    outputs = [_output_context(out, out.nonzero(), pypr) for out in fn.outputs]
     parts, slots = P.partition(fn, C_PART_SIZE, C_SPLIT_ABOVE)
     cpr = CPrinter({**cin, **{s: f"w[{k}]" for s, k in slots.items()}})
     c_parts = []
@@ -63,23 +75,18 @@ def function_context(robot, fn, key: str) -> dict:
         c_parts.append({
             "lines": [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const double {a.temp.name}"),
                        "c": cpr.doprint(a.expr), "comment": c} for a, c in zip(part.assignments, comments)],
-            "entries": [(k, cpr.doprint(e)) for k, e in part.entries],
+            "entries": [(fn.outputs[o].name, k, cpr.doprint(e)) for o, k, e in part.entries],
         })
-    size = 1
-    for d in out.shape:
-        size *= d
+    returns = " -> " + (outputs[0]["shape_literal"] if len(outputs) == 1
+                        else "(" + ", ".join(o["shape_literal"] for o in outputs) + ")")
     return {
-        "name": fn.name, "doc": fn.doc, "params": params, "out": out.name, "size": size,
-        # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
-        "zeros": _zeros_to_store(size, entries),
-        "nonzero": len(entries),
-        "shape": tuple(out.shape), "shape_literal": repr(tuple(out.shape)),
-        "signature": f"{fn.name}({', '.join(params)}) -> {tuple(out.shape)}",
+        "name": fn.name, "doc": fn.doc, "params": params, "outputs": outputs,
+        "outs": [o["name"] for o in outputs],
+        "nonzero": sum(o["nonzero"] for o in outputs), "size": sum(o["size"] for o in outputs),
+        "signature": f"{fn.name}({', '.join(params)}){returns}",
         "inputs": [{"name": inp.name, "unpack": ", ".join(s.name for s in inp.symbols) + ("," if n == 1 else "")}
                    for inp in fn.inputs],
         "lines": lines,
-        "index_literal": repr([k for k, _ in entries]),
-        "py_values": [pypr.doprint(e) for _, e in entries],
         "c_parts": c_parts,
         "work": len(slots),
         "quantity": key,
@@ -122,7 +129,8 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse},
-        "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"], "shape": list(f["shape"]),
+        "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
+                                  "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
                                   "ops": ops[f["name"]]} for f in contexts},
         "c_extension": ext_name,
     }

@@ -166,26 +166,33 @@ def _count():
 @dataclass(frozen=True)
 class Part:
     """A run of consecutive statements printed as one C function: ``assignments`` (temps) and
-    ``entries`` ((flat output index, expression), of the single output)."""
+    ``entries`` ((output number, flat index, expression) of the Function's outputs)."""
     assignments: tuple
     entries: tuple
 
 
+def output_entries(fn: Function) -> list[tuple[int, int, sp.Expr]]:
+    """(output number, flat index, expression) of every entry that is not exactly zero, output
+    by output."""
+    return [(o, k, e) for o, out in enumerate(fn.outputs) for k, e in out.nonzero()]
+
+
 def partition(fn: Function, size: int, above: int | None = None) -> tuple[tuple[Part, ...], dict]:
-    """Split the straight-line code of a one-output Function of more than ``above`` (default
-    ``size``) statements into parts of about ``size`` statements (temps first, then output entries, in program order), and number the temps that
-    are used outside the part that assigns them: ``(parts, {temp: slot})``. The C printer keeps
-    those in a work array ``w[slot]``, every other temp in a local; compilers then see functions
-    of bounded size (gcc -O2 time grows much faster than linearly with function length)."""
-    (out,) = fn.outputs
-    statements = [("a", a) for a in fn.assignments] + [("e", ke) for ke in out.nonzero()]
+    """Split the straight-line code of a Function of more than ``above`` (default ``size``)
+    statements into parts of about ``size`` statements (temps first, then output entries, in
+    program order), and number the temps that are used outside the part that assigns them:
+    ``(parts, {temp: slot})``. The C printer keeps those in a work array ``w[slot]``, every other
+    temp in a local; compilers then see functions of bounded size (gcc -O2 time grows much faster
+    than linearly with function length)."""
+    entries = output_entries(fn)
+    statements = [("a", a) for a in fn.assignments] + [("e", e) for e in entries]
     if len(statements) <= (size if above is None else above):
-        return (Part(fn.assignments, tuple(out.nonzero())),), {}
+        return (Part(fn.assignments, tuple(entries)),), {}
     owner, slots = {}, {}
     groups = [statements[k:k + size] for k in range(0, len(statements), size)]
     for g, group in enumerate(groups):
         for kind, item in group:
-            expr = item.expr if kind == "a" else item[1]
+            expr = item.expr if kind == "a" else item[2]
             for s in expr.free_symbols:
                 if owner.get(s, g) != g and s not in slots:
                     slots[s] = len(slots)
