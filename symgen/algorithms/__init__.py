@@ -15,7 +15,7 @@ from .christoffel_ground import christoffel_ground
 from .coriolis import coriolis
 from .coriolis_ground import coriolis_ground
 from .crba import crba
-from .crba_ground import crba_ground
+from .crba import crba_ground
 from .forward_dynamics import forward_dynamics, mass_matrix_inverse
 from .gravity import gravity, gravity_ground
 from .partials import christoffel_partials

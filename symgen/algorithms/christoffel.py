@@ -6,14 +6,14 @@ comments are the paper's. Single-DoF joints; Gamma is zero unless i, j, k are mu
 """
 from __future__ import annotations
 
-from ..kinematics import joint_transforms
+from ..kinematics import body_frames
 from ..spatial import congruence, factor_B, icrf
 
 
 def christoffel(robot, q, bk):
     """Return Gamma with Gamma[i, j, k] = Gamma_ijk, so that C = sum_k Gamma[:, :, k] qd_k."""
     n, parent = robot.n, robot.parent
-    Xup, Phi = joint_transforms(robot, q, bk)
+    Xup, Phi = body_frames(robot, q, bk)
     IC = [bk.const(I) for I in robot.I]                                 # lines 1-3
     Gamma = bk.zeros((n, n, n))
     for k in reversed(range(n)):                                        # line 4

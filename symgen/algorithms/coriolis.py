@@ -7,14 +7,14 @@ M_ij, C_ij are scalars. Phi_ring = 0 (axes fixed in the body frame).
 """
 from __future__ import annotations
 
-from ..kinematics import joint_transforms
+from ..kinematics import body_frames
 from ..spatial import congruence, crm, factor_B
 
 
 def coriolis(robot, q, qd, bk):
     """Return (M, Mdot, C) at (q, qd)."""
     n, parent = robot.n, robot.parent
-    Xup, Phi = joint_transforms(robot, q, bk)
+    Xup, Phi = body_frames(robot, q, bk)
     v, Phid, IC, BC = [None] * n, [None] * n, [None] * n, [None] * n
     for i in range(n):                                                  # lines 2-7
         vJ = Phi[i] * qd[i]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .crba import crba
-from .crba_ground import crba_ground
+from .crba import crba_ground
 
 
 def christoffel_partials(robot, q, bk, frame="body"):

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from ..spatial import crf, crm
 from ..model import GRAVITY
-from ..kinematics import joint_transforms
+from ..kinematics import body_frames
 
 
 def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
     """Joint forces tau. ``gravity`` is the linear gravity acceleration in root coordinates."""
     n = robot.n
-    Xup, S = joint_transforms(robot, q, bk)
+    Xup, S = body_frames(robot, q, bk)
     a_grav = bk.zeros(6)
     a_grav[3:] = bk.const(gravity)
     v, a, f = [None] * n, [None] * n, [None] * n
