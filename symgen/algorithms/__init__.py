@@ -6,16 +6,14 @@
     christoffel  all Christoffel symbols Gamma_ijk                   (paper, Algorithm 2)
     partials     Gamma from symbolic partials of M                   (paper, eq. 4; the baseline)
 
-and the same three algorithms in ground coordinates (the paper's footnote 2; no 6x6 transforms
-in any loop), which the generated code uses: crba_ground, coriolis_ground, christoffel_ground.
+and, side by side in the same three modules, the same algorithms in ground coordinates (the
+paper's footnote 2; no 6x6 transforms in any loop), which the generated code uses: crba_ground,
+coriolis_ground, christoffel_ground.
 Body-frame and ground-frame versions agree to rounding (tests/test_identities.py).
 """
-from .christoffel import christoffel
-from .christoffel_ground import christoffel_ground
-from .coriolis import coriolis
-from .coriolis_ground import coriolis_ground
-from .crba import crba
-from .crba import crba_ground
+from .christoffel import christoffel, christoffel_ground
+from .coriolis import coriolis, coriolis_ground
+from .crba import crba, crba_ground
 from .forward_dynamics import forward_dynamics, mass_matrix_inverse
 from .gravity import gravity, gravity_ground
 from .partials import christoffel_partials
