@@ -1,7 +1,9 @@
-"""Kinematics the algorithms start from, in two coordinate choices.
+"""Kinematics the algorithms start from, in the two coordinate choices they run in.
 
-    joint_transforms  body frames: Xup_i = XJ(q_i) Xtree_i and Phi_i (constant in body i)
-    ground_frames     ground frame: Phi_i(q) and the body inertias I_i(q), about the base origin
+    body_frames    body frames: per body, Xup_i = iXp(i) = XJ(q_i) Xtree_i and Phi_i (constant
+                   in body i); the spatial inertias I_i are the model's constants
+    ground_frames  ground (base) coordinates, the paper's footnote 2: per body, Phi_i(q) and
+                   I_i(q), both about the base origin; no transforms are needed afterwards
 
 Joint axes are fixed in the body frame (Phi_ring = 0), as the paper's algorithms assume.
 """
@@ -12,9 +14,10 @@ import numpy as np
 from .spatial import axis_angle, cross, mcI, plux, rotate_symmetric
 
 
-def joint_transforms(robot, q, bk):
-    """Return (Xup, S): per body, the motion transform from parent to body frame at q, and Phi."""
-    Xup, S = [], []
+def body_frames(robot, q, bk):
+    """Return (Xup, Phi): per body i, the motion transform iXp(i) from its parent's frame to its
+    own at q, and its motion subspace Phi_i in its own frame."""
+    Xup, Phi = [], []
     for i, body in enumerate(robot.bodies):
         axis = bk.const(body.axis)
         if body.joint_type == "prismatic":
@@ -24,8 +27,8 @@ def joint_transforms(robot, q, bk):
             R = axis_angle(axis, bk.cos(q[i]), bk.sin(q[i]), bk)
             XJ = plux(R.T, bk.zeros(3), bk)
         Xup.append(bk.bind(XJ @ bk.const(robot.Xtree[i]), f"X{i}", i))
-        S.append(bk.const(robot.S[i]))
-    return Xup, S
+        Phi.append(bk.const(robot.S[i]))                    # the model keeps Featherstone's S
+    return Xup, Phi
 
 
 def ground_frames(robot, q, bk):
@@ -48,20 +51,20 @@ def ground_frames(robot, q, bk):
             R0 = bk.bind(R[par] @ Rt, f"R0_{i}", i)                      # joint frame, q_i = 0
             p0 = bk.bind(p[par] + R[par] @ t, f"p{i}", i)
         a = R0[:, 2]                                                    # the axis in ground
-        S = bk.zeros(6)
+        Phi_i = bk.zeros(6)
         if body.joint_type == "prismatic":
-            S[3:] = a
+            Phi_i[3:] = a
             R[i], p[i] = R0, bk.bind(p0 + a * q[i], f"p{i}", i)
         else:
-            S[:3] = a
-            S[3:] = bk.bind(cross(p0, a, bk), f"Phi{i}", i)
+            Phi_i[:3] = a
+            Phi_i[3:] = bk.bind(cross(p0, a, bk), f"Phi{i}", i)
             c, s = bk.cos(q[i]), bk.sin(q[i])
             Ri = bk.zeros((3, 3))                                       # R0 Rz(q_i)
             Ri[:, 0] = R0[:, 0] * c + R0[:, 1] * s
             Ri[:, 1] = R0[:, 1] * c - R0[:, 0] * s
             Ri[:, 2] = a
             R[i], p[i] = bk.bind(Ri, f"R{i}", i), p0
-        Phi.append(S)
+        Phi.append(Phi_i)
         inertia = body.inertia
         if inertia.mass == 0.0 and not np.any(Icom):
             I.append(bk.zeros((6, 6)))

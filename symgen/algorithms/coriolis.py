@@ -1,37 +1,58 @@
 """Algorithm 1 of Echeandia & Wensing (2021): M, Mdot and the Christoffel-consistent C in O(N d).
 
-With the body-level factorization B(v, I) of eq. (10), the C returned here is the unique
-Christoffel-consistent factorization, C_ij = sum_k Gamma_ijk qd_k (eq. 3), and Mdot = C + C^T
-(eq. 2). Line numbers in comments are the paper's. Single-DoF joints: Phi_i is a 6-vector and
-M_ij, C_ij are scalars. Phi_ring = 0 (axes fixed in the body frame).
+With the body-level factorization B(v, I) of eq. (10) on line 6, the C returned is the unique
+Christoffel-consistent factorization, C_ij = sum_k Gamma_ijk qd_k (eq. 3, Proposition 2), and
+Mdot = C + C^T (eq. 2, Proposition 1). Comments carry the paper's line numbers: the forward sweep
+(lines 2-7) makes v_i, Phid_i, IC_i and BC_i; the backward sweep (lines 8-26) makes F1..F3 for
+body j, the entries of column j on the diagonal (lines 12-14) and along the walk to the root
+(lines 15-23), and the composites of the parent (lines 24-25). Single-DoF joints: Phi_i is a
+6-vector and M_ij, C_ij are scalars. Phi_ring = 0 (axes fixed in the body frame), so line 4 is
+Phid_i = (v_i x) Phi_i.
+
+Two versions, side by side and line for line:
+
+    coriolis         body frames (:func:`~symgen.kinematics.body_frames`), as printed
+    coriolis_ground  ground coordinates (:func:`~symgen.kinematics.ground_frames`), the paper's
+                     footnote 2 (Pinocchio's choice). What changes:
+      line 3      velocities add without a transform: v_i = v_p(i) + Phi_i qd_i;
+      line 4      the same formula, (v_i x) Phi_i, now the rate of Phi_i(q);
+      line 6      BC_i is kept in two parts, BC = Bs + (p x*) with Bs = 1/2 [(v x*) I - I (v x)]
+                  symmetric, of the inertia form (9 numbers), and p = 1/2 I v ((p x*) is
+                  antisymmetric): 15 numbers instead of 36. Then BC Phi = E + Q and
+                  BC^T Phi = E - Q with E = Bs Phi, Q = (Phi x*) p (lines 9 and 11);
+      line 17     the identity: F1..F3 are already in the frame of every Phi_i, so each entry
+                  is a dot product;
+      lines 24-25 composites add without a congruence.
+    B(v, I) is covariant (B' = X^-T B X^-1), so both return the same M, Mdot and C (tested in
+    tests/test_identities.py). The generated code uses the ground version by default.
 """
 from __future__ import annotations
 
-from ..kinematics import joint_transforms
-from ..spatial import congruence, crm, factor_B
+from ..kinematics import body_frames, ground_frames
+from ..spatial import congruence, crm, cross_force, cross_motion, factor_B, inertia_rate, inertia_times
 
 
 def coriolis(robot, q, qd, bk):
-    """Return (M, Mdot, C) at (q, qd)."""
+    """Return (M, Mdot, C) at (q, qd), computed in body frames."""
     n, parent = robot.n, robot.parent
-    Xup, Phi = joint_transforms(robot, q, bk)
+    Xup, Phi = body_frames(robot, q, bk)
     v, Phid, IC, BC = [None] * n, [None] * n, [None] * n, [None] * n
-    for i in range(n):                                                  # lines 2-7
+    for i in range(n):                                                  # line 2
         vJ = Phi[i] * qd[i]
         v[i] = bk.bind(vJ if parent[i] < 0 else Xup[i] @ v[parent[i]] + vJ, f"v{i}", i)  # line 3
         Phid[i] = bk.bind(crm(v[i], bk) @ Phi[i], f"Phid{i}", i)          # line 4
         IC[i] = bk.const(robot.I[i])                                    # line 5
         BC[i] = bk.bind(factor_B(v[i], IC[i], bk), f"BC{i}", i)            # line 6, eq. (10)
     M, Mdot, C = bk.zeros((n, n)), bk.zeros((n, n)), bk.zeros((n, n))
-    for j in reversed(range(n)):                                        # lines 8-26
+    for j in reversed(range(n)):                                        # line 8
         F1 = bk.bind(IC[j] @ Phid[j] + BC[j] @ Phi[j], f"F1_{j}", j)       # line 9
         F2 = bk.bind(IC[j] @ Phi[j], f"F2_{j}", j)                         # line 10
         F3 = bk.bind(BC[j].T @ Phi[j], f"F3_{j}", j)                       # line 11
         C[j, j] = Phi[j] @ F1                                           # line 12
         M[j, j] = Phi[j] @ F2                                           # line 13
         Mdot[j, j] = Phid[j] @ F2 + Phi[j] @ (F1 + F3)                  # line 14
-        i = j
-        while parent[i] >= 0:                                           # lines 16-23
+        i = j                                                           # line 15
+        while parent[i] >= 0:                                           # line 16
             F1 = bk.bind(Xup[i].T @ F1, f"F1_{j}", j)                      # line 17
             F2 = bk.bind(Xup[i].T @ F2, f"F2_{j}", j)
             F3 = bk.bind(Xup[i].T @ F3, f"F3_{j}", j)
@@ -44,5 +65,45 @@ def coriolis(robot, q, qd, bk):
         if p >= 0:                                                      # lines 24-25
             IC[p] = bk.bind(IC[p] + congruence(Xup[j], IC[j], bk, f"ICX{j}", j), f"IC{p}", p)
             BC[p] = bk.bind(BC[p] + congruence(Xup[j], BC[j], bk, f"BCX{j}", j), f"BC{p}", p)
+        bk.tick(n - j, n)
+    return M, Mdot, C
+
+
+def coriolis_ground(robot, q, qd, bk):
+    """Return (M, Mdot, C) at (q, qd), computed in ground coordinates."""
+    n, parent = robot.n, robot.parent
+    Phi, I = ground_frames(robot, q, bk)
+    v, Phid, IC, BsC, pC = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
+    for i in range(n):                                                  # line 2
+        vJ = Phi[i] * qd[i]
+        v[i] = bk.bind(vJ if parent[i] < 0 else v[parent[i]] + vJ, f"v{i}", i)  # line 3
+        Phid[i] = bk.bind(cross_motion(v[i], Phi[i], bk), f"Phid{i}", i)  # line 4
+        IC[i] = I[i]                                                    # line 5
+        BsC[i] = bk.bind(inertia_rate(v[i], I[i], bk) * bk.half, f"Bs{i}", i)   # line 6, eq. (10):
+        pC[i] = bk.bind(inertia_times(I[i], v[i], bk) * bk.half, f"p{i}", i)   # BC = Bs + (p x*)
+    M, Mdot, C = bk.zeros((n, n)), bk.zeros((n, n)), bk.zeros((n, n))
+    for j in reversed(range(n)):                                        # line 8
+        E = bk.bind(inertia_times(BsC[j], Phi[j], bk), f"E{j}", j)         # Bs Phi_j
+        Q = bk.bind(cross_force(Phi[j], pC[j], bk), f"Q{j}", j)           # (Phi_j x*) p
+        F1 = bk.bind(inertia_times(IC[j], Phid[j], bk) + E + Q, f"F1_{j}", j)  # line 9
+        F2 = bk.bind(inertia_times(IC[j], Phi[j], bk), f"F2_{j}", j)       # line 10
+        F3 = bk.bind(E - Q, f"F3_{j}", j)                                  # line 11
+        F13 = bk.bind(F1 + F3, f"F13_{j}", j)                              # F1 + F3, lines 14, 22
+        C[j, j] = Phi[j] @ F1                                           # line 12
+        M[j, j] = Phi[j] @ F2                                           # line 13
+        Mdot[j, j] = Phid[j] @ F2 + Phi[j] @ F13                        # line 14
+        i = j                                                           # line 15
+        while parent[i] >= 0:                                           # line 16
+            # line 17: F1, F2, F3 are already in the frame of every Phi_i
+            i = parent[i]                                               # line 18
+            C[i, j] = Phi[i] @ F1                                       # line 19
+            C[j, i] = Phid[i] @ F2 + Phi[i] @ F3                        # line 20
+            M[i, j] = M[j, i] = Phi[i] @ F2                             # line 21
+            Mdot[i, j] = Mdot[j, i] = Phid[i] @ F2 + Phi[i] @ F13       # line 22
+        p = parent[j]
+        if p >= 0:                                                      # lines 24-25
+            IC[p] = bk.bind(IC[p] + IC[j], f"IC{p}", p)
+            BsC[p] = bk.bind(BsC[p] + BsC[j], f"Bs{p}", p)
+            pC[p] = bk.bind(pC[p] + pC[j], f"p{p}", p)
         bk.tick(n - j, n)
     return M, Mdot, C

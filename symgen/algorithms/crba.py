@@ -1,25 +1,62 @@
-"""Composite-rigid-body algorithm for the mass matrix M(q) (Featherstone, Table 6.2)."""
+"""Composite-rigid-body algorithm: the mass matrix M(q) (Featherstone, RBDA Table 6.2).
+
+It is the M part of the paper's Algorithm 1, and comments carry that algorithm's line numbers:
+IC_i = I_i (line 5), F2 = IC_j Phi_j (line 10, Featherstone's F), M_jj = Phi_j^T F2 (line 13),
+the walk to the root (lines 15-18) giving M_ij = M_ji = Phi_i^T F2 (line 21), and the composite
+IC_p(j) += jXp(j)^T IC_j jXp(j) (line 24). All composites are accumulated first, leaves first,
+then M is filled column by column from the root down (the order of the named intermediates, and
+so of the generated code, follows from this).
+
+Two versions, side by side and line for line:
+
+    crba         body frames (:func:`~symgen.kinematics.body_frames`), as printed
+    crba_ground  ground coordinates (:func:`~symgen.kinematics.ground_frames`), the paper's
+                 footnote 2: Phi_i(q) and I_i(q) are in the base frame, so the composites add
+                 without a congruence (line 24) and F2 is never moved (line 17 is the identity):
+                 M_ij = Phi_i^T (IC_j Phi_j) is a dot product.
+"""
 from __future__ import annotations
 
-from ..kinematics import joint_transforms
+from ..kinematics import body_frames, ground_frames
 from ..spatial import congruence
 
 
 def crba(robot, q, bk):
-    n = robot.n
-    Xup, S = joint_transforms(robot, q, bk)
-    IC = [bk.const(I) for I in robot.I]
-    for i in reversed(range(n)):                  # composite inertias, leaves first
-        p = robot.parent[i]
-        if p >= 0:
-            IC[p] = bk.bind(IC[p] + congruence(Xup[i], IC[i], bk, f"ICX{i}", i), f"IC{p}", p)
+    """Return M(q), computed in body frames."""
+    n, parent = robot.n, robot.parent
+    Xup, Phi = body_frames(robot, q, bk)
+    IC = [bk.const(I) for I in robot.I]                                 # line 5
+    for j in reversed(range(n)):                                        # composites, leaves first
+        p = parent[j]
+        if p >= 0:                                                      # line 24
+            IC[p] = bk.bind(IC[p] + congruence(Xup[j], IC[j], bk, f"ICX{j}", j), f"IC{p}", p)
     M = bk.zeros((n, n))
-    for i in range(n):
-        F = bk.bind(IC[i] @ S[i], f"F{i}", i)
-        M[i, i] = S[i] @ F
-        j = i
-        while robot.parent[j] >= 0:
-            F = bk.bind(Xup[j].T @ F, f"F{i}", i)
-            j = robot.parent[j]
-            M[i, j] = M[j, i] = S[j] @ F
+    for j in range(n):                                                  # M, column j
+        F = bk.bind(IC[j] @ Phi[j], f"F{j}", j)                            # line 10
+        M[j, j] = Phi[j] @ F                                            # line 13
+        i = j                                                           # line 15
+        while parent[i] >= 0:                                           # line 16
+            F = bk.bind(Xup[i].T @ F, f"F{j}", j)                          # line 17
+            i = parent[i]                                               # line 18
+            M[i, j] = M[j, i] = Phi[i] @ F                              # line 21
+    return M
+
+
+def crba_ground(robot, q, bk):
+    """Return M(q), computed in ground coordinates."""
+    n, parent = robot.n, robot.parent
+    Phi, IC = ground_frames(robot, q, bk)                               # line 5
+    for j in reversed(range(n)):                                        # composites, leaves first
+        p = parent[j]
+        if p >= 0:                                                      # line 24
+            IC[p] = bk.bind(IC[p] + IC[j], f"IC{p}", p)
+    M = bk.zeros((n, n))
+    for j in range(n):                                                  # M, column j
+        F = bk.bind(IC[j] @ Phi[j], f"F{j}", j)                            # line 10
+        M[j, j] = Phi[j] @ F                                            # line 13
+        i = j                                                           # line 15
+        while parent[i] >= 0:                                           # line 16
+            # line 17: F is already in the frame of every Phi_i
+            i = parent[i]                                               # line 18
+            M[i, j] = M[j, i] = Phi[i] @ F                              # line 21
     return M

@@ -41,7 +41,7 @@ times dtau/du, and 21867 / 255410 in body frames.
 """
 from __future__ import annotations
 
-from ..kinematics import ground_frames, joint_transforms
+from ..kinematics import body_frames, ground_frames
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crf, crm, icrf, inertia_rate, inertia_times
 from .crba import crba
@@ -202,7 +202,7 @@ def rnea_derivatives_body(robot, q, qd, qdd, bk, gravity=GRAVITY):
     """Algorithms 1-3 as printed, in body frames, with 6 x n motion and force sets (columns of
     joints that are not ancestors stay exact zeros)."""
     n, parent = robot.n, robot.parent
-    Xup, S = joint_transforms(robot, q, bk)
+    Xup, S = body_frames(robot, q, bk)
     a_grav = bk.zeros(6)
     a_grav[3:] = bk.const(gravity)
     f, df_dq, df_dqd = [None] * n, [None] * n, [None] * n

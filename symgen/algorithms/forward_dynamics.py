@@ -10,8 +10,7 @@ tree's structural zeros folded away.
 from __future__ import annotations
 
 from ..model import GRAVITY
-from .crba import crba
-from .crba_ground import crba_ground
+from .crba import crba, crba_ground
 from .rnea import rnea
 
 

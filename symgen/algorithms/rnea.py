@@ -1,38 +1,39 @@
 """Recursive Newton-Euler algorithm: tau = M(q) qdd + C(q, qd) qd + g(q).
 
-Featherstone, Rigid Body Dynamics Algorithms, Table 5.1, with gravity as a fictitious base
-acceleration a_0 = -a_grav.
+Featherstone, Rigid Body Dynamics Algorithms, Table 5.1, in body frames, with gravity as a
+fictitious base acceleration a_0 = -a_grav. With qdd = 0 and no gravity it returns C(q, qd) qd,
+the paper's first check of Algorithm 1 (Section 5).
 """
 from __future__ import annotations
 
-from ..spatial import crf, crm
+from ..kinematics import body_frames
 from ..model import GRAVITY
-from ..kinematics import joint_transforms
+from ..spatial import crf, crm
 
 
 def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
     """Joint forces tau. ``gravity`` is the linear gravity acceleration in root coordinates."""
     n = robot.n
-    Xup, S = joint_transforms(robot, q, bk)
+    Xup, Phi = body_frames(robot, q, bk)
     a_grav = bk.zeros(6)
     a_grav[3:] = bk.const(gravity)
     v, a, f = [None] * n, [None] * n, [None] * n
-    for i in range(n):                                   # forward pass
+    for i in range(n):                                   # forward pass: v_i, a_i, f_i
         p = robot.parent[i]
-        vJ = S[i] * qd[i]
+        vJ = Phi[i] * qd[i]
         if p < 0:
             v[i] = vJ
-            a[i] = Xup[i] @ (-a_grav) + S[i] * qdd[i]
+            a[i] = Xup[i] @ (-a_grav) + Phi[i] * qdd[i]
         else:
             v[i] = Xup[i] @ v[p] + vJ
-            a[i] = Xup[i] @ a[p] + S[i] * qdd[i] + crm(v[i], bk) @ vJ
+            a[i] = Xup[i] @ a[p] + Phi[i] * qdd[i] + crm(v[i], bk) @ vJ
         v[i] = bk.bind(v[i], f"v{i}", i)
         a[i] = bk.bind(a[i], f"a{i}", i)
         I = bk.const(robot.I[i])
         f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ bk.bind(I @ v[i], f"h{i}", i), f"f{i}", i)
     tau = bk.zeros(n)
-    for i in reversed(range(n)):                         # backward pass
-        tau[i] = S[i] @ f[i]
+    for i in reversed(range(n)):                         # backward pass: tau_i = Phi_i^T f_i
+        tau[i] = Phi[i] @ f[i]
         p = robot.parent[i]
         if p >= 0:
             f[p] = bk.bind(f[p] + Xup[i].T @ f[i], f"f{p}", p)

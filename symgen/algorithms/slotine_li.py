@@ -19,7 +19,7 @@ Bs = 1/2 [(v x*) I - I (v x)] and p = 1/2 I v, as in Algorithm 1's ground form.
 """
 from __future__ import annotations
 
-from ..kinematics import ground_frames, joint_transforms
+from ..kinematics import body_frames, ground_frames
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crm, factor_B, inertia_rate, inertia_times
 
@@ -27,7 +27,7 @@ from ..spatial import cross_force, cross_motion, crm, factor_B, inertia_rate, in
 def reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     """Lines 1-6 in body frames: (Xup, Phi, v, w, a) per body — shared with the regressor."""
     n, parent = robot.n, robot.parent
-    Xup, Phi = joint_transforms(robot, q, bk)
+    Xup, Phi = body_frames(robot, q, bk)
     a0 = bk.zeros(6)
     a0[3:] = -bk.const(gravity)                                         # line 1
     v, w, a = [None] * n, [None] * n, [None] * n

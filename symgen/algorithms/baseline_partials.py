@@ -1,19 +1,21 @@
-"""The baseline of the paper's Table 2: Gamma from symbolic partial derivatives of M (eq. 4),
+"""The baseline of the paper's Table 2 ("eq. (4), symbolic partials of M"), against which
+Algorithm 2 with symbolic inputs (:mod:`.christoffel`) is timed: Gamma from symbolic partial
+derivatives of M,
 
-    Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i),
+    Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)                        (eq. 4)
 
-with M from a symbolic CRBA. Symbolic backends only (there is nothing to differentiate in
-numbers). When the backend names intermediates, dM/dq is taken through the recorded
-straight-line program by the chain rule (forward mode, one derivative per temp and q_k), so
-the route stays linear in size like Algorithm 2's; when it does not, this is plain ``diff`` of
-whole expressions, as in the paper's MATLAB runs.
+with M from a symbolic CRBA (:mod:`.crba`, in body frames or ground coordinates). Symbolic
+backends only (there is nothing to differentiate in numbers). When the backend names
+intermediates, dM/dq is taken through the recorded straight-line program by the chain rule
+(forward mode, one derivative per temp and q_k), so the route stays linear in size like
+Algorithm 2's; when it does not, this is plain ``diff`` of whole expressions, as in the paper's
+MATLAB runs. ``symgen build --gamma-method partials`` generates Gamma this way.
 """
 from __future__ import annotations
 
 import sympy as sp
 
-from .crba import crba
-from .crba_ground import crba_ground
+from .crba import crba, crba_ground
 
 
 def christoffel_partials(robot, q, bk, frame="body"):
@@ -43,7 +45,7 @@ def christoffel_partials(robot, q, bk, frame="body"):
     dM = [[[derivative(sp.sympify(M[i, j]), k, f"dM{i}_{j}_{k}", i) for k in range(n)]
            for j in range(n)] for i in range(n)]
     Gamma = bk.zeros((n, n, n))
-    for i in range(n):
+    for i in range(n):                          # eq. (4); Gamma_ijk = Gamma_ikj
         for j in range(n):
             for k in range(j, n):
                 Gamma[i, j, k] = Gamma[i, k, j] = bk.half * (dM[i][j][k] + dM[i][k][j] - dM[j][k][i])
