@@ -161,6 +161,20 @@ def _mass_matrix_inverse(robot, args, bk, opts):
     return {"Minv": alg.mass_matrix_inverse(robot, args["q"], bk, opts.frame)}
 
 
+def _id_derivatives(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    dq, dqd = alg.inverse_dynamics_derivatives(robot, args["q"], args["qd"], args["qdd"], bk, opts.frame)
+    return {"dtau_dq": dq, "dtau_dqd": dqd}
+
+
+def _fd_derivatives(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, opts.frame)
+    return {"dqdd_dq": dq, "dqdd_dqd": dqd}
+
+
 def _slotine_li(robot, args, bk, opts):
     """Body frames whatever ``opts.frame``: an O(N) sweep gains nothing from ground coordinates and
     pays for the world inertias and their rates (ops, ground vs body: arm4 1172 vs 339, panda
@@ -181,6 +195,8 @@ SWEEPS = {s.name: s for s in (
     Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep),
     Sweep("forward_dynamics", ("q", "qd", "tau"), _forward_dynamics),
     Sweep("mass_matrix_inverse", ("q",), _mass_matrix_inverse),
+    Sweep("id_derivatives", ("q", "qd", "qdd"), _id_derivatives),
+    Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives),
 )}
 
 
@@ -244,6 +260,16 @@ QUANTITIES = {x.key: x for x in (
              "Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, from the tree-sparse L^T D L "
              "factorization of M.", "mass_matrix_inverse",
              pinocchio=lambda o, s: o.mass_matrix_inverse(s["q"]), conditioned=True),
+    Quantity("dtau", "inverse_dynamics_derivatives", ("q", "qd", "qdd"),
+             (Output("dtau_dq", _square), Output("dtau_dqd", _square)),
+             "(dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives "
+             "(Carpentier & Mansard) in ground coordinates.", "id_derivatives",
+             pinocchio=lambda o, s: o.inverse_dynamics_derivatives(s["q"], s["qd"], s["qdd"])),
+    Quantity("dqdd", "forward_dynamics_derivatives", ("q", "qd", "tau"),
+             (Output("dqdd_dq", _square), Output("dqdd_dqd", _square)),
+             "(dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at "
+             "qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors.", "fd_derivatives",
+             pinocchio=lambda o, s: o.forward_dynamics_derivatives(s["q"], s["qd"], s["tau"]), conditioned=True),
 )}
 
 #: the quantities a build makes by default, in the order of the generated files

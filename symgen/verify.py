@@ -60,6 +60,9 @@ IDENTITIES = (
              lambda f, s, call: (call("slotine_li", s["q"], s["qd"], s["qd"], s["qdd"]), f["inverse_dynamics"])),
     Identity("RNEA(q, qd, FD(q, qd, tau)) = tau", ("forward_dynamics", "inverse_dynamics"),
              lambda f, s, call: (call("inverse_dynamics", s["q"], s["qd"], f["forward_dynamics"]), s["tau"]), True),
+    Identity("dtau/dqd = 2 C", ("inverse_dynamics_derivatives", "coriolis_matrix"),              # Gamma_ijk = Gamma_ikj
+             lambda f, s, call: (call("inverse_dynamics_derivatives", s["q"], s["qd"], s["qdd"])[1],
+                                 2 * f["coriolis_matrix"])),
     Identity("M Minv = 1", ("mass_matrix", "mass_matrix_inverse"),
              lambda f, s, call: (f["mass_matrix"] @ f["mass_matrix_inverse"], np.eye(len(s["q"]))), True),
 )

@@ -44,6 +44,7 @@ def _reference(robot, f, q, qd, qdd):
 
 
 def _close(a, b, what, tol=1e-9):
+    a, b = np.asarray(a), np.asarray(b)                 # a function with several outputs: a tuple
     scale = max(1.0, float(np.max(np.abs(b))))
     err = float(np.max(np.abs(a - b))) / scale
     assert err <= tol, f"{what}: max relative error {err:.3e} (allowed {tol:.1e})"
@@ -93,6 +94,8 @@ def test_batch_equals_single_states(systems, backend):
     Q, QD, QDD = (rng.uniform(0, 6, (2, 5, robot.n)) for _ in range(3))
     for f in FUNCS:
         batch = getattr(mod, f)(*_args(f, Q, QD, QDD))
+        if isinstance(batch, tuple):                    # several outputs: each batched on its own
+            batch = np.stack(batch, axis=2)
         single = np.array([[getattr(mod, f)(*_args(f, Q[a, b], QD[a, b], QDD[a, b])) for b in range(5)] for a in range(2)])
         assert batch.shape == single.shape, f
         _close(batch, single, f"{backend} {f} batch")
@@ -295,7 +298,8 @@ def test_paper_20_dof_systems_generated_code_matches_reference_and_pinocchio(pin
                 single = getattr(mod, f)(*_args(f, Q[t], QD[t], QDD[t]))
                 what = f"{kind}20 {backend} {f}, state {t} (seed {seed})"
                 _close_to_reference(single, robot, f, Q[t], QD[t], QDD[t], what + " vs reference")
-                _close(batch[t], single, what + " batch vs single")
+                _close(tuple(b[t] for b in batch) if isinstance(batch, tuple) else batch[t], single,
+                       what + " batch vs single")
         for t in range(3):
             q, qd, qdd = Q[t], QD[t], QDD[t]
             what = f"{kind}20 {backend}, state {t} (seed {seed}) vs Pinocchio"

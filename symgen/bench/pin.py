@@ -67,6 +67,12 @@ PIN_CALLS = {
                    {"qdd": ("pin_cpp", "aba(model, data, qs[i], vs[i], ts[i]); sink = sink + data.ddq(0);")}),
     "Minv": PinCall(("computeMinverse",), ("q",),
                     {"Minv": ("pin_cpp", "computeMinverse(model, data, qs[i]); sink = sink + data.Minv(0, 0);")}),
+    "dtau": PinCall(("computeRNEADerivatives",), ("q", "qd", "qdd"),
+                    {"dtau": ("pin_cpp", "computeRNEADerivatives(model, data, qs[i], vs[i], as[i]); "
+                                         "sink = sink + data.dtau_dq(0, 0);")}),
+    "dqdd": PinCall(("computeABADerivatives",), ("q", "qd", "tau"),
+                    {"dqdd": ("pin_cpp", "computeABADerivatives(model, data, qs[i], vs[i], ts[i]); "
+                                         "sink = sink + data.ddq_dq(0, 0);")}),
 }
 #: C++ harness name -> (quantity, method)
 CPP_TIMINGS = {name: (qty, method) for qty, call in PIN_CALLS.items() for name, (method, _) in call.cpp.items()}
