@@ -249,17 +249,19 @@ def test_failed_build_leaves_previous_package_untouched(tmp_path, monkeypatch):
 
 def test_fresh_venv_non_editable_install_can_build(tmp_path):
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    # a PYTHONPATH pointing at a checkout would shadow the installed copy this test is about
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, env=env)
     py = venv / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", str(ROOT)],
-                   check=True, cwd=tmp_path)
+                   check=True, cwd=tmp_path, env=env)
     where = subprocess.run([str(py), "-c", "import symgen; print(symgen.__file__)"], cwd=tmp_path,
-                           capture_output=True, text=True, check=True).stdout
+                           capture_output=True, text=True, check=True, env=env).stdout
     assert str(venv) in where, where
     out = tmp_path / "out"
     out.mkdir()
     subprocess.run([str(venv / "bin" / "symgen"), "build", str(EXAMPLE), "--out", str(out), "--quiet"],
-                   check=True, cwd=tmp_path)
+                   check=True, cwd=tmp_path, env=env)
     assert (out / "arm4" / "arm4.c").is_file()
 
 
