@@ -12,8 +12,8 @@ Each identity is one test function, named for the property it checks, run on
   (``-m slow``; its first 3 states run by default, so CI runs a sample).
 
 States: q uniform in [0, 2π], qd in [0, 10] (the paper's ranges) and qdd in [-10, 10], drawn from
-``numpy.random.default_rng(seed)``; every failure names the robot and that seed. To replay one:
-``q, qd, qdd = _state(robots.make(kind, n, seed=ROBOT_SEED), seed)``.
+``numpy.random.default_rng(seed)`` (``support.random_state``); every failure names the robot and
+that seed. To replay one: ``q, qd, qdd = support.random_state(seed, n)``.
 
 Tolerances are relative to the larger max-abs entry of the two sides (the paper saw errors of
 1e-11..1e-9 in N·m, we ask for 1e-9 relative); the central difference of M gets 1e-6. So that a
@@ -35,6 +35,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import symgen
+from support import max_abs, random_state, relative_error
 from symgen import robots
 from symgen.urdf import parse_urdf_string
 
@@ -67,23 +68,10 @@ def _label(kind: str, n: int) -> str:
     return f"robots.make({kind!r}, {n}, seed={ROBOT_SEED})"
 
 
-def _state(robot: symgen.Robot, seed: int):
-    """(q, qd, qdd): q in [0, 2π], qd in [0, 10], qdd in [-10, 10], from default_rng(seed)."""
-    rng = np.random.default_rng(seed)
-    n = robot.n
-    return rng.uniform(0.0, 2 * np.pi, n), rng.uniform(0.0, 10.0, n), rng.uniform(-10.0, 10.0, n)
-
-
-def _maxabs(a) -> float:
-    return float(np.max(np.abs(a))) if np.size(a) else 0.0
-
-
 def _errors(a, b, natural: float) -> tuple[float, float]:
     """(relative, absolute) max-abs difference of a and b; relative to the larger max-abs entry
     of the two, floored at FLOOR * natural."""
-    diff = _maxabs(np.asarray(a) - np.asarray(b))
-    scale = max(_maxabs(a), _maxabs(b), FLOOR * natural)
-    return (diff / scale if scale > 0.0 else diff), diff
+    return relative_error(a, b, FLOOR * natural, symmetric=True)
 
 
 @dataclass
@@ -118,11 +106,11 @@ class Case:
 
     @property
     def Mq(self) -> float:      # max|M|, the natural scale of everything else
-        return _maxabs(self.M_crba)
+        return max_abs(self.M_crba)
 
     @property
     def vel(self) -> float:
-        return _maxabs(self.qd)
+        return max_abs(self.qd)
 
 
 def _expect(err: float, tol: float, what: str, case: Case) -> None:
@@ -182,13 +170,13 @@ def check_Gamma_zero_unless_i_j_k_mutually_related(c: Case):
     mutual = R[:, :, None] & R[None, :, :] & R[:, None, :]
     G = c.Gamma
     off = G[~mutual]
-    ab = _maxabs(off)
+    ab = max_abs(off)
     if ab != 0.0:
         i, j, k = (int(x[0]) for x in np.nonzero((np.abs(G) == ab) & ~mutual))
         raise AssertionError(f"Gamma[{i}, {j}, {k}] = {float(G[i, j, k])!r} but bodies {i}, {j}, {k} are not "
                              f"mutually related ({int(np.count_nonzero(off))} such nonzero entries) "
                              f"on {c.where}")
-    return ab / max(_maxabs(G), FLOOR * c.Mq), ab
+    return ab / max(max_abs(G), FLOOR * c.Mq), ab
 
 
 def check_M_symmetric_positive_definite(c: Case):
@@ -218,7 +206,7 @@ def check_tau_equals_M_qdd_plus_C_qd_plus_g(c: Case):
     zero = np.zeros(c.robot.n)
     tau = symgen.inverse_dynamics(c.robot, c.q, c.qd, c.qdd)
     g = symgen.inverse_dynamics(c.robot, c.q, zero, zero)
-    natural = c.Mq * (_maxabs(c.qdd) + c.vel**2 + 9.81)
+    natural = c.Mq * (max_abs(c.qdd) + c.vel**2 + 9.81)
     rel, ab = _errors(tau, M @ c.qdd + C @ c.qd + g, natural)
     _expect(rel, TOL, "RNEA(q, qd, qdd) != M qdd + C qd + g (relative to max|tau|)", c)
     return rel, ab
@@ -305,7 +293,7 @@ def _worst_error_summary(request):
 def _run(check: str, kind: str, n: int, seeds) -> None:
     robot = _robot(kind, n)
     for seed in seeds:
-        case = Case(robot, *_state(robot, seed), where=f"{_label(kind, n)}, state seed {seed}")
+        case = Case(robot, *random_state(seed, robot.n), where=f"{_label(kind, n)}, state seed {seed}")
         _record(check, f"{kind}{n}", CHECKS[check](case), seed)
 
 
@@ -318,54 +306,19 @@ def _fast_seeds():
 robot_params = pytest.mark.parametrize("kind,n", ROBOTS, ids=ROBOT_IDS)
 
 
-@robot_params
-def test_C_qd_equals_rnea_without_gravity(kind, n):
-    _run("C_qd_equals_rnea_without_gravity", kind, n, _fast_seeds())
+def _identity_test(check: str):
+    """``test_<check>``: the identity on every synthetic system, at the fast seeds."""
+    @robot_params
+    def test(kind, n):
+        _run(check, kind, n, _fast_seeds())
+
+    test.__name__ = test.__qualname__ = f"test_{check}"
+    test.__doc__ = CHECKS[check].__doc__
+    return test
 
 
-@robot_params
-def test_Mdot_equals_C_plus_CT(kind, n):
-    _run("Mdot_equals_C_plus_CT", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_C_equals_Gamma_contracted_with_qd(kind, n):
-    _run("C_equals_Gamma_contracted_with_qd", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_Mdot_matches_central_difference_of_M(kind, n):
-    _run("Mdot_matches_central_difference_of_M", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_Gamma_symmetric_in_j_k(kind, n):
-    _run("Gamma_symmetric_in_j_k", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_Gamma_zero_unless_i_j_k_mutually_related(kind, n):
-    _run("Gamma_zero_unless_i_j_k_mutually_related", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_M_symmetric_positive_definite(kind, n):
-    _run("M_symmetric_positive_definite", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_M_crba_equals_M_algorithm1(kind, n):
-    _run("M_crba_equals_M_algorithm1", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_tau_equals_M_qdd_plus_C_qd_plus_g(kind, n):
-    _run("tau_equals_M_qdd_plus_C_qd_plus_g", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_ground_frame_equals_body_frame(kind, n):
-    _run("ground_frame_equals_body_frame", kind, n, _fast_seeds())
+for _check in CHECKS:                   # one test function per identity, named for it
+    globals()[f"test_{_check}"] = _identity_test(_check)
 
 
 def test_every_check_has_a_test():
@@ -385,7 +338,7 @@ def test_paper_section5_trials_satisfy_every_identity(n, trials):
     three checks are also reported in absolute units there, next to the paper's numbers."""
     robot = _robot("serial", n)
     for seed in range(PAPER_SEED, PAPER_SEED + trials):
-        case = Case(robot, *_state(robot, seed),
+        case = Case(robot, *random_state(seed, robot.n),
                     where=f"{_label('serial', n)}, Section 5 trial, state seed {seed}")
         for check, run in CHECKS.items():
             _record(check, f"serial{n}", run(case), seed)
@@ -489,7 +442,7 @@ def test_random_urdf_trees_satisfy(check, tree, floating, seed):
     """Every identity, on a random URDF tree (fixed or floating base) at a random state."""
     note(f"state seed {seed}")
     robot = _parse(tree, floating)
-    case = Case(robot, *_state(robot, seed),
+    case = Case(robot, *random_state(seed, robot.n),
                 where=f"random URDF (floating_base={floating}, {robot.n} DoF), state seed {seed}")
     _record(check, RANDOM_URDF, CHECKS[check](case), seed)
 
