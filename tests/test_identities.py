@@ -35,9 +35,9 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import symgen
-from support import max_abs, random_state, relative_error
 from symgen import robots
 from symgen.urdf import parse_urdf_string
+from support import max_abs, random_state, relative_error
 
 ROBOT_SEED = 0                  # robots.make(kind, n, seed=ROBOT_SEED), as in test_pinocchio
 STATE_SEED = 5_000              # fast tests: states STATE_SEED + t, t < STATES
