@@ -68,10 +68,6 @@ def _label(kind: str, n: int) -> str:
     return f"robots.make({kind!r}, {n}, seed={ROBOT_SEED})"
 
 
-def _errors(a, b, natural: float) -> tuple[float, float]:
-    """(relative, absolute) max-abs difference of a and b; relative to the larger max-abs entry
-    of the two, floored at FLOOR * natural."""
-    return relative_error(a, b, FLOOR * natural, symmetric=True)
 
 
 @dataclass
@@ -113,8 +109,12 @@ class Case:
         return max_abs(self.qd)
 
 
-def _expect(err: float, tol: float, what: str, case: Case) -> None:
-    assert err <= tol, f"{what}: error {err:.3e} > {tol:g} on {case.where}"
+def _compare(a, b, natural: float, what: str, case: Case, tol: float = TOL) -> tuple[float, float]:
+    """Asserts a == b to ``tol``: the max-abs difference relative to the larger max-abs entry of
+    the two, floored at FLOOR * natural. Returns (relative, absolute) error for the summary."""
+    rel, ab = relative_error(a, b, FLOOR * natural, symmetric=True)
+    assert rel <= tol, f"{what}: error {rel:.3e} > {tol:g} on {case.where}"
+    return rel, ab
 
 
 # ---------------------------------------------------------------------------- the identities
@@ -124,25 +124,21 @@ def check_C_qd_equals_rnea_without_gravity(c: Case):
     """C(q, qd) qd (Algorithm 1) == RNEA(q, qd, qdd = 0) with gravity 0."""
     _, _, C = c.alg1
     rnea = symgen.inverse_dynamics(c.robot, c.q, c.qd, np.zeros(c.robot.n), gravity=(0.0, 0.0, 0.0))
-    rel, ab = _errors(C @ c.qd, rnea, c.Mq * c.vel**2)
-    _expect(rel, TOL, "C qd != RNEA(q, qd, 0) without gravity (relative to max|tau|)", c)
-    return rel, ab
+    return _compare(C @ c.qd, rnea, c.Mq * c.vel**2,
+                    "C qd != RNEA(q, qd, 0) without gravity (relative to max|tau|)", c)
 
 
 def check_Mdot_equals_C_plus_CT(c: Case):
     """Mdot = C + C^T (C is admissible, eq. 2), both from Algorithm 1."""
     _, Mdot, C = c.alg1
-    rel, ab = _errors(Mdot, C + C.T, c.Mq * c.vel)
-    _expect(rel, TOL, "Mdot != C + C^T (relative to max|Mdot|)", c)
-    return rel, ab
+    return _compare(Mdot, C + C.T, c.Mq * c.vel, "Mdot != C + C^T (relative to max|Mdot|)", c)
 
 
 def check_C_equals_Gamma_contracted_with_qd(c: Case):
     """C (Algorithm 1) == sum_k Gamma[:, :, k] qd_k (Algorithm 2), eq. 3."""
     _, _, C = c.alg1
-    rel, ab = _errors(C, np.einsum("ijk,k->ij", c.Gamma, c.qd), c.Mq * c.vel)
-    _expect(rel, TOL, "C (Algorithm 1) != sum_k Gamma_ijk qd_k (Algorithm 2) (relative to max|C|)", c)
-    return rel, ab
+    return _compare(C, np.einsum("ijk,k->ij", c.Gamma, c.qd), c.Mq * c.vel,
+                    "C (Algorithm 1) != sum_k Gamma_ijk qd_k (Algorithm 2) (relative to max|C|)", c)
 
 
 def check_Mdot_matches_central_difference_of_M(c: Case):
@@ -150,17 +146,14 @@ def check_Mdot_matches_central_difference_of_M(c: Case):
     _, Mdot, _ = c.alg1
     h = FD_STEP
     fd = (symgen.mass_matrix(c.robot, c.q + h * c.qd) - symgen.mass_matrix(c.robot, c.q - h * c.qd)) / (2 * h)
-    rel, ab = _errors(Mdot, fd, c.Mq * c.vel)
-    _expect(rel, TOL_FD, f"Mdot != central difference of M along qd, step {h:g} (relative to max|Mdot|)", c)
-    return rel, ab
+    return _compare(Mdot, fd, c.Mq * c.vel,
+                    f"Mdot != central difference of M along qd, step {h:g} (relative to max|Mdot|)", c, tol=TOL_FD)
 
 
 def check_Gamma_symmetric_in_j_k(c: Case):
     """Gamma_ijk == Gamma_ikj."""
     G = c.Gamma
-    rel, ab = _errors(G, G.transpose(0, 2, 1), c.Mq)
-    _expect(rel, TOL, "Gamma_ijk != Gamma_ikj (relative to max|Gamma|)", c)
-    return rel, ab
+    return _compare(G, G.transpose(0, 2, 1), c.Mq, "Gamma_ijk != Gamma_ikj (relative to max|Gamma|)", c)
 
 
 def check_Gamma_zero_unless_i_j_k_mutually_related(c: Case):
@@ -182,22 +175,19 @@ def check_Gamma_zero_unless_i_j_k_mutually_related(c: Case):
 def check_M_symmetric_positive_definite(c: Case):
     """M (CRBA) == M^T, and its Cholesky factorization exists."""
     M = c.M_crba
-    rel, ab = _errors(M, M.T, c.Mq)
-    _expect(rel, TOL, "M != M^T (relative to max|M|)", c)
+    errors = _compare(M, M.T, c.Mq, "M != M^T (relative to max|M|)", c)
     try:
         np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
         eig = np.linalg.eigvalsh((M + M.T) / 2)
         raise AssertionError(f"M is not positive definite (eigenvalues {eig[0]:.3e} .. {eig[-1]:.3e}) "
                              f"on {c.where}") from None
-    return rel, ab
+    return errors
 
 
 def check_M_crba_equals_M_algorithm1(c: Case):
     """M by CRBA == M by Algorithm 1."""
-    rel, ab = _errors(c.M_crba, c.alg1[0], c.Mq)
-    _expect(rel, TOL, "M (CRBA) != M (Algorithm 1) (relative to max|M|)", c)
-    return rel, ab
+    return _compare(c.M_crba, c.alg1[0], c.Mq, "M (CRBA) != M (Algorithm 1) (relative to max|M|)", c)
 
 
 def check_tau_equals_M_qdd_plus_C_qd_plus_g(c: Case):
@@ -207,9 +197,8 @@ def check_tau_equals_M_qdd_plus_C_qd_plus_g(c: Case):
     tau = symgen.inverse_dynamics(c.robot, c.q, c.qd, c.qdd)
     g = symgen.inverse_dynamics(c.robot, c.q, zero, zero)
     natural = c.Mq * (max_abs(c.qdd) + c.vel**2 + 9.81)
-    rel, ab = _errors(tau, M @ c.qdd + C @ c.qd + g, natural)
-    _expect(rel, TOL, "RNEA(q, qd, qdd) != M qdd + C qd + g (relative to max|tau|)", c)
-    return rel, ab
+    return _compare(tau, M @ c.qdd + C @ c.qd + g, natural,
+                    "RNEA(q, qd, qdd) != M qdd + C qd + g (relative to max|tau|)", c)
 
 
 def check_ground_frame_equals_body_frame(c: Case):
@@ -226,9 +215,7 @@ def check_ground_frame_equals_body_frame(c: Case):
              ("C", C, c.alg1[2], c.Mq * c.vel),
              ("Gamma", christoffel_ground(c.robot, c.q, NUMERIC), c.Gamma, c.Mq)]
     for what, ground, body, natural in pairs:
-        err = _errors(ground, body, natural)
-        _expect(err[0], TOL, f"{what}: ground frame != body frame", c)
-        worst = max(worst, err)
+        worst = max(worst, _compare(ground, body, natural, f"{what}: ground frame != body frame", c))
     return worst
 
 
