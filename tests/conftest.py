@@ -1,7 +1,7 @@
 """Shared test fixtures.
 
-Helpers live in ``tests/oracle.py``; tests/ is not a package, so this directory is put on
-``sys.path`` here and tests ``import oracle``.
+Helpers live in ``tests/support.py``; tests/ is not a package, so this directory is put on
+``sys.path`` here and tests ``import support``.
 """
 from __future__ import annotations
 
@@ -13,32 +13,31 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import oracle  # noqa: E402  (needs the path above)
-from oracle import erd_path  # noqa: E402,F401  (re-exported for tests that prefer conftest names)
+import support  # noqa: E402  (needs the path above)
 
 
 @pytest.fixture(scope="session")
 def pin():
     """The pinocchio module. Missing: the test is skipped, or fails if the CI variable is set
     (then the test extra was not installed, and skipping would hide that nothing was checked)."""
-    return oracle.require_pinocchio()
+    return support.require_pinocchio()
 
 
 @pytest.fixture(scope="session")
 def erd():
     """``erd(relative)``: a path under example-robot-data's robots directory (same skip/CI rule)."""
-    return oracle.erd_path
+    return support.erd_path
 
 
 def pytest_terminal_summary(terminalreporter):
     """With SYMGEN_ORACLE_SUMMARY=1, print the worst relative error per robot and quantity."""
-    if not os.environ.get("SYMGEN_ORACLE_SUMMARY") or not oracle.WORST:
+    if not os.environ.get("SYMGEN_ORACLE_SUMMARY") or not support.WORST:
         return
     tr = terminalreporter
     tr.section("symgen vs Pinocchio: worst relative error")
-    robots = sorted({r for r, _ in oracle.WORST})
-    whats = sorted({w for _, w in oracle.WORST})
+    robots = sorted({r for r, _ in support.WORST})
+    whats = sorted({w for _, w in support.WORST})
     tr.write_line(f"{'robot':34s}" + "".join(f"{w:>12s}" for w in whats))
     for r in robots:
-        cells = (f"{oracle.WORST[(r, w)]:12.1e}" if (r, w) in oracle.WORST else f"{'':12s}" for w in whats)
+        cells = (f"{support.WORST[(r, w)]:12.1e}" if (r, w) in support.WORST else f"{'':12s}" for w in whats)
         tr.write_line(f"{r:34s}" + "".join(cells))

@@ -14,47 +14,15 @@ import pytest
 import sympy
 from click.testing import CliRunner
 
-import oracle
+import support
 import symgen
 from symgen import robots
 from symgen.cli import main
 from symgen.codegen.build import BuildOptions, Progress as BuildProgress, build, import_package
-from symgen import quantities as Q
 from symgen.urdf import load_urdf, write_urdf
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "symgen" / "examples" / "arm4.urdf"
-
-FUNCS = tuple(x.function for x in Q.QUANTITIES.values())
-
-
-def _state(q, qd, qdd):
-    """Every argument of the registry from (q, qd, qdd): the Slotine-Li references are qd and qdd
-    reversed, tau is 5 qdd (one state or a batch)."""
-    return {"q": q, "qd": qd, "qdd": qdd, "qd_r": np.flip(qd, -1), "qdd_r": np.flip(qdd, -1), "tau": 5 * qdd}
-
-
-def _args(f, q, qd, qdd):
-    state = _state(q, qd, qdd)
-    return tuple(state[a] for a in Q.BY_FUNCTION[f].arguments)
-
-
-def _reference(robot, f, q, qd, qdd):
-    return Q.evaluate(robot, Q.BY_FUNCTION[f].key, _state(q, qd, qdd))
-
-
-def _close(a, b, what, tol=1e-9):
-    a, b = np.asarray(a), np.asarray(b)                 # a function with several outputs: a tuple
-    scale = max(1.0, float(np.max(np.abs(b))))
-    err = float(np.max(np.abs(a - b))) / scale
-    assert err <= tol, f"{what}: max relative error {err:.3e} (allowed {tol:.1e})"
-
-
-def _close_to_reference(got, robot, f, q, qd, qdd, what):
-    """``got`` against the numeric reference, within the registry's tolerance at that state."""
-    tol = Q.tolerance(Q.BY_FUNCTION[f], Q.evaluate(robot, "M", {"q": q}))
-    _close(got, _reference(robot, f, q, qd, qdd), what, tol)
-
 
 def _build(robot, tmp, **kw):
     """Build and import; -O0 unless a test asks otherwise: gcc -O2 spends seconds per thousand
@@ -78,12 +46,10 @@ def test_generated_code_matches_numeric_reference(systems, name, backend):
     mod = getattr(pkg, backend)
     assert mod is not None, f"{name}: the C binding was not compiled"
     seed = 11
-    rng = np.random.default_rng(seed)
-    for _ in range(3):
-        q, qd, qdd = rng.uniform(0, 2 * np.pi, robot.n), rng.uniform(0, 10, robot.n), rng.normal(size=robot.n)
-        for f in FUNCS:
-            _close_to_reference(getattr(mod, f)(*_args(f, q, qd, qdd)), robot, f, q, qd, qdd,
-                   f"{name} {backend} {f} (seed {seed})")
+    for t, state in enumerate(support.random_states(seed, robot.n, 3)):
+        for f in support.FUNCTIONS:
+            what = f"{name} {backend} {f}, state {t} of support.random_states({seed}, {robot.n}, 3)"
+            support.assert_matches_reference(support.call(mod, f, *state), robot, f, *state, what)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "c"])
@@ -92,13 +58,13 @@ def test_batch_equals_single_states(systems, backend):
     mod = getattr(pkg, backend)
     rng = np.random.default_rng(3)
     Q, QD, QDD = (rng.uniform(0, 6, (2, 5, robot.n)) for _ in range(3))
-    for f in FUNCS:
-        batch = getattr(mod, f)(*_args(f, Q, QD, QDD))
+    for f in support.FUNCTIONS:
+        batch = support.call(mod, f, Q, QD, QDD)
         if isinstance(batch, tuple):                    # several outputs: each batched on its own
             batch = np.stack(batch, axis=2)
-        single = np.array([[getattr(mod, f)(*_args(f, Q[a, b], QD[a, b], QDD[a, b])) for b in range(5)] for a in range(2)])
+        single = np.array([[support.call(mod, f, Q[a, b], QD[a, b], QDD[a, b]) for b in range(5)] for a in range(2)])
         assert batch.shape == single.shape, f
-        _close(batch, single, f"{backend} {f} batch")
+        support.assert_agree(batch, single, f"{backend} {f} batch (seed 3)")
 
 
 @pytest.mark.parametrize("backend", ["numpy", "c"])
@@ -135,16 +101,16 @@ def test_gamma_from_algorithm2_equals_gamma_from_partials_of_M(tmp_path):
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     a = _build(robot, tmp_path / "a", quantities=("Gamma",), gamma_method="algo2")
     b = _build(robot, tmp_path / "b", quantities=("Gamma",), gamma_method="partials")
-    q = np.random.default_rng(5).uniform(0, 2 * np.pi, robot.n)
-    _close(a.c.christoffel(q), b.c.christoffel(q), "algo2 vs partials")
-    _close(b.numpy.christoffel(q), symgen.christoffel(robot, q), "partials vs reference")
+    q, _, _ = support.random_state(5, robot.n)
+    support.assert_agree(a.c.christoffel(q), b.c.christoffel(q), "algo2 vs partials (seed 5)")
+    support.assert_agree(b.numpy.christoffel(q), symgen.christoffel(robot, q), "partials vs reference (seed 5)")
 
 
 def test_sympy_cse_option_gives_the_same_values(tmp_path):
     robot = robots.make("serial", 3, 1)
     pkg = _build(robot, tmp_path, quantities=("C",), cse=True, compile=False)
     q, qd = np.linspace(0, 1, 3), np.linspace(1, 2, 3)
-    _close(pkg.numpy.coriolis_matrix(q, qd), symgen.coriolis_matrix(robot, q, qd), "cse")
+    support.assert_agree(pkg.numpy.coriolis_matrix(q, qd), symgen.coriolis_matrix(robot, q, qd), "cse")
 
 
 @pytest.mark.pinocchio
@@ -157,21 +123,20 @@ def test_generated_panda_and_floating_solo_match_pinocchio(pin, erd, tmp_path):
         robot = load_urdf(path)
         (tmp_path / path.stem).mkdir()
         pkg = _build(robot, tmp_path / path.stem)
-        ref = oracle.PinOracle(robot, pin.buildModelFromUrdf(str(path)))
-        rng = np.random.default_rng(21)
-        Q, QD = rng.uniform(0, 2 * np.pi, (2, robot.n)), rng.uniform(0, 10, (2, robot.n))
+        ref = support.PinOracle(robot, pin.buildModelFromUrdf(str(path)))
+        Q, QD, _ = support.random_batch(21, robot.n, 2)
         for backend in (pkg.numpy, pkg.c):
             CB, MB, GB = backend.coriolis_matrix(Q, QD), backend.mass_matrix(Q), backend.christoffel(Q)
             for t in range(2):
                 q, qd = Q[t], QD[t]
                 C_pin, M_pin = ref.coriolis(q, qd), ref.mass_matrix(q)
-                what = f"{path.stem}, state {t} (seed 21)"
-                _close(backend.coriolis_matrix(q, qd), C_pin, f"C vs Pinocchio, {what}")
-                _close(backend.mass_matrix(q), M_pin, f"M vs Pinocchio, {what}")
-                _close(np.einsum("ijk,k->ij", backend.christoffel(q), qd), C_pin, f"Gamma qd vs Pinocchio C, {what}")
-                _close(CB[t], C_pin, f"batch C vs Pinocchio, {what}")
-                _close(MB[t], M_pin, f"batch M vs Pinocchio, {what}")
-                _close(np.einsum("ijk,k->ij", GB[t], qd), C_pin, f"batch Gamma qd vs Pinocchio C, {what}")
+                what = f"{path.stem}, state {t} of support.random_batch(21, {robot.n}, 2)"
+                support.assert_agree(backend.coriolis_matrix(q, qd), C_pin, f"C vs Pinocchio, {what}")
+                support.assert_agree(backend.mass_matrix(q), M_pin, f"M vs Pinocchio, {what}")
+                support.assert_agree(np.einsum("ijk,k->ij", backend.christoffel(q), qd), C_pin, f"Gamma qd vs Pinocchio C, {what}")
+                support.assert_agree(CB[t], C_pin, f"batch C vs Pinocchio, {what}")
+                support.assert_agree(MB[t], M_pin, f"batch M vs Pinocchio, {what}")
+                support.assert_agree(np.einsum("ijk,k->ij", GB[t], qd), C_pin, f"batch Gamma qd vs Pinocchio C, {what}")
 
 
 def _build_files(tmp, cwd, hashseed):
@@ -218,7 +183,7 @@ def test_verify_compares_with_pinocchio_and_fails_on_another_robot(pin, tmp_path
     build(load_urdf(EXAMPLE), tmp_path, opts=BuildOptions(copt="-O0"))
     res = CliRunner().invoke(main, ["verify", str(tmp_path / "arm4"), "--urdf", str(EXAMPLE), "--trials", "2"])
     assert res.exit_code == 0, res.output
-    for f in FUNCS:
+    for f in support.FUNCTIONS:
         assert f"c vs Pinocchio: {f}" in res.output and f"numpy vs Pinocchio: {f}" in res.output, (f, res.output)
     text = EXAMPLE.read_text()
     other = tmp_path / "heavier.urdf"
@@ -252,17 +217,19 @@ def test_failed_build_leaves_previous_package_untouched(tmp_path, monkeypatch):
 
 def test_fresh_venv_non_editable_install_can_build(tmp_path):
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    # a PYTHONPATH pointing at a checkout would shadow the installed copy this test is about
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, env=env)
     py = venv / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", str(ROOT)],
-                   check=True, cwd=tmp_path)
+                   check=True, cwd=tmp_path, env=env)
     where = subprocess.run([str(py), "-c", "import symgen; print(symgen.__file__)"], cwd=tmp_path,
-                           capture_output=True, text=True, check=True).stdout
+                           capture_output=True, text=True, check=True, env=env).stdout
     assert str(venv) in where, where
     out = tmp_path / "out"
     out.mkdir()
     subprocess.run([str(venv / "bin" / "symgen"), "build", str(EXAMPLE), "--out", str(out), "--quiet"],
-                   check=True, cwd=tmp_path)
+                   check=True, cwd=tmp_path, env=env)
     assert (out / "arm4" / "arm4.c").is_file()
 
 
@@ -286,27 +253,27 @@ def paper_systems(tmp_path_factory):
 @pytest.mark.parametrize("kind", ["serial", "tree"])
 def test_paper_20_dof_systems_generated_code_matches_reference_and_pinocchio(pin, paper_systems, kind):
     path, robot, pkg = paper_systems[kind]
-    ref = oracle.PinOracle(robot, pin.buildModelFromUrdf(str(path)))
+    ref = support.PinOracle(robot, pin.buildModelFromUrdf(str(path)))
     seed = 29
     rng = np.random.default_rng(seed)
     Q, QD, QDD = rng.uniform(-np.pi, np.pi, (3, robot.n)), rng.uniform(-2, 2, (3, robot.n)), rng.normal(size=(3, robot.n))
     for backend in ("numpy", "c"):
         mod = getattr(pkg, backend)
-        for f in FUNCS:                                             # batch of 3, then each state
-            batch = getattr(mod, f)(*_args(f, Q, QD, QDD))
+        for f in support.FUNCTIONS:                                 # batch of 3, then each state
+            batch = support.call(mod, f, Q, QD, QDD)
             for t in range(3):
-                single = getattr(mod, f)(*_args(f, Q[t], QD[t], QDD[t]))
+                single = support.call(mod, f, Q[t], QD[t], QDD[t])
                 what = f"{kind}20 {backend} {f}, state {t} (seed {seed})"
-                _close_to_reference(single, robot, f, Q[t], QD[t], QDD[t], what + " vs reference")
-                _close(tuple(b[t] for b in batch) if isinstance(batch, tuple) else batch[t], single,
-                       what + " batch vs single")
+                support.assert_matches_reference(single, robot, f, Q[t], QD[t], QDD[t], what + " vs reference")
+                support.assert_agree(tuple(b[t] for b in batch) if isinstance(batch, tuple) else batch[t], single,
+                                     what + " batch vs single")
         for t in range(3):
             q, qd, qdd = Q[t], QD[t], QDD[t]
             what = f"{kind}20 {backend}, state {t} (seed {seed}) vs Pinocchio"
-            _close(mod.mass_matrix(q), ref.mass_matrix(q), "M " + what)
-            _close(mod.coriolis_matrix(q, qd), ref.coriolis(q, qd), "C " + what)
-            _close(mod.christoffel(q), ref.christoffel(q), "Gamma " + what)
-            _close(mod.inverse_dynamics(q, qd, qdd), ref.inverse_dynamics(q, qd, qdd), "tau " + what)
+            support.assert_agree(mod.mass_matrix(q), ref.mass_matrix(q), "M " + what)
+            support.assert_agree(mod.coriolis_matrix(q, qd), ref.coriolis(q, qd), "C " + what)
+            support.assert_agree(mod.christoffel(q), ref.christoffel(q), "Gamma " + what)
+            support.assert_agree(mod.inverse_dynamics(q, qd, qdd), ref.inverse_dynamics(q, qd, qdd), "tau " + what)
 
 
 def test_progress_reports_every_step_of_each_symbolic_run(tmp_path):
@@ -332,8 +299,9 @@ def test_body_frame_code_matches_the_reference(tmp_path):
     pkg = _build(robot, tmp_path, frame="body", compile=False)
     rng = np.random.default_rng(8)
     q, qd, qdd = rng.uniform(0, 6, robot.n), rng.normal(size=robot.n), rng.normal(size=robot.n)
-    for f in FUNCS:
-        _close_to_reference(getattr(pkg.numpy, f)(*_args(f, q, qd, qdd)), robot, f, q, qd, qdd, f"body frame {f} (seed 8)")
+    for f in support.FUNCTIONS:
+        support.assert_matches_reference(support.call(pkg.numpy, f, q, qd, qdd), robot, f, q, qd, qdd,
+                                         f"body frame {f} (seed 8)")
 
 
 def test_update_variants_write_exactly_the_entries_that_can_be_nonzero(systems):
@@ -349,9 +317,8 @@ def test_update_variants_write_exactly_the_entries_that_can_be_nonzero(systems):
     name = Path(pkg.__file__).parent.name
     for f in ("christoffel", "coriolis_matrix", "mass_matrix"):
         full, update = getattr(lib, f"{name}_{f}"), getattr(lib, f"{name}_{f}_update")
-        n_in = 1 if f in ("christoffel", "mass_matrix") else 2
-        size = robot.n ** (3 if f == "christoffel" else 2)
-        states = [[rng.uniform(0, 6, robot.n) for _ in range(n_in)] for _ in range(2)]
+        size = support.output_size(f, robot)
+        states = [[rng.uniform(0, 6, robot.n) for _ in range(support.ARITY[f])] for _ in range(2)]
         ptr = lambda a: a.ctypes.data_as(P)
         expected = []
         for st in states:
@@ -367,7 +334,7 @@ def test_update_variants_write_exactly_the_entries_that_can_be_nonzero(systems):
         update(*map(ptr, states[0]), ptr(marked))
         written = marked != 7.0
         np.testing.assert_array_equal(marked[written], expected[0][written], err_msg=f"{f}_update (seed 12)")
-        assert np.all(expected[0][~written] == 0.0), f"{f}_update skipped an entry that is not zero"
+        assert np.all(expected[0][~written] == 0.0), f"{f}_update skipped an entry that is not zero (seed 12)"
         if f == "christoffel":                  # a tree: most triples are unrelated, never written
             assert (~written).sum() > size // 2, f"{f}_update wrote {written.sum()} of {size} entries"
 
@@ -388,7 +355,8 @@ def test_work_array_variant_of_a_function_in_parts_gives_the_same_values(paper_s
     ptr = lambda a: a.ctypes.data_as(P)
     rng = np.random.default_rng(31)
     q, qd = rng.uniform(0, 6, robot.n), rng.normal(size=robot.n)
-    for f, args, size in (("christoffel", (q,), robot.n ** 3), ("coriolis_matrix", (q, qd), robot.n ** 2)):
+    for f, args in (("christoffel", (q,)), ("coriolis_matrix", (q, qd))):
+        size = support.output_size(f, robot)
         work_bytes = int(re.search(rf"#define {name.upper()}_{f.upper()}_WORK_BYTES (\d+)", header).group(1))
         assert work_bytes > 0 and f"{name}_{f}_update_work(" in header, f"{f} is not printed in parts"
         expected, out = np.full(size, np.nan), np.zeros(size)

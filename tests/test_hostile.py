@@ -50,14 +50,12 @@ from symgen.codegen.build import BuildOptions, Progress as BuildProgress, build,
 from symgen.codegen.names import c_literal, comment_text, identifier, py_literal
 from symgen.errors import SymgenError, URDFError
 from symgen.urdf import load_urdf, parse_urdf_string, write_urdf
-from symgen import quantities as Q
+from support import ARITY, FUNCTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "symgen" / "examples" / "arm4.urdf"
 PAYLOAD = 'x"); system("touch PWNED'
 DOCSTRING_BREAKER = '"""+__import__("os").system("touch PWNED")+"""'     # the robot name lands in docstrings
-FUNCTIONS = tuple(x.function for x in Q.QUANTITIES.values())
-ARGS = {x.function: len(x.arguments) for x in Q.QUANTITIES.values()}
 
 HOSTILE = [                      # the first half name joints, the second half links (see the fixture)
     PAYLOAD,
@@ -210,7 +208,7 @@ import {pkg.name} as h, benign as b
 assert h.backend == "c", h.backend
 rng = np.random.default_rng(0)
 for f in {FUNCTIONS!r}:
-    args = [rng.uniform(-3, 3, h.nv) for _ in range({ARGS!r}[f])]
+    args = [rng.uniform(-3, 3, h.nv) for _ in range({ARITY!r}[f])]
     for mod in (h.numpy, h.c):
         a, r = getattr(mod, f)(*args), getattr(b.numpy, f)(*args)
         assert np.allclose(a, r, rtol=1e-12, atol=1e-12), f
@@ -245,7 +243,7 @@ def test_payload_x_system_touch_pwned_builds_compiles_imports_runs_and_touches_n
     expected = [j.split("\x00")[0].encode("utf-8").hex() for j in robot.joint_names]
     assert run.stdout.splitlines() == expected, "C joint names differ (a NUL ends the C string, as documented)"
     proc = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(pkg.parent)!r}); import {name} as p; "
-                           f"import numpy as np; [getattr(p, f)(*[np.ones(p.nv)] * k) for f, k in {ARGS!r}.items()]"],
+                           f"import numpy as np; [getattr(p, f)(*[np.ones(p.nv)] * k) for f, k in {ARITY!r}.items()]"],
                           cwd=where, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert _pwned(where, ROOT, Path.cwd()) == []

@@ -12,8 +12,8 @@ Each identity is one test function, named for the property it checks, run on
   (``-m slow``; its first 3 states run by default, so CI runs a sample).
 
 States: q uniform in [0, 2π], qd in [0, 10] (the paper's ranges) and qdd in [-10, 10], drawn from
-``numpy.random.default_rng(seed)``; every failure names the robot and that seed. To replay one:
-``q, qd, qdd = _state(robots.make(kind, n, seed=ROBOT_SEED), seed)``.
+``numpy.random.default_rng(seed)`` (``support.random_state``); every failure names the robot and
+that seed. To replay one: ``q, qd, qdd = support.random_state(seed, n)``.
 
 Tolerances are relative to the larger max-abs entry of the two sides (the paper saw errors of
 1e-11..1e-9 in N·m, we ask for 1e-9 relative); the central difference of M gets 1e-6. So that a
@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 import symgen
 from symgen import robots
 from symgen.urdf import parse_urdf_string
+from support import max_abs, random_state, relative_error
 
 ROBOT_SEED = 0                  # robots.make(kind, n, seed=ROBOT_SEED), as in test_pinocchio
 STATE_SEED = 5_000              # fast tests: states STATE_SEED + t, t < STATES
@@ -67,23 +68,6 @@ def _label(kind: str, n: int) -> str:
     return f"robots.make({kind!r}, {n}, seed={ROBOT_SEED})"
 
 
-def _state(robot: symgen.Robot, seed: int):
-    """(q, qd, qdd): q in [0, 2π], qd in [0, 10], qdd in [-10, 10], from default_rng(seed)."""
-    rng = np.random.default_rng(seed)
-    n = robot.n
-    return rng.uniform(0.0, 2 * np.pi, n), rng.uniform(0.0, 10.0, n), rng.uniform(-10.0, 10.0, n)
-
-
-def _maxabs(a) -> float:
-    return float(np.max(np.abs(a))) if np.size(a) else 0.0
-
-
-def _errors(a, b, natural: float) -> tuple[float, float]:
-    """(relative, absolute) max-abs difference of a and b; relative to the larger max-abs entry
-    of the two, floored at FLOOR * natural."""
-    diff = _maxabs(np.asarray(a) - np.asarray(b))
-    scale = max(_maxabs(a), _maxabs(b), FLOOR * natural)
-    return (diff / scale if scale > 0.0 else diff), diff
 
 
 @dataclass
@@ -118,15 +102,19 @@ class Case:
 
     @property
     def Mq(self) -> float:      # max|M|, the natural scale of everything else
-        return _maxabs(self.M_crba)
+        return max_abs(self.M_crba)
 
     @property
     def vel(self) -> float:
-        return _maxabs(self.qd)
+        return max_abs(self.qd)
 
 
-def _expect(err: float, tol: float, what: str, case: Case) -> None:
-    assert err <= tol, f"{what}: error {err:.3e} > {tol:g} on {case.where}"
+def _compare(a, b, natural: float, what: str, case: Case, tol: float = TOL) -> tuple[float, float]:
+    """Asserts a == b to ``tol``: the max-abs difference relative to the larger max-abs entry of
+    the two, floored at FLOOR * natural. Returns (relative, absolute) error for the summary."""
+    rel, ab = relative_error(a, b, FLOOR * natural, symmetric=True)
+    assert rel <= tol, f"{what}: error {rel:.3e} > {tol:g} on {case.where}"
+    return rel, ab
 
 
 # ---------------------------------------------------------------------------- the identities
@@ -136,25 +124,21 @@ def check_C_qd_equals_rnea_without_gravity(c: Case):
     """C(q, qd) qd (Algorithm 1) == RNEA(q, qd, qdd = 0) with gravity 0."""
     _, _, C = c.alg1
     rnea = symgen.inverse_dynamics(c.robot, c.q, c.qd, np.zeros(c.robot.n), gravity=(0.0, 0.0, 0.0))
-    rel, ab = _errors(C @ c.qd, rnea, c.Mq * c.vel**2)
-    _expect(rel, TOL, "C qd != RNEA(q, qd, 0) without gravity (relative to max|tau|)", c)
-    return rel, ab
+    return _compare(C @ c.qd, rnea, c.Mq * c.vel**2,
+                    "C qd != RNEA(q, qd, 0) without gravity (relative to max|tau|)", c)
 
 
 def check_Mdot_equals_C_plus_CT(c: Case):
     """Mdot = C + C^T (C is admissible, eq. 2), both from Algorithm 1."""
     _, Mdot, C = c.alg1
-    rel, ab = _errors(Mdot, C + C.T, c.Mq * c.vel)
-    _expect(rel, TOL, "Mdot != C + C^T (relative to max|Mdot|)", c)
-    return rel, ab
+    return _compare(Mdot, C + C.T, c.Mq * c.vel, "Mdot != C + C^T (relative to max|Mdot|)", c)
 
 
 def check_C_equals_Gamma_contracted_with_qd(c: Case):
     """C (Algorithm 1) == sum_k Gamma[:, :, k] qd_k (Algorithm 2), eq. 3."""
     _, _, C = c.alg1
-    rel, ab = _errors(C, np.einsum("ijk,k->ij", c.Gamma, c.qd), c.Mq * c.vel)
-    _expect(rel, TOL, "C (Algorithm 1) != sum_k Gamma_ijk qd_k (Algorithm 2) (relative to max|C|)", c)
-    return rel, ab
+    return _compare(C, np.einsum("ijk,k->ij", c.Gamma, c.qd), c.Mq * c.vel,
+                    "C (Algorithm 1) != sum_k Gamma_ijk qd_k (Algorithm 2) (relative to max|C|)", c)
 
 
 def check_Mdot_matches_central_difference_of_M(c: Case):
@@ -162,17 +146,14 @@ def check_Mdot_matches_central_difference_of_M(c: Case):
     _, Mdot, _ = c.alg1
     h = FD_STEP
     fd = (symgen.mass_matrix(c.robot, c.q + h * c.qd) - symgen.mass_matrix(c.robot, c.q - h * c.qd)) / (2 * h)
-    rel, ab = _errors(Mdot, fd, c.Mq * c.vel)
-    _expect(rel, TOL_FD, f"Mdot != central difference of M along qd, step {h:g} (relative to max|Mdot|)", c)
-    return rel, ab
+    return _compare(Mdot, fd, c.Mq * c.vel,
+                    f"Mdot != central difference of M along qd, step {h:g} (relative to max|Mdot|)", c, tol=TOL_FD)
 
 
 def check_Gamma_symmetric_in_j_k(c: Case):
     """Gamma_ijk == Gamma_ikj."""
     G = c.Gamma
-    rel, ab = _errors(G, G.transpose(0, 2, 1), c.Mq)
-    _expect(rel, TOL, "Gamma_ijk != Gamma_ikj (relative to max|Gamma|)", c)
-    return rel, ab
+    return _compare(G, G.transpose(0, 2, 1), c.Mq, "Gamma_ijk != Gamma_ikj (relative to max|Gamma|)", c)
 
 
 def check_Gamma_zero_unless_i_j_k_mutually_related(c: Case):
@@ -182,34 +163,31 @@ def check_Gamma_zero_unless_i_j_k_mutually_related(c: Case):
     mutual = R[:, :, None] & R[None, :, :] & R[:, None, :]
     G = c.Gamma
     off = G[~mutual]
-    ab = _maxabs(off)
+    ab = max_abs(off)
     if ab != 0.0:
         i, j, k = (int(x[0]) for x in np.nonzero((np.abs(G) == ab) & ~mutual))
         raise AssertionError(f"Gamma[{i}, {j}, {k}] = {float(G[i, j, k])!r} but bodies {i}, {j}, {k} are not "
                              f"mutually related ({int(np.count_nonzero(off))} such nonzero entries) "
                              f"on {c.where}")
-    return ab / max(_maxabs(G), FLOOR * c.Mq), ab
+    return ab / max(max_abs(G), FLOOR * c.Mq), ab
 
 
 def check_M_symmetric_positive_definite(c: Case):
     """M (CRBA) == M^T, and its Cholesky factorization exists."""
     M = c.M_crba
-    rel, ab = _errors(M, M.T, c.Mq)
-    _expect(rel, TOL, "M != M^T (relative to max|M|)", c)
+    errors = _compare(M, M.T, c.Mq, "M != M^T (relative to max|M|)", c)
     try:
         np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
         eig = np.linalg.eigvalsh((M + M.T) / 2)
         raise AssertionError(f"M is not positive definite (eigenvalues {eig[0]:.3e} .. {eig[-1]:.3e}) "
                              f"on {c.where}") from None
-    return rel, ab
+    return errors
 
 
 def check_M_crba_equals_M_algorithm1(c: Case):
     """M by CRBA == M by Algorithm 1."""
-    rel, ab = _errors(c.M_crba, c.alg1[0], c.Mq)
-    _expect(rel, TOL, "M (CRBA) != M (Algorithm 1) (relative to max|M|)", c)
-    return rel, ab
+    return _compare(c.M_crba, c.alg1[0], c.Mq, "M (CRBA) != M (Algorithm 1) (relative to max|M|)", c)
 
 
 def check_tau_equals_M_qdd_plus_C_qd_plus_g(c: Case):
@@ -218,10 +196,9 @@ def check_tau_equals_M_qdd_plus_C_qd_plus_g(c: Case):
     zero = np.zeros(c.robot.n)
     tau = symgen.inverse_dynamics(c.robot, c.q, c.qd, c.qdd)
     g = symgen.inverse_dynamics(c.robot, c.q, zero, zero)
-    natural = c.Mq * (_maxabs(c.qdd) + c.vel**2 + 9.81)
-    rel, ab = _errors(tau, M @ c.qdd + C @ c.qd + g, natural)
-    _expect(rel, TOL, "RNEA(q, qd, qdd) != M qdd + C qd + g (relative to max|tau|)", c)
-    return rel, ab
+    natural = c.Mq * (max_abs(c.qdd) + c.vel**2 + 9.81)
+    return _compare(tau, M @ c.qdd + C @ c.qd + g, natural,
+                    "RNEA(q, qd, qdd) != M qdd + C qd + g (relative to max|tau|)", c)
 
 
 def check_ground_frame_equals_body_frame(c: Case):
@@ -238,9 +215,7 @@ def check_ground_frame_equals_body_frame(c: Case):
              ("C", C, c.alg1[2], c.Mq * c.vel),
              ("Gamma", christoffel_ground(c.robot, c.q, NUMERIC), c.Gamma, c.Mq)]
     for what, ground, body, natural in pairs:
-        err = _errors(ground, body, natural)
-        _expect(err[0], TOL, f"{what}: ground frame != body frame", c)
-        worst = max(worst, err)
+        worst = max(worst, _compare(ground, body, natural, f"{what}: ground frame != body frame", c))
     return worst
 
 
@@ -305,7 +280,7 @@ def _worst_error_summary(request):
 def _run(check: str, kind: str, n: int, seeds) -> None:
     robot = _robot(kind, n)
     for seed in seeds:
-        case = Case(robot, *_state(robot, seed), where=f"{_label(kind, n)}, state seed {seed}")
+        case = Case(robot, *random_state(seed, robot.n), where=f"{_label(kind, n)}, state seed {seed}")
         _record(check, f"{kind}{n}", CHECKS[check](case), seed)
 
 
@@ -318,54 +293,19 @@ def _fast_seeds():
 robot_params = pytest.mark.parametrize("kind,n", ROBOTS, ids=ROBOT_IDS)
 
 
-@robot_params
-def test_C_qd_equals_rnea_without_gravity(kind, n):
-    _run("C_qd_equals_rnea_without_gravity", kind, n, _fast_seeds())
+def _identity_test(check: str):
+    """``test_<check>``: the identity on every synthetic system, at the fast seeds."""
+    @robot_params
+    def test(kind, n):
+        _run(check, kind, n, _fast_seeds())
+
+    test.__name__ = test.__qualname__ = f"test_{check}"
+    test.__doc__ = CHECKS[check].__doc__
+    return test
 
 
-@robot_params
-def test_Mdot_equals_C_plus_CT(kind, n):
-    _run("Mdot_equals_C_plus_CT", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_C_equals_Gamma_contracted_with_qd(kind, n):
-    _run("C_equals_Gamma_contracted_with_qd", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_Mdot_matches_central_difference_of_M(kind, n):
-    _run("Mdot_matches_central_difference_of_M", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_Gamma_symmetric_in_j_k(kind, n):
-    _run("Gamma_symmetric_in_j_k", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_Gamma_zero_unless_i_j_k_mutually_related(kind, n):
-    _run("Gamma_zero_unless_i_j_k_mutually_related", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_M_symmetric_positive_definite(kind, n):
-    _run("M_symmetric_positive_definite", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_M_crba_equals_M_algorithm1(kind, n):
-    _run("M_crba_equals_M_algorithm1", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_tau_equals_M_qdd_plus_C_qd_plus_g(kind, n):
-    _run("tau_equals_M_qdd_plus_C_qd_plus_g", kind, n, _fast_seeds())
-
-
-@robot_params
-def test_ground_frame_equals_body_frame(kind, n):
-    _run("ground_frame_equals_body_frame", kind, n, _fast_seeds())
+for _check in CHECKS:                   # one test function per identity, named for it
+    globals()[f"test_{_check}"] = _identity_test(_check)
 
 
 def test_every_check_has_a_test():
@@ -385,7 +325,7 @@ def test_paper_section5_trials_satisfy_every_identity(n, trials):
     three checks are also reported in absolute units there, next to the paper's numbers."""
     robot = _robot("serial", n)
     for seed in range(PAPER_SEED, PAPER_SEED + trials):
-        case = Case(robot, *_state(robot, seed),
+        case = Case(robot, *random_state(seed, robot.n),
                     where=f"{_label('serial', n)}, Section 5 trial, state seed {seed}")
         for check, run in CHECKS.items():
             _record(check, f"serial{n}", run(case), seed)
@@ -489,7 +429,7 @@ def test_random_urdf_trees_satisfy(check, tree, floating, seed):
     """Every identity, on a random URDF tree (fixed or floating base) at a random state."""
     note(f"state seed {seed}")
     robot = _parse(tree, floating)
-    case = Case(robot, *_state(robot, seed),
+    case = Case(robot, *random_state(seed, robot.n),
                 where=f"random URDF (floating_base={floating}, {robot.n} DoF), state seed {seed}")
     _record(check, RANDOM_URDF, CHECKS[check](case), seed)
 

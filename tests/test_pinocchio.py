@@ -31,7 +31,7 @@ import symgen
 from symgen import robots
 from symgen.algorithms import christoffel_ground, coriolis_ground, crba_ground
 from symgen.backend import NUMERIC
-from oracle import OracleError, PinOracle, assert_close, erd_path, pin_model_from_robot, random_states
+from support import OracleError, PinOracle, assert_close, erd_path, pin_model_from_robot, random_states
 
 pytestmark = pytest.mark.pinocchio
 
@@ -50,7 +50,7 @@ def compare_with_pinocchio(robot, model, label: str, states: int = STATES,
     oracle = PinOracle(robot, model)
     seed = seed_for(label) if seed is None else seed
     for t, (q, qd, qdd) in enumerate(random_states(seed, robot.n, states)):
-        ctx = f"{label} seed={seed} state#{t} (oracle.random_states({seed}, {robot.n}, {states}))"
+        ctx = f"{label} seed={seed} state#{t} (support.random_states({seed}, {robot.n}, {states}))"
         M_pin = oracle.mass_matrix(q)
         C_pin = oracle.coriolis(q, qd)
         M, Mdot, C = symgen.coriolis(robot, q, qd)

@@ -12,7 +12,7 @@ import zlib
 import numpy as np
 import pytest
 
-from oracle import PinOracle, assert_close, erd_path, pin_model_from_robot
+from support import PinOracle, assert_close, erd_path, pin_model_from_robot
 from symgen import quantities as Q
 from symgen import robots
 from symgen.urdf import load_urdf

@@ -18,10 +18,8 @@ Properties checked, one test (or one parametrized family) each:
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import math
 import os
-import sysconfig
 from pathlib import Path
 
 import numpy as np
@@ -37,25 +35,11 @@ from symgen.errors import URDFError
 from symgen.model import FLOATING_JOINTS
 from symgen.spatial import rpy_matrix
 from symgen.urdf import load_urdf, matrix_rpy, parse_numbers, parse_urdf_string, urdf_string, write_urdf
+from support import find_erd_dir, require as _require, require_pinocchio as _pinocchio
 
 DATA = Path(__file__).resolve().parent / "data" / "urdf"
 EXAMPLE = Path(symgen.__file__).resolve().parent / "examples" / "arm4.urdf"
 SEED = 20240611
-
-
-def _require(what: str, available: bool):
-    """Skip a test whose outside dependency is missing, but fail under CI (where the test extra
-    must be installed, and a skip would hide that nothing was checked)."""
-    if not available:
-        if os.environ.get("CI"):
-            pytest.fail(f"{what} is not installed (pip install -e '.[test]')", pytrace=False)
-        pytest.skip(f"{what} is not installed")
-
-
-def _pinocchio():
-    _require("pinocchio (PyPI package 'pin')", importlib.util.find_spec("pinocchio") is not None)
-    import pinocchio
-    return pinocchio
 
 
 def pin_mass_matrix(pin, path, robot, q, free_flyer=False):
@@ -733,17 +717,7 @@ def test_example_matches_pinocchio():
 
 # ------------------------------------------------------------------------------- example-robot-data
 
-def _erd_dir() -> Path | None:
-    """example-robot-data's robots folder (it installs data only, next to Pinocchio's cmeel prefix)."""
-    tail = Path("share", "example-robot-data", "robots")
-    candidates = [Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / tail]
-    spec = importlib.util.find_spec("pinocchio")
-    if spec is not None and spec.origin:
-        candidates += [p / tail for p in Path(spec.origin).parents if p.name == "cmeel.prefix"]
-    return next((c for c in candidates if c.is_dir()), None)
-
-
-ERD = _erd_dir()
+ERD = find_erd_dir()
 ERD_URDFS = sorted(str(p.relative_to(ERD)) for p in ERD.rglob("*.urdf")) if ERD else []
 
 #: Files of example-robot-data 4.x that symgen refuses, and why: rigid robots with a fixed base

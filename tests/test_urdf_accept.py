@@ -28,7 +28,7 @@ import symgen
 from symgen.cli import main
 from symgen.errors import SymgenWarning, URDFError
 from symgen.urdf import load_urdf, parse_urdf_string
-from oracle import erd_dir
+from support import erd_dir
 from test_urdf import (BASE, DATA, ERD, ERD_URDFS, SEED, _pinocchio, _require, assert_one_line_error,
                        inertia_attrs, inertial, joint, link, pin_mass_matrix, robot_xml)
 
