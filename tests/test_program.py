@@ -160,7 +160,7 @@ def test_partition_keeps_a_function_at_or_below_the_threshold_whole():
     fn, _ = _chain(4)                                   # 4 temps + 1 nonzero entry = 5 statements
     for size, above in ((5, None), (2, 5), (2, 100)):
         parts, slots = P.partition(fn, size, above)
-        assert parts == (P.Part(fn.assignments, tuple(fn.outputs[0].nonzero())),) and slots == {}, (size, above)
+        assert parts == (P.Part(fn.assignments, tuple(P.output_entries(fn))),) and slots == {}, (size, above)
     assert len(P.partition(fn, 4)[0]) == len(P.partition(fn, 2, 4)[0]) - 1 == 2
 
 
@@ -170,8 +170,8 @@ def test_partition_cuts_the_statements_in_program_order_into_parts_of_at_most_si
     parts, _ = P.partition(fn, 3)
     assert [len(p.assignments) + len(p.entries) for p in parts] == [3, 3, 3]
     assert tuple(a for p in parts for a in p.assignments) == fn.assignments
-    assert tuple(e for p in parts for e in p.entries) == tuple(fn.outputs[0].nonzero())
-    assert [k for p in parts for k, _ in p.entries] == [0, 1]          # entry 2 is a structural zero
+    assert tuple(e for p in parts for e in p.entries) == tuple((0, k, e) for k, e in fn.outputs[0].nonzero())
+    assert [k for p in parts for _, k, _ in p.entries] == [0, 1]       # entry 2 is a structural zero
 
 
 def test_partition_gives_work_array_slots_only_to_temps_used_outside_their_part_in_assignment_order():
@@ -302,3 +302,13 @@ def test_c_prints_every_number_as_a_double_literal(expr):
 def test_a_negative_term_in_a_sum_prints_as_a_subtraction(printer, expr):
     text = printer.doprint(expr)
     assert "+ -" not in text and "+-" not in text and " - " in text, text
+
+
+def test_output_entries_lists_every_output_in_order_with_its_number():
+    """A function with several outputs (a fused call, a derivative pair) prints each output's
+    nonzero entries, output by output, each tagged with the output it belongs to."""
+    q0, q1 = sp.symbols("q0 q1")
+    fn = P.make_function("f", "", [P.Input("q", (q0, q1))], [], {"A": np.array([q0, 0]), "B": np.array([[0, q1]])})
+    assert P.output_entries(fn) == [(0, 0, q0), (1, 1, q1)]
+    parts, _ = P.partition(fn, 1, 0)
+    assert [e for p in parts for e in p.entries] == [(0, 0, q0), (1, 1, q1)]
