@@ -100,6 +100,26 @@ class Body:
 
 
 @dataclass(frozen=True)
+class Frame:
+    """A frame a controller may ask for: a URDF link (``kind`` "link") or joint ("joint"), mounted
+    on moving body ``body`` (-1: the fixed root) at orientation ``rotation`` and origin
+    ``translation`` in that body's frame. A moving joint's frame is its body's frame (after the
+    joint motion, Pinocchio's JOINT frame); a fixed joint's frame is its child link's frame.
+    ``parent`` is the index (in :attr:`Robot.frames`) of the frame above: a link's joint, a
+    joint's parent link, -1 for the root link."""
+
+    name: str
+    kind: str
+    body: int
+    rotation: Mat3
+    translation: Vec3
+    parent: int = -1
+
+
+FRAME_KINDS = ("link", "joint")
+
+
+@dataclass(frozen=True)
 class Robot:
     """A kinematic tree with a fixed base. Build one with :func:`symgen.load_urdf` or
     :mod:`symgen.robots`; all fields are read-only."""
@@ -112,8 +132,13 @@ class Robot:
     snapped: tuple[str, ...] = ()
     floating_base: bool = False
     notes: tuple[str, ...] = ()
+    #: every link and joint frame, in tree order (the root link, then depth first in q order,
+    #: each joint followed by its child link); by default each body's joint and link frames
+    frames: tuple[Frame, ...] = ()
 
     def __post_init__(self):
+        if not self.frames:         # a robot built in Python: one joint and one link per body
+            object.__setattr__(self, "frames", tree_frames(self.root_link, self.bodies))
         for i, b in enumerate(self.bodies):
             if not -1 <= b.parent < i:
                 raise ModelError(f"robot {self.name!r}: body {b.name!r} has parent index {b.parent}, "
@@ -124,6 +149,10 @@ class Robot:
             if b.joint_type not in JOINT_TYPES:
                 raise ModelError(f"robot {self.name!r}: body {b.name!r} has joint type "
                                  f"{b.joint_type!r}; expected one of {', '.join(JOINT_TYPES)}")
+        for k, f in enumerate(self.frames):
+            if f.kind not in FRAME_KINDS or not -1 <= f.body < self.n or not -1 <= f.parent < k:
+                raise ModelError(f"robot {self.name!r}: frame {f.name!r} ({f.kind}) is mounted on body "
+                                 f"{f.body} below frame {f.parent}, which is not a body and an earlier frame")
 
     # -- sizes and order
     @property
@@ -143,6 +172,29 @@ class Robot:
     @cached_property
     def parent(self) -> tuple[int, ...]:
         return tuple(b.parent for b in self.bodies)
+
+    # -- frames
+    def frame(self, name: str) -> Frame:
+        """The frame called ``name``: a link's, or else a joint's (a link wins a shared name);
+        KeyError if there is none."""
+        return self._frame_by_name[name]
+
+    @cached_property
+    def frame_names(self) -> tuple[str, ...]:
+        """The distinct names of :attr:`frames`, in order."""
+        return tuple(dict.fromkeys(f.name for f in self.frames))
+
+    @cached_property
+    def _frame_by_name(self) -> dict[str, Frame]:
+        out = {f.name: f for f in self.frames if f.kind == "joint"}
+        return out | {f.name: f for f in self.frames if f.kind == "link"}
+
+    @cached_property
+    def leaf_links(self) -> tuple[str, ...]:
+        """The links that are no joint's parent (the default frames of frame kinematics), in
+        :attr:`frames` order."""
+        parents = {f.parent for f in self.frames if f.kind == "joint"}
+        return tuple(f.name for k, f in enumerate(self.frames) if f.kind == "link" and k not in parents)
 
     # -- topology
     def ancestors(self, i: int) -> tuple[int, ...]:
@@ -176,6 +228,12 @@ class Robot:
         return tuple(b.inertia.spatial() for b in self.bodies)
 
     @cached_property
+    def z_turns(self) -> tuple[np.ndarray, ...]:
+        """Per body, the rotation T (T e_z = the joint axis) from its turned frame (see
+        :attr:`z_aligned`) to its body frame."""
+        return tuple(_z_turn(b.axis) for b in self.bodies)
+
+    @cached_property
     def z_aligned(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ...]:
         """Per body, the constants of its joint and inertia in a body frame turned (about the
         body origin, once) so that the joint axis is its z axis: ``(Rt, t, com, I_com)`` with
@@ -183,7 +241,7 @@ class Robot:
         then Rz(q) (4 products instead of a Rodrigues matrix) and the axis in ground
         coordinates is the third column of the frame's orientation, free. For an axis along
         a coordinate axis the turn is a permutation, so exact zeros stay exact."""
-        turns = [_z_turn(b.axis) for b in self.bodies]
+        turns = self.z_turns
         out = []
         for b, T in zip(self.bodies, turns):
             Tp = turns[b.parent] if b.parent >= 0 else np.eye(3)
@@ -197,6 +255,18 @@ class Robot:
         if x.shape != (self.n,):
             raise ModelError(f"{name} must have shape ({self.n},) for robot {self.name!r}, got {x.shape}")
         return x
+
+
+def tree_frames(root_link: str, bodies) -> tuple[Frame, ...]:
+    """The frames of a tree without fixed joints: the root link, then per body its joint's frame
+    and its link's, both the body frame."""
+    frames = [Frame(root_link, "link", -1, IDENTITY, ORIGIN)]
+    link_of = {-1: 0}
+    for i, b in enumerate(bodies):
+        frames.append(Frame(b.joint_name, "joint", i, IDENTITY, ORIGIN, link_of[b.parent]))
+        link_of[i] = len(frames)
+        frames.append(Frame(b.name, "link", i, IDENTITY, ORIGIN, len(frames) - 1))
+    return tuple(frames)
 
 
 def _z_turn(axis) -> np.ndarray:

@@ -113,15 +113,34 @@ class JointMap:
 
 
 class PinOracle:
-    """Pinocchio's quantities at symgen states, returned in symgen's order."""
+    """Pinocchio's quantities at symgen states, returned in symgen's order. ``frames``: the frame
+    names of frame kinematics (default: the leaf links, as a build's)."""
 
-    def __init__(self, robot, model, pin=None):
+    def __init__(self, robot, model, pin=None, frames=None):
         if pin is None:
             import pinocchio as pin
+        from .quantities import frames_of
+
         self.pin = pin
-        self.robot, self.model = robot, model
-        self.data = model.createData()
+        self.robot = robot
         self.map = JointMap.build(robot, model)
+        self.frames = frames_of(robot, frames)
+        self.model, self.frame_ids = _with_frames(pin, robot, model, self.frames)
+        self.data = self.model.createData()
+
+    def frame_placement(self, q):
+        """framesForwardKinematics: oMf of each frame, (frames, 4, 4)."""
+        self.pin.framesForwardKinematics(self.model, self.data, self.map.q(q))
+        return np.array([self.data.oMf[f].homogeneous for f in self.frame_ids])
+
+    def frame_jacobian(self, q):
+        """computeJointJacobians + getFrameJacobian(LOCAL_WORLD_ALIGNED), (frames, 6, n), columns
+        in symgen's order."""
+        self.pin.computeJointJacobians(self.model, self.data, self.map.q(q))
+        self.pin.updateFramePlacements(self.model, self.data)
+        # reshaped: Pinocchio gives a one-column Jacobian as a 6-vector
+        return np.array([np.reshape(self.pin.getFrameJacobian(self.model, self.data, f, self.pin.LOCAL_WORLD_ALIGNED),
+                                    (6, -1)) @ self.map.P for f in self.frame_ids])
 
     def mass_matrix(self, q):
         M = self.pin.crba(self.model, self.data, self.map.q(q)).copy()
@@ -185,3 +204,24 @@ class PinOracle:
         symgen's q is one coordinate per joint, so q +- h qd is a valid configuration."""
         q, qd = np.asarray(q, float), np.asarray(qd, float)
         return (self.mass_matrix(q + h * qd) - self.mass_matrix(q - h * qd)) / (2 * h)
+
+
+def _with_frames(pin, robot, model, frames):
+    """(model, Pinocchio frame id of each of ``frames``). Pinocchio's URDF parser makes a BODY
+    frame per link and a JOINT (FIXED_JOINT) frame per joint, matched here by name and kind; a
+    frame the model lacks (a model built in code, or a URDF rewritten after lumping) is added,
+    to a copy, as an OP_FRAME at symgen's mount on the joint of its body (Pinocchio's joint frame
+    is symgen's body frame)."""
+    kinds = {"link": ("BODY",), "joint": ("JOINT", "FIXED_JOINT")}
+    found = {(f.name, str(f.type).rsplit(".", 1)[-1]): k for k, f in enumerate(model.frames)}
+    ids, copied = [], False
+    for f in frames:
+        fid = next((found[(f.name, t)] for t in kinds[f.kind] if (f.name, t) in found), None)
+        if fid is None:
+            if not copied:
+                model, copied = pin.Model(model), True
+            joint = model.getJointId(robot.joint_names[f.body]) if f.body >= 0 else 0
+            placement = pin.SE3(np.array(f.rotation, dtype=float), np.array(f.translation, dtype=float))
+            fid = model.addFrame(pin.Frame(f"{f.kind} {f.name}", joint, placement, pin.FrameType.OP_FRAME))
+        ids.append(fid)
+    return model, ids

@@ -74,9 +74,11 @@ class Sweep:
 @dataclass(frozen=True)
 class SweepOptions:
     """How a sweep runs: ``frame`` (ground: the generated code's coordinates, body: the paper's
-    pseudo-code) and ``gamma_method`` (algo2: Algorithm 2, partials: eq. (4), symbols only)."""
+    pseudo-code), ``gamma_method`` (algo2: Algorithm 2, partials: eq. (4), symbols only) and
+    ``frames``, the link and joint frames of frame kinematics (None: the leaf links)."""
     frame: str = "ground"
     gamma_method: str = "algo2"
+    frames: tuple[str, ...] | None = None
 
 
 FRAMES = ("ground", "body")
@@ -155,6 +157,14 @@ def _forward_dynamics(robot, args, bk, opts):
     return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], args["tau"], bk, opts.frame)}
 
 
+def _frames(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    run = alg.frame_kinematics_ground if opts.frame == "ground" else alg.frame_kinematics
+    oMf, J = run(robot, args["q"], frames_of(robot, opts.frames), bk)
+    return {"oMf": oMf, "J": J}
+
+
 def _mass_matrix_inverse(robot, args, bk, opts):
     from . import algorithms as alg
 
@@ -197,7 +207,22 @@ SWEEPS = {s.name: s for s in (
     Sweep("mass_matrix_inverse", ("q",), _mass_matrix_inverse),
     Sweep("id_derivatives", ("q", "qd", "qdd"), _id_derivatives),
     Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives),
+    Sweep("frames", ("q",), _frames),
 )}
+
+
+def frames_of(robot, names=None) -> tuple:
+    """The :class:`~symgen.model.Frame` of each of ``names`` (links or joints, a link winning a
+    shared name; repeats dropped), by default the leaf links (:attr:`Robot.leaf_links`, in tree
+    order); an unknown or empty list is an OptionError."""
+    names = robot.leaf_links if names is None else tuple(dict.fromkeys(names))
+    unknown = [n for n in names if n not in robot.frame_names]
+    if unknown or not names:
+        valid = robot.frame_names
+        raise OptionError(f"--frames: {f'unknown frame {unknown[0]!r}' if unknown else 'no frame given'} "
+                          f"(robot {robot.name!r} has {len(valid)} link and joint frames, e.g. "
+                          f"{', '.join(valid[:3] + robot.leaf_links[:2])})")
+    return tuple(robot.frame(n) for n in names)
 
 
 # -------------------------------------------------------------------------------- quantities
@@ -221,6 +246,14 @@ def _vector(robot, opts):
 
 def _regressor(robot, opts):
     return (robot.nv, 10 * len(robot.link_names))
+
+
+def _placements(robot, opts):
+    return (len(frames_of(robot, opts.frames)), 4, 4)
+
+
+def _jacobians(robot, opts):
+    return (len(frames_of(robot, opts.frames)), 6, robot.nv)
 
 
 QUANTITIES = {x.key: x for x in (
@@ -270,6 +303,14 @@ QUANTITIES = {x.key: x for x in (
              "(dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at "
              "qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors.", "fd_derivatives",
              pinocchio=lambda o, s: o.forward_dynamics_derivatives(s["q"], s["qd"], s["tau"]), conditioned=True),
+    Quantity("oMf", "frame_placement", ("q",), (Output("oMf", _placements),),
+             "Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous "
+             "transform.", "frames",
+             pinocchio=lambda o, s: o.frame_placement(s["q"])),
+    Quantity("J", "frame_jacobian", ("q",), (Output("J", _jacobians),),
+             "Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], "
+             "LOCAL_WORLD_ALIGNED (origin at the frame, world axes).", "frames",
+             pinocchio=lambda o, s: o.frame_jacobian(s["q"])),
 )}
 
 #: the quantities a build makes by default, in the order of the generated files

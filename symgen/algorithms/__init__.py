@@ -13,6 +13,9 @@
                                                                        Appendix B-A)
     forward_dynamics   qdd = M^-1 (tau - C qd - g), and M^-1          (Featherstone, L^T D L,
                                                                        Sec. 6.3)
+    derivatives        (dtau/dq, dtau/dqd) and (dqdd/dq, dqdd/dqd)    (Carpentier & Mansard,
+                                                                       analytical derivatives)
+    frames             frame placements and Jacobians                 (LOCAL_WORLD_ALIGNED)
 
 ``crba``, ``coriolis``, ``christoffel``, ``gravity`` and ``slotine_li`` each hold two functions
 side by side: the algorithm in body frames as it is printed (the module's name) and in ground
@@ -64,12 +67,14 @@ from .coriolis import coriolis, coriolis_ground
 from .crba import crba, crba_ground
 from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives
 from .forward_dynamics import forward_dynamics, mass_matrix_inverse
+from .frames import frame_kinematics, frame_kinematics_ground
 from .gravity import gravity, gravity_ground
 from .regressor import regressor
 from .rnea import rnea
 from .slotine_li import slotine_li, slotine_li_ground
 
 __all__ = ["christoffel", "christoffel_ground", "christoffel_partials", "coriolis", "coriolis_ground", "crba",
-           "crba_ground", "forward_dynamics", "forward_dynamics_derivatives", "gravity", "gravity_ground",
-           "inverse_dynamics_derivatives", "mass_matrix_inverse", "regressor", "rnea", "slotine_li",
+           "crba_ground", "forward_dynamics", "forward_dynamics_derivatives", "frame_kinematics",
+           "frame_kinematics_ground", "gravity", "gravity_ground", "inverse_dynamics_derivatives", "mass_matrix_inverse",
+           "regressor", "rnea", "slotine_li",
            "slotine_li_ground"]

@@ -5,7 +5,7 @@ import os
 import stat
 
 from ..errors import OptionError, URDFError
-from ..model import FLOATING_JOINTS, Body, Robot, as_mat3, as_vec3, floating_base_bodies
+from ..model import FLOATING_JOINTS, Body, Frame, Robot, as_mat3, as_vec3, floating_base_bodies, tree_frames
 from .lump import Tree, assemble
 from .parse import Context, JointSpec, parse_xml, read_joints, read_links, robot_name
 from .validate import (check_floating_names, check_inertias, check_masses, check_no_loop, parent_joints,
@@ -45,7 +45,8 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
     if floating_base:
         check_floating_names(links, joints, ctx)
     root_body = len(FLOATING_JOINTS) - 1 if floating_base else -1
-    tree = assemble(root, links, joints, root_body)
+    virtual = floating_base_bodies(root, links[root]) if floating_base else []
+    tree = assemble(root, links, joints, root_body, _virtual_frames(virtual, virtual_root(links)))
     if not tree.specs and not floating_base:
         raise ctx.error("<robot>", f"no movable joints (every joint is fixed, so {name!r} has no "
                                    f"degree of freedom; --floating-base would give it six)")
@@ -58,7 +59,13 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
                            inertia=tree.inertias[root_body + 1 + k]))
     return Robot(name=name, bodies=tuple(bodies), root_link=virtual_root(links) if floating_base else root,
                  source=source, lumped=tuple(tree.lumped), snapped=tuple(ctx.snapped),
-                 floating_base=floating_base, notes=notes)
+                 floating_base=floating_base, notes=notes, frames=tuple(tree.frames))
+
+
+def _virtual_frames(virtual: list[Body], world: str) -> tuple[Frame, ...]:
+    """The frames above a floating base's root link: the virtual root link, then the six virtual
+    joints and the five virtual links between them (the root link's frame follows, from the tree)."""
+    return tree_frames(world, virtual)[:-1] if virtual else ()
 
 
 def load_urdf(path, floating_base: bool = False, snap_tol: float = 1e-9,
