@@ -113,14 +113,17 @@ def _progress(quiet):
 @click.option("--frame", type=click.Choice(Q.FRAMES), default="ground", show_default=True,
               help="Coordinates of Algorithms 1 and 2 in the code: ground (no 6x6 transforms, fewer operations) "
               "or body (the paper's pseudo-code as printed).")
+@click.option("--frames", "frame_names", default=None,
+              help="Comma list of the link or joint frames of frame_placement and frame_jacobian [default: every "
+              "leaf link].")
 @click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: 64]: the code "
               "grows as N^3 (Gamma on a chain).")
 @click.option("--copt", default="-O2", show_default=True,
               help="C optimization level of the binding (-O0 compiles big robots in a fraction of the time).")
 @click.option("--force", is_flag=True, help="Replace an existing package folder.")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
-def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, max_dof, no_compile, copt, force,
-          quiet):
+def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, max_dof, no_compile,
+          copt, force, quiet):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import shlex
@@ -148,8 +151,11 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--quantities", quantities, "--gamma-method", gamma_method]
     words += ["--cse"] if cse else []
     words += ["--frame", frame] if frame != "ground" else []
+    frames = tuple(f.strip() for f in frame_names.split(",") if f.strip()) if frame_names is not None else None
+    words += ["--frames", ",".join(frames)] if frames is not None else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
-    opts = BuildOptions(quantities=Q.parse(quantities), gamma_method=gamma_method, cse=cse, frame=frame, **limit,
+    opts = BuildOptions(quantities=Q.parse(quantities), gamma_method=gamma_method, cse=cse, frame=frame, frames=frames,
+                        **limit,
                         compile=not no_compile, copt=copt, force=force, command=shlex.join(words),
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
     progress = _progress(quiet)

@@ -63,6 +63,8 @@ IDENTITIES = (
     Identity("dtau/dqd = 2 C", ("inverse_dynamics_derivatives", "coriolis_matrix"),              # Gamma_ijk = Gamma_ikj
              lambda f, s, call: (call("inverse_dynamics_derivatives", s["q"], s["qd"], s["qdd"])[1],
                                  2 * f["coriolis_matrix"])),
+    Identity("regressor @ parameters = slotine_li", ("regressor", "slotine_li"),
+             lambda f, s, call: (f["regressor"] @ s["parameters"], f["slotine_li"])),
     Identity("M Minv = 1", ("mass_matrix", "mass_matrix_inverse"),
              lambda f, s, call: (f["mass_matrix"] @ f["mass_matrix_inverse"], np.eye(len(s["q"]))), True),
 )
@@ -73,7 +75,7 @@ def _rel(a, b):
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) / scale if np.size(b) else 0.0
 
 
-def _pinocchio(robot):
+def _pinocchio(robot, frames=None):
     """(PinOracle or None, a note for the report). Pinocchio reads the robot symgen read, as
     symgen writes it back (after lumping and snapping, with a floating base's six joints as real
     joints), not the raw file: snapping moves values by up to 1e-9, this check's tolerance."""
@@ -86,7 +88,8 @@ def _pinocchio(robot):
 
     try:
         model = pinocchio.buildModelFromXML(urdf_string(robot))
-        return PinOracle(robot, model, pinocchio), f"Pinocchio {pinocchio.__version__}, on symgen's rewrite of the URDF"
+        return (PinOracle(robot, model, pinocchio, frames=frames),
+                f"Pinocchio {pinocchio.__version__}, on symgen's rewrite of the URDF")
     except Exception as exc:                    # urdfdom's and the joint matching's refusals alike
         return None, f"Pinocchio: skipped, {exc}".splitlines()[0]
 
@@ -245,11 +248,13 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                           f"(manifest.json); verify reads it from there")
     notes = [f"built with {', '.join(f'{k}={v}' for k, v in sorted(manifest['options'].items()) if k != 'quantities')}, "
              f"floating_base={built_floating}; {len(manifest['files'])} files match their sha256 in manifest.json"]
+    frames = tuple(manifest.get("frames") or ()) or None          # the rows of the frame kinematics
+    reference_opts = Q.SweepOptions(frame="body", frames=frames)
     robot = oracle = own = None
     if urdf:
         robot = symgen.load_urdf(urdf, floating_base=built_floating)
         notes.append(check_robot(robot, manifest, path, urdf))
-        oracle, pin_note = _pinocchio(robot)
+        oracle, pin_note = _pinocchio(robot, frames)
         own, own_note = _pinocchio_own_parse(robot, urdf)
         notes += [n for n in (pin_note, own_note) if n]
     rng = np.random.default_rng(seed)
@@ -275,7 +280,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                   for b, mod in backends.items()}
         outside = {}                                # name -> {function: value}, each computed once
         if robot is not None:
-            outside["reference"] = {x.function: Q.evaluate(robot, x.key, state) for x in present}
+            outside["reference"] = {x.function: Q.evaluate(robot, x.key, state, reference_opts) for x in present}
         if oracle is not None:
             memo = _Memo(oracle)
             outside["Pinocchio"] = {x.function: x.pinocchio(memo, state) for x in present
@@ -294,7 +299,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
         for bname, mod in backends.items():
             got = values[bname]
             for identity in identities:
-                record(f"{bname}: {identity.name}", _rel(*identity.sides(got, state, lambda f, *a: getattr(mod, f)(*a))),
+                record(f"{bname}: {identity.name}",
+                       _rel(*identity.sides(got, {**state, "parameters": pkg.parameters}, lambda f, *a: getattr(mod, f)(*a))),
                        conditioned if identity.conditioned else TOL)
             theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
             for other, their in theirs.items():

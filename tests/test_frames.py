@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from oracle import assert_close, erd_path, pin_model_from_robot, require_pinocchio
+from support import assert_close, erd_path, pin_model_from_robot, require_pinocchio
 from symgen import quantities as Q
 from symgen import robots
 from symgen.codegen.symbolic import program_for

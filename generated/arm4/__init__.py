@@ -48,7 +48,8 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
 _best = c if c is not None else numpy
 backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
-manifest_sha256 = "c82406c3549910d0d777ea3f00665186f6fd92089215fed7e492f283431b6aaf"  # manifest.json as built, without its file hashes
+frames, parameters = numpy.frames, numpy.parameters
+manifest_sha256 = "ae09fee9f347c4b388f20afb9cc7670c8c678816fbe87cc14adaec2107fa390c"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

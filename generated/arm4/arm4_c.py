@@ -12,7 +12,7 @@ import numpy as np
 from . import _arm4_ext_fb9c42d3 as _ext
 
 _empty = np.empty
-from .arm4_numpy import N, _prepare, joint_names, link_names, nq, nv  # noqa: F401
+from .arm4_numpy import N, _prepare, frames, joint_names, link_names, nq, nv, parameters  # noqa: F401
 
 
 def mass_matrix(q):

@@ -17,6 +17,11 @@ nq = nv = N = 4
 joint_names = ('joint1', 'joint2', 'joint3', 'joint4', )
 _ONE, _F64 = (N,), np.dtype(np.float64)
 link_names = ('shoulder_link', 'upper_arm_link', 'forearm_link', 'wrist_link', )
+#: the rows of frame_placement and frame_jacobian
+frames = ('tool_link', )
+#: nominal inertial parameters, 10 per body in link_names order (Pinocchio's toDynamicParameters:
+#: m, m c, rotational inertia about the joint frame xx, xy, yy, xz, yz, zz): regressor @ parameters
+parameters = np.array([2.0, 0.0, 0.0, 0.1, 0.0079167, 0.0, 0.0079167, 0.0, 0.0, 0.0025, 1.5, 0.0, 0.22499999999999998, 0.0, 0.0456, 0.0, 0.0012, 0.0, 0.0, 0.0456, 1.0, 0.0, 0.125, 0.0, 0.0211396, 0.0, 0.0006125, 0.0, 0.0, 0.0211396, 0.7, 0.0, 0.0, 0.032, 0.0024233300000000004, 0.0, 0.0024733300000000006, 0.0, 0.0, 0.00031])
 
 
 def _prepare(*args):

@@ -53,6 +53,11 @@ def parameters(inertia) -> np.ndarray:
     return np.array([m, *(m * c), *(I_origin[r, k] for r, k in _ROTATIONAL)])
 
 
+def robot_parameters(robot) -> np.ndarray:
+    """theta of every body, 10 per body in ``robot.link_names`` order: Y @ theta = slotine_li."""
+    return np.concatenate([parameters(b.inertia) for b in robot.bodies]) if robot.bodies else np.zeros(0)
+
+
 def body_regressor(a, v, w, bk) -> np.ndarray:
     """6x10: column k = E_k a + B(v, E_k) w."""
     Y = bk.zeros((6, 10))

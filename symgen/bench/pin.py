@@ -70,6 +70,13 @@ PIN_CALLS = {
     "dtau": PinCall(("computeRNEADerivatives",), ("q", "qd", "qdd"),
                     {"dtau": ("pin_cpp", "computeRNEADerivatives(model, data, qs[i], vs[i], as[i]); "
                                          "sink = sink + data.dtau_dq(0, 0);")}),
+    "oMf": PinCall(("framesForwardKinematics",), ("q",),
+                   {"oMf": ("pin_cpp", "framesForwardKinematics(model, data, qs[i]); "
+                                       "sink = sink + data.oMf[model.nframes - 1].translation()[0];")},
+                   note="Pinocchio places all of its frames (symgen: the package's frames)"),
+    "J": PinCall(("computeJointJacobians",), ("q",),
+                 {"J": ("pin_cpp", "computeJointJacobians(model, data, qs[i]); sink = sink + data.J(0, 0);")},
+                 note="Pinocchio's computeJointJacobians, all joint Jacobians, before getFrameJacobian per frame"),
     "dqdd": PinCall(("computeABADerivatives",), ("q", "qd", "tau"),
                     {"dqdd": ("pin_cpp", "computeABADerivatives(model, data, qs[i], vs[i], ts[i]); "
                                          "sink = sink + data.ddq_dq(0, 0);")}),

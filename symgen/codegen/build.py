@@ -32,6 +32,7 @@ class BuildOptions:
     quantities: tuple = Q.DEFAULT
     gamma_method: str = "algo2"
     frame: str = "ground"                 # coordinates of the algorithms: ground or body
+    frames: tuple | None = None           # frames of frame kinematics (None: the leaf links)
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
@@ -42,7 +43,7 @@ class BuildOptions:
 
     @property
     def sweep(self) -> Q.SweepOptions:
-        return Q.SweepOptions(frame=self.frame, gamma_method=self.gamma_method)
+        return Q.SweepOptions(frame=self.frame, gamma_method=self.gamma_method, frames=self.frames)
 
 
 @dataclass
@@ -102,6 +103,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
     name = identifier(name or robot.name)
     check_options(opts)
     check_size(robot, opts)
+    Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run
     expected = prepare_output(out_dir, name, opts.force)    # a name clash stops the build before the symbolic work
     if not opts.source_sha256:
         from ..urdf import urdf_string

@@ -11,6 +11,7 @@ import json
 import sympy as sp
 
 from .. import quantities as Q
+from ..algorithms.regressor import robot_parameters
 from . import program as P
 from .names import c_literal, comment_text, py_literal
 from .printers import CPrinter, PyPrinter
@@ -110,12 +111,16 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
     """All files of the package as ``{filename: text}``, from the optimized Functions
     (``{key: Function}``, in build order) and their op counts (``{function name: counts}``)."""
     contexts = [function_context(robot, fn, key) for key, fn in functions.items()]
+    frames = Q.frames_of(robot, opts.frames)
+    parameters = robot_parameters(robot)
     ctx = {
         "header": header_lines(robot, opts, version), "name": name, "prefix": name, "PREFIX": name.upper(),
         "n": robot.n, "functions": contexts,
         "robot_literal": py_literal(robot.name), "robot_comment": comment_text(robot.name),
         "joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.joint_names) + ")",
         "link_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.link_names) + ")",
+        "frames_literal": "(" + "".join(py_literal(f.name) + ", " for f in frames) + ")",
+        "parameters_literal": "[" + ", ".join(repr(float(x)) for x in parameters) + "]",
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
     }
     c_source = render("c_source.c.j2", ctx)
@@ -126,6 +131,7 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
         "generator": f"symgen {version}", "sympy": sp.__version__, "robot": robot.name, "name": name,
         "nq": robot.n, "nv": robot.n, "depth": robot.depth, "floating_base": robot.floating_base,
         "joint_names": list(robot.joint_names), "link_names": list(robot.link_names),
+        "frames": [f.name for f in frames],
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse},
