@@ -12,18 +12,30 @@ import click
 from . import __version__
 from . import quantities as Q
 from .codegen import Progress
-from .errors import SymgenError
+from .errors import SymgenError, SymgenWarning
 
 
 class _Group(click.Group):
-    """Turns SymgenError from any command into one line on stderr and exit code 2."""
+    """Turns SymgenError from any command into one line on stderr and exit code 2, and prints a
+    SymgenWarning (a tolerated URDF defect) as one line ``symgen: warning: ...``."""
 
     def invoke(self, ctx):
+        import warnings
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, SymgenWarning):         # one line, like the errors
+                click.echo(f"symgen: warning: {message}", err=True)
+            else:
+                click.echo(warnings.formatwarning(message, category, filename, lineno, line).rstrip(), err=True)
+
+        previous, warnings.showwarning = warnings.showwarning, show
         try:
             return super().invoke(ctx)
         except SymgenError as exc:
             click.echo(f"symgen: {exc}", err=True)
             sys.exit(2)
+        finally:
+            warnings.showwarning = previous
 
 
 @click.group(cls=_Group)

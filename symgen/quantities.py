@@ -373,3 +373,10 @@ def tolerance(x: Quantity, M=None, base: float = 1e-9) -> float:
 def random_state(rng, nq: int, nv: int, names=tuple(ARGUMENTS)) -> dict:
     """One random state ``{argument: vector}`` drawn as verify and bench draw them."""
     return {a: ARGUMENTS[a].draw(rng, nq, nv) for a in names}
+
+
+def call(module, key: str, state: dict):
+    """Quantity ``key`` computed by ``module`` (a generated package or one of its backends) at
+    ``state``, given the arguments the registry says it takes."""
+    x = QUANTITIES[key]
+    return getattr(module, x.function)(*(state[a] for a in x.arguments))

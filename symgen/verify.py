@@ -33,8 +33,8 @@ TOL = 1e-9
 @dataclass(frozen=True)
 class Identity:
     """A relation between generated functions that holds at every state: ``sides(f, state, call)``
-    returns (left, right), where ``f`` maps a function name to its value at ``state`` and
-    ``call(name, *args)`` evaluates it at other arguments."""
+    returns (left, right), where ``f`` maps a quantity key to its value at ``state`` and
+    ``call(key, *args)`` evaluates it at other arguments."""
     name: str
     needs: tuple[str, ...]
     sides: Callable
@@ -43,30 +43,24 @@ class Identity:
 
 def _rnea_minus_gravity(f, s, call):
     zero = np.zeros_like(s["qd"])
-    return f["coriolis_matrix"] @ s["qd"], call("inverse_dynamics", s["q"], s["qd"], zero) - call(
-        "inverse_dynamics", s["q"], zero, zero)
+    return f["C"] @ s["qd"], call("tau", s["q"], s["qd"], zero) - call("tau", s["q"], zero, zero)
 
 
+#: relations between quantities (registry keys) that hold at every state
 IDENTITIES = (
-    Identity("M symmetric", ("mass_matrix",), lambda f, s, call: (f["mass_matrix"], f["mass_matrix"].T)),
-    Identity("Mdot = C + C^T", ("mass_matrix_dot", "coriolis_matrix"),                         # eq. (2)
-             lambda f, s, call: (f["mass_matrix_dot"], f["coriolis_matrix"] + f["coriolis_matrix"].T)),
-    Identity("C = Gamma qd", ("christoffel", "coriolis_matrix"),                              # eq. (3)
-             lambda f, s, call: (np.einsum("ijk,k->ij", f["christoffel"], s["qd"]), f["coriolis_matrix"])),
-    Identity("C qd = RNEA(q, qd, 0) - g", ("coriolis_matrix", "inverse_dynamics"), _rnea_minus_gravity),
-    Identity("g = RNEA(q, 0, 0)", ("gravity", "inverse_dynamics"),
-             lambda f, s, call: (f["gravity"], call("inverse_dynamics", s["q"], 0 * s["qd"], 0 * s["qd"]))),
-    Identity("slotine_li(q, qd, qd, qdd) = RNEA(q, qd, qdd)", ("slotine_li", "inverse_dynamics"),
-             lambda f, s, call: (call("slotine_li", s["q"], s["qd"], s["qd"], s["qdd"]), f["inverse_dynamics"])),
-    Identity("RNEA(q, qd, FD(q, qd, tau)) = tau", ("forward_dynamics", "inverse_dynamics"),
-             lambda f, s, call: (call("inverse_dynamics", s["q"], s["qd"], f["forward_dynamics"]), s["tau"]), True),
-    Identity("dtau/dqd = 2 C", ("inverse_dynamics_derivatives", "coriolis_matrix"),              # Gamma_ijk = Gamma_ikj
-             lambda f, s, call: (call("inverse_dynamics_derivatives", s["q"], s["qd"], s["qdd"])[1],
-                                 2 * f["coriolis_matrix"])),
-    Identity("regressor @ parameters = slotine_li", ("regressor", "slotine_li"),
-             lambda f, s, call: (f["regressor"] @ s["parameters"], f["slotine_li"])),
-    Identity("M Minv = 1", ("mass_matrix", "mass_matrix_inverse"),
-             lambda f, s, call: (f["mass_matrix"] @ f["mass_matrix_inverse"], np.eye(len(s["q"]))), True),
+    Identity("M symmetric", ("M",), lambda f, s, call: (f["M"], f["M"].T)),
+    Identity("Mdot = C + C^T", ("Mdot", "C"), lambda f, s, call: (f["Mdot"], f["C"] + f["C"].T)),       # eq. (2)
+    Identity("C = Gamma qd", ("Gamma", "C"),                                                        # eq. (3)
+             lambda f, s, call: (np.einsum("ijk,k->ij", f["Gamma"], s["qd"]), f["C"])),
+    Identity("C qd = RNEA(q, qd, 0) - g", ("C", "tau"), _rnea_minus_gravity),
+    Identity("g = RNEA(q, 0, 0)", ("g", "tau"), lambda f, s, call: (f["g"], call("tau", s["q"], 0 * s["qd"], 0 * s["qd"]))),
+    Identity("Slotine-Li(q, qd, qd, qdd) = RNEA(q, qd, qdd)", ("tau_sl", "tau"),
+             lambda f, s, call: (call("tau_sl", s["q"], s["qd"], s["qd"], s["qdd"]), f["tau"])),
+    Identity("RNEA(q, qd, FD(q, qd, tau)) = tau", ("qdd", "tau"),
+             lambda f, s, call: (call("tau", s["q"], s["qd"], f["qdd"]), s["tau"]), True),
+    Identity("dtau/dqd = 2 C", ("dtau", "C"), lambda f, s, call: (f["dtau"][1], 2 * f["C"])),   # Gamma_ijk = Gamma_ikj
+    Identity("Y @ parameters = Slotine-Li", ("Y", "tau_sl"), lambda f, s, call: (f["Y"] @ s["parameters"], f["tau_sl"])),
+    Identity("M Minv = 1", ("M", "Minv"), lambda f, s, call: (f["M"] @ f["Minv"], np.eye(len(s["q"]))), True),
 )
 
 
@@ -116,7 +110,7 @@ def _pinocchio_own_parse(robot, urdf):
 
 
 #: what is compared with Pinocchio's own parse of the URDF, and how closely
-OWN_PARSE = ("mass_matrix", "inverse_dynamics")
+OWN_PARSE = tuple(Q.QUANTITIES[k].function for k in ("M", "tau"))
 OWN_PARSE_TOL = 1e-7
 MANIFEST_KEYS = {"name": str, "nq": int, "nv": int, "floating_base": bool, "joint_names": list, "link_names": list,
                  "source_sha256": str, "options": dict, "functions": dict, "c_extension": str, "files": dict}
@@ -269,15 +263,14 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
 
     backends = {"numpy": pkg.numpy} | ({"c": pkg.c} if pkg.c is not None else {})
     present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
-    identities = [i for i in IDENTITIES if all(f in manifest["functions"] for f in i.needs)]
+    identities = [i for i in IDENTITIES if all(Q.QUANTITIES[k].function in manifest["functions"] for k in i.needs)]
     for _ in range(trials):
         state = Q.random_state(rng, pkg.nq, pkg.nv)
-        M = (pkg.numpy.mass_matrix(state["q"]) if hasattr(pkg.numpy, "mass_matrix")
+        M = (Q.call(pkg.numpy, "M", state) if hasattr(pkg.numpy, Q.QUANTITIES["M"].function)
              else Q.evaluate(robot, "M", state) if robot is not None else None)
         tol = {x.function: Q.tolerance(x, M, TOL) for x in present}
         conditioned = max(tol.values(), default=TOL)
-        values = {b: {x.function: getattr(mod, x.function)(*(state[a] for a in x.arguments)) for x in present}
-                  for b, mod in backends.items()}
+        values = {b: {x.function: Q.call(mod, x.key, state) for x in present} for b, mod in backends.items()}
         outside = {}                                # name -> {function: value}, each computed once
         if robot is not None:
             outside["reference"] = {x.function: Q.evaluate(robot, x.key, state, reference_opts) for x in present}
@@ -290,7 +283,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                     at = x.oracle_state(state)
                     for bname, mod in backends.items():
                         record(f"{bname} vs Pinocchio: {x.function} ({x.oracle_state.__doc__})",
-                               _rel(getattr(mod, x.function)(*(at[a] for a in x.arguments)), x.pinocchio(memo, at)),
+                               _rel(Q.call(mod, x.key, at), x.pinocchio(memo, at)),
                                tol[x.function])
         if own is not None:
             memo = _Memo(own)
@@ -300,7 +293,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             got = values[bname]
             for identity in identities:
                 record(f"{bname}: {identity.name}",
-                       _rel(*identity.sides(got, {**state, "parameters": pkg.parameters}, lambda f, *a: getattr(mod, f)(*a))),
+                       _rel(*identity.sides({x.key: got[x.function] for x in present}, {**state, "parameters": pkg.parameters},
+                                            lambda key, *a: getattr(mod, Q.QUANTITIES[key].function)(*a))),
                        conditioned if identity.conditioned else TOL)
             theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
             for other, their in theirs.items():

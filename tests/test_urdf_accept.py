@@ -148,6 +148,21 @@ def test_symgen_info_lists_tolerated_inertias_as_notes(tmp_path):
     assert "note: link 'arm': inertia is not physically valid (principal moments 0.1, 0.1, 0.3" in result.stdout
 
 
+def test_cli_prints_a_tolerated_inertia_as_one_warning_line(tmp_path):
+    """`symgen info` and `symgen build` show the warning as `symgen: warning: FILE: ELEMENT: reason`,
+    one line, not Python's two-line warning with a source location."""
+    path = write(tmp_path, with_tip("", arm_body=TOLERATED[1].values[0]))
+    for args in (["info", str(path)], ["build", str(path), "--out", str(tmp_path / "out"), "--no-compile", "--quiet",
+                                       "--quantities", "g"]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", SymgenWarning)
+            result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        lines = [ln for ln in result.stderr.splitlines() if ln.strip() and not ln.startswith("symgen: note: ")]
+        assert lines == [f"symgen: warning: {path}: {L_ARM}: " + lines[0].split(f"{L_ARM}: ", 1)[1]], lines
+        assert TOLERATED[1].values[1] in lines[0], lines
+
+
 # ------------------------------------------------------------------ a fixed "world" root link
 
 def test_floating_base_on_a_fixed_world_root_moves_that_link_and_lumps_what_is_fixed_to_it():
