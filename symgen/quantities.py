@@ -171,6 +171,13 @@ def _mass_matrix_inverse(robot, args, bk, opts):
     return {"Minv": alg.mass_matrix_inverse(robot, args["q"], bk, opts.frame)}
 
 
+def _all_terms(robot, args, bk, opts):
+    """Algorithm 1 and the gravity sweep on one backend: value numbering gives the kinematics and
+    composite inertias both read one name each, so the fused call pays for them once."""
+    values = _algorithm1(robot, args, bk, opts)
+    return {"M": values["M"], "C": values["C"], "g": _gravity(robot, args, bk, opts)["g"]}
+
+
 def _id_derivatives(robot, args, bk, opts):
     from . import algorithms as alg
 
@@ -205,6 +212,7 @@ SWEEPS = {s.name: s for s in (
     Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep),
     Sweep("forward_dynamics", ("q", "qd", "tau"), _forward_dynamics),
     Sweep("mass_matrix_inverse", ("q",), _mass_matrix_inverse),
+    Sweep("all_terms", ("q", "qd"), _all_terms),
     Sweep("id_derivatives", ("q", "qd", "qdd"), _id_derivatives),
     Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives),
     Sweep("frames", ("q",), _frames),
@@ -293,6 +301,10 @@ QUANTITIES = {x.key: x for x in (
              "Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, from the tree-sparse L^T D L "
              "factorization of M.", "mass_matrix_inverse",
              pinocchio=lambda o, s: o.mass_matrix_inverse(s["q"]), conditioned=True),
+    Quantity("MCg", "all_terms", ("q", "qd"), (Output("M", _square), Output("C", _square), Output("g", _vector)),
+             "(M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity "
+             "vector, sharing the kinematics and composite inertias.", "all_terms",
+             pinocchio=lambda o, s: (o.mass_matrix(s["q"]), o.coriolis(s["q"], s["qd"]), o.gravity(s["q"]))),
     Quantity("dtau", "inverse_dynamics_derivatives", ("q", "qd", "qdd"),
              (Output("dtau_dq", _square), Output("dtau_dqd", _square)),
              "(dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives "
@@ -380,3 +392,12 @@ def call(module, key: str, state: dict):
     ``state``, given the arguments the registry says it takes."""
     x = QUANTITIES[key]
     return getattr(module, x.function)(*(state[a] for a in x.arguments))
+
+
+def flat(value, lead: int = 0) -> np.ndarray:
+    """A quantity's value as one array: several outputs (a tuple) are raveled and laid end to end
+    after the first ``lead`` (batch) axes; one output is returned as an array."""
+    if not isinstance(value, tuple):
+        return np.asarray(value)
+    head = np.shape(value[0])[:lead]
+    return np.concatenate([np.reshape(v, head + (-1,)) for v in value], axis=-1)

@@ -65,6 +65,7 @@ IDENTITIES = (
 
 
 def _rel(a, b):
+    a, b = Q.flat(a), Q.flat(b)                     # several outputs: compared as one vector
     scale = max(1.0, float(np.max(np.abs(b))) if np.size(b) else 1.0)
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) / scale if np.size(b) else 0.0
 

@@ -198,7 +198,7 @@ def assert_close(actual, expected, what: str, context: str = "", rtol: float = R
     """|actual - expected| <= rtol * max(max|expected|, floor) + atol, entrywise max, with a message
     giving the worst entry. ``context`` names the robot, seed and state so that a failure can be
     reproduced; its first word and ``what`` key the ``summary`` of worst errors (None: no entry)."""
-    actual, expected = np.asarray(actual, float), np.asarray(expected, float)
+    actual, expected = Q.flat(actual).astype(float), Q.flat(expected).astype(float)   # several outputs: end to end
     where = f" [{context}]" if context else ""
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}{where}"
     rel, err = relative_error(actual, expected, floor)

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 import support
 import symgen
+from symgen import quantities as Q_  # the tests name a batch of q "Q"
 from symgen import robots
 from symgen.cli import main
 from symgen.codegen.build import BuildOptions, Progress as BuildProgress, build, import_package
@@ -60,9 +61,9 @@ def test_batch_equals_single_states(systems, backend):
     Q, QD, QDD = (rng.uniform(0, 6, (2, 5, robot.n)) for _ in range(3))
     for f in support.FUNCTIONS:
         batch = support.call(mod, f, Q, QD, QDD)
-        if isinstance(batch, tuple):                    # several outputs: each batched on its own
-            batch = np.stack(batch, axis=2)
-        single = np.array([[support.call(mod, f, Q[a, b], QD[a, b], QDD[a, b]) for b in range(5)] for a in range(2)])
+        batch = Q_.flat(batch, lead=2)                 # several outputs: each batched on its own
+        single = np.array([[Q_.flat(support.call(mod, f, Q[a, b], QD[a, b], QDD[a, b])) for b in range(5)]
+                           for a in range(2)])
         assert batch.shape == single.shape, f
         support.assert_agree(batch, single, f"{backend} {f} batch (seed 3)")
 

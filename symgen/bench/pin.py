@@ -70,6 +70,11 @@ PIN_CALLS = {
     "dtau": PinCall(("computeRNEADerivatives",), ("q", "qd", "qdd"),
                     {"dtau": ("pin_cpp", "computeRNEADerivatives(model, data, qs[i], vs[i], as[i]); "
                                          "sink = sink + data.dtau_dq(0, 0);")}),
+    "MCg": PinCall(("computeAllTerms",), ("q", "qd"),
+                   {"MCg": ("pin_cpp", "computeAllTerms(model, data, qs[i], vs[i]); "
+                                       "computeCoriolisMatrix(model, data, qs[i], vs[i]); "
+                                       "sink = sink + data.M(0, 0) + data.C(0, 0) + data.g(0);")},
+                   note="Pinocchio: computeAllTerms (M, nle, g, ...) then computeCoriolisMatrix for C"),
     "oMf": PinCall(("framesForwardKinematics",), ("q",),
                    {"oMf": ("pin_cpp", "framesForwardKinematics(model, data, qs[i]); "
                                        "sink = sink + data.oMf[model.nframes - 1].translation()[0];")},
