@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import shlex
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,6 +206,9 @@ def pin_cpp_binary(flags: str = PIN_CXX_FLAGS, timeout: float | None = 1800, bui
         return exe
     if not build:
         raise BenchError(f"the Pinocchio C++ harness is not built yet ({exe})")
+    # a one-time cost per Pinocchio version, flags and harness: say so, or a first run looks hung
+    print(f"symgen bench: building the Pinocchio C++ harness once (a few minutes, several GB of memory); "
+          f"cached as {exe} (set SYMGEN_CACHE to move the cache)", file=sys.stderr, flush=True)
     return compile_harness(PIN_CPP_TEMPLATE, {"timings": CPP_STATEMENTS}, lambda src, out: pin_cpp_command(prefix, flags, src, out), exe,
                            timeout, "Pinocchio C++ harness")
 
