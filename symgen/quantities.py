@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import OptionError
+from .model import GRAVITY
 
 
 @dataclass(frozen=True)
@@ -75,10 +76,15 @@ class Sweep:
 class SweepOptions:
     """How a sweep runs: ``frame`` (ground: the generated code's coordinates, body: the paper's
     pseudo-code), ``gamma_method`` (algo2: Algorithm 2, partials: eq. (4), symbols only) and
-    ``frames``, the link and joint frames of frame kinematics (None: the leaf links)."""
+    ``frames``, the link and joint frames of frame kinematics (None: the leaf links),
+    ``gravity``, the linear gravity acceleration in root coordinates, and ``parametric``: the
+    inertial parameters are an argument (``params``) of every sweep that depends on them,
+    instead of the URDF's constants folded into the code."""
     frame: str = "ground"
     gamma_method: str = "algo2"
     frames: tuple[str, ...] | None = None
+    gravity: tuple[float, float, float] = GRAVITY
+    parametric: bool = False
 
 
 FRAMES = ("ground", "body")
@@ -136,25 +142,25 @@ def _algorithm2(robot, args, bk, opts):
 def _rnea(robot, args, bk, opts):
     from . import algorithms as alg
 
-    return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk)}
+    return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk, gravity=opts.gravity)}
 
 
 def _gravity(robot, args, bk, opts):
     from . import algorithms as alg
 
-    return {"g": (alg.gravity_ground if opts.frame == "ground" else alg.gravity)(robot, args["q"], bk)}
+    return {"g": (alg.gravity_ground if opts.frame == "ground" else alg.gravity)(robot, args["q"], bk, gravity=opts.gravity)}
 
 
 def _regressor_sweep(robot, args, bk, opts):
     from . import algorithms as alg
 
-    return {"Y": alg.regressor(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk)}
+    return {"Y": alg.regressor(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk, gravity=opts.gravity)}
 
 
 def _forward_dynamics(robot, args, bk, opts):
     from . import algorithms as alg
 
-    return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], args["tau"], bk, opts.frame)}
+    return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], args["tau"], bk, opts.frame, gravity=opts.gravity)}
 
 
 def _frames(robot, args, bk, opts):
@@ -174,14 +180,14 @@ def _mass_matrix_inverse(robot, args, bk, opts):
 def _id_derivatives(robot, args, bk, opts):
     from . import algorithms as alg
 
-    dq, dqd = alg.inverse_dynamics_derivatives(robot, args["q"], args["qd"], args["qdd"], bk, opts.frame)
+    dq, dqd = alg.inverse_dynamics_derivatives(robot, args["q"], args["qd"], args["qdd"], bk, opts.frame, gravity=opts.gravity)
     return {"dtau_dq": dq, "dtau_dqd": dqd}
 
 
 def _fd_derivatives(robot, args, bk, opts):
     from . import algorithms as alg
 
-    dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, opts.frame)
+    dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, opts.frame, gravity=opts.gravity)
     return {"dqdd_dq": dq, "dqdd_dqd": dqd}
 
 
@@ -192,7 +198,7 @@ def _slotine_li(robot, args, bk, opts):
     from . import algorithms as alg
 
     run = alg.slotine_li
-    return {"tau_sl": run(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk)}
+    return {"tau_sl": run(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk, gravity=opts.gravity)}
 
 
 SWEEPS = {s.name: s for s in (
@@ -344,7 +350,29 @@ def check_options(opts: SweepOptions) -> SweepOptions:
         raise OptionError(f"--frame: unknown {opts.frame!r}; expected one of {', '.join(FRAMES)}")
     if opts.gamma_method not in GAMMA_METHODS:
         raise OptionError(f"--gamma-method: unknown {opts.gamma_method!r}; expected one of {', '.join(GAMMA_METHODS)}")
+    g = opts.gravity
+    if (not isinstance(g, tuple) or len(g) != 3
+            or not all(isinstance(x, float) and np.isfinite(x) for x in g)):
+        raise OptionError(f"--gravity: {g!r} is not three finite floats")
     return opts
+
+
+def parse_gravity(text: str) -> tuple[float, float, float]:
+    """``--gravity``: three comma-separated finite numbers (the linear gravity acceleration in the
+    root frame, m/s^2), e.g. ``0,0,-9.81``; anything else is an OptionError."""
+    words = [w.strip() for w in str(text).split(",")]
+    try:
+        values = tuple(float(w) for w in words)
+    except ValueError:
+        values = ()
+    if len(values) != 3 or not all(np.isfinite(x) for x in values):
+        raise OptionError(f"--gravity: expected three comma-separated numbers such as 0,0,-9.81, got {text!r}")
+    return tuple(x + 0.0 for x in values)                # -0.0 -> 0.0: one text per gravity
+
+
+def gravity_text(gravity) -> str:
+    """``0,0,-9.81``: a gravity as ``--gravity`` takes it (shortest round-trip reprs)."""
+    return ",".join(repr(float(x)).removesuffix(".0") if float(x).is_integer() else repr(float(x)) for x in gravity)
 
 
 def evaluate(robot, key: str, state: dict, opts: SweepOptions = SweepOptions(frame="body")):

@@ -75,7 +75,7 @@ def _rel(a, b):
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) / scale if np.size(b) else 0.0
 
 
-def _pinocchio(robot, frames=None):
+def _pinocchio(robot, frames=None, gravity=None):
     """(PinOracle or None, a note for the report). Pinocchio reads the robot symgen read, as
     symgen writes it back (after lumping and snapping, with a floating base's six joints as real
     joints), not the raw file: snapping moves values by up to 1e-9, this check's tolerance."""
@@ -88,13 +88,13 @@ def _pinocchio(robot, frames=None):
 
     try:
         model = pinocchio.buildModelFromXML(urdf_string(robot))
-        return (PinOracle(robot, model, pinocchio, frames=frames),
+        return (PinOracle(robot, model, pinocchio, frames=frames, gravity=gravity),
                 f"Pinocchio {pinocchio.__version__}, on symgen's rewrite of the URDF")
     except Exception as exc:                    # urdfdom's and the joint matching's refusals alike
         return None, f"Pinocchio: skipped, {exc}".splitlines()[0]
 
 
-def _pinocchio_own_parse(robot, urdf):
+def _pinocchio_own_parse(robot, urdf, gravity=None):
     """(PinOracle or None, a note): Pinocchio on its own reading of the URDF file, so that a
     misreading by symgen's reader (which the check above shares) shows. Only a fixed base can be
     matched: symgen's floating base is six single-DoF joints, Pinocchio's a free-flyer."""
@@ -109,7 +109,7 @@ def _pinocchio_own_parse(robot, urdf):
                       "matched with Pinocchio's free-flyer")
     try:
         model = pinocchio.buildModelFromUrdf(str(urdf))
-        return PinOracle(robot, model, pinocchio), (f"Pinocchio's own parse of the URDF: {', '.join(OWN_PARSE)} to "
+        return PinOracle(robot, model, pinocchio, gravity=gravity), (f"Pinocchio's own parse of the URDF: {', '.join(OWN_PARSE)} to "
                                                     f"{OWN_PARSE_TOL:g} (symgen snaps values within 1e-9)")
     except Exception as exc:                    # urdfdom's refusals, joints that cannot be matched
         return None, f"Pinocchio's own parse of the URDF: skipped, {exc}".splitlines()[0]
@@ -205,6 +205,18 @@ def check_robot(robot, manifest: dict, path, urdf) -> str:
             f"built from {manifest['source_sha256'][:12]}...); compared as the same robot")
 
 
+def manifest_gravity(manifest: dict, path) -> tuple[float, float, float]:
+    """The gravity a package was built with (``options.gravity``; a package from before the
+    option has the default)."""
+    from .model import GRAVITY
+
+    g = manifest["options"].get("gravity", list(GRAVITY))
+    if (not isinstance(g, list) or len(g) != 3
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x) for x in g)):
+        raise SymgenError(f"{Path(path) / 'manifest.json'}: not a symgen manifest (malformed options.gravity)")
+    return tuple(float(x) for x in g)
+
+
 class _Memo:
     """The oracle's methods, each computed once per state (Mdot and C both read Pinocchio's C)."""
 
@@ -249,13 +261,14 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     notes = [f"built with {', '.join(f'{k}={v}' for k, v in sorted(manifest['options'].items()) if k != 'quantities')}, "
              f"floating_base={built_floating}; {len(manifest['files'])} files match their sha256 in manifest.json"]
     frames = tuple(manifest.get("frames") or ()) or None          # the rows of the frame kinematics
-    reference_opts = Q.SweepOptions(frame="body", frames=frames)
+    gravity = manifest_gravity(manifest, path)
+    reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity)
     robot = oracle = own = None
     if urdf:
         robot = symgen.load_urdf(urdf, floating_base=built_floating)
         notes.append(check_robot(robot, manifest, path, urdf))
-        oracle, pin_note = _pinocchio(robot, frames)
-        own, own_note = _pinocchio_own_parse(robot, urdf)
+        oracle, pin_note = _pinocchio(robot, frames, gravity)
+        own, own_note = _pinocchio_own_parse(robot, urdf, gravity)
         notes += [n for n in (pin_note, own_note) if n]
     rng = np.random.default_rng(seed)
     worst: dict[str, float] = {}                    # check -> worst relative error

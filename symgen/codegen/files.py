@@ -102,7 +102,8 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"robot {comment_text(robot.name)}: {robot.n} joints, depth {robot.depth}",
         f"source sha256 {comment_text(opts.source_sha256 or 'n/a')}",
         f"options: quantities={','.join(opts.quantities)} gamma_method={opts.gamma_method} "
-        f"frame={opts.frame} floating_base={robot.floating_base} cse={opts.cse}",
+        f"frame={opts.frame} floating_base={robot.floating_base} cse={opts.cse} "
+        f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}",
         f"SymPy {sp.__version__}",
     ]
 
@@ -121,6 +122,8 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
         "link_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.link_names) + ")",
         "frames_literal": "(" + "".join(py_literal(f.name) + ", " for f in frames) + ")",
         "parameters_literal": "[" + ", ".join(repr(float(x)) for x in parameters) + "]",
+        "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
+        "gravity_c": ", ".join(repr(float(x)) for x in opts.gravity),
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
     }
     c_source = render("c_source.c.j2", ctx)
@@ -134,7 +137,8 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
         "frames": [f.name for f in frames],
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
-                    "frame": opts.frame, "cse": opts.cse},
+                    "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
+                    "parametric": opts.parametric},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
                                   "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
                                   "ops": ops[f["name"]]} for f in contexts},
