@@ -127,10 +127,25 @@ class PinOracle:
         self.robot = robot
         self.map = JointMap.build(robot, model)
         self.frames = frames_of(robot, frames)
+        self._given = model
         self.model, self.frame_ids = _with_frames(pin, robot, model, self.frames)
         if gravity is not None:
             self.model = pin.Model(self.model)
             self.model.gravity.linear = np.asarray(gravity, dtype=float)
+        self.data = self.model.createData()
+
+    def set_parameters(self, theta):
+        """Give the model the inertial parameters ``theta`` (10 per symgen body, each joint's
+        body in Pinocchio's ``toDynamicParameters`` order, about the joint frame), in place of
+        the ones it was built with (on the oracle's own model)."""
+        theta = np.asarray(theta, dtype=float)
+        if theta.shape != (10 * self.robot.n,):
+            raise ValueError(f"params must have shape ({10 * self.robot.n},), got {theta.shape}")
+        if self.model is self._given:
+            self.model = self.pin.Model(self.model)
+        for i, name in enumerate(self.robot.joint_names):
+            self.model.inertias[self.model.getJointId(name)] = self.pin.Inertia.FromDynamicParameters(
+                theta[10 * i:10 * i + 10])
         self.data = self.model.createData()
 
     def frame_placement(self, q):

@@ -28,8 +28,9 @@ from .model import GRAVITY
 
 @dataclass(frozen=True)
 class Argument:
-    """An input of generated functions: its size (``"nq"`` or ``"nv"``) and the range that
-    ``symgen verify`` and ``symgen bench`` draw it from (the paper's Section 5)."""
+    """An input of generated functions: its size (``"nq"``, ``"nv"``, or ``"params"``: 10 per
+    body) and the range that ``symgen verify`` and ``symgen bench`` draw it from (the paper's
+    Section 5; for ``params``, see :meth:`draw`)."""
     name: str
     size: str
     doc: str
@@ -37,12 +38,28 @@ class Argument:
     high: float
 
     def length(self, nq: int, nv: int) -> int:
-        return nq if self.size == "nq" else nv
+        # one body per velocity: the floating base is six single-DoF joints, five massless bodies
+        return {"nq": nq, "nv": nv, "params": 10 * nv}[self.size]
 
-    def draw(self, rng, nq: int, nv: int, count: int | None = None) -> np.ndarray:
-        """Random values, one state (``count`` None) or ``count`` states."""
+    def draw(self, rng, nq: int, nv: int, count: int | None = None, nominal=None) -> np.ndarray:
+        """Random values, one state (``count`` None) or ``count`` states. ``params`` with its
+        ``nominal`` value: each body's theta scaled by 1 + U(low, high) plus a point mass of
+        U(0, 1) kg at a point of U(-0.1, 0.1)^3 m (physically consistent, every entry moved)."""
         n = self.length(nq, nv)
-        return rng.uniform(self.low, self.high, n if count is None else (count, n))
+        if nominal is None or self.size != "params":
+            return rng.uniform(self.low, self.high, n if count is None else (count, n))
+        states = [_perturbed(rng, np.asarray(nominal, dtype=float), self.low, self.high)
+                  for _ in range(1 if count is None else count)]
+        return states[0] if count is None else np.array(states)
+
+
+def _perturbed(rng, theta, low, high):
+    out = theta.reshape(-1, 10) * rng.uniform(1 + low, 1 + high, (len(theta) // 10, 1))
+    for body in out:
+        m, r = rng.uniform(0.0, 1.0), rng.uniform(-0.1, 0.1, 3)
+        J = m * (r @ r * np.eye(3) - np.outer(r, r))
+        body += [m, *(m * r), J[0, 0], J[0, 1], J[1, 1], J[0, 2], J[1, 2], J[2, 2]]
+    return out.reshape(-1)
 
 
 ARGUMENTS = {a.name: a for a in (
@@ -52,7 +69,12 @@ ARGUMENTS = {a.name: a for a in (
     Argument("qd_r", "nv", "reference velocities (Slotine-Li)", 0.0, 10.0),
     Argument("qdd_r", "nv", "reference accelerations (Slotine-Li)", -10.0, 10.0),
     Argument("tau", "nv", "joint forces", -50.0, 50.0),
+    Argument("params", "params", "inertial parameters theta, 10 per body in link_names order (the layout of "
+             "parameters); --parametric builds only", 0.0, 0.5),
 )}
+
+#: the arguments that are a state (one entry per joint); ``params`` is the model's
+STATE_ARGUMENTS = tuple(a for a, x in ARGUMENTS.items() if x.size != "params")
 
 
 @dataclass(frozen=True)
@@ -66,10 +88,13 @@ class Output:
 class Sweep:
     """One run of one algorithm, on numbers or symbols; ``run(robot, args, bk, options)``
     returns ``{output name: array}`` for every output it yields. ``args`` maps each of
-    ``arguments`` to a vector (floats or symbols); ``options`` is a :class:`SweepOptions`."""
+    ``arguments`` to a vector (floats or symbols); ``options`` is a :class:`SweepOptions`.
+    ``inertial``: its values depend on the inertias (in a parametric build, the sweep takes
+    ``params`` too; see :func:`run_sweep`)."""
     name: str
     arguments: tuple[str, ...]
     run: Callable
+    inertial: bool = True
 
 
 @dataclass(frozen=True)
@@ -113,6 +138,11 @@ class Quantity:
     @property
     def output_names(self) -> tuple[str, ...]:
         return tuple(o.name for o in self.outputs)
+
+    def arguments_for(self, opts: "SweepOptions") -> tuple[str, ...]:
+        """The generated function's arguments under ``opts``: ``params`` last in a parametric
+        build when the quantity depends on the inertias."""
+        return self.arguments + (("params",) if opts.parametric and SWEEPS[self.sweep].inertial else ())
 
 
 # ------------------------------------------------------------------------------------ sweeps
@@ -208,13 +238,23 @@ SWEEPS = {s.name: s for s in (
     Sweep("rnea", ("q", "qd", "qdd"), _rnea),
     Sweep("gravity", ("q",), _gravity),
     Sweep("slotine_li", ("q", "qd", "qd_r", "qdd_r"), _slotine_li),
-    Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep),
+    Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep, inertial=False),
     Sweep("forward_dynamics", ("q", "qd", "tau"), _forward_dynamics),
     Sweep("mass_matrix_inverse", ("q",), _mass_matrix_inverse),
     Sweep("id_derivatives", ("q", "qd", "qdd"), _id_derivatives),
     Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives),
-    Sweep("frames", ("q",), _frames),
+    Sweep("frames", ("q",), _frames, inertial=False),
 )}
+
+
+def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
+    """``sweep.run`` with the robot's inertias those of ``args["params"]`` when it is given and
+    the sweep depends on them (numbers: a reference with other parameters; symbols: a parametric
+    build), else the URDF's."""
+    from .kinematics import with_parameters
+
+    theta = args.get("params") if sweep.inertial else None
+    return sweep.run(with_parameters(robot, theta), args, bk, opts)
 
 
 def frames_of(robot, names=None) -> tuple:
@@ -378,14 +418,16 @@ def gravity_text(gravity) -> str:
 def evaluate(robot, key: str, state: dict, opts: SweepOptions = SweepOptions(frame="body")):
     """The numeric value of quantity ``key`` at ``state`` (``{argument: vector}``): its sweep run on
     numbers (the same algorithm code the symbolic run uses; body frame by default, so that it is
-    an independent reference for the ground-frame generated code). One output: the array; several:
-    a tuple."""
+    an independent reference for the ground-frame generated code); a ``params`` entry of ``state``
+    (theta, 10 per body) replaces the URDF's inertias. One output: the array; several: a tuple."""
     from .backend import NUMERIC
 
     x = QUANTITIES[key]
     sweep = SWEEPS[x.sweep]
     args = {a: robot.check_state(a, state[a]) for a in sweep.arguments}
-    values = sweep.run(robot, args, NUMERIC, check_options(opts))
+    if state.get("params") is not None and sweep.inertial:
+        args["params"] = np.asarray(state["params"], dtype=float)
+    values = run_sweep(sweep, robot, args, NUMERIC, check_options(opts))
     out = tuple(values[o.name] for o in x.outputs)
     return out[0] if len(out) == 1 else out
 
@@ -398,6 +440,10 @@ def tolerance(x: Quantity, M=None, base: float = 1e-9) -> float:
     return max(base, 100 * np.finfo(float).eps * float(np.linalg.cond(M)))
 
 
-def random_state(rng, nq: int, nv: int, names=tuple(ARGUMENTS)) -> dict:
-    """One random state ``{argument: vector}`` drawn as verify and bench draw them."""
-    return {a: ARGUMENTS[a].draw(rng, nq, nv) for a in names}
+def random_state(rng, nq: int, nv: int, names=STATE_ARGUMENTS, parameters=None) -> dict:
+    """One random state ``{argument: vector}`` drawn as verify and bench draw them; with the
+    nominal ``parameters``, also ``params`` (drawn around them)."""
+    state = {a: ARGUMENTS[a].draw(rng, nq, nv) for a in names}
+    if parameters is not None:
+        state["params"] = ARGUMENTS["params"].draw(rng, nq, nv, nominal=parameters)
+    return state

@@ -283,14 +283,26 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     backends = {"numpy": pkg.numpy} | ({"c": pkg.c} if pkg.c is not None else {})
     present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
     identities = [i for i in IDENTITIES if all(f in manifest["functions"] for f in i.needs)]
+    parametric = bool(manifest["options"].get("parametric", False))
+    opts = Q.SweepOptions(parametric=parametric)
+    takes_params = {x.function for x in present if "params" in x.arguments_for(opts)}
     for _ in range(trials):
-        state = Q.random_state(rng, pkg.nq, pkg.nv)
-        M = (pkg.numpy.mass_matrix(state["q"]) if hasattr(pkg.numpy, "mass_matrix")
+        # a parametric package runs at parameters drawn around the nominal ones, every check alike
+        state = Q.random_state(rng, pkg.nq, pkg.nv, parameters=pkg.parameters if parametric else None)
+        extra = (state["params"],) if parametric else ()
+
+        def caller(mod):
+            return lambda f, *a: getattr(mod, f)(*a, *(extra if f in takes_params else ()))
+
+        M = (caller(pkg.numpy)("mass_matrix", state["q"]) if hasattr(pkg.numpy, "mass_matrix")
              else Q.evaluate(robot, "M", state) if robot is not None else None)
         tol = {x.function: Q.tolerance(x, M, TOL) for x in present}
         conditioned = max(tol.values(), default=TOL)
-        values = {b: {x.function: getattr(mod, x.function)(*(state[a] for a in x.arguments)) for x in present}
+        values = {b: {x.function: caller(mod)(x.function, *(state[a] for a in x.arguments)) for x in present}
                   for b, mod in backends.items()}
+        for oracle_ in (oracle, own):
+            if oracle_ is not None and parametric:
+                oracle_.set_parameters(state["params"])
         outside = {}                                # name -> {function: value}, each computed once
         if robot is not None:
             outside["reference"] = {x.function: Q.evaluate(robot, x.key, state, reference_opts) for x in present}
@@ -303,7 +315,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                     at = x.oracle_state(state)
                     for bname, mod in backends.items():
                         record(f"{bname} vs Pinocchio: {x.function} ({x.oracle_state.__doc__})",
-                               _rel(getattr(mod, x.function)(*(at[a] for a in x.arguments)), x.pinocchio(memo, at)),
+                               _rel(caller(mod)(x.function, *(at[a] for a in x.arguments)), x.pinocchio(memo, at)),
                                tol[x.function])
         if own is not None:
             memo = _Memo(own)
@@ -313,7 +325,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             got = values[bname]
             for identity in identities:
                 record(f"{bname}: {identity.name}",
-                       _rel(*identity.sides(got, {**state, "parameters": pkg.parameters}, lambda f, *a: getattr(mod, f)(*a))),
+                       _rel(*identity.sides(got, {**state, "parameters": state.get("params", pkg.parameters)},
+                                            caller(mod))),
                        conditioned if identity.conditioned else TOL)
             theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
             for other, their in theirs.items():

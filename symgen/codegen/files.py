@@ -85,8 +85,15 @@ def function_context(robot, fn, key: str) -> dict:
         "outs": [o["name"] for o in outputs],
         "nonzero": sum(o["nonzero"] for o in outputs), "size": sum(o["size"] for o in outputs),
         "signature": f"{fn.name}({', '.join(params)}){returns}",
-        "inputs": [{"name": inp.name, "unpack": ", ".join(s.name for s in inp.symbols) + ("," if n == 1 else "")}
+        "inputs": [{"name": inp.name, "size": len(inp.symbols),
+                    "unpack": ", ".join(s.name for s in inp.symbols) + ("," if len(inp.symbols) == 1 else "")}
                    for inp in fn.inputs],
+        # per input, the doubles it holds (n, or 10 per body for params); the state inputs, and
+        # the Python signature (params, when there, is optional: the nominal parameters)
+        "sizes": [len(inp.symbols) for inp in fn.inputs],
+        "state_params": [p for p in params if p != "params"],
+        "parametric": "params" in params,
+        "params_def": ", ".join("params=None" if p == "params" else p for p in params),
         "lines": lines,
         "c_parts": c_parts,
         "work": len(slots),
@@ -123,6 +130,8 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
         "frames_literal": "(" + "".join(py_literal(f.name) + ", " for f in frames) + ")",
         "parameters_literal": "[" + ", ".join(repr(float(x)) for x in parameters) + "]",
         "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
+        "parametric": opts.parametric, "nparams": len(parameters),
+        "parameters_c": [repr(float(x)) for x in parameters],
         "gravity_c": ", ".join(repr(float(x)) for x in opts.gravity),
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
     }
