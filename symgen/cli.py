@@ -130,12 +130,16 @@ def _progress(quiet):
               "leaf link].")
 @click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: 64]: the code "
               "grows as N^3 (Gamma on a chain).")
+@click.option("--gravity", "gravity_text", default="0,0,-9.81", show_default=True,
+              help="Linear gravity acceleration in the root frame, m/s^2: three comma-separated numbers.")
+@click.option("--parametric", is_flag=True, help="The dynamics functions take the inertial parameters as a last "
+              "argument params (10 per body, the layout of the package's parameters) instead of folding the URDF's.")
 @click.option("--copt", default="-O2", show_default=True,
               help="C optimization level of the binding (-O0 compiles big robots in a fraction of the time).")
 @click.option("--force", is_flag=True, help="Replace an existing package folder.")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
-def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, max_dof, no_compile,
-          copt, force, quiet):
+def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, max_dof, gravity_text,
+          parametric, no_compile, copt, force, quiet):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import shlex
@@ -145,6 +149,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
 
     from .codegen.build import BuildOptions, build as run_build
     from .codegen.names import identifier
+    from .model import GRAVITY
     from .urdf import load_urdf
 
     # a killed build (SIGTERM, or SIGHUP: its terminal closed) unwinds like Ctrl-C, so the
@@ -153,6 +158,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
         if signum is not None:
             signal.signal(signum, lambda signum, frame: sys.exit(128 + signum))
     t0 = time.perf_counter()
+    gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
     robot = load_urdf(urdf, floating_base=floating_base)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):
         click.echo(f"symgen: note: package name {identifier(robot.name)!r} from the robot's name in "
@@ -165,9 +171,11 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--frame", frame] if frame != "ground" else []
     frames = tuple(f.strip() for f in frame_names.split(",") if f.strip()) if frame_names is not None else None
     words += ["--frames", ",".join(frames)] if frames is not None else []
+    words += ["--gravity", Q.gravity_text(gravity)] if gravity != GRAVITY else []
+    words += ["--parametric"] if parametric else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
     opts = BuildOptions(quantities=Q.parse(quantities), gamma_method=gamma_method, cse=cse, frame=frame, frames=frames,
-                        **limit,
+                        gravity=gravity, parametric=parametric, **limit,
                         compile=not no_compile, copt=copt, force=force, command=shlex.join(words),
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
     progress = _progress(quiet)

@@ -1,9 +1,15 @@
 """Kinematics the algorithms start from, in the two coordinate choices they run in.
 
     body_frames    body frames: per body, Xup_i = iXp(i) = XJ(q_i) Xtree_i and Phi_i (constant
-                   in body i); the spatial inertias I_i are the model's constants
+                   in body i); the spatial inertias I_i come from :func:`body_inertia`
     ground_frames  ground (base) coordinates, the paper's footnote 2: per body, Phi_i(q) and
                    I_i(q), both about the base origin; no transforms are needed afterwards
+
+The inertias are the model's constants (folded into generated code), or, for a robot seen
+through :func:`with_parameters`, built from inertial parameters theta (10 per body, Pinocchio's
+``toDynamicParameters`` order, in the body frame: see :mod:`symgen.algorithms.regressor`), numbers
+(a reference with another payload) or symbols (``symgen build --parametric``). The spatial
+inertia is linear in theta, so the algorithms run unchanged on either.
 
 Joint axes are fixed in the body frame (Phi_ring = 0), as the paper's algorithms assume.
 """
@@ -11,7 +17,56 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spatial import axis_angle, cross, mcI, plux, rotate_symmetric
+from .spatial import axis_angle, cross, mcI, plux, rotate_symmetric, skew
+
+
+class _WithParameters:
+    """A robot whose inertias are those of the parameters ``theta`` (everything else is the
+    robot's own)."""
+
+    def __init__(self, robot, theta):
+        self._robot, self.theta = robot, theta
+
+    def __getattr__(self, name):
+        return getattr(self._robot, name)
+
+
+def with_parameters(robot, theta=None):
+    """``robot`` seen with the inertial parameters ``theta`` (10 per body, numbers or symbols)
+    instead of its URDF's; ``theta`` None: the robot itself."""
+    if theta is None:
+        return robot
+    if len(theta) != 10 * robot.n:
+        raise ValueError(f"params must have {10 * robot.n} entries (10 per body), got {len(theta)}")
+    return _WithParameters(getattr(robot, "_robot", robot), theta)
+
+
+def parameters_of(robot, i: int):
+    """theta_i (10 entries) of a robot seen through :func:`with_parameters`, or None."""
+    theta = getattr(robot, "theta", None)
+    return None if theta is None else theta[10 * i:10 * i + 10]
+
+
+def parameter_inertia(theta, bk):
+    """The spatial inertia I(theta) = sum_k theta_k E_k about the frame origin (see
+    :func:`symgen.algorithms.regressor.inertia_basis`): [[I_O, S(h)], [S(h)^T, m 1]]."""
+    m, h = theta[0], theta[1:4]
+    I = bk.zeros((6, 6))
+    for k, (r, c) in enumerate(((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))):
+        I[r, c] = I[c, r] = theta[4 + k]
+    S = skew(h, bk)
+    I[:3, 3:] = S
+    I[3:, :3] = S.T
+    for a in range(3):
+        I[3 + a, 3 + a] = m
+    return I
+
+
+def body_inertia(robot, i: int, bk):
+    """The spatial inertia of body i about its origin, in its frame: the model's constant, or
+    that of the robot's parameters (:func:`with_parameters`)."""
+    theta = parameters_of(robot, i)
+    return bk.const(robot.I[i]) if theta is None else parameter_inertia(theta, bk)
 
 
 def body_frames(robot, q, bk):
@@ -65,6 +120,10 @@ def ground_frames(robot, q, bk):
             Ri[:, 2] = a
             R[i], p[i] = bk.bind(Ri, f"R{i}", i), p0
         Phi.append(Phi_i)
+        theta = parameters_of(robot, i)
+        if theta is not None:
+            I.append(_ground_inertia(theta, robot.z_turns[i], R[i], p[i], bk, i))
+            continue
         inertia = body.inertia
         if inertia.mass == 0.0 and not np.any(Icom):
             I.append(bk.zeros((6, 6)))
@@ -73,3 +132,33 @@ def ground_frames(robot, q, bk):
         Ic = rotate_symmetric(R[i], bk.const(Icom), bk, f"Ic{i}", i)
         I.append(bk.bind(mcI(bk.number(inertia.mass), cg, Ic, bk), f"I{i}", i))
     return Phi, I
+
+
+def _ground_inertia(theta, T, R, p, bk, i):
+    """The spatial inertia of parameters ``theta`` (body frame) about the ground origin, in ground
+    axes, for a body whose turned frame (body frame turned by ``T``, :attr:`Robot.z_aligned`) has
+    orientation ``R`` and origin ``p``: with h and I_B the first moment and rotational inertia
+    about the body origin in ground axes, H = h + m p and I_O = I_B + (p . (H + h)) 1 - (H p^T +
+    p h^T) (the parallel-axis theorem written in theta, so a massless body needs no division)."""
+    m = theta[0]
+    Tt = bk.const(T.T)
+    hB = bk.zeros(3)
+    hB[:] = theta[1:4]
+    IB = bk.zeros((3, 3))
+    for k, (r, c) in enumerate(((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))):
+        IB[r, c] = IB[c, r] = theta[4 + k]
+    Rb = bk.bind(R @ Tt, f"Rb{i}", i)                                    # the body frame (unturned)
+    h = bk.bind(Rb @ hB, f"h{i}", i)                                     # first moment, ground axes
+    Io = rotate_symmetric(Rb, IB, bk, f"Ib{i}", i)                      # about the body origin
+    H = bk.bind(h + p * m, f"H{i}", i)                                   # about the ground origin
+    d = bk.bind(p @ (H + h), f"pH{i}", i)
+    I = bk.zeros((6, 6))
+    for a in range(3):
+        for b in range(a, 3):
+            I[a, b] = I[b, a] = Io[a, b] - H[a] * p[b] - p[a] * h[b] + (d if a == b else 0)
+    S = skew(H, bk)
+    I[:3, 3:] = S
+    I[3:, :3] = S.T
+    for a in range(3):
+        I[3 + a, 3 + a] = m
+    return bk.bind(I, f"I{i}", i)

@@ -114,9 +114,11 @@ class JointMap:
 
 class PinOracle:
     """Pinocchio's quantities at symgen states, returned in symgen's order. ``frames``: the frame
-    names of frame kinematics (default: the leaf links, as a build's)."""
+    names of frame kinematics (default: the leaf links, as a build's); ``gravity``: the linear
+    gravity acceleration in the root frame (default: the model's, Pinocchio's -9.81 along z),
+    set on a copy of ``model`` (``model.gravity.linear``)."""
 
-    def __init__(self, robot, model, pin=None, frames=None):
+    def __init__(self, robot, model, pin=None, frames=None, gravity=None):
         if pin is None:
             import pinocchio as pin
         from .quantities import frames_of
@@ -125,7 +127,25 @@ class PinOracle:
         self.robot = robot
         self.map = JointMap.build(robot, model)
         self.frames = frames_of(robot, frames)
+        self._given = model
         self.model, self.frame_ids = _with_frames(pin, robot, model, self.frames)
+        if gravity is not None:
+            self.model = pin.Model(self.model)
+            self.model.gravity.linear = np.asarray(gravity, dtype=float)
+        self.data = self.model.createData()
+
+    def set_parameters(self, theta):
+        """Give the model the inertial parameters ``theta`` (10 per symgen body, each joint's
+        body in Pinocchio's ``toDynamicParameters`` order, about the joint frame), in place of
+        the ones it was built with (on the oracle's own model)."""
+        theta = np.asarray(theta, dtype=float)
+        if theta.shape != (10 * self.robot.n,):
+            raise ValueError(f"params must have shape ({10 * self.robot.n},), got {theta.shape}")
+        if self.model is self._given:
+            self.model = self.pin.Model(self.model)
+        for i, name in enumerate(self.robot.joint_names):
+            self.model.inertias[self.model.getJointId(name)] = self.pin.Inertia.FromDynamicParameters(
+                theta[10 * i:10 * i + 10])
         self.data = self.model.createData()
 
     def frame_placement(self, q):
@@ -147,11 +167,11 @@ class PinOracle:
         return self.map.mat(np.triu(M) + np.triu(M, 1).T)    # crba fills the upper triangle only
 
     def inverse_dynamics(self, q, qd, qdd):
-        """rnea with the model's own gravity (Pinocchio's default, -9.81 along z)."""
+        """rnea with the oracle's gravity."""
         return self.map.vec(self.pin.rnea(self.model, self.data, self.map.q(q), self.map.v(qd), self.map.v(qdd)))
 
     def gravity(self, q):
-        """computeGeneralizedGravity, with the model's gravity (-9.81 along z)."""
+        """computeGeneralizedGravity, with the oracle's gravity."""
         return self.map.vec(self.pin.computeGeneralizedGravity(self.model, self.data, self.map.q(q)))
 
     def regressor(self, q, qd, qdd):

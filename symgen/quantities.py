@@ -23,12 +23,14 @@ from typing import Callable
 import numpy as np
 
 from .errors import OptionError
+from .model import GRAVITY
 
 
 @dataclass(frozen=True)
 class Argument:
-    """An input of generated functions: its size (``"nq"`` or ``"nv"``) and the range that
-    ``symgen verify`` and ``symgen bench`` draw it from (the paper's Section 5)."""
+    """An input of generated functions: its size (``"nq"``, ``"nv"``, or ``"params"``: 10 per
+    body) and the range that ``symgen verify`` and ``symgen bench`` draw it from (the paper's
+    Section 5; for ``params``, see :meth:`draw`)."""
     name: str
     size: str
     doc: str
@@ -36,12 +38,28 @@ class Argument:
     high: float
 
     def length(self, nq: int, nv: int) -> int:
-        return nq if self.size == "nq" else nv
+        # one body per velocity: the floating base is six single-DoF joints, five massless bodies
+        return {"nq": nq, "nv": nv, "params": 10 * nv}[self.size]
 
-    def draw(self, rng, nq: int, nv: int, count: int | None = None) -> np.ndarray:
-        """Random values, one state (``count`` None) or ``count`` states."""
+    def draw(self, rng, nq: int, nv: int, count: int | None = None, nominal=None) -> np.ndarray:
+        """Random values, one state (``count`` None) or ``count`` states. ``params`` with its
+        ``nominal`` value: each body's theta scaled by 1 + U(low, high) plus a point mass of
+        U(0, 1) kg at a point of U(-0.1, 0.1)^3 m (physically consistent, every entry moved)."""
         n = self.length(nq, nv)
-        return rng.uniform(self.low, self.high, n if count is None else (count, n))
+        if nominal is None or self.size != "params":
+            return rng.uniform(self.low, self.high, n if count is None else (count, n))
+        states = [_perturbed(rng, np.asarray(nominal, dtype=float), self.low, self.high)
+                  for _ in range(1 if count is None else count)]
+        return states[0] if count is None else np.array(states)
+
+
+def _perturbed(rng, theta, low, high):
+    out = theta.reshape(-1, 10) * rng.uniform(1 + low, 1 + high, (len(theta) // 10, 1))
+    for body in out:
+        m, r = rng.uniform(0.0, 1.0), rng.uniform(-0.1, 0.1, 3)
+        J = m * (r @ r * np.eye(3) - np.outer(r, r))
+        body += [m, *(m * r), J[0, 0], J[0, 1], J[1, 1], J[0, 2], J[1, 2], J[2, 2]]
+    return out.reshape(-1)
 
 
 ARGUMENTS = {a.name: a for a in (
@@ -51,7 +69,12 @@ ARGUMENTS = {a.name: a for a in (
     Argument("qd_r", "nv", "reference velocities (Slotine-Li)", 0.0, 10.0),
     Argument("qdd_r", "nv", "reference accelerations (Slotine-Li)", -10.0, 10.0),
     Argument("tau", "nv", "joint forces", -50.0, 50.0),
+    Argument("params", "params", "inertial parameters theta, 10 per body in link_names order (the layout of "
+             "parameters); --parametric builds only", 0.0, 0.5),
 )}
+
+#: the arguments that are a state (one entry per joint); ``params`` is the model's
+STATE_ARGUMENTS = tuple(a for a, x in ARGUMENTS.items() if x.size != "params")
 
 
 @dataclass(frozen=True)
@@ -65,20 +88,28 @@ class Output:
 class Sweep:
     """One run of one algorithm, on numbers or symbols; ``run(robot, args, bk, options)``
     returns ``{output name: array}`` for every output it yields. ``args`` maps each of
-    ``arguments`` to a vector (floats or symbols); ``options`` is a :class:`SweepOptions`."""
+    ``arguments`` to a vector (floats or symbols); ``options`` is a :class:`SweepOptions`.
+    ``inertial``: its values depend on the inertias (in a parametric build, the sweep takes
+    ``params`` too; see :func:`run_sweep`)."""
     name: str
     arguments: tuple[str, ...]
     run: Callable
+    inertial: bool = True
 
 
 @dataclass(frozen=True)
 class SweepOptions:
     """How a sweep runs: ``frame`` (ground: the generated code's coordinates, body: the paper's
     pseudo-code), ``gamma_method`` (algo2: Algorithm 2, partials: eq. (4), symbols only) and
-    ``frames``, the link and joint frames of frame kinematics (None: the leaf links)."""
+    ``frames``, the link and joint frames of frame kinematics (None: the leaf links),
+    ``gravity``, the linear gravity acceleration in root coordinates, and ``parametric``: the
+    inertial parameters are an argument (``params``) of every sweep that depends on them,
+    instead of the URDF's constants folded into the code."""
     frame: str = "ground"
     gamma_method: str = "algo2"
     frames: tuple[str, ...] | None = None
+    gravity: tuple[float, float, float] = GRAVITY
+    parametric: bool = False
 
 
 FRAMES = ("ground", "body")
@@ -108,6 +139,11 @@ class Quantity:
     def output_names(self) -> tuple[str, ...]:
         return tuple(o.name for o in self.outputs)
 
+    def arguments_for(self, opts: "SweepOptions") -> tuple[str, ...]:
+        """The generated function's arguments under ``opts``: ``params`` last in a parametric
+        build when the quantity depends on the inertias."""
+        return self.arguments + (("params",) if opts.parametric and SWEEPS[self.sweep].inertial else ())
+
 
 # ------------------------------------------------------------------------------------ sweeps
 
@@ -136,25 +172,25 @@ def _algorithm2(robot, args, bk, opts):
 def _rnea(robot, args, bk, opts):
     from . import algorithms as alg
 
-    return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk)}
+    return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk, gravity=opts.gravity)}
 
 
 def _gravity(robot, args, bk, opts):
     from . import algorithms as alg
 
-    return {"g": (alg.gravity_ground if opts.frame == "ground" else alg.gravity)(robot, args["q"], bk)}
+    return {"g": (alg.gravity_ground if opts.frame == "ground" else alg.gravity)(robot, args["q"], bk, gravity=opts.gravity)}
 
 
 def _regressor_sweep(robot, args, bk, opts):
     from . import algorithms as alg
 
-    return {"Y": alg.regressor(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk)}
+    return {"Y": alg.regressor(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk, gravity=opts.gravity)}
 
 
 def _forward_dynamics(robot, args, bk, opts):
     from . import algorithms as alg
 
-    return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], args["tau"], bk, opts.frame)}
+    return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], args["tau"], bk, opts.frame, gravity=opts.gravity)}
 
 
 def _frames(robot, args, bk, opts):
@@ -181,14 +217,14 @@ def _all_terms(robot, args, bk, opts):
 def _id_derivatives(robot, args, bk, opts):
     from . import algorithms as alg
 
-    dq, dqd = alg.inverse_dynamics_derivatives(robot, args["q"], args["qd"], args["qdd"], bk, opts.frame)
+    dq, dqd = alg.inverse_dynamics_derivatives(robot, args["q"], args["qd"], args["qdd"], bk, opts.frame, gravity=opts.gravity)
     return {"dtau_dq": dq, "dtau_dqd": dqd}
 
 
 def _fd_derivatives(robot, args, bk, opts):
     from . import algorithms as alg
 
-    dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, opts.frame)
+    dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, opts.frame, gravity=opts.gravity)
     return {"dqdd_dq": dq, "dqdd_dqd": dqd}
 
 
@@ -199,7 +235,7 @@ def _slotine_li(robot, args, bk, opts):
     from . import algorithms as alg
 
     run = alg.slotine_li
-    return {"tau_sl": run(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk)}
+    return {"tau_sl": run(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk, gravity=opts.gravity)}
 
 
 SWEEPS = {s.name: s for s in (
@@ -209,14 +245,24 @@ SWEEPS = {s.name: s for s in (
     Sweep("rnea", ("q", "qd", "qdd"), _rnea),
     Sweep("gravity", ("q",), _gravity),
     Sweep("slotine_li", ("q", "qd", "qd_r", "qdd_r"), _slotine_li),
-    Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep),
+    Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep, inertial=False),
     Sweep("forward_dynamics", ("q", "qd", "tau"), _forward_dynamics),
     Sweep("mass_matrix_inverse", ("q",), _mass_matrix_inverse),
     Sweep("all_terms", ("q", "qd"), _all_terms),
     Sweep("id_derivatives", ("q", "qd", "qdd"), _id_derivatives),
     Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives),
-    Sweep("frames", ("q",), _frames),
+    Sweep("frames", ("q",), _frames, inertial=False),
 )}
+
+
+def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
+    """``sweep.run`` with the robot's inertias those of ``args["params"]`` when it is given and
+    the sweep depends on them (numbers: a reference with other parameters; symbols: a parametric
+    build), else the URDF's."""
+    from .kinematics import with_parameters
+
+    theta = args.get("params") if sweep.inertial else None
+    return sweep.run(with_parameters(robot, theta), args, bk, opts)
 
 
 def frames_of(robot, names=None) -> tuple:
@@ -356,20 +402,44 @@ def check_options(opts: SweepOptions) -> SweepOptions:
         raise OptionError(f"--frame: unknown {opts.frame!r}; expected one of {', '.join(FRAMES)}")
     if opts.gamma_method not in GAMMA_METHODS:
         raise OptionError(f"--gamma-method: unknown {opts.gamma_method!r}; expected one of {', '.join(GAMMA_METHODS)}")
+    g = opts.gravity
+    if (not isinstance(g, tuple) or len(g) != 3
+            or not all(isinstance(x, float) and np.isfinite(x) for x in g)):
+        raise OptionError(f"--gravity: {g!r} is not three finite floats")
     return opts
+
+
+def parse_gravity(text: str) -> tuple[float, float, float]:
+    """``--gravity``: three comma-separated finite numbers (the linear gravity acceleration in the
+    root frame, m/s^2), e.g. ``0,0,-9.81``; anything else is an OptionError."""
+    words = [w.strip() for w in str(text).split(",")]
+    try:
+        values = tuple(float(w) for w in words)
+    except ValueError:
+        values = ()
+    if len(values) != 3 or not all(np.isfinite(x) for x in values):
+        raise OptionError(f"--gravity: expected three comma-separated numbers such as 0,0,-9.81, got {text!r}")
+    return tuple(x + 0.0 for x in values)                # -0.0 -> 0.0: one text per gravity
+
+
+def gravity_text(gravity) -> str:
+    """``0,0,-9.81``: a gravity as ``--gravity`` takes it (shortest round-trip reprs)."""
+    return ",".join(repr(float(x)).removesuffix(".0") if float(x).is_integer() else repr(float(x)) for x in gravity)
 
 
 def evaluate(robot, key: str, state: dict, opts: SweepOptions = SweepOptions(frame="body")):
     """The numeric value of quantity ``key`` at ``state`` (``{argument: vector}``): its sweep run on
     numbers (the same algorithm code the symbolic run uses; body frame by default, so that it is
-    an independent reference for the ground-frame generated code). One output: the array; several:
-    a tuple."""
+    an independent reference for the ground-frame generated code); a ``params`` entry of ``state``
+    (theta, 10 per body) replaces the URDF's inertias. One output: the array; several: a tuple."""
     from .backend import NUMERIC
 
     x = QUANTITIES[key]
     sweep = SWEEPS[x.sweep]
     args = {a: robot.check_state(a, state[a]) for a in sweep.arguments}
-    values = sweep.run(robot, args, NUMERIC, check_options(opts))
+    if state.get("params") is not None and sweep.inertial:
+        args["params"] = np.asarray(state["params"], dtype=float)
+    values = run_sweep(sweep, robot, args, NUMERIC, check_options(opts))
     out = tuple(values[o.name] for o in x.outputs)
     return out[0] if len(out) == 1 else out
 
@@ -382,16 +452,21 @@ def tolerance(x: Quantity, M=None, base: float = 1e-9) -> float:
     return max(base, 100 * np.finfo(float).eps * float(np.linalg.cond(M)))
 
 
-def random_state(rng, nq: int, nv: int, names=tuple(ARGUMENTS)) -> dict:
-    """One random state ``{argument: vector}`` drawn as verify and bench draw them."""
-    return {a: ARGUMENTS[a].draw(rng, nq, nv) for a in names}
+def random_state(rng, nq: int, nv: int, names=STATE_ARGUMENTS, parameters=None) -> dict:
+    """One random state ``{argument: vector}`` drawn as verify and bench draw them; with the
+    nominal ``parameters``, also ``params`` (drawn around them)."""
+    state = {a: ARGUMENTS[a].draw(rng, nq, nv) for a in names}
+    if parameters is not None:
+        state["params"] = ARGUMENTS["params"].draw(rng, nq, nv, nominal=parameters)
+    return state
 
 
-def call(module, key: str, state: dict):
+def call(module, key: str, state: dict, opts: SweepOptions = SweepOptions()):
     """Quantity ``key`` computed by ``module`` (a generated package or one of its backends) at
-    ``state``, given the arguments the registry says it takes."""
+    ``state``, given the arguments the registry says it takes under ``opts`` (``params`` too in a
+    parametric build)."""
     x = QUANTITIES[key]
-    return getattr(module, x.function)(*(state[a] for a in x.arguments))
+    return getattr(module, x.function)(*(state[a] for a in x.arguments_for(opts)))
 
 
 def flat(value, lead: int = 0) -> np.ndarray:

@@ -70,7 +70,7 @@ def _rel(a, b):
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) / scale if np.size(b) else 0.0
 
 
-def _pinocchio(robot, frames=None):
+def _pinocchio(robot, frames=None, gravity=None):
     """(PinOracle or None, a note for the report). Pinocchio reads the robot symgen read, as
     symgen writes it back (after lumping and snapping, with a floating base's six joints as real
     joints), not the raw file: snapping moves values by up to 1e-9, this check's tolerance."""
@@ -83,13 +83,13 @@ def _pinocchio(robot, frames=None):
 
     try:
         model = pinocchio.buildModelFromXML(urdf_string(robot))
-        return (PinOracle(robot, model, pinocchio, frames=frames),
+        return (PinOracle(robot, model, pinocchio, frames=frames, gravity=gravity),
                 f"Pinocchio {pinocchio.__version__}, on symgen's rewrite of the URDF")
     except Exception as exc:                    # urdfdom's and the joint matching's refusals alike
         return None, f"Pinocchio: skipped, {exc}".splitlines()[0]
 
 
-def _pinocchio_own_parse(robot, urdf):
+def _pinocchio_own_parse(robot, urdf, gravity=None):
     """(PinOracle or None, a note): Pinocchio on its own reading of the URDF file, so that a
     misreading by symgen's reader (which the check above shares) shows. Only a fixed base can be
     matched: symgen's floating base is six single-DoF joints, Pinocchio's a free-flyer."""
@@ -104,7 +104,7 @@ def _pinocchio_own_parse(robot, urdf):
                       "matched with Pinocchio's free-flyer")
     try:
         model = pinocchio.buildModelFromUrdf(str(urdf))
-        return PinOracle(robot, model, pinocchio), (f"Pinocchio's own parse of the URDF: {', '.join(OWN_PARSE)} to "
+        return PinOracle(robot, model, pinocchio, gravity=gravity), (f"Pinocchio's own parse of the URDF: {', '.join(OWN_PARSE)} to "
                                                     f"{OWN_PARSE_TOL:g} (symgen snaps values within 1e-9)")
     except Exception as exc:                    # urdfdom's refusals, joints that cannot be matched
         return None, f"Pinocchio's own parse of the URDF: skipped, {exc}".splitlines()[0]
@@ -200,6 +200,18 @@ def check_robot(robot, manifest: dict, path, urdf) -> str:
             f"built from {manifest['source_sha256'][:12]}...); compared as the same robot")
 
 
+def manifest_gravity(manifest: dict, path) -> tuple[float, float, float]:
+    """The gravity a package was built with (``options.gravity``; a package from before the
+    option has the default)."""
+    from .model import GRAVITY
+
+    g = manifest["options"].get("gravity", list(GRAVITY))
+    if (not isinstance(g, list) or len(g) != 3
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x) for x in g)):
+        raise SymgenError(f"{Path(path) / 'manifest.json'}: not a symgen manifest (malformed options.gravity)")
+    return tuple(float(x) for x in g)
+
+
 class _Memo:
     """The oracle's methods, each computed once per state (Mdot and C both read Pinocchio's C)."""
 
@@ -244,13 +256,14 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     notes = [f"built with {', '.join(f'{k}={v}' for k, v in sorted(manifest['options'].items()) if k != 'quantities')}, "
              f"floating_base={built_floating}; {len(manifest['files'])} files match their sha256 in manifest.json"]
     frames = tuple(manifest.get("frames") or ()) or None          # the rows of the frame kinematics
-    reference_opts = Q.SweepOptions(frame="body", frames=frames)
+    gravity = manifest_gravity(manifest, path)
+    reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity)
     robot = oracle = own = None
     if urdf:
         robot = symgen.load_urdf(urdf, floating_base=built_floating)
         notes.append(check_robot(robot, manifest, path, urdf))
-        oracle, pin_note = _pinocchio(robot, frames)
-        own, own_note = _pinocchio_own_parse(robot, urdf)
+        oracle, pin_note = _pinocchio(robot, frames, gravity)
+        own, own_note = _pinocchio_own_parse(robot, urdf, gravity)
         notes += [n for n in (pin_note, own_note) if n]
     rng = np.random.default_rng(seed)
     worst: dict[str, float] = {}                    # check -> worst relative error
@@ -265,13 +278,28 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     backends = {"numpy": pkg.numpy} | ({"c": pkg.c} if pkg.c is not None else {})
     present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
     identities = [i for i in IDENTITIES if all(Q.QUANTITIES[k].function in manifest["functions"] for k in i.needs)]
+    parametric = bool(manifest["options"].get("parametric", False))
+    opts = Q.SweepOptions(parametric=parametric)
     for _ in range(trials):
-        state = Q.random_state(rng, pkg.nq, pkg.nv)
-        M = (Q.call(pkg.numpy, "M", state) if hasattr(pkg.numpy, Q.QUANTITIES["M"].function)
+        # a parametric package runs at parameters drawn around the nominal ones, every check alike
+        state = Q.random_state(rng, pkg.nq, pkg.nv, parameters=pkg.parameters if parametric else None)
+
+        def caller(mod):
+            """call(key, *args): the package's function at other arguments (and this state's params)."""
+            def call(key, *args):
+                x = Q.QUANTITIES[key]
+                extra = (state["params"],) if "params" in x.arguments_for(opts) else ()
+                return getattr(mod, x.function)(*args, *extra)
+            return call
+
+        M = (Q.call(pkg.numpy, "M", state, opts) if hasattr(pkg.numpy, Q.QUANTITIES["M"].function)
              else Q.evaluate(robot, "M", state) if robot is not None else None)
         tol = {x.function: Q.tolerance(x, M, TOL) for x in present}
         conditioned = max(tol.values(), default=TOL)
-        values = {b: {x.function: Q.call(mod, x.key, state) for x in present} for b, mod in backends.items()}
+        values = {b: {x.function: Q.call(mod, x.key, state, opts) for x in present} for b, mod in backends.items()}
+        for oracle_ in (oracle, own):
+            if oracle_ is not None and parametric:
+                oracle_.set_parameters(state["params"])
         outside = {}                                # name -> {function: value}, each computed once
         if robot is not None:
             outside["reference"] = {x.function: Q.evaluate(robot, x.key, state, reference_opts) for x in present}
@@ -284,7 +312,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                     at = x.oracle_state(state)
                     for bname, mod in backends.items():
                         record(f"{bname} vs Pinocchio: {x.function} ({x.oracle_state.__doc__})",
-                               _rel(Q.call(mod, x.key, at), x.pinocchio(memo, at)),
+                               _rel(Q.call(mod, x.key, at, opts), x.pinocchio(memo, at)),
                                tol[x.function])
         if own is not None:
             memo = _Memo(own)
@@ -294,8 +322,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             got = values[bname]
             for identity in identities:
                 record(f"{bname}: {identity.name}",
-                       _rel(*identity.sides({x.key: got[x.function] for x in present}, {**state, "parameters": pkg.parameters},
-                                            lambda key, *a: getattr(mod, Q.QUANTITIES[key].function)(*a))),
+                       _rel(*identity.sides({x.key: got[x.function] for x in present},
+                                            {**state, "parameters": state.get("params", pkg.parameters)}, caller(mod))),
                        conditioned if identity.conditioned else TOL)
             theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
             for other, their in theirs.items():

@@ -2,7 +2,7 @@
 /*   symgen build arm4.urdf --quantities M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J --gamma-method algo2 */
 /* robot arm4: 4 joints, depth 4 */
 /* source sha256 fb801e3b064b18c32afcd2dd6600a20e17342e7ab86f05de7e2a9bd95997f798 */
-/* options: quantities=M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J gamma_method=algo2 frame=ground floating_base=False cse=False */
+/* options: quantities=M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J gamma_method=algo2 frame=ground floating_base=False cse=False gravity=0,0,-9.81 parametric=False */
 /* SymPy 1.14.0 */
 #include <math.h>
 #include <string.h>
@@ -23,6 +23,8 @@ const char *const arm4_joint_names[4] = {
     "joint3",
     "joint4",
 };
+
+const double arm4_gravity_vector[3] = { 0.0, 0.0, -9.81 };
 
 /* Mass matrix M(q), (n, n), by CRBA. Writes only the entries that can be nonzero (see the header). */
 void arm4_mass_matrix_update(const double *q, double *M)

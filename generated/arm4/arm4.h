@@ -2,7 +2,7 @@
 /*   symgen build arm4.urdf --quantities M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J --gamma-method algo2 */
 /* robot arm4: 4 joints, depth 4 */
 /* source sha256 fb801e3b064b18c32afcd2dd6600a20e17342e7ab86f05de7e2a9bd95997f798 */
-/* options: quantities=M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J gamma_method=algo2 frame=ground floating_base=False cse=False */
+/* options: quantities=M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J gamma_method=algo2 frame=ground floating_base=False cse=False gravity=0,0,-9.81 parametric=False */
 /* SymPy 1.14.0 */
 /* Unrolled dynamics of robot arm4: C99, libm only. Arrays are row-major
  * doubles; n = ARM4_NV. Batch variants take count packed items per pointer. Big
@@ -22,6 +22,8 @@ extern "C" {
 
 /* Joint names in q order. */
 extern const char *const arm4_joint_names[4];
+/* The gravity the dynamics use: linear acceleration in the root frame, m/s^2 (--gravity). */
+extern const double arm4_gravity_vector[3];
 
 /* Mass matrix M(q), (n, n), by CRBA. */
 #define ARM4_MASS_MATRIX_WORK_BYTES 0  /* its work array on the stack */

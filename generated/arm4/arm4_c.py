@@ -2,17 +2,17 @@
 #   symgen build arm4.urdf --quantities M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J --gamma-method algo2
 # robot arm4: 4 joints, depth 4
 # source sha256 fb801e3b064b18c32afcd2dd6600a20e17342e7ab86f05de7e2a9bd95997f798
-# options: quantities=M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J gamma_method=algo2 frame=ground floating_base=False cse=False
+# options: quantities=M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J gamma_method=algo2 frame=ground floating_base=False cse=False gravity=0,0,-9.81 parametric=False
 # SymPy 1.14.0
 """The compiled C of robot 'arm4', called from Python: same API as arm4_numpy,
 the batch loop runs in C. Importing this module fails (ImportError) when the binding was not
 compiled."""
 import numpy as np
 
-from . import _arm4_ext_2a17ea7e as _ext
+from . import _arm4_ext_0f2e459c as _ext
 
 _empty = np.empty
-from .arm4_numpy import N, _prepare, frames, joint_names, link_names, nq, nv, parameters  # noqa: F401
+from .arm4_numpy import N, _prepare, frames, gravity_vector, joint_names, link_names, nq, nv, parameters  # noqa: F401
 
 
 def mass_matrix(q):

@@ -2,7 +2,7 @@
 #   symgen build arm4.urdf --quantities M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J --gamma-method algo2
 # robot arm4: 4 joints, depth 4
 # source sha256 fb801e3b064b18c32afcd2dd6600a20e17342e7ab86f05de7e2a9bd95997f798
-# options: quantities=M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J gamma_method=algo2 frame=ground floating_base=False cse=False
+# options: quantities=M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J gamma_method=algo2 frame=ground floating_base=False cse=False gravity=0,0,-9.81 parametric=False
 # SymPy 1.14.0
 """Unrolled dynamics of robot 'arm4', straight-line NumPy (numpy only, no symgen).
 
@@ -22,6 +22,8 @@ frames = ('tool_link', )
 #: nominal inertial parameters, 10 per body in link_names order (Pinocchio's toDynamicParameters:
 #: m, m c, rotational inertia about the joint frame xx, xy, yy, xz, yz, zz): regressor @ parameters
 parameters = np.array([2.0, 0.0, 0.0, 0.1, 0.0079167, 0.0, 0.0079167, 0.0, 0.0, 0.0025, 1.5, 0.0, 0.22499999999999998, 0.0, 0.0456, 0.0, 0.0012, 0.0, 0.0, 0.0456, 1.0, 0.0, 0.125, 0.0, 0.0211396, 0.0, 0.0006125, 0.0, 0.0, 0.0211396, 0.7, 0.0, 0.0, 0.032, 0.0024233300000000004, 0.0, 0.0024733300000000006, 0.0, 0.0, 0.00031])
+#: the gravity the dynamics use: linear acceleration in the root frame, m/s^2 (symgen build --gravity)
+gravity_vector = np.array([0.0, 0.0, -9.81])
 
 
 def _prepare(*args):

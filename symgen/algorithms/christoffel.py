@@ -29,7 +29,7 @@ Two versions, side by side and line for line:
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, ground_frames
+from ..kinematics import body_frames, body_inertia, ground_frames
 from ..spatial import congruence, cross_force, factor_B, icrf, inertia_rate, inertia_times
 
 
@@ -38,7 +38,7 @@ def christoffel(robot, q, bk):
     computed in body frames."""
     n, parent = robot.n, robot.parent
     Xup, Phi = body_frames(robot, q, bk)
-    IC = [bk.const(I) for I in robot.I]                                 # lines 1-3
+    IC = [body_inertia(robot, i, bk) for i in range(n)]                                 # lines 1-3
     Gamma = bk.zeros((n, n, n))
     for k in reversed(range(n)):                                        # line 4
         Bt = bk.bind(factor_B(Phi[k], IC[k], bk), f"Bt{k}", k)             # line 5

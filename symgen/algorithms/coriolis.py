@@ -28,7 +28,7 @@ Two versions, side by side and line for line:
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, ground_frames
+from ..kinematics import body_frames, body_inertia, ground_frames
 from ..spatial import congruence, crm, cross_force, cross_motion, factor_B, inertia_rate, inertia_times
 
 
@@ -41,7 +41,7 @@ def coriolis(robot, q, qd, bk):
         vJ = Phi[i] * qd[i]
         v[i] = bk.bind(vJ if parent[i] < 0 else Xup[i] @ v[parent[i]] + vJ, f"v{i}", i)  # line 3
         Phid[i] = bk.bind(crm(v[i], bk) @ Phi[i], f"Phid{i}", i)          # line 4
-        IC[i] = bk.const(robot.I[i])                                    # line 5
+        IC[i] = body_inertia(robot, i, bk)                                    # line 5
         BC[i] = bk.bind(factor_B(v[i], IC[i], bk), f"BC{i}", i)            # line 6, eq. (10)
     M, Mdot, C = bk.zeros((n, n)), bk.zeros((n, n)), bk.zeros((n, n))
     for j in reversed(range(n)):                                        # line 8

@@ -17,7 +17,7 @@ Two versions, side by side and line for line:
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, ground_frames
+from ..kinematics import body_frames, body_inertia, ground_frames
 from ..spatial import congruence
 
 
@@ -25,7 +25,7 @@ def crba(robot, q, bk):
     """Return M(q), computed in body frames."""
     n, parent = robot.n, robot.parent
     Xup, Phi = body_frames(robot, q, bk)
-    IC = [bk.const(I) for I in robot.I]                                 # line 5
+    IC = [body_inertia(robot, i, bk) for i in range(n)]                                 # line 5
     for j in reversed(range(n)):                                        # composites, leaves first
         p = parent[j]
         if p >= 0:                                                      # line 24

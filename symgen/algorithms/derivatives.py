@@ -41,7 +41,7 @@ times dtau/du, and 21867 / 255410 in body frames.
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, ground_frames
+from ..kinematics import body_frames, body_inertia, ground_frames
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crf, crm, icrf, inertia_rate, inertia_times
 from .crba import crba
@@ -217,7 +217,7 @@ def rnea_derivatives_body(robot, q, qd, qdd, bk, gravity=GRAVITY):
         Xa = bk.bind(Xup[i] @ ap, f"Xa{i}", i)
         v[i] = bk.bind(Xv + vJ, f"v{i}", i)                                # line 8
         a[i] = bk.bind(Xa + S[i] * qdd[i] + crm(v[i], bk) @ vJ, f"a{i}", i)  # line 9
-        I = bk.const(robot.I[i])
+        I = body_inertia(robot, i, bk)
         h = bk.bind(I @ v[i], f"h{i}", i)                                  # line 10
         f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ h, f"f{i}", i)           # line 11
         # Algorithm 2 (dS/du = dcJ/du = 0; dvJ/dqd_i = S_i), u = q then u = qd

@@ -6,7 +6,7 @@ the paper's first check of Algorithm 1 (Section 5).
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames
+from ..kinematics import body_frames, body_inertia
 from ..model import GRAVITY
 from ..spatial import crf, crm
 
@@ -29,7 +29,7 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
             a[i] = Xup[i] @ a[p] + Phi[i] * qdd[i] + crm(v[i], bk) @ vJ
         v[i] = bk.bind(v[i], f"v{i}", i)
         a[i] = bk.bind(a[i], f"a{i}", i)
-        I = bk.const(robot.I[i])
+        I = body_inertia(robot, i, bk)
         f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ bk.bind(I @ v[i], f"h{i}", i), f"f{i}", i)
     tau = bk.zeros(n)
     for i in reversed(range(n)):                         # backward pass: tau_i = Phi_i^T f_i

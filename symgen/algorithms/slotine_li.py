@@ -19,7 +19,7 @@ Bs = 1/2 [(v x*) I - I (v x)] and p = 1/2 I v, as in Algorithm 1's ground form.
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, ground_frames
+from ..kinematics import body_frames, body_inertia, ground_frames
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crm, factor_B, inertia_rate, inertia_times
 
@@ -46,7 +46,7 @@ def slotine_li(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     Xup, Phi, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
     f = [None] * n
     for i in range(n):
-        I = bk.const(robot.I[i])
+        I = body_inertia(robot, i, bk)
         f[i] = bk.bind(I @ a[i] + factor_B(v[i], I, bk) @ w[i], f"f{i}", i)                  # line 8
     tau = bk.zeros(n)
     for i in reversed(range(n)):

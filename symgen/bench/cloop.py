@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..quantities import ARGUMENTS, QUANTITIES
+from ..quantities import ARGUMENTS, QUANTITIES, STATE_ARGUMENTS
 from .harness import BenchError, cache_dir, compile_harness, compiler_version, find_cc, run_compiler, run_harness
 
 DEFAULT_FLAGS = "-O3 -march=native"
@@ -61,20 +61,23 @@ def c_driver_source_context(manifest: dict, quantities, count: int = 64, update:
     the structurally zero entries of the output alone."""
     name = manifest["name"]
     nq, nv = dimensions(manifest)
-    row = {a: i for i, a in enumerate(ARGUMENTS)}          # inputs[row][state][k]
+    row = {a: i for i, a in enumerate(STATE_ARGUMENTS)}    # inputs[row][state][k]
+    # params (a --parametric build): the package's nominal parameters, NAME_parameters
+    row_of = {a: f"inputs[{i}][s]" for a, i in row.items()} | {"params": f"{name}_parameters"}
     runners, out_size = [], 1
     for qty, fname in package_functions(manifest, quantities):
         sizes = [int(np.prod(shape)) for _, shape in manifest["functions"][fname]["outputs"]]
         size = sum(sizes)                                   # what the package writes, outputs back to back
         out_size = max(out_size, size)
         offsets = np.cumsum([0] + sizes[:-1])
-        args = [f"inputs[{row[a]}][s]" for a in QUANTITIES[qty].arguments] + [
+        inputs = manifest["functions"][fname].get("inputs", QUANTITIES[qty].arguments)
+        args = [row_of[a] for a in inputs] + [
             "out" if k == 0 else f"out + {k}" for k in offsets]
         variants = [("", qty)] + ([("_update", f"{qty}:update")] if update else [])
         runners += [{"runner": fname + suffix, "function": fname + suffix, "arguments": args, "label": label,
                      "last": size - 1} for suffix, label in variants]
     arguments = [{"name": a.name, "low": repr(a.low), "high": repr(a.high), "span": repr(a.high - a.low)}
-                 for a in ARGUMENTS.values()]
+                 for a in map(ARGUMENTS.get, STATE_ARGUMENTS)]
     return {"name": name, "header": f"{name}.h", "n": max(nq, nv), "count": count, "out_size": out_size,
             "arguments": arguments, "runners": runners}
 

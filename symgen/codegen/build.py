@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import quantities as Q
 from ..errors import BuildError
+from ..model import GRAVITY
 from . import Progress
 from . import program as P
 from .files import generate
@@ -33,6 +34,8 @@ class BuildOptions:
     gamma_method: str = "algo2"
     frame: str = "ground"                 # coordinates of the algorithms: ground or body
     frames: tuple | None = None           # frames of frame kinematics (None: the leaf links)
+    gravity: tuple = GRAVITY              # linear gravity acceleration in the root frame (--gravity)
+    parametric: bool = False              # inertial parameters as an argument, params (--parametric)
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
@@ -43,7 +46,8 @@ class BuildOptions:
 
     @property
     def sweep(self) -> Q.SweepOptions:
-        return Q.SweepOptions(frame=self.frame, gamma_method=self.gamma_method, frames=self.frames)
+        return Q.SweepOptions(frame=self.frame, gamma_method=self.gamma_method, frames=self.frames,
+                              gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric)
 
 
 @dataclass

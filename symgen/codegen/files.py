@@ -85,8 +85,15 @@ def function_context(robot, fn, key: str) -> dict:
         "outs": [o["name"] for o in outputs],
         "nonzero": sum(o["nonzero"] for o in outputs), "size": sum(o["size"] for o in outputs),
         "signature": f"{fn.name}({', '.join(params)}){returns}",
-        "inputs": [{"name": inp.name, "unpack": ", ".join(s.name for s in inp.symbols) + ("," if n == 1 else "")}
+        "inputs": [{"name": inp.name, "size": len(inp.symbols),
+                    "unpack": ", ".join(s.name for s in inp.symbols) + ("," if len(inp.symbols) == 1 else "")}
                    for inp in fn.inputs],
+        # per input, the doubles it holds (n, or 10 per body for params); the state inputs, and
+        # the Python signature (params, when there, is optional: the nominal parameters)
+        "sizes": [len(inp.symbols) for inp in fn.inputs],
+        "state_params": [p for p in params if p != "params"],
+        "parametric": "params" in params,
+        "params_def": ", ".join("params=None" if p == "params" else p for p in params),
         "lines": lines,
         "c_parts": c_parts,
         "work": len(slots),
@@ -102,7 +109,8 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"robot {comment_text(robot.name)}: {robot.n} joints, depth {robot.depth}",
         f"source sha256 {comment_text(opts.source_sha256 or 'n/a')}",
         f"options: quantities={','.join(opts.quantities)} gamma_method={opts.gamma_method} "
-        f"frame={opts.frame} floating_base={robot.floating_base} cse={opts.cse}",
+        f"frame={opts.frame} floating_base={robot.floating_base} cse={opts.cse} "
+        f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}",
         f"SymPy {sp.__version__}",
     ]
 
@@ -121,6 +129,10 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
         "link_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.link_names) + ")",
         "frames_literal": "(" + "".join(py_literal(f.name) + ", " for f in frames) + ")",
         "parameters_literal": "[" + ", ".join(repr(float(x)) for x in parameters) + "]",
+        "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
+        "parametric": opts.parametric, "nparams": len(parameters),
+        "parameters_c": [repr(float(x)) for x in parameters],
+        "gravity_c": ", ".join(repr(float(x)) for x in opts.gravity),
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
     }
     c_source = render("c_source.c.j2", ctx)
@@ -134,7 +146,8 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
         "frames": [f.name for f in frames],
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
-                    "frame": opts.frame, "cse": opts.cse},
+                    "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
+                    "parametric": opts.parametric},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
                                   "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
                                   "ops": ops[f["name"]]} for f in contexts},

@@ -17,8 +17,8 @@ from . import program as P
 
 
 def input_symbols(nq: int, nv: int) -> dict:
-    """``{argument: tuple of Symbols}``: q0, q1, ..., qd0, ... — the names the printers map to
-    ``q[0]`` (C) or unpack as locals (Python)."""
+    """``{argument: tuple of Symbols}``: q0, q1, ..., qd0, ..., params0, ... — the names the
+    printers map to ``q[0]`` (C) or unpack as locals (Python)."""
     return {a.name: tuple(sp.Symbol(f"{a.name}{i}") for i in range(a.length(nq, nv))) for a in Q.ARGUMENTS.values()}
 
 
@@ -37,10 +37,11 @@ def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool
         bk = SymbolicBackend(naming=naming,
                              tick=(lambda d, t, label=label: tick(label, d, t)) if tick else None)
         sweep = Q.SWEEPS[sweep_name]
-        values = sweep.run(robot, {a: np.array(syms[a], dtype=object) for a in sweep.arguments}, bk, opts)
+        names = sweep.arguments + (("params",) if opts.parametric and sweep.inertial else ())
+        values = Q.run_sweep(sweep, robot, {a: np.array(syms[a], dtype=object) for a in names}, bk, opts)
         for key in group:
             x = Q.QUANTITIES[key]
-            out[key] = P.make_function(x.function, x.doc, [P.Input(a, syms[a]) for a in x.arguments],
+            out[key] = P.make_function(x.function, x.doc, [P.Input(a, syms[a]) for a in x.arguments_for(opts)],
                                        bk.assignments, {o.name: values[o.name] for o in x.outputs})
     return {key: out[key] for key in keys}
 

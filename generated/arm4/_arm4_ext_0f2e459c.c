@@ -2,7 +2,7 @@
 /*   symgen build arm4.urdf --quantities M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J --gamma-method algo2 */
 /* robot arm4: 4 joints, depth 4 */
 /* source sha256 fb801e3b064b18c32afcd2dd6600a20e17342e7ab86f05de7e2a9bd95997f798 */
-/* options: quantities=M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J gamma_method=algo2 frame=ground floating_base=False cse=False */
+/* options: quantities=M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J gamma_method=algo2 frame=ground floating_base=False cse=False gravity=0,0,-9.81 parametric=False */
 /* SymPy 1.14.0 */
 /* CPython binding of arm4.c: each function takes (count, inputs..., out), buffers of
  * C-contiguous float64 checked for size here; shapes are checked by arm4_c.py. */
@@ -1158,9 +1158,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_2a17ea7e", NULL, -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_0f2e459c", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__arm4_ext_2a17ea7e(void)
+PyMODINIT_FUNC PyInit__arm4_ext_0f2e459c(void)
 {
     return PyModule_Create(&module);
 }
