@@ -189,8 +189,9 @@ def verify(package, trials, seed, urdf, floating_base):
 
 
 @main.command()
-@click.option("--table", "which", type=click.Choice(["1", "2", "all"]), default="all", show_default=True,
-              help="Table 1 (numeric), Table 2 (symbolic) or both.")
+@click.option("--table", "which", type=click.Choice(["1", "2", "3", "all"]), default="all", show_default=True,
+              help="Table 1 (numeric), Table 2 (symbolic), Table 3 (forward dynamics, M^-1 and derivatives beside "
+                   "seed 003's Table I and Pinocchio) or all three.")
 @click.option("--figures", is_flag=True, help="Also measure and plot Figures 2-4 (needs the plots extra).")
 @click.option("--out", "out_dir", default="results", show_default=True, type=click.Path(file_okay=False),
               help="Folder that receives tables.json, tables.md and the figures.")
@@ -214,7 +215,7 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
              "flags": flags, "copt": copt, "pin_cpp": pin_cpp, "repeats": repeats, "min_time": min_time}
     plan = (T.quick_plan if quick else T.full_plan)(**{k: v for k, v in given.items() if v is not None})
     command = "symgen " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["tables"] else "symgen tables"
-    T.run(plan, out_dir, tables=("1", "2") if which == "all" else (which,), figures=figures, command=command,
+    T.run(plan, out_dir, tables=("1", "2", "3") if which == "all" else (which,), figures=figures, command=command,
           log=lambda msg: click.echo(msg, err=True))
     click.echo(f"wrote {out_dir}/tables.json and {out_dir}/tables.md")
 
