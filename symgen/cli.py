@@ -208,7 +208,8 @@ def verify(package, trials, seed, urdf, floating_base):
 @click.option("--quick", is_flag=True, help="Tiny sizes and short timeouts (a CI smoke run, under 2 minutes).")
 def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, flags, copt, pin_cpp, repeats, min_time,
            quick):
-    """Reproduce the paper's Tables 1 and 2 (and Figures 2-4) beside the paper and Pinocchio."""
+    """Reproduce the paper's Tables 1 and 2 (and Figures 2-4), and seed 003's Table I as Table 3, beside
+    the papers and Pinocchio."""
     from .bench import tables as T
 
     given = {"timeout": timeout, "build_timeout": build_timeout, "compile_timeout": compile_timeout,
