@@ -196,7 +196,7 @@ def verify(package, trials, seed, urdf, floating_base):
 @click.option("--out", "out_dir", default="results", show_default=True, type=click.Path(file_okay=False),
               help="Folder that receives tables.json, tables.md and the figures.")
 @click.option("--timeout", type=float, default=None, help="Seconds per Table 2 cell [default: 600; 20 with --quick].")
-@click.option("--build-timeout", type=float, default=None, help="Seconds per package build of Table 1 and the figures.")
+@click.option("--build-timeout", type=float, default=None, help="Seconds per package build of Tables 1 and 3 and the figures.")
 @click.option("--compile-timeout", type=float, default=None, help="Seconds per compile of generated C.")
 @click.option("--flags", default=None, help="C compiler flags of the C loop [default: -O3 -march=native; -O1 with --quick].")
 @click.option("--copt", default=None, help="Optimization flag of the Python binding [default: -O2; -O1 with --quick].")
