@@ -209,13 +209,14 @@ def verify(package, trials, seed, urdf, floating_base):
 
 
 @main.command()
-@click.option("--table", "which", type=click.Choice(["1", "2", "all"]), default="all", show_default=True,
-              help="Table 1 (numeric), Table 2 (symbolic) or both.")
+@click.option("--table", "which", type=click.Choice(["1", "2", "3", "all"]), default="all", show_default=True,
+              help="Table 1 (numeric), Table 2 (symbolic), Table 3 (forward dynamics, M^-1 and derivatives beside "
+                   "seed 003's Table I and Pinocchio) or all three.")
 @click.option("--figures", is_flag=True, help="Also measure and plot Figures 2-4 (needs the plots extra).")
 @click.option("--out", "out_dir", default="results", show_default=True, type=click.Path(file_okay=False),
               help="Folder that receives tables.json, tables.md and the figures.")
 @click.option("--timeout", type=float, default=None, help="Seconds per Table 2 cell [default: 600; 20 with --quick].")
-@click.option("--build-timeout", type=float, default=None, help="Seconds per package build of Table 1 and the figures.")
+@click.option("--build-timeout", type=float, default=None, help="Seconds per package build of Tables 1 and 3 and the figures.")
 @click.option("--compile-timeout", type=float, default=None, help="Seconds per compile of generated C.")
 @click.option("--flags", default=None, help="C compiler flags of the C loop [default: -O3 -march=native; -O1 with --quick].")
 @click.option("--copt", default=None, help="Optimization flag of the Python binding [default: -O2; -O1 with --quick].")
@@ -227,14 +228,15 @@ def verify(package, trials, seed, urdf, floating_base):
 @click.option("--quick", is_flag=True, help="Tiny sizes and short timeouts (a CI smoke run, under 2 minutes).")
 def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, flags, copt, pin_cpp, repeats, min_time,
            quick):
-    """Reproduce the paper's Tables 1 and 2 (and Figures 2-4) beside the paper and Pinocchio."""
+    """Reproduce the paper's Tables 1 and 2 (and Figures 2-4), and seed 003's Table I as Table 3, beside
+    the papers and Pinocchio."""
     from .bench import tables as T
 
     given = {"timeout": timeout, "build_timeout": build_timeout, "compile_timeout": compile_timeout,
              "flags": flags, "copt": copt, "pin_cpp": pin_cpp, "repeats": repeats, "min_time": min_time}
     plan = (T.quick_plan if quick else T.full_plan)(**{k: v for k, v in given.items() if v is not None})
     command = "symgen " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["tables"] else "symgen tables"
-    T.run(plan, out_dir, tables=("1", "2") if which == "all" else (which,), figures=figures, command=command,
+    T.run(plan, out_dir, tables=("1", "2", "3") if which == "all" else (which,), figures=figures, command=command,
           log=lambda msg: click.echo(msg, err=True))
     click.echo(f"wrote {out_dir}/tables.json and {out_dir}/tables.md")
 

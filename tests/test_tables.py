@@ -187,6 +187,58 @@ def test_quick_table1_has_every_system_method_and_cell(quick_results):
     assert "## Table 1" in md
 
 
+def test_quick_table3_has_every_robot_function_method_cell_and_ratio(quick_results):
+    results, md = quick_results
+    plan = tables.quick_plan()
+    t3 = results["table3"]
+    assert t3["quantities"] == list(paper.TABLE3_QUANTITIES)
+    assert {q: r["pinocchio"] for q, r in t3["rows"].items()} == \
+        {"qdd": "aba", "Minv": "computeMinverse", "dtau": "computeRNEADerivatives",
+         "dqdd": "computeABADerivatives", "tau": "rnea"}
+    assert [s["name"] for s in t3["systems"]] == [name for name, *_ in plan.table3]
+    for s in t3["systems"]:
+        assert set(s["cells"]) == set(tables.TABLE3_METHODS), s["name"]
+        for method, cells in s["cells"].items():
+            assert set(cells) == set(paper.TABLE3_QUANTITIES), (s["name"], method)
+            for qty, value in cells.items():
+                assert tables.is_cell(value), (s["name"], method, qty, value)
+                if not isinstance(value, (int, float)):
+                    assert f"{method}/{qty}" in s["notes"] or (method == "paper" and "paper" in s["notes"]), \
+                        (s["name"], method, qty)
+        for qty, pairs in s["ratios"].items():
+            assert set(pairs) == {f"{a}/{b}" for a, b in tables.TABLE3_RATIOS}
+            for pair, r in pairs.items():
+                assert (isinstance(r, list) and len(r) == 2 and all(x > 0 for x in r)) or \
+                    (r == "n/a" and f"{pair}/{qty}" in s["notes"]), (s["name"], qty, pair, r)
+        # the generated code and Pinocchio from Python need no optional extra: measured, not skipped
+        for method in ("c_loop", "c_py_single", "c_py_batch", "pin_py"):
+            assert all(isinstance(v, float) and v > 0 for v in s["cells"][method].values()), (s["name"], method)
+        assert all(isinstance(r["pin_py/c_py_single"], list) for r in s["ratios"].values())
+        assert set(s["ops"]) == set(paper.TABLE3_QUANTITIES) and all(v > 0 for v in s["ops"].values())
+    assert "## Table 3" in md
+    for qty in paper.TABLE3_QUANTITIES:
+        assert f"`{results['table3']['rows'][qty]['function']}`" in md
+
+
+def test_paper_table3_is_the_seeds_table_i():
+    # Carpentier & Mansard (2018), Table I, µs: ID, analytical dID, FD, analytical dFD, M^-1 dedicated
+    assert paper.PAPER_TABLE3["KUKA-LWR"] == {"tau": 1.20, "dtau": 3.34, "qdd": 1.78, "dqdd": 5.78, "Minv": 1.82}
+    assert paper.PAPER_TABLE3["Atlas"]["dqdd"] == 45.20 and paper.PAPER_TABLE3["HyQ"]["Minv"] == 4.86
+    assert all(set(v) == set(paper.TABLE3_QUANTITIES) for v in paper.PAPER_TABLE3.values())
+    assert set(paper.PAPER_TABLE3) == set(paper.PAPER_TABLE3_ROBOTS)
+    assert all(robot in paper.PAPER_TABLE3 for *_, robot in tables.full_plan().table3)
+
+
+def test_table3_ratio_of_a_missing_side_is_na_with_its_note():
+    cells = {"c_loop": {q: 1.0 for q in paper.TABLE3_QUANTITIES}, "pin_cpp": {q: "n/a" for q in paper.TABLE3_QUANTITIES},
+             "c_py_single": {q: 2.0 for q in paper.TABLE3_QUANTITIES}, "pin_py": {q: 3.0 for q in paper.TABLE3_QUANTITIES}}
+    spread = {m: {q: [v, v] for q, v in c.items() if isinstance(v, float)} for m, c in cells.items()}
+    notes = {f"pin_cpp/{q}": "the Pinocchio C++ harness is off" for q in paper.TABLE3_QUANTITIES}
+    r = tables.table3_ratios(cells, spread, notes)
+    assert r["qdd"] == {"pin_cpp/c_loop": "n/a", "pin_py/c_py_single": [1.5, 1.5]}
+    assert notes["pin_cpp/c_loop/qdd"] == "the Pinocchio C++ harness is off"
+
+
 def test_is_cell_accepts_only_numbers_and_markers():
     assert tables.is_cell(1.5) and tables.is_cell(3) and tables.is_cell("> 20 s") and tables.is_cell("n/a")
     assert not tables.is_cell(None) and not tables.is_cell("error") and not tables.is_cell(True)

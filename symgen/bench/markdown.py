@@ -65,6 +65,8 @@ def markdown(results: dict) -> str:
         for v, where in grouped_notes(notes).items():
             lines.append(f"- {', '.join(where)}: {v}")
         lines.append("")
+    if "table3" in results:
+        lines += table3_markdown(results["table3"])
     if "figures" in results:
         lines += ["## Figures 2–4 — time vs DoF (µs, generated C in a C loop and Pinocchio C++)", ""]
         for kind, s in results["figures"].items():
@@ -76,3 +78,48 @@ def markdown(results: dict) -> str:
         lines.append("")
     return "\n".join(lines) + "\n"
 
+
+
+def _timed(s: dict, method: str, qty: str) -> str:
+    value = s["cells"].get(method, {}).get(qty, "n/a")
+    lo_hi = s["spread_us"].get(method, {}).get(qty)
+    return _fmt(value) + (f" ({_fmt(lo_hi[0])}–{_fmt(lo_hi[1])})" if lo_hi else "")
+
+
+def _ratio(r) -> str:
+    return f"{r[0]:.1f}x / {r[1]:.1f}x" if isinstance(r, list) else _fmt(r)
+
+
+def table3_markdown(t3: dict) -> list[str]:
+    """Table 3: one row per (robot, function), ours beside Pinocchio here and the seed's Table I."""
+    p = t3["paper"]
+    lines = ["## Table 3 — forward dynamics, M^-1 and derivatives (seed 003, Table I), µs per call: median "
+             "(min–max) over the repeats", "",
+             f"C loop flags `{t3['c_loop_flags']}`; Python binding `{t3['binding_copt']}`; batch {t3['batch']}; "
+             f"{t3['repeats']} repeats. x faster = Pinocchio's time / ours, of medians / of minima. "
+             f"Seed: {p['machine']}; its robots "
+             + ", ".join(f"{k} ({v} DoF)" for k, v in p["robots"].items()) + f"; {p['note']}.", "",
+             "| robot | function (Pinocchio; seed row) | ops | generated C, C loop | Pinocchio C++ | x faster (C++) "
+             "| generated C from Python | Pinocchio from Python | x faster (Python) | generated C, per state in a batch "
+             "| seed, Table I |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for s in t3["systems"]:
+        robot = f"{s['name']} ({s['dof']} DoF{', floating' if s.get('floating_base') else ''})" if "dof" in s else s["name"]
+        for qty in t3["quantities"]:
+            row = t3["rows"][qty]
+            paper = _fmt(s["cells"].get("paper", {}).get(qty, "n/a"))
+            if s.get("paper_robot"):
+                paper += f" ({s['paper_robot']})"
+            lines.append(f"| {robot} | `{row['function']}` ({row['pinocchio']}; {row['paper_row']}) | "
+                         f"{_fmt(s.get('ops', {}).get(qty, 'n/a'))} | {_timed(s, 'c_loop', qty)} | {_timed(s, 'pin_cpp', qty)} | "
+                         f"{_ratio(s['ratios'][qty]['pin_cpp/c_loop'])} | {_timed(s, 'c_py_single', qty)} | "
+                         f"{_timed(s, 'pin_py', qty)} | {_ratio(s['ratios'][qty]['pin_py/c_py_single'])} | "
+                         f"{_timed(s, 'c_py_batch', qty)} | {paper} |")
+    lines.append("")
+    notes = ((f"{s['name']} {k}", v) for s in t3["systems"] for k, v in s["notes"].items())
+    for v, where in grouped_notes(notes).items():
+        lines.append(f"- {', '.join(where)}: {v}")
+    lines.append("- seed rows without a generated function (µs): " + "; ".join(
+        f"{row} " + ", ".join(f"{k} {_fmt(v)}" for k, v in vals.items()) for row, vals in p["other_rows_us"].items()))
+    lines.append("")
+    return lines

@@ -25,3 +25,37 @@ ROUTES = {  # name -> (gamma_method, naming, frame, label); the named routes in 
 }
 KIND_LABEL = {"serial": "serial chain", "planar": "planar serial chain", "tree": "binary tree",
               "biped": "biped", "quadruped": "quadruped"}
+
+# ------------------------------------------------------------------------------------ Table 3
+# Seed 003: Carpentier & Mansard, "Analytical Derivatives of Rigid Body Dynamics Algorithms"
+# (RSS 2018), Table I. Pinocchio (2018) in C++ with Eigen 3.3.4.
+
+#: the generated functions of Table 3, in the order of its rows
+TABLE3_QUANTITIES = ("qdd", "Minv", "dtau", "dqdd", "tau")
+#: per quantity: the row of the seed's Table I and the Pinocchio function it (and our rival) is
+TABLE3_ROWS = {
+    "qdd": ("FD", "aba"),
+    "Minv": ("M^-1 dedicated algorithm", "computeMinverse"),
+    "dtau": ("analytical derivatives of ID", "computeRNEADerivatives"),
+    "dqdd": ("analytical derivatives of FD", "computeABADerivatives"),
+    "tau": ("ID", "rnea"),
+}
+#: the seed's robots: name -> (DoF as the seed counts them, free-flyer counted)
+PAPER_TABLE3_ROBOTS = {"KUKA-LWR": 7, "HyQ": 18, "Atlas": 36}
+#: Table I, µs (mean over 10^5 random samples): robot -> {quantity: µs}
+PAPER_TABLE3 = {
+    "KUKA-LWR": {"tau": 1.20, "dtau": 3.34, "qdd": 1.78, "dqdd": 5.78, "Minv": 1.82},
+    "HyQ": {"tau": 2.14, "dtau": 7.01, "qdd": 4.28, "dqdd": 14.24, "Minv": 4.86},
+    "Atlas": {"tau": 5.51, "dtau": 16.72, "qdd": 9.81, "dqdd": 45.20, "Minv": 12.70},
+}
+#: the rows of Table I we have no generated function for (µs), kept for the record
+PAPER_TABLE3_OTHER = {
+    "finite differences of ID": {"KUKA-LWR": 21.26, "HyQ": 88.52, "Atlas": 452.46},
+    "finite differences of FD": {"KUKA-LWR": 22.67, "HyQ": 94.23, "Atlas": 470.14},
+    "M^-1 Cholesky factorization": {"KUKA-LWR": 1.88, "HyQ": 5.82, "Atlas": 28.29},
+}
+PAPER_TABLE3_MACHINE = ("Pinocchio (2018) C++, Eigen 3.3.4, LLVM 9.0.0; 2.2 GHz quad-core Intel Core i7, one core, "
+                        "turbo boost off; mean over 10^5 random samples")
+PAPER_TABLE3_NOTE = ("the seed's derivatives are with respect to all three inputs (q, v and tau or qdd: "
+                     "computeRNEADerivatives also gives dtau/dqdd = M, computeABADerivatives dqdd/dtau = M^-1); "
+                     "the generated functions give the derivatives with respect to q and v only")

@@ -17,15 +17,26 @@ Pinocchio from Python and C++), beside the paper's values; the package and Pinoc
 as ``symgen bench`` times them (:mod:`.measure`). Figures 2-4 (:mod:`.figures`): log-log time vs
 DoF of the generated C (C loop) and of Pinocchio, with fitted slopes.
 
+Table 3 (seed 003, Carpentier & Mansard, Table I): µs per call of forward dynamics, M^-1, the
+derivatives of inverse and forward dynamics and inverse dynamics, generated, for real robots of
+example-robot-data (an arm, quadrupeds, a humanoid; the legged ones with ``floating_base=True``,
+Pinocchio with its free-flyer root on the original URDF), beside Pinocchio timed in the same run
+(aba, computeMinverse, computeRNEADerivatives, computeABADerivatives, rnea) and beside the seed's
+Table I; timed by :mod:`.measure` as Table 1 and ``symgen bench``.
+
 A cell is a number, ``"> S s"`` (over a timeout: a symbolic run, a build or a compile), or
 ``"n/a"`` with the reason in ``notes``.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import site
+import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import OptionError
@@ -34,7 +45,9 @@ from .cloop import DEFAULT_FLAGS
 from .figures import figure_data, plot_figures
 from .markdown import markdown
 from .measure import Measurement, Settings, draw_states, over, time_package, time_pinocchio
-from .paper import PAPER_TABLE1, PAPER_TABLE2, PAPER_TABLE2_NOTE, QUANTITIES, ROUTES
+from .paper import (PAPER_TABLE1, PAPER_TABLE2, PAPER_TABLE2_NOTE, PAPER_TABLE3, PAPER_TABLE3_MACHINE,
+                    PAPER_TABLE3_NOTE, PAPER_TABLE3_OTHER, PAPER_TABLE3_ROBOTS, QUANTITIES, ROUTES,
+                    TABLE3_QUANTITIES, TABLE3_ROWS)
 from .pin import PIN_CALLS
 from .report import machine_info
 from .steps import built_package, compile_binding, merged, run_limited, table2_cell
@@ -47,6 +60,7 @@ class Plan:
     table2: list                           # [(kind, n)]
     table1: list                           # [(kind, n)]
     figures: dict                          # kind -> [n]
+    table3: list = field(default_factory=list)   # [(name, source, floating, paper robot or None)]
     timeout: float = 600.0                 # per Table 2 cell
     build_timeout: float = 1200.0          # per package build (symbolic run + printing)
     compile_timeout: float = 1200.0        # per compile of a package's C
@@ -54,6 +68,7 @@ class Plan:
     min_time: float = 0.05
     batch: int = 10_000
     numpy_batch: int = 1_000
+    table3_batch: int = 1_000              # states per batch call in Table 3 (derivatives are 2 n^2 each)
     flags: str = DEFAULT_FLAGS             # C loop
     copt: str = "-O2"                      # Python binding
     pin_cpp: str = "build"                 # build | cached | off
@@ -71,16 +86,21 @@ def full_plan(**kw) -> Plan:
                         ("serial", 20), ("planar", 10)],
                 table1=[("serial", 20), ("tree", 20), ("biped", 20), ("quadruped", 20)],
                 figures={"serial": [4, 8, 12, 16, 20], "tree": [4, 8, 12, 16, 20],
-                         "biped": [4, 8, 12, 16, 20], "quadruped": [4, 8, 12, 16, 20]}, **kw)
+                         "biped": [4, 8, 12, 16, 20], "quadruped": [4, 8, 12, 16, 20]},
+                table3=[("panda", "erd:panda_description/urdf/panda.urdf", False, "KUKA-LWR"),
+                        ("hyq", "erd:hyq_description/robots/hyq_no_sensors.urdf", True, "HyQ"),
+                        ("solo12", "erd:solo_description/robots/solo12.urdf", True, "HyQ"),
+                        ("talos_reduced", "erd:talos_data/robots/talos_reduced.urdf", True, "Atlas")], **kw)
 
 
 def quick_plan(**kw) -> Plan:
     settings = dict(timeout=8.0, build_timeout=60.0, compile_timeout=60.0, repeats=3, min_time=0.005, batch=100,
-                    numpy_batch=100, flags="-O1", copt="-O1", pin_cpp="cached", quick=True)
+                    numpy_batch=100, table3_batch=100, flags="-O1", copt="-O1", pin_cpp="cached", quick=True)
     settings.update(kw)
     return Plan(table2=[("tree", 3), ("serial", 2), ("planar", 3)],
                 table1=[("serial", 3), ("tree", 3), ("biped", 2), ("quadruped", 4)],
-                figures={"serial": [2, 3], "tree": [2, 3], "biped": [2, 4], "quadruped": [4, 8]}, **settings)
+                figures={"serial": [2, 3], "tree": [2, 3], "biped": [2, 4], "quadruped": [4, 8]},
+                table3=[("arm4", "example:arm4", False, None)], **settings)
 
 
 def is_cell(value) -> bool:
@@ -206,9 +226,157 @@ def table1(plan: Plan, work: Path, log=print) -> dict:
             "c_loop_flags": plan.flags, "binding_copt": plan.copt, "batch": plan.batch, "numpy_batch": plan.numpy_batch}
 
 
+# ------------------------------------------------------------------------------------ Table 3
+
+TABLE3_METHODS = {  # name -> label
+    "c_loop": "generated C, C loop",
+    "pin_cpp": "Pinocchio C++",
+    "c_py_single": "generated C from Python, one state",
+    "c_py_batch": "generated C from Python, per state in a batch",
+    "pin_py": "Pinocchio from Python",
+    "paper": "seed 003, Table I (Pinocchio 2018)",
+}
+TABLE3_PACKAGE_METHODS = ("c_loop", "c_py_single", "c_py_batch")
+#: (Pinocchio's method, ours): the ratios of Table 3, Pinocchio's time / ours (how many times faster ours is)
+TABLE3_RATIOS = (("pin_cpp", "c_loop"), ("pin_py", "c_py_single"))
+
+
+def _erd_dirs():
+    env = os.environ.get("EXAMPLE_ROBOT_DATA_DIR")
+    if env:
+        yield Path(env)
+        return
+    for d in [*site.getsitepackages(), site.getusersitepackages(), *sys.path]:
+        if d:
+            yield Path(d) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+    for p in (sys.prefix, "/opt/openrobots", "/usr/local", "/usr"):
+        yield Path(p) / "share" / "example-robot-data" / "robots"
+
+
+def robot_urdf(source: str) -> Path:
+    """The URDF of a Table 3 system: ``erd:RELATIVE`` (example-robot-data's robots folder, which
+    installs files only; ``$EXAMPLE_ROBOT_DATA_DIR`` overrides the search), ``example:NAME`` (a
+    URDF bundled with symgen) or a path. Raises OptionError saying what is missing."""
+    kind, _, rest = source.partition(":")
+    if kind == "example":
+        return Path(__file__).resolve().parent.parent / "examples" / f"{rest}.urdf"
+    if kind != "erd":
+        return Path(source)
+    for d in _erd_dirs():
+        if (d / rest).is_file():
+            return d / rest
+    raise OptionError(f"example-robot-data has no {rest} (pip install example-robot-data, or set EXAMPLE_ROBOT_DATA_DIR)")
+
+
+def build_urdf_package(urdf, floating, quantities, out_dir, name, send):
+    """A step (run under a timeout): write the C and NumPy package of a URDF, no compile here."""
+    from .. import load_urdf
+    from ..codegen.build import BuildOptions, build
+
+    robot = load_urdf(urdf, floating_base=floating)
+    t0 = time.perf_counter()
+    words = " --floating-base" if floating else ""
+    result = build(robot, out_dir, name=name, opts=BuildOptions(
+        quantities=tuple(quantities), compile=False, force=True,
+        command=f"symgen build {Path(urdf).name}{words} --quantities {','.join(quantities)} (symgen tables)"))
+    send({"path": str(result.path), "build_s": time.perf_counter() - t0, "dof": robot.n, "ops": result.ops})
+
+
+def measure_robot(name, source, floating, paper_robot, plan: Plan, work: Path, log=print) -> Measurement:
+    """Every Table 3 method on one robot: build its package of the Table 3 functions (in a child,
+    under the build timeout), compile its binding (likewise), time it and Pinocchio as ``symgen
+    bench`` does (Pinocchio on the original URDF: with a free-flyer root if the package has the
+    six virtual joints), and set the seed's value beside."""
+    from .. import load_urdf
+
+    res = Measurement()
+    qtys = TABLE3_QUANTITIES
+    res.info = {"name": name, "source": source, "floating_base": floating, "paper_robot": paper_robot}
+    for qty in qtys:
+        res.put("paper", qty, PAPER_TABLE3[paper_robot][qty] if paper_robot else "n/a")
+    if paper_robot:
+        res.info["paper_dof"] = PAPER_TABLE3_ROBOTS[paper_robot]
+    else:
+        res.notes["paper"] = f"the seed reports {', '.join(PAPER_TABLE3_ROBOTS)} only"
+    try:
+        urdf = robot_urdf(source)
+        robot = load_urdf(urdf, floating_base=floating)
+    except Exception as exc:                     # a missing data set or file: every cell says why
+        for qty in qtys:
+            res.missing([m for m in TABLE3_METHODS if m != "paper"], qty, "n/a", str(exc).splitlines()[0])
+        return res
+    res.info.update(urdf=urdf.name, dof=robot.n)
+    settings = dataclasses.replace(plan.settings(), batch=plan.table3_batch, numpy_batch=0)
+    msgs, done = run_limited(build_urdf_package, (str(urdf), floating, qtys, str(work / "table3"), name),
+                             plan.build_timeout)
+    try:
+        got = merged(msgs)
+    except RuntimeError as exc:
+        got, failure = {}, f"symgen build failed: {str(exc).splitlines()[0]}"
+    else:
+        failure = None if "path" in got else "symgen build ended without a package"
+    if not done:
+        for qty in qtys:
+            res.missing(TABLE3_PACKAGE_METHODS, qty, over(plan.build_timeout),
+                        f"symgen build took more than {plan.build_timeout:g} s")
+    elif failure:
+        for qty in qtys:
+            res.missing(TABLE3_PACKAGE_METHODS, qty, "n/a", failure)
+    else:
+        res.info.update(build_s=round(got["build_s"], 2),
+                        ops={qty: got["ops"][REGISTRY[qty].function]["total"] for qty in qtys})
+        log(f"table 3 {name}: built in {got['build_s']:.1f} s")
+        time_package(res, got["path"], qtys, settings, _compiled_binding(res, got["path"], name, plan))
+        log(f"table 3 {name}: generated code timed")
+    time_pinocchio(res, urdf, qtys, robot.nv, settings)
+    if plan.pin_cpp == "off":
+        for qty in qtys:
+            res.missing(["pin_cpp"], qty, "n/a", "the Pinocchio C++ harness is off (--pin-cpp off)")
+    log(f"table 3 {name}: done")
+    return res
+
+
+def table3_ratios(cells: dict, spread: dict, notes: dict) -> dict:
+    """``{quantity: {"pin_cpp/c_loop": [of medians, of minima] or "n/a", ...}}``: how many times
+    faster the generated code is than Pinocchio, every pair; a pair without two numbers is
+    ``"n/a"`` with the note of the missing side put under ``"<pair>/<quantity>"``."""
+    out = {}
+    for qty in TABLE3_QUANTITIES:
+        row = out[qty] = {}
+        for theirs, ours in TABLE3_RATIOS:
+            key = f"{theirs}/{ours}"
+            a, b = cells.get(ours, {}).get(qty), cells.get(theirs, {}).get(qty)
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
+                row[key] = [round(b / a, 2), round(spread[theirs][qty][0] / spread[ours][qty][0], 2)]
+            else:
+                row[key] = "n/a"
+                why = [notes.get(f"{m}/{qty}") for m in (ours, theirs) if not isinstance(cells.get(m, {}).get(qty), (int, float))]
+                notes[f"{key}/{qty}"] = "; ".join(w for w in why if w) or "a side was not measured"
+    return out
+
+
+def table3(plan: Plan, work: Path, log=print) -> dict:
+    systems = []
+    for name, source, floating, paper_robot in plan.table3:
+        r = measure_robot(name, source, floating, paper_robot, plan, work, log)
+        cells, spread = r.grid()
+        notes = r.note_dict()
+        systems.append({**r.info, "cells": cells, "spread_us": spread,
+                        "ratios": table3_ratios(cells, spread, notes), "notes": notes})
+    return {"methods": TABLE3_METHODS, "quantities": list(TABLE3_QUANTITIES),
+            "rows": {qty: {"function": REGISTRY[qty].function, "paper_row": TABLE3_ROWS[qty][0],
+                           "pinocchio": TABLE3_ROWS[qty][1]} for qty in TABLE3_QUANTITIES},
+            "systems": systems, "unit": "µs per call (median over repeats)",
+            "ratio": "Pinocchio's time / ours (how many times faster the generated code is), of medians and of minima",
+            "paper": {"machine": PAPER_TABLE3_MACHINE, "note": PAPER_TABLE3_NOTE, "robots": PAPER_TABLE3_ROBOTS,
+                      "values_us": PAPER_TABLE3, "other_rows_us": PAPER_TABLE3_OTHER},
+            "c_loop_flags": plan.flags, "binding_copt": plan.copt, "batch": plan.table3_batch,
+            "repeats": plan.repeats, "min_time_s": plan.min_time}
+
+
 # --------------------------------------------------------------------------------------- run
 
-def run(plan: Plan, out: Path, tables=("1", "2"), figures: bool = False, command: str = "symgen tables",
+def run(plan: Plan, out: Path, tables=("1", "2", "3"), figures: bool = False, command: str = "symgen tables",
         log=print) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -232,6 +400,9 @@ def run(plan: Plan, out: Path, tables=("1", "2"), figures: bool = False, command
             save()
         if "1" in tables:
             results["table1"] = table1(plan, work, log)
+            save()
+        if "3" in tables:
+            results["table3"] = table3(plan, work, log)
             save()
         if figures:
             results["figures"] = figure_data(plan, work, log)
