@@ -95,6 +95,9 @@ class Sweep:
     arguments: tuple[str, ...]
     run: Callable
     inertial: bool = True
+    #: other runs yielding the same outputs (another coordinate choice): a ground-coordinate build
+    #: prints whichever of ``run`` and these has the fewest operations for the robot at hand
+    variants: tuple[Callable, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,13 @@ def _regressor_sweep(robot, args, bk, opts):
     return {"Y": alg.regressor(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk, gravity=opts.gravity)}
 
 
+def _regressor_ground_sweep(robot, args, bk, opts):
+    from . import algorithms as alg
+
+    return {"Y": alg.regressor_ground(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk,
+                                      gravity=opts.gravity)}
+
+
 def _forward_dynamics(robot, args, bk, opts):
     from . import algorithms as alg
 
@@ -245,7 +255,8 @@ SWEEPS = {s.name: s for s in (
     Sweep("rnea", ("q", "qd", "qdd"), _rnea),
     Sweep("gravity", ("q",), _gravity),
     Sweep("slotine_li", ("q", "qd", "qd_r", "qdd_r"), _slotine_li),
-    Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep, inertial=False),
+    Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep, inertial=False,
+          variants=(_regressor_ground_sweep,)),
     Sweep("forward_dynamics", ("q", "qd", "tau"), _forward_dynamics),
     Sweep("mass_matrix_inverse", ("q",), _mass_matrix_inverse),
     Sweep("all_terms", ("q", "qd"), _all_terms),

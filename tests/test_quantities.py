@@ -109,3 +109,31 @@ def test_slotine_li_in_ground_coordinates_equals_the_body_frame_recursion():
         args = (s["q"], s["qd"], s["qd_r"], s["qdd_r"], NUMERIC)
         body, ground = alg.slotine_li(robot, *args), alg.slotine_li_ground(robot, *args)
         assert np.max(np.abs(body - ground)) <= 1e-12 * max(1.0, np.max(np.abs(body))), (kind, seed)
+
+
+def test_regressor_in_ground_coordinates_equals_the_body_frame_walk():
+    """The two routes to Y that a build chooses between agree (seeds printed)."""
+    from symgen import algorithms as alg
+    from symgen.backend import NUMERIC
+
+    for kind, n, seed in SYNTHETIC:
+        robot = robots.make(kind, n, seed)
+        s = Q.random_state(np.random.default_rng(seed), robot.n, robot.n)
+        args = (s["q"], s["qd"], s["qd_r"], s["qdd_r"], NUMERIC)
+        body, ground = alg.regressor(robot, *args), alg.regressor_ground(robot, *args)
+        assert np.max(np.abs(body - ground)) <= 1e-12 * max(1.0, np.max(np.abs(body))), (kind, seed)
+
+
+def test_a_sweep_with_variants_prints_the_one_with_fewest_operations():
+    """The regressor's ground-coordinate walk wins on a chain and loses on a 4-joint arm; a build
+    prints the cheaper (a body-frame build, which has no variants, gives the body route's count)."""
+    from pathlib import Path
+
+    from symgen.codegen.program import count_ops
+    from symgen.codegen.symbolic import program_for
+
+    arm4 = load_urdf(Path(__file__).resolve().parent.parent / "symgen" / "examples" / "arm4.urdf")
+    for robot, chain in ((arm4, False), (robots.make("serial", 10, 1), True)):
+        printed = count_ops(program_for(robot, "Y"))["total"]
+        body = count_ops(program_for(robot, "Y", Q.SweepOptions(frame="body")))["total"]
+        assert (printed < body) if chain else (printed == body), (robot.name, printed, body)

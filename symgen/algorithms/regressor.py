@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import GRAVITY
-from ..spatial import factor_B, skew
+from ..spatial import cross, factor_B, skew
 from .slotine_li import reference_sweep
 
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
@@ -81,4 +81,38 @@ def regressor(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
                 break
             U = bk.bind(Xup[i].T @ U, f"Yb{j}_{parent[i]}", j)          # line 13, to the parent's frame
             i = parent[i]
+    return Y
+
+
+def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
+    """The same Y with each body's block carried to ground coordinates once, about the base
+    origin (F_j = X_0j^* Y_body_j: forces f' = oR f, moments n' = oR n + op x f'), after which
+    Y_ij = Phi_i^T F_j is one dot product per ancestor i (Phi_i in ground coordinates): one force
+    transform per body instead of one per (body, ancestor) pair. Fewer operations on deep trees
+    (serial 20: 29,089 against 68,607), more on shallow ones (panda: 5,362 against 4,114), so a
+    build prints whichever is cheaper (``Sweep.variants``)."""
+    from .frames import _ground_bodies
+
+    n = robot.n
+    _, _, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
+    R, p = _ground_bodies(robot, q, bk)                      # turned frames: z is the joint axis
+    Phi = []
+    for i, body in enumerate(robot.bodies):
+        axis, S = R[i][:, 2], bk.zeros(6)
+        if body.joint_type == "prismatic":
+            S[3:] = axis
+        else:
+            S[:3], S[3:] = axis, bk.bind(cross(p[i], axis, bk), f"Phi{i}", i)
+        Phi.append(S)
+    Y = bk.zeros((n, 10 * n))
+    for j in range(n):
+        U = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"Yb{j}", j)           # line 8, body j's frame
+        oR = bk.bind(R[j] @ bk.const(robot.z_turns[j].T), f"oRb{j}", j)          # its URDF axes in the world
+        F = bk.zeros((6, 10))
+        F[3:, :] = bk.bind(oR @ U[3:, :], f"Yf{j}", j)
+        for k in range(10):
+            F[:3, k] = oR @ U[:3, k] + cross(p[j], F[3:, k], bk)
+        F = bk.bind(F, f"Yg{j}", j)
+        for i in robot.ancestors(j):
+            Y[i, 10 * j:10 * j + 10] = Phi[i] @ F                               # Y_ij = Phi_i^T F_j
     return Y

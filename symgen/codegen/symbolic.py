@@ -8,6 +8,8 @@ coordinates by default (``frame="ground"``) or as the paper prints them (``frame
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import sympy as sp
 
@@ -34,16 +36,27 @@ def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool
     out = {}
     for sweep_name, group in runs.items():
         label = "+".join(group)
-        bk = SymbolicBackend(naming=naming,
-                             tick=(lambda d, t, label=label: tick(label, d, t)) if tick else None)
         sweep = Q.SWEEPS[sweep_name]
-        names = sweep.arguments + (("params",) if opts.parametric and sweep.inertial else ())
-        values = Q.run_sweep(sweep, robot, {a: np.array(syms[a], dtype=object) for a in names}, bk, opts)
-        for key in group:
-            x = Q.QUANTITIES[key]
-            out[key] = P.make_function(x.function, x.doc, [P.Input(a, syms[a]) for a in x.arguments_for(opts)],
-                                       bk.assignments, {o.name: values[o.name] for o in x.outputs})
+        candidates = [sweep] + ([replace(sweep, run=run) for run in sweep.variants] if opts.frame == "ground" else [])
+        traced = [_trace_sweep(robot, s, group, syms, opts, naming,
+                               (lambda d, t, label=label: tick(label, d, t)) if tick else None) for s in candidates]
+        # the variant with the fewest operations once optimized (the first on a tie)
+        out.update(min(traced, key=lambda fns: sum(P.count_ops(optimize(f))["total"] for f in fns.values()))
+                   if len(traced) > 1 else traced[0])
     return {key: out[key] for key in keys}
+
+
+def _trace_sweep(robot, sweep, keys, syms, opts, naming, tick) -> dict:
+    """``{key: Function}`` for ``keys`` (quantities of ``sweep``) from one symbolic run of it."""
+    bk = SymbolicBackend(naming=naming, tick=tick)
+    names = sweep.arguments + (("params",) if opts.parametric and sweep.inertial else ())
+    values = Q.run_sweep(sweep, robot, {a: np.array(syms[a], dtype=object) for a in names}, bk, opts)
+    out = {}
+    for key in keys:
+        x = Q.QUANTITIES[key]
+        out[key] = P.make_function(x.function, x.doc, [P.Input(a, syms[a]) for a in x.arguments_for(opts)],
+                                   bk.assignments, {o.name: values[o.name] for o in x.outputs})
+    return out
 
 
 def trace(robot, key: str, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool = True):
