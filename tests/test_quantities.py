@@ -98,30 +98,24 @@ def test_gravity_is_inverse_dynamics_at_rest():
             assert np.max(np.abs(g - tau)) <= 1e-12 * max(1.0, np.max(np.abs(tau))), (kind, seed, frame)
 
 
-def test_slotine_li_in_ground_coordinates_equals_the_body_frame_recursion():
-    """The ground form of Algorithm 3 (not printed: more operations) agrees with the body form."""
-    from symgen import algorithms as alg
+def test_every_variant_of_a_sweep_computes_what_its_run_computes():
+    """The routes a build chooses between by operation count (the regressor's and Slotine-Li's
+    ground-coordinate forms) give the same values as the sweep's own run, which is the one
+    compared with Pinocchio above (seeds printed)."""
     from symgen.backend import NUMERIC
 
+    with_variants = [s for s in Q.SWEEPS.values() if s.variants]
+    assert {s.name for s in with_variants} >= {"regressor", "slotine_li"}
     for kind, n, seed in SYNTHETIC:
         robot = robots.make(kind, n, seed)
-        s = Q.random_state(np.random.default_rng(seed), robot.n, robot.n)
-        args = (s["q"], s["qd"], s["qd_r"], s["qdd_r"], NUMERIC)
-        body, ground = alg.slotine_li(robot, *args), alg.slotine_li_ground(robot, *args)
-        assert np.max(np.abs(body - ground)) <= 1e-12 * max(1.0, np.max(np.abs(body))), (kind, seed)
-
-
-def test_regressor_in_ground_coordinates_equals_the_body_frame_walk():
-    """The two routes to Y that a build chooses between agree (seeds printed)."""
-    from symgen import algorithms as alg
-    from symgen.backend import NUMERIC
-
-    for kind, n, seed in SYNTHETIC:
-        robot = robots.make(kind, n, seed)
-        s = Q.random_state(np.random.default_rng(seed), robot.n, robot.n)
-        args = (s["q"], s["qd"], s["qd_r"], s["qdd_r"], NUMERIC)
-        body, ground = alg.regressor(robot, *args), alg.regressor_ground(robot, *args)
-        assert np.max(np.abs(body - ground)) <= 1e-12 * max(1.0, np.max(np.abs(body))), (kind, seed)
+        state = Q.random_state(np.random.default_rng(seed), robot.n, robot.n)
+        for sweep in with_variants:
+            args = {a: state[a] for a in sweep.arguments}
+            ref = sweep.run(robot, args, NUMERIC, Q.SweepOptions())
+            for variant in sweep.variants:
+                for name, value in variant(robot, args, NUMERIC, Q.SweepOptions()).items():
+                    scale = max(1.0, np.max(np.abs(ref[name])))
+                    assert np.max(np.abs(value - ref[name])) <= 1e-12 * scale, (sweep.name, name, kind, seed)
 
 
 def test_a_sweep_with_variants_prints_the_one_with_fewest_operations():
