@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from support import PinOracle, assert_close, erd_path, pin_model_from_robot
+from support import PinOracle, assert_close, compare_with_pinocchio, erd_path, pin_model_from_robot
 from symgen import quantities as Q
 from symgen import robots
 from symgen.algorithms import christoffel_ground, coriolis_ground, crba_ground
@@ -22,8 +22,6 @@ from symgen.codegen import program as P
 from symgen.codegen.symbolic import input_symbols
 from symgen.urdf import load_urdf, urdf_string
 
-SYNTHETIC = [("serial", 6, 1), ("tree", 7, 2), ("biped", 4, 3), ("quadruped", 4, 4)]
-ERD = ["panda_description/urdf/panda.urdf", "ur_description/urdf/ur5_robot.urdf"]
 FRAMES = ("ground", "body")
 STATES = 3
 
@@ -35,46 +33,15 @@ def _states(robot, label, count=STATES):
     return seed, [Q.random_state(rng, robot.n, robot.n) for _ in range(count)]
 
 
-def _compare(robot, model, label, base=1e-9):
-    oracle = PinOracle(robot, model)
-    seed, states = _states(robot, label)
-    for t, s in enumerate(states):
-        ctx = f"{label} seed={seed} state#{t}"
-        q, qd, qdd, tau = s["q"], s["qd"], s["qdd"], s["tau"]
-        id_pin = oracle.inverse_dynamics_derivatives(q, qd, qdd)
-        fd_pin = oracle.forward_dynamics_derivatives(q, qd, tau)
-        # qdd = FD(q, qd, tau) is a solve with M, and so is each column of eq. (24): the error
-        # grows with cond(M) as for forward_dynamics (floating bases at random angles)
-        rtol_fd = Q.tolerance(Q.QUANTITIES["qdd"], oracle.mass_matrix(q), base)
-        for frame in FRAMES:
-            got = inverse_dynamics_derivatives(robot, q, qd, qdd, NUMERIC, frame=frame)
-            for name, g, e in zip(("dtau_dq", "dtau_dqd"), got, id_pin):
-                assert_close(g, e, f"{name} ({frame} frame)", ctx, rtol=base)
-            got = forward_dynamics_derivatives(robot, q, qd, tau, NUMERIC, frame=frame)
-            for name, g, e in zip(("dqdd_dq", "dqdd_dqd"), got, fd_pin):
-                assert_close(g, e, f"{name} ({frame} frame)", ctx, rtol=rtol_fd)
-
-
-@pytest.mark.pinocchio
-@pytest.mark.parametrize("kind,n,seed", SYNTHETIC, ids=[f"{k}{n}" for k, n, _ in SYNTHETIC])
-def test_derivatives_match_pinocchio_on_synthetic_robots(kind, n, seed):
-    robot = robots.make(kind, n, seed)
-    _compare(robot, pin_model_from_robot(robot), f"{kind}{n}-seed{seed}")
-
-
-@pytest.mark.pinocchio
-@pytest.mark.parametrize("relative", ERD, ids=lambda r: r.split("/")[-1][:-5])
-def test_derivatives_match_pinocchio_on_example_robot_data(pin, relative):
-    path = erd_path(relative)
-    robot = load_urdf(path)
-    _compare(robot, pin.buildModelFromXML(urdf_string(robot)), path.stem)
+# Against Pinocchio on the synthetic robots, panda and ur5, in both frames: the registry-wide test
+# (tests/test_quantities.py) covers both derivative functions, with the same seeds and states.
 
 
 @pytest.mark.pinocchio
 def test_derivatives_match_pinocchio_on_a_20_dof_chain():
     """The large-robot tolerance of issue 13 (1e-8 relative) on the chain the op counts use."""
     robot = robots.make("serial", 20, 1)
-    _compare(robot, pin_model_from_robot(robot), "serial20-seed1", base=1e-8)
+    compare_with_pinocchio(robot, pin_model_from_robot(robot), "serial20-seed1", keys=("dtau", "dqdd"), base=1e-8)
 
 
 @pytest.mark.parametrize("kind,n,seed", [("serial", 6, 1), ("tree", 7, 2), ("serial", 12, 5)])

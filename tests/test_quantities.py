@@ -7,12 +7,11 @@ outputs with the registered shapes, and its ``pinocchio`` counterpart must agree
 """
 from __future__ import annotations
 
-import zlib
 
 import numpy as np
 import pytest
 
-from support import PinOracle, assert_close, erd_path, pin_model_from_robot
+from support import compare_with_pinocchio, erd_path, pin_model_from_robot
 from symgen import quantities as Q
 from symgen import robots
 from symgen.urdf import load_urdf
@@ -50,29 +49,11 @@ def test_parse_takes_known_keys_in_order_without_repeats_and_refuses_the_rest():
         Q.parse(",", "--functions")
 
 
-def _compare(robot, model, label):
-    oracle = PinOracle(robot, model)
-    seed = zlib.crc32(label.encode())
-    rng = np.random.default_rng(seed)
-    for t in range(STATES):
-        state = Q.random_state(rng, robot.n, robot.n)
-        ctx = f"{label} seed={seed} state#{t}"
-        for x in Q.QUANTITIES.values():
-            if x.pinocchio is None or (x.key == "Gamma" and t > 0):
-                continue
-            at = x.oracle_state(state) if x.oracle_state else state
-            expected = x.pinocchio(oracle, at)
-            rtol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
-            for frame in Q.FRAMES:
-                got = Q.evaluate(robot, x.key, at, Q.SweepOptions(frame=frame))
-                assert_close(got, expected, f"{x.function} ({frame} frame)", ctx, rtol=rtol)
-
-
 @pytest.mark.pinocchio
 @pytest.mark.parametrize("kind,n,seed", SYNTHETIC, ids=[f"{k}{n}" for k, n, _ in SYNTHETIC])
 def test_every_quantity_matches_pinocchio_on_synthetic_robots(kind, n, seed):
     robot = robots.make(kind, n, seed)
-    _compare(robot, pin_model_from_robot(robot), f"{kind}{n}-seed{seed}")
+    compare_with_pinocchio(robot, pin_model_from_robot(robot), f"{kind}{n}-seed{seed}")
 
 
 @pytest.mark.pinocchio
@@ -82,7 +63,7 @@ def test_every_quantity_matches_pinocchio_on_example_robot_data(pin, relative):
     robot = load_urdf(path)
     from symgen.urdf import urdf_string
 
-    _compare(robot, pin.buildModelFromXML(urdf_string(robot)), path.stem)
+    compare_with_pinocchio(robot, pin.buildModelFromXML(urdf_string(robot)), path.stem)
 
 
 def test_gravity_is_inverse_dynamics_at_rest():
