@@ -47,7 +47,8 @@ def main():
 
 @main.command()
 @click.argument("urdf", type=click.Path(dir_okay=False))
-@click.option("--floating-base", is_flag=True, help="Give the root link six virtual joints (3 prismatic, 3 revolute).")
+@click.option("--floating-base", is_flag=True, help="Attach the root link by a free-flyer (Pinocchio's JointModelFreeFlyer: q = [x y z qx qy qz qw ...], "
+                   "v = [base linear, angular velocity in the base frame ...]).")
 def info(urdf, floating_base):
     """Summarize a robot: bodies, joints in q order, DoF, depth, what was lumped and snapped."""
     from .report import describe
@@ -114,7 +115,8 @@ def _progress(quiet):
 @click.option("--out", "out_dir", default="generated", show_default=True, type=click.Path(file_okay=False),
               help="Folder that receives the package folder NAME/.")
 @click.option("--name", default=None, help="Package name (default: the robot's name, made a safe identifier).")
-@click.option("--floating-base", is_flag=True, help="Give the root link six virtual joints (3 prismatic, 3 revolute).")
+@click.option("--floating-base", is_flag=True, help="Attach the root link by a free-flyer (Pinocchio's JointModelFreeFlyer: q = [x y z qx qy qz qw ...], "
+                   "v = [base linear, angular velocity in the base frame ...]).")
 @click.option("--quantities", default=",".join(Q.DEFAULT), show_default=True,
               help=f"Comma list of what to generate: {Q.help_text()}.")
 @click.option("--gamma-method", type=click.Choice(Q.GAMMA_METHODS), default="algo2", show_default=True,

@@ -12,6 +12,15 @@ through :func:`with_parameters`, built from inertial parameters theta (10 per bo
 inertia is linear in theta, so the algorithms run unchanged on either.
 
 Joint axes are fixed in the body frame (Phi_ring = 0), as the paper's algorithms assume.
+
+A floating base (Pinocchio's free-flyer, :func:`symgen.model.free_flyer_bodies`) is six bodies
+that share the base frame. Both coordinate choices then take the BASE frame as their reference
+("ground" is the base frame): M, C, Gamma and the velocity terms do not depend on where the base is
+or how it is turned, so no quaternion entry enters them; gravity is rotated into the base frame
+(:func:`root_gravity`), and world placements compose the base pose at the end (frame kinematics).
+The free-flyer's columns of Phi are the identity's; the rate of each is v_base x Phi_k, with the
+base's whole velocity (:func:`rate_velocity`), which the algorithms use wherever single-DoF joints
+use v_i x Phi_i; in accelerations, sum_k (v_base x Phi_k) v_k = v_base x v_base = 0.
 """
 from __future__ import annotations
 
@@ -36,15 +45,61 @@ def with_parameters(robot, theta=None):
     instead of its URDF's; ``theta`` None: the robot itself."""
     if theta is None:
         return robot
-    if len(theta) != 10 * robot.n:
-        raise ValueError(f"params must have {10 * robot.n} entries (10 per body), got {len(theta)}")
+    size = 10 * len(robot.inertial_bodies)
+    if len(theta) != size:
+        raise ValueError(f"params must have {size} entries (10 per body), got {len(theta)}")
     return _WithParameters(getattr(robot, "_robot", robot), theta)
 
 
 def parameters_of(robot, i: int):
     """theta_i (10 entries) of a robot seen through :func:`with_parameters`, or None."""
     theta = getattr(robot, "theta", None)
-    return None if theta is None else theta[10 * i:10 * i + 10]
+    k = i - robot.inertial_bodies[0]
+    return None if theta is None or k < 0 else theta[10 * k:10 * k + 10]
+
+
+def joint_position(robot, q, i):
+    """q_i, the coordinate of body i's joint (not for the free-flyer's bodies)."""
+    return q[robot.q_index[i]]
+
+
+def root_gravity(robot, q, gravity, bk):
+    """The gravity acceleration (3-vector) in the algorithms' reference frame: ``gravity`` as
+    given for a fixed base; for a floating base, turned into the base frame, R^T g with R the
+    base orientation (:func:`base_placement`)."""
+    g = bk.const(gravity)
+    if not robot.floating_base:
+        return g
+    R, _ = base_placement(robot, q, bk)
+    return bk.bind(R.T @ g, "gb")
+
+
+def base_placement(robot, q, bk):
+    """(R, p): the base frame's orientation and origin in the world, for a floating base. The
+    quaternion (q[3:7], x, y, z, w as Pinocchio stores it) is used as the rotation of quat/|quat|:
+    R = 1 + s (w [u]x + [u]x^2) with u = (x, y, z) and s = 2 / |quat|^2, so an input that drifted
+    off the unit sphere gives the rotation of its direction (Pinocchio's quaternion-to-matrix
+    assumes a unit quaternion and would give a matrix that is no rotation)."""
+    x, y, z, w = q[3], q[4], q[5], q[6]
+    s = bk.bind(2 / (x * x + y * y + z * z + w * w), "qs")
+    R = bk.zeros((3, 3))
+    R[0, 0], R[1, 1], R[2, 2] = 1 - s * (y * y + z * z), 1 - s * (x * x + z * z), 1 - s * (x * x + y * y)
+    R[0, 1], R[1, 0] = s * (x * y - z * w), s * (x * y + z * w)
+    R[0, 2], R[2, 0] = s * (x * z + y * w), s * (x * z - y * w)
+    R[1, 2], R[2, 1] = s * (y * z - x * w), s * (y * z + x * w)
+    p = bk.zeros(3)
+    p[:] = q[0:3]
+    return bk.bind(R, "oRb"), p
+
+
+def rate_velocity(robot, v, Phi, qd, i, bk):
+    """The velocity that turns Phi_i: v_i for a single-DoF joint (v_i x Phi_i = v_p x Phi_i);
+    for the free-flyer's bodies, the base's whole velocity sum_k Phi_k qd_k (not the chain's
+    partial sum v_i): the six columns are fixed in one frame, the base."""
+    if not robot.is_free(i):
+        return v[i]
+    free = robot.free
+    return bk.bind(sum((Phi[k] * qd[k] for k in range(1, free)), Phi[0] * qd[0]), "vbase", free - 1)
 
 
 def parameter_inertia(theta, bk):
@@ -75,11 +130,16 @@ def body_frames(robot, q, bk):
     Xup, Phi = [], []
     for i, body in enumerate(robot.bodies):
         axis = bk.const(body.axis)
+        if robot.is_free(i):                                # the base frame: the reference
+            Xup.append(bk.const(robot.Xtree[i]))
+            Phi.append(bk.const(robot.S[i]))
+            continue
+        qi = joint_position(robot, q, i)
         if body.joint_type == "prismatic":
-            XJ = plux(bk.const([[1, 0, 0], [0, 1, 0], [0, 0, 1]]), axis * q[i], bk)
+            XJ = plux(bk.const([[1, 0, 0], [0, 1, 0], [0, 0, 1]]), axis * qi, bk)
         else:
             # E = R^T rotates parent coordinates into the rotated (body) frame
-            R = axis_angle(axis, bk.cos(q[i]), bk.sin(q[i]), bk)
+            R = axis_angle(axis, bk.cos(qi), bk.sin(qi), bk)
             XJ = plux(R.T, bk.zeros(3), bk)
         Xup.append(bk.bind(XJ @ bk.const(robot.Xtree[i]), f"X{i}", i))
         Phi.append(bk.const(robot.S[i]))                    # the model keeps Featherstone's S
@@ -107,13 +167,16 @@ def ground_frames(robot, q, bk):
             p0 = bk.bind(p[par] + R[par] @ t, f"p{i}", i)
         a = R0[:, 2]                                                    # the axis in ground
         Phi_i = bk.zeros(6)
-        if body.joint_type == "prismatic":
+        if robot.is_free(i):                            # the base frame is the reference
+            Phi_i[:] = bk.const(robot.S[i])
+            R[i], p[i] = R0, p0
+        elif body.joint_type == "prismatic":
             Phi_i[3:] = a
-            R[i], p[i] = R0, bk.bind(p0 + a * q[i], f"p{i}", i)
+            R[i], p[i] = R0, bk.bind(p0 + a * joint_position(robot, q, i), f"p{i}", i)
         else:
             Phi_i[:3] = a
             Phi_i[3:] = bk.bind(cross(p0, a, bk), f"Phi{i}", i)
-            c, s = bk.cos(q[i]), bk.sin(q[i])
+            c, s = bk.cos(joint_position(robot, q, i)), bk.sin(joint_position(robot, q, i))
             Ri = bk.zeros((3, 3))                                       # R0 Rz(q_i)
             Ri[:, 0] = R0[:, 0] * c + R0[:, 1] * s
             Ri[:, 1] = R0[:, 1] * c - R0[:, 0] * s

@@ -138,7 +138,11 @@ class Robot:
 
     def __post_init__(self):
         if not self.frames:         # a robot built in Python: one joint and one link per body
-            object.__setattr__(self, "frames", tree_frames(self.root_link, self.bodies))
+            object.__setattr__(self, "frames", tree_frames(self.root_link, self.bodies, self.free))
+        if self.floating_base and [(b.joint_type, b.axis, b.parent, b.joint_name) for b in self.bodies[:FREE_DOFS]] != [
+                (t, a, k - 1, ROOT_JOINT) for k, (t, a) in enumerate(FREE_AXES)]:
+            raise ModelError(f"robot {self.name!r}: a floating base must start with the six bodies of "
+                             f"model.free_flyer_bodies")
         for i, b in enumerate(self.bodies):
             if not -1 <= b.parent < i:
                 raise ModelError(f"robot {self.name!r}: body {b.name!r} has parent index {b.parent}, "
@@ -157,17 +161,47 @@ class Robot:
     # -- sizes and order
     @property
     def n(self) -> int:
+        """The number of velocities (nv): one per body, the free-flyer's six included."""
         return len(self.bodies)
 
-    nq = nv = n
+    nv = n
 
     @property
+    def nq(self) -> int:
+        """The number of configuration entries: nv, plus one for a free-flyer's unit quaternion."""
+        return self.n + 1 if self.floating_base else self.n
+
+    @property
+    def free(self) -> int:
+        """The number of leading bodies that make up the free-flyer (6 with a floating base, else
+        0): one per velocity of the base, all sharing the base frame (see :func:`free_flyer_bodies`)."""
+        return FREE_DOFS if self.floating_base else 0
+
+    def is_free(self, i: int) -> bool:
+        """Whether body i is one of the free-flyer's six velocity directions."""
+        return i < self.free
+
+    @cached_property
+    def q_index(self) -> tuple[int | None, ...]:
+        """Per body, the entry of q holding its joint's coordinate; None for the free-flyer's
+        bodies, whose configuration is q[0:7] (position, then the quaternion x, y, z, w)."""
+        shift = 1 if self.floating_base else 0
+        return tuple(None if self.is_free(i) else i + shift for i in range(self.n))
+
+    @cached_property
     def joint_names(self) -> tuple[str, ...]:
-        return tuple(b.joint_name for b in self.bodies)
+        """One name per joint in q/v order (a free-flyer is one joint, ``root_joint``)."""
+        return tuple(dict.fromkeys(b.joint_name for b in self.bodies))
+
+    @cached_property
+    def inertial_bodies(self) -> tuple[int, ...]:
+        """The bodies that carry a link (and 10 inertial parameters): all but the free-flyer's
+        five massless helpers."""
+        return tuple(range(max(self.free - 1, 0), self.n))
 
     @property
     def link_names(self) -> tuple[str, ...]:
-        return tuple(b.name for b in self.bodies)
+        return tuple(self.bodies[i].name for i in self.inertial_bodies)
 
     @cached_property
     def parent(self) -> tuple[int, ...]:
@@ -252,17 +286,25 @@ class Robot:
 
     def check_state(self, name: str, x) -> np.ndarray:
         x = np.asarray(x, dtype=float)
-        if x.shape != (self.n,):
-            raise ModelError(f"{name} must have shape ({self.n},) for robot {self.name!r}, got {x.shape}")
+        size = self.nq if name == "q" else self.n
+        if x.shape != (size,):
+            raise ModelError(f"{name} must have shape ({size},) for robot {self.name!r}, got {x.shape}")
         return x
 
 
-def tree_frames(root_link: str, bodies) -> tuple[Frame, ...]:
+def tree_frames(root_link: str, bodies, free: int = 0) -> tuple[Frame, ...]:
     """The frames of a tree without fixed joints: the root link, then per body its joint's frame
-    and its link's, both the body frame."""
+    and its link's, both the body frame. The first ``free`` bodies (a free-flyer) have one joint
+    frame and one link frame between them, on the last."""
     frames = [Frame(root_link, "link", -1, IDENTITY, ORIGIN)]
     link_of = {-1: 0}
+    if free:
+        frames.append(Frame(ROOT_JOINT, "joint", free - 1, IDENTITY, ORIGIN, 0))
+        frames.append(Frame(bodies[free - 1].name, "link", free - 1, IDENTITY, ORIGIN, 1))
+        link_of[free - 1] = 2
     for i, b in enumerate(bodies):
+        if i < free:
+            continue
         frames.append(Frame(b.joint_name, "joint", i, IDENTITY, ORIGIN, link_of[b.parent]))
         link_of[i] = len(frames)
         frames.append(Frame(b.name, "link", i, IDENTITY, ORIGIN, len(frames) - 1))
@@ -297,30 +339,37 @@ def as_mat3(a) -> Mat3:
     return tuple(tuple(float(x) for x in row) for row in a)
 
 
-#: The six virtual joints of a floating base, in q order: translations along the root's x, y, z
-#: axes, then rotations about x, y, z of the frame reached so far (intrinsic X-Y-Z angles).
-FLOATING_JOINTS = (
-    ("floating_px", "prismatic", (1.0, 0.0, 0.0)),
-    ("floating_py", "prismatic", (0.0, 1.0, 0.0)),
-    ("floating_pz", "prismatic", (0.0, 0.0, 1.0)),
-    ("floating_rx", "revolute", (1.0, 0.0, 0.0)),
-    ("floating_ry", "revolute", (0.0, 1.0, 0.0)),
-    ("floating_rz", "revolute", (0.0, 0.0, 1.0)),
+#: The free-flyer (Pinocchio's ``JointModelFreeFlyer``): its joint name, and its six velocity
+#: directions in v order, each as the axis of a single-DoF body fixed in the base frame: the
+#: base's linear velocity along its x, y, z axes, then its angular velocity about them.
+ROOT_JOINT = "root_joint"
+FREE_DOFS = 6
+FREE_AXES = (
+    ("prismatic", (1.0, 0.0, 0.0)),
+    ("prismatic", (0.0, 1.0, 0.0)),
+    ("prismatic", (0.0, 0.0, 1.0)),
+    ("revolute", (1.0, 0.0, 0.0)),
+    ("revolute", (0.0, 1.0, 0.0)),
+    ("revolute", (0.0, 0.0, 1.0)),
 )
 
 IDENTITY: Mat3 = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 ORIGIN: Vec3 = (0.0, 0.0, 0.0)
 
 
-def floating_base_bodies(root_link: str, root_inertia: Inertia) -> list[Body]:
-    """Six single-DoF bodies that give ``root_link`` a free motion: five massless virtual links
-    (named ``<joint>_link``) and the root link itself, moved by the last (``floating_rz``).
-    Algorithm 2 assumes single-DoF joints, which is why a free joint is split this way."""
+def free_flyer_bodies(root_link: str, root_inertia: Inertia) -> list[Body]:
+    """The free-flyer as six single-DoF bodies, a chain in v order: five massless helpers
+    (named ``root_joint_<k>``) and the root link itself, all of them the base frame. Their
+    motion subspaces are the columns of the identity in the base frame (Pinocchio's body-twist
+    speeds, linear first); they are never moved by q. The algorithms treat them as one joint:
+    they run in the base frame (the base's pose enters only through gravity, rotated into it by
+    the quaternion, and through world placements), and the rate of each column is v_base x Phi_k
+    (the velocity of the base, not the chain's partial sum: :func:`symgen.kinematics.phi_rate_velocity`)."""
     bodies = []
-    for k, (jname, jtype, axis) in enumerate(FLOATING_JOINTS):
-        last = k == len(FLOATING_JOINTS) - 1
+    for k, (jtype, axis) in enumerate(FREE_AXES):
+        last = k == FREE_DOFS - 1
         bodies.append(Body(
-            name=root_link if last else f"{jname}_link", joint_name=jname, joint_type=jtype,
+            name=root_link if last else f"{ROOT_JOINT}_{k}", joint_name=ROOT_JOINT, joint_type=jtype,
             axis=axis, parent=k - 1, rotation=IDENTITY, translation=ORIGIN,
             inertia=root_inertia if last else Inertia.zero()))
     return bodies

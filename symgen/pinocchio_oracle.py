@@ -1,6 +1,7 @@
 """Pinocchio as an outside oracle: index matching and Pinocchio's quantities in symgen's order.
 
-symgen's state is one number per joint, in ``robot.joint_names`` order. Pinocchio orders joints
+symgen's state is one number per joint, in ``robot.joint_names`` order (a free-flyer: seven in q,
+six in v, Pinocchio's own layout). Pinocchio orders joints
 by its own tree traversal and gives a continuous (unbounded revolute) joint two configuration
 entries, (cos q, sin q), and one velocity entry. :class:`JointMap` matches the two by joint name
 and builds the permutation ``P`` with ``v_pin = P @ v_symgen``, so that
@@ -37,25 +38,26 @@ _PIN_KINDS = {
 class JointMap:
     """symgen <-> Pinocchio index matching for one robot and one Pinocchio model of it.
 
-    ``P`` (nv_pin x n) is the permutation with ``v_pin = P @ v_symgen``. A revolute joint that
-    Pinocchio made unbounded (nq = 2) receives (cos q, sin q)."""
+    ``P`` (nv_pin x n) is the permutation with ``v_pin = P @ v_symgen``; ``L`` (joints_pin x
+    links) the one of the regressor's 10-column blocks. A revolute joint that Pinocchio made
+    unbounded (nq = 2) receives (cos q, sin q); a free-flyer (nq = 7, nv = 6) is matched to
+    symgen's with the same layout (position, quaternion x y z w; linear, angular velocity)."""
 
     n: int
     nq_pin: int
     P: np.ndarray
-    #: per symgen joint: (idx_q in pinocchio's q, nq there: 1 or 2)
-    q_slots: list[tuple[int, int]] = field(default_factory=list)
+    #: per symgen joint: (its first entry in symgen's q, idx_q in pinocchio's q, nq there)
+    q_slots: list[tuple[int, int, int]] = field(default_factory=list)
+    L: np.ndarray | None = None
 
     @classmethod
     def build(cls, robot, model) -> "JointMap":
         names = list(robot.joint_names)
-        if len(set(names)) != len(names):
-            raise OracleError(f"{robot.name}: symgen joint names are not unique: {names}")
-        where = {name: i for i, name in enumerate(names)}
+        bodies_of = {name: [i for i, b in enumerate(robot.bodies) if b.joint_name == name] for name in names}
         if model.nv != robot.n:
             pin_names = [model.names[j] for j in range(1, model.njoints)]
             raise OracleError(
-                f"{robot.name}: Pinocchio has nv = {model.nv}, symgen has {robot.n} joints\n"
+                f"{robot.name}: Pinocchio has nv = {model.nv}, symgen has {robot.n} velocities\n"
                 f"  only in Pinocchio: {sorted(set(pin_names) - set(names))}\n"
                 f"  only in symgen:    {sorted(set(names) - set(pin_names))}")
         for j in range(1, model.njoints):
@@ -65,37 +67,47 @@ class JointMap:
                 raise OracleError(f"{robot.name}: Pinocchio model is not in depth-first order "
                                      f"at joint {model.names[j]!r}; its results would be wrong")
         P = np.zeros((model.nv, robot.n))
-        slots: list[tuple[int, int] | None] = [None] * robot.n
+        links = {b: k for k, b in enumerate(robot.inertial_bodies)}
+        L = np.zeros((model.njoints - 1, len(links)))
+        slots, seen = [], set()
         for j in range(1, model.njoints):
             jm, name = model.joints[j], model.names[j]
-            if name not in where:
+            if name not in bodies_of:
                 raise OracleError(f"{robot.name}: Pinocchio joint {name!r} is not a symgen joint "
                                      f"(symgen has {names})")
-            i = where[name]
-            kind, jtype = jm.shortname(), robot.bodies[i].joint_type
-            if jm.nv != 1 or jm.nq not in (1, 2):
-                raise OracleError(f"{robot.name}: joint {name!r} is {kind} with nq = {jm.nq}, "
-                                     f"nv = {jm.nv}; only single-DoF joints can be matched")
-            if kind not in _PIN_KINDS[jtype] and not (jtype == "revolute" and kind in _PIN_KINDS["continuous"]):
-                raise OracleError(f"{robot.name}: joint {name!r} is {jtype} in symgen but {kind} "
-                                     f"in Pinocchio")
-            if slots[i] is not None:
+            if name in seen:
                 raise OracleError(f"{robot.name}: two Pinocchio joints are named {name!r}")
-            P[jm.idx_v, i] = 1.0
-            slots[i] = (jm.idx_q, jm.nq)
-        missing = [names[i] for i, s in enumerate(slots) if s is None]
+            seen.add(name)
+            ours, kind = bodies_of[name], jm.shortname()
+            if ours[0] < robot.free:
+                if kind != "JointModelFreeFlyer":
+                    raise OracleError(f"{robot.name}: joint {name!r} is symgen's free-flyer but {kind} in Pinocchio")
+                slots.append((0, jm.idx_q, 7))
+            else:
+                jtype = robot.bodies[ours[0]].joint_type
+                if jm.nv != 1 or jm.nq not in (1, 2):
+                    raise OracleError(f"{robot.name}: joint {name!r} is {kind} with nq = {jm.nq}, "
+                                         f"nv = {jm.nv}; only single-DoF joints can be matched")
+                if kind not in _PIN_KINDS[jtype] and not (jtype == "revolute" and kind in _PIN_KINDS["continuous"]):
+                    raise OracleError(f"{robot.name}: joint {name!r} is {jtype} in symgen but {kind} "
+                                         f"in Pinocchio")
+                slots.append((robot.q_index[ours[0]], jm.idx_q, jm.nq))
+            for k, i in enumerate(ours):
+                P[jm.idx_v + k, i] = 1.0
+            L[j - 1, links[ours[-1]]] = 1.0
+        missing = [name for name in names if name not in seen]
         if missing:
             raise OracleError(f"{robot.name}: symgen joints {missing} have no Pinocchio joint")
-        return cls(robot.n, model.nq, P, slots)
+        return cls(robot.n, model.nq, P, slots, L)
 
     def q(self, q_symgen) -> np.ndarray:
-        """Pinocchio's configuration vector for symgen's joint angles/positions."""
+        """Pinocchio's configuration vector for symgen's q."""
         qp = np.zeros(self.nq_pin)
-        for qi, (idx, nq) in zip(q_symgen, self.q_slots):
-            if nq == 1:
-                qp[idx] = qi
+        for first, idx, nq in self.q_slots:
+            if nq == 2:
+                qp[idx], qp[idx + 1] = np.cos(q_symgen[first]), np.sin(q_symgen[first])
             else:
-                qp[idx], qp[idx + 1] = np.cos(qi), np.sin(qi)
+                qp[idx:idx + nq] = q_symgen[first:first + nq]
         return qp
 
     def v(self, v_symgen) -> np.ndarray:
@@ -109,7 +121,6 @@ class JointMap:
     def mat(self, A_pin) -> np.ndarray:
         """A Pinocchio joint-space matrix in symgen's order: ``P.T @ A @ P``."""
         return self.P.T @ A_pin @ self.P
-
 
 
 class PinOracle:
@@ -139,13 +150,14 @@ class PinOracle:
         body in Pinocchio's ``toDynamicParameters`` order, about the joint frame), in place of
         the ones it was built with (on the oracle's own model)."""
         theta = np.asarray(theta, dtype=float)
-        if theta.shape != (10 * self.robot.n,):
-            raise ValueError(f"params must have shape ({10 * self.robot.n},), got {theta.shape}")
+        links = self.robot.inertial_bodies
+        if theta.shape != (10 * len(links),):
+            raise ValueError(f"params must have shape ({10 * len(links)},), got {theta.shape}")
         if self.model is self._given:
             self.model = self.pin.Model(self.model)
-        for i, name in enumerate(self.robot.joint_names):
-            self.model.inertias[self.model.getJointId(name)] = self.pin.Inertia.FromDynamicParameters(
-                theta[10 * i:10 * i + 10])
+        for k, i in enumerate(links):
+            self.model.inertias[self.model.getJointId(self.robot.bodies[i].joint_name)] = \
+                self.pin.Inertia.FromDynamicParameters(theta[10 * k:10 * k + 10])
         self.data = self.model.createData()
 
     def frame_placement(self, q):
@@ -176,10 +188,10 @@ class PinOracle:
 
     def regressor(self, q, qd, qdd):
         """computeJointTorqueRegressor (reference velocity = qd), rows and 10-column blocks in
-        symgen's joint/body order (single-DoF joints: block b is Pinocchio's joint with idx_v b)."""
+        symgen's velocity/link order (block k is the joint moving link k)."""
         Y = self.pin.computeJointTorqueRegressor(self.model, self.data, self.map.q(q), self.map.v(qd),
                                                  self.map.v(qdd))
-        return self.map.P.T @ Y @ np.kron(self.map.P, np.eye(10))
+        return self.map.P.T @ Y @ np.kron(self.map.L, np.eye(10))
 
     def forward_dynamics(self, q, qd, tau):
         """aba with the model's gravity."""
@@ -220,10 +232,12 @@ class PinOracle:
         return Gamma
 
     def mass_matrix_dot_fd(self, q, qd, h=1e-6):
-        """dM/dt along qd by a central difference of Pinocchio's crba (independent of any C).
-        symgen's q is one coordinate per joint, so q +- h qd is a valid configuration."""
-        q, qd = np.asarray(q, float), np.asarray(qd, float)
-        return (self.mass_matrix(q + h * qd) - self.mass_matrix(q - h * qd)) / (2 * h)
+        """dM/dt along qd by a central difference of Pinocchio's crba (independent of any C),
+        along q(t) = integrate(q, t qd) (a free-flyer's quaternion moves on the unit sphere)."""
+        qp, v = self.map.q(np.asarray(q, float)), self.map.v(qd)
+        M = [self.pin.crba(self.model, self.data, self.pin.integrate(self.model, qp, s * h * v)).copy()
+             for s in (1.0, -1.0)]
+        return self.map.mat(np.triu(M[0] - M[1]) + np.triu(M[0] - M[1], 1).T) / (2 * h)
 
 
 def _with_frames(pin, robot, model, frames):
@@ -240,7 +254,7 @@ def _with_frames(pin, robot, model, frames):
         if fid is None:
             if not copied:
                 model, copied = pin.Model(model), True
-            joint = model.getJointId(robot.joint_names[f.body]) if f.body >= 0 else 0
+            joint = model.getJointId(robot.bodies[f.body].joint_name) if f.body >= 0 else 0
             placement = pin.SE3(np.array(f.rotation, dtype=float), np.array(f.translation, dtype=float))
             fid = model.addFrame(pin.Frame(f"{f.kind} {f.name}", joint, placement, pin.FrameType.OP_FRAME))
         ids.append(fid)

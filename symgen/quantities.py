@@ -37,17 +37,27 @@ class Argument:
     low: float
     high: float
 
-    def length(self, nq: int, nv: int) -> int:
-        # one body per velocity: the floating base is six single-DoF joints, five massless bodies
-        return {"nq": nq, "nv": nv, "params": 10 * nv}[self.size]
+    def length(self, nq: int, nv: int, links: int | None = None) -> int:
+        """Its number of entries; ``links`` (for params) defaults to one link per velocity, or
+        nv - 5 with a free-flyer (nq = nv + 1: six velocities move one link)."""
+        if links is None:
+            links = nv - 5 if nq == nv + 1 else nv
+        return {"nq": nq, "nv": nv, "params": 10 * links}[self.size]
 
     def draw(self, rng, nq: int, nv: int, count: int | None = None, nominal=None) -> np.ndarray:
         """Random values, one state (``count`` None) or ``count`` states. ``params`` with its
         ``nominal`` value: each body's theta scaled by 1 + U(low, high) plus a point mass of
-        U(0, 1) kg at a point of U(-0.1, 0.1)^3 m (physically consistent, every entry moved)."""
-        n = self.length(nq, nv)
+        U(0, 1) kg at a point of U(-0.1, 0.1)^3 m (physically consistent, every entry moved).
+        A free-flyer's configuration (q with nq = nv + 1): base position in U(-1, 1)^3 and a
+        uniformly random unit quaternion (x, y, z, w), far from the identity as often as not."""
+        n = self.length(nq, nv, None if nominal is None else len(nominal) // 10)
         if nominal is None or self.size != "params":
-            return rng.uniform(self.low, self.high, n if count is None else (count, n))
+            x = rng.uniform(self.low, self.high, n if count is None else (count, n))
+            if self.size == "nq" and nq == nv + 1:
+                x[..., :3] = rng.uniform(-1.0, 1.0, x[..., :3].shape)
+                quat = rng.normal(size=x[..., 3:7].shape)
+                x[..., 3:7] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+            return x
         states = [_perturbed(rng, np.asarray(nominal, dtype=float), self.low, self.high)
                   for _ in range(1 if count is None else count)]
         return states[0] if count is None else np.array(states)

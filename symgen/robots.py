@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import OptionError
-from .model import IDENTITY, Body, Inertia, Robot, floating_base_bodies
+from .model import IDENTITY, Body, Inertia, Robot, free_flyer_bodies
 from .spatial import rpy_matrix
 
 KINDS = ("serial", "planar", "tree", "biped", "quadruped")
@@ -76,7 +76,7 @@ def legged(n_legs: int, n_actuated: int, seed: int = 0) -> Robot:
     if n_actuated < n_legs:
         raise OptionError(f"a robot with {n_legs} legs needs at least {n_legs} actuated joints, got {n_actuated}")
     rng = np.random.default_rng(seed)
-    bodies = floating_base_bodies("torso", random_inertia(rng, scale=3.0))
+    bodies = free_flyer_bodies("torso", random_inertia(rng, scale=3.0))
     torso = len(bodies) - 1
     for leg in range(n_legs):
         parent = torso

@@ -72,8 +72,8 @@ def _rel(a, b):
 
 def _pinocchio(robot, frames=None, gravity=None):
     """(PinOracle or None, a note for the report). Pinocchio reads the robot symgen read, as
-    symgen writes it back (after lumping and snapping, with a floating base's six joints as real
-    joints), not the raw file: snapping moves values by up to 1e-9, this check's tolerance."""
+    symgen writes it back (after lumping and snapping; a floating base loaded with Pinocchio's
+    free-flyer), not the raw file: snapping moves values by up to 1e-9, this check's tolerance."""
     try:
         import pinocchio
     except ImportError:
@@ -82,7 +82,8 @@ def _pinocchio(robot, frames=None, gravity=None):
     from .urdf import urdf_string
 
     try:
-        model = pinocchio.buildModelFromXML(urdf_string(robot))
+        model = (pinocchio.buildModelFromXML(urdf_string(robot), pinocchio.JointModelFreeFlyer())
+                 if robot.floating_base else pinocchio.buildModelFromXML(urdf_string(robot)))
         return (PinOracle(robot, model, pinocchio, frames=frames, gravity=gravity),
                 f"Pinocchio {pinocchio.__version__}, on symgen's rewrite of the URDF")
     except Exception as exc:                    # urdfdom's and the joint matching's refusals alike
@@ -91,19 +92,17 @@ def _pinocchio(robot, frames=None, gravity=None):
 
 def _pinocchio_own_parse(robot, urdf, gravity=None):
     """(PinOracle or None, a note): Pinocchio on its own reading of the URDF file, so that a
-    misreading by symgen's reader (which the check above shares) shows. Only a fixed base can be
-    matched: symgen's floating base is six single-DoF joints, Pinocchio's a free-flyer."""
+    misreading by symgen's reader (which the check above shares) shows; a floating base is
+    Pinocchio's free-flyer there too."""
     try:
         import pinocchio
     except ImportError:
         return None, None
     from .pinocchio_oracle import PinOracle
 
-    if robot.floating_base:
-        return None, ("Pinocchio's own parse of the URDF: skipped, symgen's floating base (six joints) cannot be "
-                      "matched with Pinocchio's free-flyer")
     try:
-        model = pinocchio.buildModelFromUrdf(str(urdf))
+        model = (pinocchio.buildModelFromUrdf(str(urdf), pinocchio.JointModelFreeFlyer()) if robot.floating_base
+                 else pinocchio.buildModelFromUrdf(str(urdf)))
         return PinOracle(robot, model, pinocchio, gravity=gravity), (f"Pinocchio's own parse of the URDF: {', '.join(OWN_PARSE)} to "
                                                     f"{OWN_PARSE_TOL:g} (symgen snaps values within 1e-9)")
     except Exception as exc:                    # urdfdom's refusals, joints that cannot be matched

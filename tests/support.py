@@ -152,23 +152,44 @@ def output_size(function: str, robot, opts: Q.SweepOptions = Q.SweepOptions()) -
 PAPER_STATE = ("q", "qd", "qdd")
 
 
-def random_state(seed: int, n: int):
-    """One state ``(q, qd, qdd)`` of an n-joint robot, drawn as the paper and ``symgen verify`` do
-    from ``numpy.random.default_rng(seed)``."""
-    return next(random_states(seed, n, 1))
+def random_state(seed: int, n: int, nq: int | None = None):
+    """One state ``(q, qd, qdd)`` of a robot with n velocities (and nq = n configuration entries,
+    or nq = n + 1 with a free-flyer), drawn as the paper and ``symgen verify`` do from
+    ``numpy.random.default_rng(seed)``."""
+    return next(random_states(seed, n, 1, nq))
 
 
-def random_states(seed: int, n: int, count: int):
+def random_states(seed: int, n: int, count: int, nq: int | None = None):
     """``count`` such states, one after another from one ``default_rng(seed)``."""
     rng = np.random.default_rng(seed)
     for _ in range(count):
-        state = Q.random_state(rng, n, n, PAPER_STATE)
+        state = Q.random_state(rng, n if nq is None else nq, n, PAPER_STATE)
         yield tuple(state[a] for a in PAPER_STATE)
 
 
-def random_batch(seed: int, n: int, count: int):
-    """The same ``count`` states as a batch: ``(Q, QD, QDD)``, each of shape (count, n)."""
-    return tuple(np.array(x) for x in zip(*random_states(seed, n, count)))
+def move(robot, q, v, t: float):
+    """q moved for time t at velocity v: q + t v, or for a free-flyer the base moved by the
+    twist t v in its own frame (position += R t v_lin, quaternion x= exp(t w / 2); x, y, z, w
+    order) and the joints by t v. Central differences along it are second-order accurate."""
+    q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+    if not robot.floating_base:
+        return q + t * v
+    x, y, z, w = q[3:7]
+    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    angle = np.linalg.norm(v[3:6]) * t
+    axis = v[3:6] / np.linalg.norm(v[3:6]) if angle else np.zeros(3)
+    b = np.r_[np.sin(angle / 2) * axis, np.cos(angle / 2)]          # exp(t w / 2), (x, y, z, w)
+    a = q[3:7]
+    quat = np.r_[a[3] * b[:3] + b[3] * a[:3] + np.cross(a[:3], b[:3]), a[3] * b[3] - a[:3] @ b[:3]]
+    return np.r_[q[:3] + R @ (t * v[:3]), quat, q[7:] + t * v[6:]]
+
+
+def random_batch(seed: int, n: int, count: int, nq: int | None = None):
+    """The same ``count`` states as a batch: ``(Q, QD, QDD)``, each of shape (count, n) (Q:
+    (count, nq))."""
+    return tuple(np.array(x) for x in zip(*random_states(seed, n, count, nq)))
 
 
 # ------------------------------------------------------------------------------ errors
@@ -242,7 +263,7 @@ def compare_with_pinocchio(robot, model, label: str, keys=None, base: float = 1e
     rng = np.random.default_rng(seed)
     chosen = [Q.QUANTITIES[k] for k in keys] if keys is not None else list(Q.QUANTITIES.values())
     for t in range(states):
-        state = Q.random_state(rng, robot.n, robot.n)
+        state = Q.random_state(rng, robot.nq, robot.nv)
         ctx = f"{label} seed={seed} state#{t}"
         for x in chosen:
             if x.pinocchio is None or (x.key == "Gamma" and t > 0):
@@ -278,12 +299,19 @@ def pin_model_from_robot(robot):
         order.append(i)
         stack.extend(children[i][::-1])
     jid_of = {-1: 0}
+    if robot.free:                 # the free-flyer's six bodies are one Pinocchio joint
+        base = robot.bodies[robot.free - 1]
+        jid = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), base.joint_name)
+        model.appendBodyToJoint(jid, pin.Inertia(float(base.inertia.mass), np.array(base.inertia.com, dtype=float),
+                                                 np.array(base.inertia.I_com, dtype=float)), pin.SE3.Identity())
+        jid_of.update({i: jid for i in range(robot.free)})
+        order = order[robot.free:]
     # Pinocchio's Python API cannot give an unbounded (continuous) joint an arbitrary axis, only
     # x, y or z; such a joint turns about z of a frame offset[i] (a rotation taking z to the axis)
     # relative to symgen's joint frame. The offset commutes with the joint motion, so symgen's
     # body frame is Pinocchio's joint frame times offset[i]^-1, in which the inertia and the
     # children are placed.
-    offset = {-1: pin.SE3.Identity()}
+    offset = {i: pin.SE3.Identity() for i in range(-1, robot.free)}
     for i in order:
         body = robot.bodies[i]
         axis = np.array(body.axis, dtype=float)

@@ -47,7 +47,7 @@ def test_generated_code_matches_numeric_reference(systems, name, backend):
     mod = getattr(pkg, backend)
     assert mod is not None, f"{name}: the C binding was not compiled"
     seed = 11
-    for t, state in enumerate(support.random_states(seed, robot.n, 3)):
+    for t, state in enumerate(support.random_states(seed, robot.n, 3, robot.nq)):
         for f in support.FUNCTIONS:
             what = f"{name} {backend} {f}, state {t} of support.random_states({seed}, {robot.n}, 3)"
             support.assert_matches_reference(support.call(mod, f, *state), robot, f, *state, what)
@@ -102,7 +102,7 @@ def test_gamma_from_algorithm2_equals_gamma_from_partials_of_M(tmp_path):
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     a = _build(robot, tmp_path / "a", quantities=("Gamma",), gamma_method="algo2")
     b = _build(robot, tmp_path / "b", quantities=("Gamma",), gamma_method="partials")
-    q, _, _ = support.random_state(5, robot.n)
+    q, _, _ = support.random_state(5, robot.n, robot.nq)
     support.assert_agree(a.c.christoffel(q), b.c.christoffel(q), "algo2 vs partials (seed 5)")
     support.assert_agree(b.numpy.christoffel(q), symgen.christoffel(robot, q), "partials vs reference (seed 5)")
 
@@ -125,7 +125,7 @@ def test_generated_panda_and_floating_solo_match_pinocchio(pin, erd, tmp_path):
         (tmp_path / path.stem).mkdir()
         pkg = _build(robot, tmp_path / path.stem)
         ref = support.PinOracle(robot, pin.buildModelFromUrdf(str(path)))
-        Q, QD, _ = support.random_batch(21, robot.n, 2)
+        Q, QD, _ = support.random_batch(21, robot.n, 2, robot.nq)
         for backend in (pkg.numpy, pkg.c):
             CB, MB, GB = backend.coriolis_matrix(Q, QD), backend.mass_matrix(Q), backend.christoffel(Q)
             for t in range(2):
@@ -299,7 +299,7 @@ def test_body_frame_code_matches_the_reference(tmp_path):
     robot = robots.make("biped", 3, 2)
     pkg = _build(robot, tmp_path, frame="body", compile=False)
     rng = np.random.default_rng(8)
-    q, qd, qdd = rng.uniform(0, 6, robot.n), rng.normal(size=robot.n), rng.normal(size=robot.n)
+    q, qd, qdd = rng.uniform(0, 6, robot.nq), rng.normal(size=robot.n), rng.normal(size=robot.n)
     for f in support.FUNCTIONS:
         support.assert_matches_reference(support.call(pkg.numpy, f, q, qd, qdd), robot, f, q, qd, qdd,
                                          f"body frame {f} (seed 8)")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from support import assert_close, erd_path, pin_model_from_robot, require_pinocchio
+from support import assert_close, erd_path, move, pin_model_from_robot, require_pinocchio
 from symgen import quantities as Q
 from symgen import robots
 from symgen.codegen.symbolic import program_for
@@ -32,7 +32,7 @@ def _compare(robot, model, label, frames=None, states=STATES):
     seed = zlib.crc32(label.encode())
     rng = np.random.default_rng(seed)
     for t in range(states):
-        state = Q.random_state(rng, robot.n, robot.n, ("q",))
+        state = Q.random_state(rng, robot.nq, robot.nv, ("q",))
         ctx = f"{label} seed={seed} state#{t} frames={frames or 'leaf links'}"
         oMf, J = oracle.frame_placement(state["q"]), oracle.frame_jacobian(state["q"])
         for frame in Q.FRAMES:
@@ -78,7 +78,7 @@ def test_ground_coordinates_equal_the_homogeneous_reference_and_J_is_the_rate_of
     for kind, n, seed in SYNTHETIC + [("planar", 5, 15)]:
         robot = robots.make(kind, n, seed)
         rng = np.random.default_rng(seed)
-        q, v = rng.uniform(0, 2 * np.pi, robot.n), rng.uniform(-1, 1, robot.n)
+        q, v = Q.ARGUMENTS["q"].draw(rng, robot.nq, robot.nv), rng.uniform(-1, 1, robot.n)
         opts = {fr: Q.SweepOptions(frame=fr, frames=robot.frame_names) for fr in Q.FRAMES}
         ctx = f"{kind}{n} seed={seed}"
         oMf = {fr: Q.evaluate(robot, "oMf", {"q": q}, o) for fr, o in opts.items()}
@@ -86,8 +86,8 @@ def test_ground_coordinates_equal_the_homogeneous_reference_and_J_is_the_rate_of
         assert_close(oMf["ground"], oMf["body"], "oMf ground vs reference", ctx, rtol=1e-12)
         assert_close(J["ground"], J["body"], "J ground vs reference", ctx, rtol=1e-12)
         h = 1e-6
-        dM = (Q.evaluate(robot, "oMf", {"q": q + h * v}, opts["ground"])
-              - Q.evaluate(robot, "oMf", {"q": q - h * v}, opts["ground"])) / (2 * h)
+        dM = (Q.evaluate(robot, "oMf", {"q": move(robot, q, v, h)}, opts["ground"])
+              - Q.evaluate(robot, "oMf", {"q": move(robot, q, v, -h)}, opts["ground"])) / (2 * h)
         Jv = J["ground"] @ v
         assert_close(dM[:, :3, 3], Jv[:, :3], "d(op_f)/dt vs J_lin v", ctx, rtol=1e-7, atol=1e-9)
         w = Jv[:, 3:]
@@ -121,9 +121,9 @@ def test_panda_knows_every_urdf_link_and_joint_and_defaults_to_its_leaf_links():
 
 def test_robots_built_in_python_have_a_joint_and_a_link_frame_per_body():
     robot = robots.make("biped", 4, 0)
-    assert [f.name for f in robot.frames[:3]] == ["world", "floating_px", "floating_px_link"]
-    assert robot.frame("floating_rz").body == robot.frame("torso").body == 5
-    assert len(robot.frames) == 1 + 2 * robot.n and robot.leaf_links == ("leg1_link2", "leg2_link2")
+    assert [f.name for f in robot.frames[:3]] == ["world", "root_joint", "torso"]      # the free-flyer's
+    assert robot.frame("root_joint").body == robot.frame("torso").body == 5
+    assert len(robot.frames) == 3 + 2 * (robot.n - 6) and robot.leaf_links == ("leg1_link2", "leg2_link2")
 
 
 NAME_CLASH = """<robot name="clash">

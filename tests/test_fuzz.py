@@ -143,7 +143,7 @@ def check_robot_or_symgen_error(case):
             assert message.startswith(f"{path}: "), message
             return
     assert isinstance(robot, Robot) and robot.n >= 1
-    q = np.linspace(-1.0, 2.0, robot.n)
+    q = np.linspace(-1.0, 2.0, robot.nq)           # a free-flyer's quaternion: any non-zero 4 numbers
     M = symgen.mass_matrix(robot, q)
     assert np.all(np.isfinite(M)) and np.allclose(M, M.T, rtol=1e-9, atol=1e-12), M
     if not floating_base:      # the string entry point agrees with the file one

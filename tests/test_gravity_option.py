@@ -42,7 +42,7 @@ def test_tilted_gravity_matches_pinocchio_with_that_gravity(moon):
     assert np.allclose(oracle.model.gravity.linear, MOON)
     rng = np.random.default_rng(3)
     for _ in range(3):
-        s = Q.random_state(rng, robot.n, robot.n)
+        s = Q.random_state(rng, robot.nq, robot.nv)
         for key in KEYS:
             x = Q.QUANTITIES[key]
             expected = x.pinocchio(oracle, s)
@@ -52,7 +52,7 @@ def test_tilted_gravity_matches_pinocchio_with_that_gravity(moon):
             ref = Q.evaluate(robot, key, s, Q.SweepOptions(frame="body", gravity=MOON))
             support.assert_close(ref, expected, f"reference {x.function} under the Moon's gravity", rtol=1e-8)
     # and it differs from the Earth's: the option did something
-    s = Q.random_state(rng, robot.n, robot.n)
+    s = Q.random_state(rng, robot.nq, robot.nv)
     assert not np.allclose(pkg.gravity(s["q"]), PinOracle(robot, pin.buildModelFromXML(urdf_string(robot)), pin)
                            .gravity(s["q"]))
 

@@ -59,7 +59,7 @@ def test_nominal_params_equal_the_folded_build(packages):
     robot, par, folded, _, _ = packages
     rng = np.random.default_rng(0)
     for _ in range(2):
-        s = Q.random_state(rng, robot.n, robot.n)
+        s = Q.random_state(rng, robot.nq, robot.nv)
         s["params"] = par.parameters
         for x in Q.QUANTITIES.values():
             expected = getattr(folded.numpy, x.function)(*_args(x, s))
@@ -78,7 +78,7 @@ def test_modified_params_equal_the_modified_robot_and_pinocchio(packages):
     oracle = PinOracle(heavy, pin.buildModelFromXML(urdf_string(heavy)), pin)
     rng = np.random.default_rng(1)
     for _ in range(2):
-        s = Q.random_state(rng, robot.n, robot.n)
+        s = Q.random_state(rng, robot.nq, robot.nv)
         s["params"] = theta
         for key in INERTIAL:
             x = Q.QUANTITIES[key]
@@ -107,7 +107,7 @@ def test_batches_take_one_params_or_one_per_state(packages):
     robot, par, _, _, _ = packages
     rng = np.random.default_rng(2)
     q, qd, qdd = (rng.uniform(-1, 1, (3, robot.n)) for _ in range(3))
-    thetas = np.array([Q.ARGUMENTS["params"].draw(rng, robot.n, robot.n, nominal=par.parameters) for _ in range(3)])
+    thetas = np.array([Q.ARGUMENTS["params"].draw(rng, robot.nq, robot.nv, nominal=par.parameters) for _ in range(3)])
     for backend in (par.numpy, par.c):
         per_state = backend.inverse_dynamics(q, qd, qdd, thetas)
         shared = backend.inverse_dynamics(q, qd, qdd, thetas[0])

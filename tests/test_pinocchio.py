@@ -49,7 +49,7 @@ def compare_with_pinocchio(robot, model, label: str, states: int = STATES,
     """All comparisons of the module docstring at ``states`` random states."""
     oracle = PinOracle(robot, model)
     seed = seed_for(label) if seed is None else seed
-    for t, (q, qd, qdd) in enumerate(random_states(seed, robot.n, states)):
+    for t, (q, qd, qdd) in enumerate(random_states(seed, robot.n, states, robot.nq)):
         ctx = f"{label} seed={seed} state#{t} (support.random_states({seed}, {robot.n}, {states}))"
         M_pin = oracle.mass_matrix(q)
         C_pin = oracle.coriolis(q, qd)
@@ -148,8 +148,9 @@ def test_synthetic_written_as_urdf(pin, tmp_path, kind, n):
     robot = robots.make(kind, n, seed=0)
     path = tmp_path / f"{robot.name}.urdf"
     write_urdf(robot, path)
-    model = pin.buildModelFromUrdf(str(path))
-    reread = symgen.load_urdf(path)
+    model = (pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if robot.floating_base
+             else pin.buildModelFromUrdf(str(path)))
+    reread = symgen.load_urdf(path, floating_base=robot.floating_base)
     compare_with_pinocchio(reread, model, f"{robot.name}-urdf")
     compare_with_pinocchio(robot, model, f"{robot.name}-written", gamma_states=1)
 
@@ -237,14 +238,15 @@ def test_erd_fixed_base(pin, label):
 
 @pytest.mark.parametrize("label", ERD_FLOATING)
 def test_erd_floating_base(pin, tmp_path, label):
-    """symgen's floating base (3 prismatic + 3 revolute virtual joints) is not Pinocchio's
-    free-flyer, so the symgen model is written as URDF and both read that file."""
+    """symgen's floating base is Pinocchio's free-flyer: both read the original file; then symgen's
+    rewrite of it (without the free-flyer) read by both with one."""
     from symgen.urdf import write_urdf
     source = erd_urdf(label)
     robot = symgen.load_urdf(source, floating_base=True)
-    assert robot.floating_base and robot.n == symgen.load_urdf(source).n + 6
+    assert robot.floating_base and robot.n == symgen.load_urdf(source).n + 6 and robot.nq == robot.n + 1
+    compare_with_pinocchio(robot, pin.buildModelFromUrdf(str(source), pin.JointModelFreeFlyer()), f"{label}-floating")
     path = tmp_path / f"{robot.name}_floating.urdf"
     write_urdf(robot, path)
-    model = pin.buildModelFromUrdf(str(path))
-    compare_with_pinocchio(symgen.load_urdf(path), model, f"{label}-floating")
-    compare_with_pinocchio(robot, model, f"{label}-floating-written", states=1, gamma_states=0)
+    model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    compare_with_pinocchio(symgen.load_urdf(path, floating_base=True), model, f"{label}-floating-written",
+                           states=1, gamma_states=0)

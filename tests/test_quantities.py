@@ -27,7 +27,7 @@ def test_function_names_and_keys_are_unique_and_sweeps_yield_the_registered_outp
     assert len(set(functions)) == len(functions)
     assert Q.BY_FUNCTION == {x.function: x for x in Q.QUANTITIES.values()}
     robot = robots.make("tree", 3, 0)
-    state = Q.random_state(np.random.default_rng(0), robot.n, robot.n)
+    state = Q.random_state(np.random.default_rng(0), robot.nq, robot.nv)
     for x in Q.QUANTITIES.values():
         sweep = Q.SWEEPS[x.sweep]
         assert set(x.arguments) <= set(sweep.arguments) <= set(Q.ARGUMENTS), x.key
@@ -71,7 +71,7 @@ def test_gravity_is_inverse_dynamics_at_rest():
     for kind, n, seed in SYNTHETIC:
         robot = robots.make(kind, n, seed)
         rng = np.random.default_rng(seed)
-        q = Q.ARGUMENTS["q"].draw(rng, robot.n, robot.n)
+        q = Q.ARGUMENTS["q"].draw(rng, robot.nq, robot.nv)
         zero = np.zeros(robot.n)
         tau = Q.evaluate(robot, "tau", {"q": q, "qd": zero, "qdd": zero})
         for frame in Q.FRAMES:
@@ -89,7 +89,7 @@ def test_every_variant_of_a_sweep_computes_what_its_run_computes():
     assert {s.name for s in with_variants} >= {"regressor", "slotine_li"}
     for kind, n, seed in SYNTHETIC:
         robot = robots.make(kind, n, seed)
-        state = Q.random_state(np.random.default_rng(seed), robot.n, robot.n)
+        state = Q.random_state(np.random.default_rng(seed), robot.nq, robot.nv)
         for sweep in with_variants:
             args = {a: state[a] for a in sweep.arguments}
             ref = sweep.run(robot, args, NUMERIC, Q.SweepOptions())

@@ -29,10 +29,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import symgen
+from symgen import quantities as Q
 from symgen import robots
 from symgen.cli import main
 from symgen.errors import URDFError
-from symgen.model import FLOATING_JOINTS
+from symgen.model import FREE_AXES, ROOT_JOINT
 from symgen.spatial import rpy_matrix
 from symgen.urdf import load_urdf, matrix_rpy, parse_numbers, parse_urdf_string, urdf_string, write_urdf
 from support import find_erd_dir, require as _require, require_pinocchio as _pinocchio
@@ -44,22 +45,20 @@ SEED = 20240611
 
 def pin_mass_matrix(pin, path, robot, q, free_flyer=False):
     """Pinocchio's M for symgen's q (joint names matched; a continuous joint gets cos, sin; with
-    ``free_flyer`` the free joint sits at the identity pose, where its velocity coordinates equal
-    symgen's six virtual joint rates) in symgen's order."""
+    ``free_flyer`` Pinocchio's free-flyer, whose q and v layouts are symgen's) in symgen's order."""
     model = (pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if free_flyer
              else pin.buildModelFromUrdf(str(path)))
     qp = pin.neutral(model)
     idx_v = list(range(6)) if free_flyer else []
-    for name, qi in zip(robot.joint_names[len(idx_v):], q[len(idx_v):]):
+    if free_flyer:
+        qp[:7], q = q[:7], q[7:]
+    for name, qi in zip(robot.joint_names[1 if free_flyer else 0:], q):
         joint = model.joints[model.getJointId(name)]
         if joint.nq == 1:
             qp[joint.idx_q] = qi
         else:
             qp[joint.idx_q:joint.idx_q + 2] = math.cos(qi), math.sin(qi)
         idx_v.append(joint.idx_v)
-    if free_flyer:
-        qp[:3] = q[:3]
-        assert not np.any(q[3:6]), "the free joint is compared at zero orientation only"
     M = pin.crba(model, model.createData(), qp)
     M = np.triu(M) + np.triu(M, 1).T
     return M[np.ix_(idx_v, idx_v)], [n for n in model.names[1:]]
@@ -232,10 +231,10 @@ def test_string_without_source_is_named_string():
 
 def test_floating_base_refuses_names_it_would_add(tmp_path):
     path = tmp_path / "clash.urdf"
-    path.write_text(robot_xml(BASE, link("l1"), joint("floating_rz", "base", "l1")))
+    path.write_text(robot_xml(BASE, link("l1"), joint(ROOT_JOINT, "base", "l1")))
     with pytest.raises(URDFError) as info:
         load_urdf(path, floating_base=True)
-    assert_one_line_error(info.value, str(path), "<joint name='floating_rz'>", "adds a virtual joint")
+    assert_one_line_error(info.value, str(path), f"<joint name='{ROOT_JOINT}'>", "adds a virtual joint")
 
 
 CLI_BAD = [
@@ -455,12 +454,14 @@ def test_fixed_chain_below_the_root_folds_into_the_root():
     assert robot.notes == ()
 
 
-def test_floating_base_puts_six_virtual_joints_first():
+def test_floating_base_puts_a_free_flyer_first():
     robot = load_urdf(EXAMPLE, floating_base=True)
     fixed = load_urdf(EXAMPLE)
     assert robot.floating_base and robot.root_link == "world"
-    assert robot.joint_names == tuple(name for name, _, _ in FLOATING_JOINTS) + fixed.joint_names
-    assert [b.joint_type for b in robot.bodies[:6]] == [t for _, t, _ in FLOATING_JOINTS]
+    assert robot.joint_names == (ROOT_JOINT,) + fixed.joint_names
+    assert (robot.nq, robot.nv) == (fixed.n + 7, fixed.n + 6)
+    assert robot.link_names == ("base_link",) + fixed.link_names
+    assert [(b.joint_type, b.axis) for b in robot.bodies[:6]] == list(FREE_AXES)
     root = robot.bodies[5]
     assert root.name == "base_link" and root.inertia.mass == 3.0
     assert all(b.inertia.mass == 0.0 for b in robot.bodies[:5])
@@ -481,7 +482,8 @@ def test_floating_base_lumps_into_the_root_and_matches_pinocchio_free_flyer(tmp_
     robot = load_urdf(path, floating_base=True)
     assert robot.lumped == ("plate -> base_link",) and robot.bodies[5].inertia.mass == 5.0
     rng = np.random.default_rng(SEED)
-    q = np.concatenate([rng.uniform(-1, 1, 3), np.zeros(3), rng.uniform(0, 2 * np.pi, robot.n - 6)])
+    quat = rng.normal(size=4)
+    q = np.concatenate([rng.uniform(-1, 1, 3), quat / np.linalg.norm(quat), rng.uniform(0, 2 * np.pi, robot.n - 6)])
     M_pin, _ = pin_mass_matrix(pin, path, robot, q, free_flyer=True)
     assert np.allclose(symgen.mass_matrix(robot, q), M_pin, rtol=1e-12, atol=1e-14), f"seed {SEED}, q {q}"
 
@@ -601,21 +603,21 @@ def _depth_first_by_name(robot):
 @pytest.mark.parametrize("kind, n", ROUND_TRIP)
 def test_write_then_read_gives_the_same_bodies_and_mass_matrix(kind, n):
     robot = robots.make(kind, n, SEED)
-    back = parse_urdf_string(urdf_string(robot))
+    back = parse_urdf_string(urdf_string(robot), floating_base=robot.floating_base)   # a free-flyer is not written
     context = f"{kind} {n}, seed {SEED}"
     assert back.name == robot.name and back.root_link == robot.root_link
     # back's q order is depth first by joint name; that is robot's own order except for the
     # paper's binary tree, numbered breadth first
     order = _depth_first_by_name(robot)
-    assert back.joint_names == tuple(robot.joint_names[i] for i in order), context
+    assert tuple(b.name for b in back.bodies) == tuple(robot.bodies[i].name for i in order), context
     if kind != "tree":
         assert order == list(range(robot.n))
-    where = {name: k for k, name in enumerate(back.joint_names)}
+    where = {b.name: k for k, b in enumerate(back.bodies)}
     for i, b in enumerate(robot.bodies):
-        c = back.bodies[where[b.joint_name]]
-        assert (c.name, c.joint_type, c.inertia.mass) == (b.name, b.joint_type, b.inertia.mass), context
-        parent = robot.bodies[b.parent].joint_name if b.parent >= 0 else None
-        assert (back.bodies[c.parent].joint_name if c.parent >= 0 else None) == parent, context
+        c = back.bodies[where[b.name]]
+        assert (c.joint_name, c.joint_type, c.inertia.mass) == (b.joint_name, b.joint_type, b.inertia.mass), context
+        parent = robot.bodies[b.parent].name if b.parent >= 0 else None
+        assert (back.bodies[c.parent].name if c.parent >= 0 else None) == parent, context
         for x, y in [(c.axis, b.axis), (c.rotation, b.rotation), (c.translation, b.translation),
                      (c.inertia.com, b.inertia.com), (c.inertia.I_com, b.inertia.I_com)]:
             assert np.allclose(x, y, rtol=0, atol=1e-12), f"{context}, body {b.name}"
@@ -623,11 +625,12 @@ def test_write_then_read_gives_the_same_bodies_and_mass_matrix(kind, n):
         # triangle (the synthetic inertias are symmetric only to an ulp)
         assert (c.translation, c.inertia.mass, c.inertia.com) == (b.translation, b.inertia.mass, b.inertia.com)
         assert np.array_equal(np.triu(c.inertia.I_com), np.triu(b.inertia.I_com)), context
-    perm = [where[name] for name in robot.joint_names]
+    perm = [where[b.name] for b in robot.bodies]
     rng = np.random.default_rng(SEED)
-    for q in rng.uniform(0, 2 * np.pi, size=(3, robot.n)):
-        q_back = np.empty(robot.n)
-        q_back[perm] = q
+    for q in Q.ARGUMENTS["q"].draw(rng, robot.nq, robot.nv, 3):
+        q_back = np.empty(robot.nq)
+        q_back[[p + robot.nq - robot.n for p in perm]] = q[robot.nq - robot.n:]
+        q_back[:robot.nq - robot.n] = q[:robot.nq - robot.n]
         M, M_back = symgen.mass_matrix(robot, q), symgen.mass_matrix(back, q_back)
         assert np.allclose(M_back[np.ix_(perm, perm)], M, rtol=1e-12, atol=1e-14), f"{context}, q {q}"
 
@@ -638,10 +641,9 @@ def test_written_urdf_loads_in_pinocchio_with_the_same_mass_matrix(tmp_path, kin
     robot = robots.make(kind, 6, SEED)
     path = tmp_path / f"{kind}.urdf"
     write_urdf(robot, path)
-    back = load_urdf(path)
-    rng = np.random.default_rng(SEED)
-    q = rng.uniform(0, 2 * np.pi, robot.n)
-    M_pin, names = pin_mass_matrix(pin, path, back, q)
+    back = load_urdf(path, floating_base=robot.floating_base)
+    q = Q.ARGUMENTS["q"].draw(np.random.default_rng(SEED), robot.nq, robot.nv)
+    M_pin, names = pin_mass_matrix(pin, path, back, q, free_flyer=robot.floating_base)
     assert tuple(names) == back.joint_names
     assert np.allclose(symgen.mass_matrix(back, q), M_pin, rtol=1e-12, atol=1e-14), f"{kind}, seed {SEED}"
 

@@ -6,16 +6,16 @@
 # SymPy 1.14.0
 """Unrolled dynamics of robot 'arm4', straight-line NumPy (numpy only, no symgen).
 
-Every function takes one state, q of shape (4,), or a batch, q of shape (..., 4).
-Joint order of q: see ``joint_names``.
-"""
+Every function takes one state, q of shape (4,) and velocities of shape (4,), or a
+batch, of shapes (..., 4) and (..., 4). Joint order of q: see ``joint_names``."""
 from math import cos as _mcos, sin as _msin
 
 import numpy as np
 
-nq = nv = N = 4
+nq, nv = 4, 4
+N = nv
 joint_names = ('joint1', 'joint2', 'joint3', 'joint4', )
-_ONE, _F64 = (N,), np.dtype(np.float64)
+_F64 = np.dtype(np.float64)
 link_names = ('shoulder_link', 'upper_arm_link', 'forearm_link', 'wrist_link', )
 #: the rows of frame_placement and frame_jacobian
 frames = ('tool_link', )
@@ -27,21 +27,23 @@ gravity_vector = np.array([0.0, 0.0, -9.81])
 
 
 def _prepare(*args):
-    """Check (array, name) pairs; return float64 C-contiguous arrays, of shape (N,) for one state
-    or (count, N) for a batch, and the batch shape (() for one state)."""
+    """Check (array, name) pairs; return float64 C-contiguous arrays, of shape (n,) for one state
+    or (count, n) for a batch (n: nq for q, nv for the others), and the batch shape (() for one
+    state)."""
     arrays, lead, first = [], None, None
     for x, name in args:
-        if type(x) is np.ndarray and x.shape == _ONE and x.dtype == _F64 and x.flags.c_contiguous:
+        n = nq if name == "q" else N
+        if type(x) is np.ndarray and x.shape == (n,) and x.dtype == _F64 and x.flags.c_contiguous:
             a, shape = x, ()                                   # the common case, checked cheaply
         else:
             a = np.asarray(x)
             if a.dtype.kind not in "fiub":
                 raise ValueError(f"{name} must hold real numbers, got dtype {a.dtype}")
-            if a.ndim == 0 or a.shape[-1] != N:
-                raise ValueError(f"{name} must have shape ({N},) or (batch, {N}), got {a.shape}")
+            if a.ndim == 0 or a.shape[-1] != n:
+                raise ValueError(f"{name} must have shape ({n},) or (batch, {n}), got {a.shape}")
             shape = a.shape[:-1]
             a = np.ascontiguousarray(a, dtype=np.float64)
-            a = a if a.ndim == 1 else a.reshape(-1, N)
+            a = a if a.ndim == 1 else a.reshape(-1, n)
         if lead is None:
             lead, first = shape, name
         elif shape != lead:
@@ -2669,42 +2671,42 @@ def _inverse_dynamics_derivatives(q, qd, qdd, sin, cos):
     IC1_1_2 = I1_1_2 + IC2_1_2
     IC1_1_3 = IC2_1_3 + 1.5*c1_2
     IC1_2_4 = IC2_2_4 + 0.22499999999999998*R1_0_1
-    dAdq1_0 = cq0*qdd0 - Phid1_1*qd0
-    dAdq1_1 = Phid1_0*qd0 + qdd0*sq0
-    dAdq1_3 = 9.81*cq0 - Phid1_4*qd0 - 0.2*qdd0*sq0
-    dAdq1_4 = 9.81*sq0 + Phid1_3*qd0 + 0.2*cq0*qdd0
     dI1_0_0 = -2*I1_0_1*qd0 + 2*I1_0_2*v1_1 + 0.44999999999999996*R1_1_1*v1_4
     dI1_0_1 = I1_0_0*qd0 + I1_1_2*v1_1 - I1_0_2*v1_0 - I1_1_1*qd0 - 0.22499999999999998*R1_0_1*v1_4 - 0.22499999999999998*R1_1_1*v1_3
     dI1_0_2 = I1_0_1*v1_0 + I1_2_2*v1_1 - I1_0_0*v1_1 - I1_1_2*qd0 - 1.5*c1_2*v1_3
     dI1_1_1 = -2*I1_1_2*v1_0 + 2*I1_0_1*qd0 + 0.44999999999999996*R1_0_1*v1_3
     dI1_1_2 = I1_0_2*qd0 + I1_1_1*v1_0 - I1_0_1*v1_1 - I1_2_2*v1_0 - 1.5*c1_2*v1_4
     dI1_2_2 = -2*I1_0_2*v1_1 + 2*I1_1_2*v1_0 + 0.44999999999999996*R1_0_1*v1_3 + 0.44999999999999996*R1_1_1*v1_4
+    dAdq1_0 = cq0*qdd0 - Phid1_1*qd0
+    dAdq1_1 = Phid1_0*qd0 + qdd0*sq0
+    dAdq1_3 = 9.81*cq0 - Phid1_4*qd0 - 0.2*qdd0*sq0
+    dAdq1_4 = 9.81*sq0 + Phid1_3*qd0 + 0.2*cq0*qdd0
     # body 2: link 'forearm_link', joint 'joint3'
-    dAdq2_0 = Phid2_2*v1_1 + cq0*qdd0 - Phid1_1*qd0
-    dAdq2_1 = Phid1_0*qd0 + qdd0*sq0 - Phid2_2*v1_0
-    dAdq2_2 = Phid1_1*v1_0 - Phid1_0*v1_1 - a1_0*cq0 - a1_1*sq0
-    dAdq2_3 = 9.81*cq0 + Phi2_2*a1_1 + Phid2_2*v1_4 + Phid2_5*v1_1 - Phi2_1*qdd0 - Phid2_4*qd0
-    dAdq2_4 = 9.81*sq0 + Phi2_0*qdd0 + Phid2_3*qd0 - Phi2_2*a1_0 - Phid2_2*v1_3 - Phid2_5*v1_0
-    dAdq2_5 = Phi2_1*a1_0 + Phid1_1*v1_3 + Phid2_4*v1_0 - Phi2_0*a1_1 - Phid1_0*v1_4 - Phid2_3*v1_1 - a1_3*cq0 - a1_4*sq0
     dI2_0_0 = -2*I2_0_1*qd0 + 2*I2_0_2*v2_1 + 2*c2_1*v2_4 + 2*c2_2*v2_5
     dI2_0_1 = I2_0_0*qd0 + I2_1_2*v2_1 - I2_0_2*v2_0 - I2_1_1*qd0 - c2_0*v2_4 - c2_1*v2_3
     dI2_0_2 = I2_0_1*v2_0 + I2_2_2*v2_1 - I2_0_0*v2_1 - I2_1_2*qd0 - c2_0*v2_5 - c2_2*v2_3
     dI2_1_1 = -2*I2_1_2*v2_0 + 2*I2_0_1*qd0 + 2*c2_0*v2_3 + 2*c2_2*v2_5
     dI2_1_2 = I2_0_2*qd0 + I2_1_1*v2_0 - I2_0_1*v2_1 - I2_2_2*v2_0 - c2_1*v2_5 - c2_2*v2_4
     dI2_2_2 = -2*I2_0_2*v2_1 + 2*I2_1_2*v2_0 + 2*c2_0*v2_3 + 2*c2_1*v2_4
+    dAdq2_0 = Phid2_2*v1_1 + cq0*qdd0 - Phid1_1*qd0
+    dAdq2_1 = Phid1_0*qd0 + qdd0*sq0 - Phid2_2*v1_0
+    dAdq2_2 = Phid1_1*v1_0 - Phid1_0*v1_1 - a1_0*cq0 - a1_1*sq0
+    dAdq2_3 = 9.81*cq0 + Phi2_2*a1_1 + Phid2_2*v1_4 + Phid2_5*v1_1 - Phi2_1*qdd0 - Phid2_4*qd0
+    dAdq2_4 = 9.81*sq0 + Phi2_0*qdd0 + Phid2_3*qd0 - Phi2_2*a1_0 - Phid2_2*v1_3 - Phid2_5*v1_0
+    dAdq2_5 = Phi2_1*a1_0 + Phid1_1*v1_3 + Phid2_4*v1_0 - Phi2_0*a1_1 - Phid1_0*v1_4 - Phid2_3*v1_1 - a1_3*cq0 - a1_4*sq0
     # body 3: link 'wrist_link', joint 'joint4'
-    dAdq3_0 = Phid3_2*v2_1 + R2_2_1*a2_1 - Phid3_1*qd0 - R2_1_1*a2_2
-    dAdq3_1 = Phid3_0*qd0 + R2_0_1*a2_2 - Phid3_2*v2_0 - R2_2_1*a2_0
-    dAdq3_2 = Phid3_1*v2_0 + R2_1_1*a2_0 - Phid3_0*v2_1 - R2_0_1*a2_1
-    dAdq3_3 = Phi3_2*a2_1 + Phid3_2*v2_4 + Phid3_5*v2_1 + R2_2_1*a2_4 - Phi3_1*a2_2 - Phid3_1*v2_5 - Phid3_4*qd0 - R2_1_1*a2_5
-    dAdq3_4 = Phi3_0*a2_2 + Phid3_0*v2_5 + Phid3_3*qd0 + R2_0_1*a2_5 - Phi3_2*a2_0 - Phid3_2*v2_3 - Phid3_5*v2_0 - R2_2_1*a2_3
-    dAdq3_5 = Phi3_1*a2_0 + Phid3_1*v2_3 + Phid3_4*v2_0 + R2_1_1*a2_3 - Phi3_0*a2_1 - Phid3_0*v2_4 - Phid3_3*v2_1 - R2_0_1*a2_4
     dI3_0_0 = -2*I3_0_1*v3_2 + 2*I3_0_2*v3_1 + 1.4*c3_1*v3_4 + 1.4*c3_2*v3_5
     dI3_0_1 = I3_0_0*v3_2 + I3_1_2*v3_1 - I3_0_2*v3_0 - I3_1_1*v3_2 - 0.7*c3_0*v3_4 - 0.7*c3_1*v3_3
     dI3_0_2 = I3_0_1*v3_0 + I3_2_2*v3_1 - I3_0_0*v3_1 - I3_1_2*v3_2 - 0.7*c3_0*v3_5 - 0.7*c3_2*v3_3
     dI3_1_1 = -2*I3_1_2*v3_0 + 2*I3_0_1*v3_2 + 1.4*c3_0*v3_3 + 1.4*c3_2*v3_5
     dI3_1_2 = I3_0_2*v3_2 + I3_1_1*v3_0 - I3_0_1*v3_1 - I3_2_2*v3_0 - 0.7*c3_1*v3_5 - 0.7*c3_2*v3_4
     dI3_2_2 = -2*I3_0_2*v3_1 + 2*I3_1_2*v3_0 + 1.4*c3_0*v3_3 + 1.4*c3_1*v3_4
+    dAdq3_0 = Phid3_2*v2_1 + R2_2_1*a2_1 - Phid3_1*qd0 - R2_1_1*a2_2
+    dAdq3_1 = Phid3_0*qd0 + R2_0_1*a2_2 - Phid3_2*v2_0 - R2_2_1*a2_0
+    dAdq3_2 = Phid3_1*v2_0 + R2_1_1*a2_0 - Phid3_0*v2_1 - R2_0_1*a2_1
+    dAdq3_3 = Phi3_2*a2_1 + Phid3_2*v2_4 + Phid3_5*v2_1 + R2_2_1*a2_4 - Phi3_1*a2_2 - Phid3_1*v2_5 - Phid3_4*qd0 - R2_1_1*a2_5
+    dAdq3_4 = Phi3_0*a2_2 + Phid3_0*v2_5 + Phid3_3*qd0 + R2_0_1*a2_5 - Phi3_2*a2_0 - Phid3_2*v2_3 - Phid3_5*v2_0 - R2_2_1*a2_3
+    dAdq3_5 = Phi3_1*a2_0 + Phid3_1*v2_3 + Phid3_4*v2_0 + R2_1_1*a2_3 - Phi3_0*a2_1 - Phid3_0*v2_4 - Phid3_3*v2_1 - R2_0_1*a2_4
     # body 2: link 'forearm_link', joint 'joint3'
     f2_0_1 = f2_0 + f3_0
     f2_1_1 = f2_1 + f3_1
@@ -3196,42 +3198,42 @@ def _forward_dynamics_derivatives(q, qd, tau, sin, cos):
     f3_4_1 = f3_4 + 0.7*alpha3_4 + 0.7*alpha3_2*c3_0 - 0.7*alpha3_0*c3_2
     f3_5_1 = f3_5 + 0.7*alpha3_5 + 0.7*alpha3_0*c3_1 - 0.7*alpha3_1*c3_0
     # body 1: link 'upper_arm_link', joint 'joint2'
-    dAdq1_0 = cq0*x0 - Phid1_1*qd0
-    dAdq1_1 = Phid1_0*qd0 + sq0*x0
-    dAdq1_3 = 9.81*cq0 - Phid1_4*qd0 - 0.2*sq0*x0
-    dAdq1_4 = 9.81*sq0 + Phid1_3*qd0 + 0.2*cq0*x0
     dI1_0_0 = -2*I1_0_1*qd0 + 2*I1_0_2*v1_1 + 0.44999999999999996*R1_1_1*v1_4
     dI1_0_1 = I1_0_0*qd0 + I1_1_2*v1_1 - I1_0_2*v1_0 - I1_1_1*qd0 - 0.22499999999999998*R1_0_1*v1_4 - 0.22499999999999998*R1_1_1*v1_3
     dI1_0_2 = I1_0_1*v1_0 + I1_2_2*v1_1 - I1_0_0*v1_1 - I1_1_2*qd0 - 1.5*c1_2*v1_3
     dI1_1_1 = -2*I1_1_2*v1_0 + 2*I1_0_1*qd0 + 0.44999999999999996*R1_0_1*v1_3
     dI1_1_2 = I1_0_2*qd0 + I1_1_1*v1_0 - I1_0_1*v1_1 - I1_2_2*v1_0 - 1.5*c1_2*v1_4
     dI1_2_2 = -2*I1_0_2*v1_1 + 2*I1_1_2*v1_0 + 0.44999999999999996*R1_0_1*v1_3 + 0.44999999999999996*R1_1_1*v1_4
+    dAdq1_0 = cq0*x0 - Phid1_1*qd0
+    dAdq1_1 = Phid1_0*qd0 + sq0*x0
+    dAdq1_3 = 9.81*cq0 - Phid1_4*qd0 - 0.2*sq0*x0
+    dAdq1_4 = 9.81*sq0 + Phid1_3*qd0 + 0.2*cq0*x0
     # body 2: link 'forearm_link', joint 'joint3'
-    dAdq2_0 = Phid2_2*v1_1 + cq0*x0 - Phid1_1*qd0
-    dAdq2_1 = Phid1_0*qd0 + sq0*x0 - Phid2_2*v1_0
-    dAdq2_2 = Phid1_1*v1_0 - Phid1_0*v1_1 - a1_0_1*cq0 - a1_1_1*sq0
-    dAdq2_3 = 9.81*cq0 + Phi2_2*a1_1_1 + Phid2_2*v1_4 + Phid2_5*v1_1 - Phi2_1*x0 - Phid2_4*qd0
-    dAdq2_4 = 9.81*sq0 + Phi2_0*x0 + Phid2_3*qd0 - Phi2_2*a1_0_1 - Phid2_2*v1_3 - Phid2_5*v1_0
-    dAdq2_5 = Phi2_1*a1_0_1 + Phid1_1*v1_3 + Phid2_4*v1_0 - Phi2_0*a1_1_1 - Phid1_0*v1_4 - Phid2_3*v1_1 - a1_3_1*cq0 - a1_4_1*sq0
     dI2_0_0 = -2*I2_0_1*qd0 + 2*I2_0_2*v2_1 + 2*c2_1*v2_4 + 2*c2_2*v2_5
     dI2_0_1 = I2_0_0*qd0 + I2_1_2*v2_1 - I2_0_2*v2_0 - I2_1_1*qd0 - c2_0*v2_4 - c2_1*v2_3
     dI2_0_2 = I2_0_1*v2_0 + I2_2_2*v2_1 - I2_0_0*v2_1 - I2_1_2*qd0 - c2_0*v2_5 - c2_2*v2_3
     dI2_1_1 = -2*I2_1_2*v2_0 + 2*I2_0_1*qd0 + 2*c2_0*v2_3 + 2*c2_2*v2_5
     dI2_1_2 = I2_0_2*qd0 + I2_1_1*v2_0 - I2_0_1*v2_1 - I2_2_2*v2_0 - c2_1*v2_5 - c2_2*v2_4
     dI2_2_2 = -2*I2_0_2*v2_1 + 2*I2_1_2*v2_0 + 2*c2_0*v2_3 + 2*c2_1*v2_4
+    dAdq2_0 = Phid2_2*v1_1 + cq0*x0 - Phid1_1*qd0
+    dAdq2_1 = Phid1_0*qd0 + sq0*x0 - Phid2_2*v1_0
+    dAdq2_2 = Phid1_1*v1_0 - Phid1_0*v1_1 - a1_0_1*cq0 - a1_1_1*sq0
+    dAdq2_3 = 9.81*cq0 + Phi2_2*a1_1_1 + Phid2_2*v1_4 + Phid2_5*v1_1 - Phi2_1*x0 - Phid2_4*qd0
+    dAdq2_4 = 9.81*sq0 + Phi2_0*x0 + Phid2_3*qd0 - Phi2_2*a1_0_1 - Phid2_2*v1_3 - Phid2_5*v1_0
+    dAdq2_5 = Phi2_1*a1_0_1 + Phid1_1*v1_3 + Phid2_4*v1_0 - Phi2_0*a1_1_1 - Phid1_0*v1_4 - Phid2_3*v1_1 - a1_3_1*cq0 - a1_4_1*sq0
     # body 3: link 'wrist_link', joint 'joint4'
-    dAdq3_0 = Phid3_2*v2_1 + R2_2_1*a2_1_1 - Phid3_1*qd0 - R2_1_1*a2_2_1
-    dAdq3_1 = Phid3_0*qd0 + R2_0_1*a2_2_1 - Phid3_2*v2_0 - R2_2_1*a2_0_1
-    dAdq3_2 = Phid3_1*v2_0 + R2_1_1*a2_0_1 - Phid3_0*v2_1 - R2_0_1*a2_1_1
-    dAdq3_3 = Phi3_2*a2_1_1 + Phid3_2*v2_4 + Phid3_5*v2_1 + R2_2_1*a2_4_1 - Phi3_1*a2_2_1 - Phid3_1*v2_5 - Phid3_4*qd0 - R2_1_1*a2_5_1
-    dAdq3_4 = Phi3_0*a2_2_1 + Phid3_0*v2_5 + Phid3_3*qd0 + R2_0_1*a2_5_1 - Phi3_2*a2_0_1 - Phid3_2*v2_3 - Phid3_5*v2_0 - R2_2_1*a2_3_1
-    dAdq3_5 = Phi3_1*a2_0_1 + Phid3_1*v2_3 + Phid3_4*v2_0 + R2_1_1*a2_3_1 - Phi3_0*a2_1_1 - Phid3_0*v2_4 - Phid3_3*v2_1 - R2_0_1*a2_4_1
     dI3_0_0 = -2*I3_0_1*v3_2 + 2*I3_0_2*v3_1 + 1.4*c3_1*v3_4 + 1.4*c3_2*v3_5
     dI3_0_1 = I3_0_0*v3_2 + I3_1_2*v3_1 - I3_0_2*v3_0 - I3_1_1*v3_2 - 0.7*c3_0*v3_4 - 0.7*c3_1*v3_3
     dI3_0_2 = I3_0_1*v3_0 + I3_2_2*v3_1 - I3_0_0*v3_1 - I3_1_2*v3_2 - 0.7*c3_0*v3_5 - 0.7*c3_2*v3_3
     dI3_1_1 = -2*I3_1_2*v3_0 + 2*I3_0_1*v3_2 + 1.4*c3_0*v3_3 + 1.4*c3_2*v3_5
     dI3_1_2 = I3_0_2*v3_2 + I3_1_1*v3_0 - I3_0_1*v3_1 - I3_2_2*v3_0 - 0.7*c3_1*v3_5 - 0.7*c3_2*v3_4
     dI3_2_2 = -2*I3_0_2*v3_1 + 2*I3_1_2*v3_0 + 1.4*c3_0*v3_3 + 1.4*c3_1*v3_4
+    dAdq3_0 = Phid3_2*v2_1 + R2_2_1*a2_1_1 - Phid3_1*qd0 - R2_1_1*a2_2_1
+    dAdq3_1 = Phid3_0*qd0 + R2_0_1*a2_2_1 - Phid3_2*v2_0 - R2_2_1*a2_0_1
+    dAdq3_2 = Phid3_1*v2_0 + R2_1_1*a2_0_1 - Phid3_0*v2_1 - R2_0_1*a2_1_1
+    dAdq3_3 = Phi3_2*a2_1_1 + Phid3_2*v2_4 + Phid3_5*v2_1 + R2_2_1*a2_4_1 - Phi3_1*a2_2_1 - Phid3_1*v2_5 - Phid3_4*qd0 - R2_1_1*a2_5_1
+    dAdq3_4 = Phi3_0*a2_2_1 + Phid3_0*v2_5 + Phid3_3*qd0 + R2_0_1*a2_5_1 - Phi3_2*a2_0_1 - Phid3_2*v2_3 - Phid3_5*v2_0 - R2_2_1*a2_3_1
+    dAdq3_5 = Phi3_1*a2_0_1 + Phid3_1*v2_3 + Phid3_4*v2_0 + R2_1_1*a2_3_1 - Phi3_0*a2_1_1 - Phid3_0*v2_4 - Phid3_3*v2_1 - R2_0_1*a2_4_1
     # body 2: link 'forearm_link', joint 'joint3'
     f2_0_3 = f2_0_2 + f3_0_1
     f2_1_3 = f2_1_2 + f3_1_1

@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..errors import OptionError
 from .crba import crba, crba_ground
 
 
 def christoffel_partials(robot, q, bk, frame="body"):
     """Gamma from dM/dq; ``frame`` picks the CRBA whose M is differentiated (body or ground
     coordinates — the same M, different expressions)."""
+    if robot.floating_base:
+        raise OptionError(f"robot {robot.name!r}: --gamma-method partials differentiates M by q (eq. 4), which "
+                          f"needs one coordinate per velocity; a free-flyer's speeds (the base twist) are not "
+                          f"derivatives of coordinates: use --gamma-method algo2")
     n = robot.n
     start = len(bk.assignments)
     M = (crba_ground if frame == "ground" else crba)(robot, q, bk)

@@ -26,11 +26,23 @@ Two versions, side by side and line for line:
       line 22     composites add without a congruence.
     Each Gamma_ijk is then one 6-vector dot product. Both versions return the same Gamma
     (tests/test_identities.py); the generated code uses the ground version by default.
+
+A free-flyer (generalized speeds: the base's body twist) adds torsion. Its six columns are fixed
+in the base, so the rate of column c is v_base x Phi_c, where the single-DoF closed form above
+assumes the chain's partial sum (only k <= c turn Phi_c). The difference is the term of the base
+columns k after c: (Phi_k x Phi_c) v_k, and with Phi_k x Phi_c = sigma Phi_m (the structure
+constants of se(3) in the body-twist basis: linear x linear = 0, angular x linear = linear,
+angular x angular = angular) it adds Gamma_rck += sigma M_rm for every r (:func:`torsion`). So
+Gamma[:, c, k] - Gamma[:, k, c] = M (Phi_k x Phi_c) on the base block and 0 elsewhere, as
+Pinocchio's computeCoriolisMatrix has it, and C = sum_k Gamma[:, :, k] v_k is Algorithm 1's C.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..kinematics import body_frames, body_inertia, ground_frames
-from ..spatial import congruence, cross_force, factor_B, icrf, inertia_rate, inertia_times
+from ..spatial import congruence, crm, cross_force, factor_B, icrf, inertia_rate, inertia_times
+from .crba import crba, crba_ground
 
 
 def christoffel(robot, q, bk):
@@ -62,7 +74,7 @@ def christoffel(robot, q, bk):
         if p >= 0:                                                      # line 22
             IC[p] = bk.bind(IC[p] + congruence(Xup[k], IC[k], bk, f"ICX{k}", k), f"IC{p}", p)
         bk.tick(n - k, n)
-    return Gamma
+    return torsion(robot, Gamma, lambda: crba(robot, q, bk))
 
 
 def christoffel_ground(robot, q, bk):
@@ -94,4 +106,29 @@ def christoffel_ground(robot, q, bk):
         if p >= 0:                                                      # line 22
             IC[p] = bk.bind(IC[p] + IC[k], f"IC{p}", p)
         bk.tick(n - k, n)
+    return torsion(robot, Gamma, lambda: crba_ground(robot, q, bk))
+
+
+def structure_constants(robot):
+    """[(c, k, m, sigma)]: Phi_k x Phi_c = sigma Phi_m for the free-flyer's columns c < k (those
+    with a non-zero product)."""
+    S = [np.asarray(robot.S[i]) for i in range(robot.free)]
+    out = []
+    for c in range(robot.free):
+        for k in range(c + 1, robot.free):
+            x = crm(S[k]) @ S[c]
+            for m, Sm in enumerate(S):
+                if np.any(x) and abs(abs(x @ Sm) - 1.0) < 1e-12:
+                    out.append((c, k, m, float(x @ Sm)))
+    return out
+
+
+def torsion(robot, Gamma, mass_matrix):
+    """Gamma plus the free-flyer's torsion term (module docstring); ``mass_matrix()`` gives M
+    (called only for a floating base)."""
+    if not robot.free:
+        return Gamma
+    M = mass_matrix()
+    for c, k, m, sigma in structure_constants(robot):
+        Gamma[:, c, k] = Gamma[:, c, k] + M[:, m] * sigma
     return Gamma

@@ -7,7 +7,8 @@ Mdot = C + C^T (eq. 2, Proposition 1). Comments carry the paper's line numbers: 
 body j, the entries of column j on the diagonal (lines 12-14) and along the walk to the root
 (lines 15-23), and the composites of the parent (lines 24-25). Single-DoF joints: Phi_i is a
 6-vector and M_ij, C_ij are scalars. Phi_ring = 0 (axes fixed in the body frame), so line 4 is
-Phid_i = (v_i x) Phi_i.
+Phid_i = (v_i x) Phi_i; for a free-flyer's six columns, fixed in the base, v_i is the base's whole
+velocity (:func:`~symgen.kinematics.rate_velocity`), which gives Pinocchio's torsion-free C.
 
 Two versions, side by side and line for line:
 
@@ -28,7 +29,7 @@ Two versions, side by side and line for line:
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, ground_frames
+from ..kinematics import body_frames, body_inertia, ground_frames, rate_velocity
 from ..spatial import congruence, crm, cross_force, cross_motion, factor_B, inertia_rate, inertia_times
 
 
@@ -40,7 +41,7 @@ def coriolis(robot, q, qd, bk):
     for i in range(n):                                                  # line 2
         vJ = Phi[i] * qd[i]
         v[i] = bk.bind(vJ if parent[i] < 0 else Xup[i] @ v[parent[i]] + vJ, f"v{i}", i)  # line 3
-        Phid[i] = bk.bind(crm(v[i], bk) @ Phi[i], f"Phid{i}", i)          # line 4
+        Phid[i] = bk.bind(crm(rate_velocity(robot, v, Phi, qd, i, bk), bk) @ Phi[i], f"Phid{i}", i)  # 4
         IC[i] = body_inertia(robot, i, bk)                                    # line 5
         BC[i] = bk.bind(factor_B(v[i], IC[i], bk), f"BC{i}", i)            # line 6, eq. (10)
     M, Mdot, C = bk.zeros((n, n)), bk.zeros((n, n)), bk.zeros((n, n))
@@ -77,7 +78,7 @@ def coriolis_ground(robot, q, qd, bk):
     for i in range(n):                                                  # line 2
         vJ = Phi[i] * qd[i]
         v[i] = bk.bind(vJ if parent[i] < 0 else v[parent[i]] + vJ, f"v{i}", i)  # line 3
-        Phid[i] = bk.bind(cross_motion(v[i], Phi[i], bk), f"Phid{i}", i)  # line 4
+        Phid[i] = bk.bind(cross_motion(rate_velocity(robot, v, Phi, qd, i, bk), Phi[i], bk), f"Phid{i}", i)  # 4
         IC[i] = I[i]                                                    # line 5
         BsC[i] = bk.bind(inertia_rate(v[i], I[i], bk) * bk.half, f"Bs{i}", i)   # line 6, eq. (10):
         pC[i] = bk.bind(inertia_times(I[i], v[i], bk) * bk.half, f"p{i}", i)   # BC = Bs + (p x*)

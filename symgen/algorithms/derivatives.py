@@ -30,6 +30,13 @@ For single-DoF joints on a fixed base the Christoffel symbols are symmetric in t
 indices, so dtau/dv = d(C v)/dv = 2 C(q, v) (Echeandia & Wensing's eq. 3; Algorithm 1), and
 dM_ij/dq_k = Gamma_ijk + Gamma_jik (their eq. 4): both are checked in tests/test_derivatives.py.
 
+A free-flyer (Pinocchio's, derivatives in the tangent space: the base moved in its own frame).
+The algorithms run in the base frame, where moving the base only turns gravity: its columns have
+dV/dq_k = 0 and dA/dq_k = a_0 x Phi_k (a root joint's), and no Phi_k x* F_k term (the six columns
+turn with the base, not with each other). Their rate is v_base x Phi_k (Algorithm 1's) and adds no
+velocity product to the base acceleration, so dA/dv_k = Phid_k, once: the base acceleration does
+not depend on v, the bodies below gain Phi_k x (v_i - v_base).
+
 Forward dynamics (Sec. IV-B, eq. 24): dqdd/du = -M^-1 dtau/du at qdd = FD(q, v, tau), each
 column solved with the tree-sparse L^T D L factors of M (:mod:`.forward_dynamics`), never M^-1.
 
@@ -41,7 +48,7 @@ times dtau/du, and 21867 / 255410 in body frames.
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, ground_frames
+from ..kinematics import body_frames, body_inertia, ground_frames, rate_velocity, root_gravity
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crf, crm, icrf, inertia_rate, inertia_times
 from .crba import crba
@@ -93,9 +100,10 @@ def solve_columns(L, Dinv, parent, B, bk, name):
 def rnea_derivatives_ground(robot, q, qd, qdd, bk, gravity=GRAVITY):
     """Algorithms 2-3 in ground coordinates (Pinocchio's computeRNEADerivatives)."""
     Phi, I = ground_frames(robot, q, bk)
-    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, qdd, bk, gravity)
+    a0 = base_acceleration(robot, q, gravity, bk)
+    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, qdd, bk, a0)
     IC = composites(robot, I, bk, "IC")
-    return derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, gravity)
+    return derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
 
 
 def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity):
@@ -104,7 +112,8 @@ def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity):
     solve, the accelerations gain alpha_i = alpha_p + Phi_i qdd_i and the forces I_i alpha_i."""
     n, parent = robot.n, robot.parent
     Phi, I = ground_frames(robot, q, bk)
-    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, bk.zeros(n), bk, gravity)
+    a0 = base_acceleration(robot, q, gravity, bk)
+    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, bk.zeros(n), bk, a0)
     IC = composites(robot, I, bk, "IC")
     F0 = composites(robot, f, bk, "f")
     M, bias = bk.zeros((n, n)), bk.zeros(n)
@@ -121,24 +130,32 @@ def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity):
         alpha[i] = bk.bind(Phi[i] * qdd[i] + (alpha[p] if p >= 0 else 0), f"alpha{i}", i)
         a[i] = bk.bind(a[i] + alpha[i], f"a{i}", i)
         f[i] = bk.bind(f[i] + inertia_times(I[i], alpha[i], bk), f"f{i}", i)
-    dtau_dq, dtau_dqd = derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, gravity)
+    dtau_dq, dtau_dqd = derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
     return (solve_columns(L, Dinv, parent, -dtau_dq, bk, "dtau_dq"),
             solve_columns(L, Dinv, parent, -dtau_dqd, bk, "dtau_dqd"))
 
 
-def forward_pass(robot, Phi, I, qd, qdd, bk, gravity):
-    """Algorithm 1, lines 1-12, in ground coordinates: (v, Phid, a, h, f) per body, with
-    Phid_i = v_i x Phi_i = v_p x Phi_i (the joint's own rate does not turn its axis)."""
-    n, parent = robot.n, robot.parent
+def base_acceleration(robot, q, gravity, bk):
+    """a_0 = -a_g, the fictitious acceleration of the reference frame (line 3)."""
     a0 = bk.zeros(6)
-    a0[3:] = -bk.const(gravity)                                         # line 3
+    a0[3:] = -root_gravity(robot, q, gravity, bk)
+    return a0
+
+
+def forward_pass(robot, Phi, I, qd, qdd, bk, a0):
+    """Algorithm 1, lines 1-12, in ground coordinates: (v, Phid, a, h, f) per body, with
+    Phid_i = v_i x Phi_i = v_p x Phi_i (the joint's own rate does not turn its axis; a
+    free-flyer's columns turn with the whole base velocity and add no velocity product)."""
+    n, parent = robot.n, robot.parent
     v, Phid, a, h, f = ([None] * n for _ in range(5))
     for i in range(n):                                                  # line 5
         p = parent[i]
         vp, ap = (v[p], a[p]) if p >= 0 else (bk.zeros(6), a0)
         v[i] = bk.bind(vp + Phi[i] * qd[i], f"v{i}", i)                    # line 8
-        Phid[i] = bk.bind(cross_motion(vp, Phi[i], bk), f"Phid{i}", i)
-        a[i] = bk.bind(ap + Phi[i] * qdd[i] + Phid[i] * qd[i], f"a{i}", i)  # line 9
+        free = robot.is_free(i)
+        Phid[i] = bk.bind(cross_motion(rate_velocity(robot, v, Phi, qd, i, bk) if free else vp, Phi[i], bk),
+                          f"Phid{i}", i)
+        a[i] = bk.bind(ap + Phi[i] * qdd[i] + (0 if free else Phid[i] * qd[i]), f"a{i}", i)  # line 9
         h[i] = bk.bind(inertia_times(I[i], v[i], bk), f"h{i}", i)          # line 10
         f[i] = bk.bind(inertia_times(I[i], a[i], bk) + cross_force(v[i], h[i], bk), f"f{i}", i)  # 11
     return v, Phid, a, h, f
@@ -155,22 +172,25 @@ def composites(robot, X, bk, name):
     return X
 
 
-def derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, gravity):
+def derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0):
     """Algorithm 2 (forward) and 3 (backward) from the quantities of RNEA's forward pass and the
     composite inertias IC; the module docstring gives the collapsed columns and entries."""
     n, parent = robot.n, robot.parent
-    a0 = bk.zeros(6)
-    a0[3:] = -bk.const(gravity)
     dVdq, dAdq, dI = [None] * n, [None] * n, [None] * n
+    twice = [1 if robot.is_free(i) else 2 for i in range(n)]           # dA/dv_i = twice_i Phid_i
     for i in range(n):                                                  # Algorithm 2
         p = parent[i]
+        dI[i] = bk.bind(inertia_rate(v[i], I[i], bk), f"dI{i}", i)          # lines 4 and 6
+        if robot.is_free(i):                                            # the base turns gravity only
+            dVdq[i] = bk.zeros(6)
+            dAdq[i] = bk.bind(cross_motion(a0, Phi[i], bk), f"dAdq{i}", i)
+            continue
         ap = a[p] if p >= 0 else a0
         # line 3 with eq. (13): d(iXp)/dq_i v_p = (iXp v_p) x S_i, in ground coordinates
         dVdq[i] = Phid[i]
         # line 5: d(iXp)/dq_i a_p = (iXp a_p) x S_i, plus iXp da_p/dq_i x vJ terms, collapsed
         dAdq[i] = bk.bind(cross_motion(ap, Phi[i], bk)
                           + (cross_motion(v[p], dVdq[i], bk) if p >= 0 else 0), f"dAdq{i}", i)
-        dI[i] = bk.bind(inertia_rate(v[i], I[i], bk), f"dI{i}", i)          # lines 4 and 6
     F, dI, H = composites(robot, f, bk, "f"), composites(robot, dI, bk, "dI"), composites(robot, h, bk, "h")
     dtau_dq, dtau_dqd = bk.zeros((n, n)), bk.zeros((n, n))
     for i in reversed(range(n)):                                        # Algorithm 3
@@ -181,17 +201,17 @@ def derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, gravity):
         # Alg. 2 line 6 summed over the subtree, then Alg. 3 line 1 for joint i and its ancestors
         dFdq = bk.bind(inertia_times(dI[i], dVdq[i], bk) + cross_force(dVdq[i], H[i], bk)
                        + inertia_times(IC[i], dAdq[i], bk), f"dFdq{i}", i)
-        dFdv = bk.bind(E + Q + inertia_times(IC[i], Phid[i], bk) * 2, f"dFdv{i}", i)
+        dFdv = bk.bind(E + Q + inertia_times(IC[i], Phid[i], bk) * twice[i], f"dFdv{i}", i)
         dtau_dq[i, i] = Phi[i] @ dFdq
         dtau_dqd[i, i] = Phi[i] @ dFdv
         up = robot.ancestors(i)[1:]
-        if up:                                                          # Alg. 3 line 3, eq. (14)
+        if up and not robot.is_free(i):                                 # Alg. 3 line 3, eq. (14)
             dFdq = bk.bind(dFdq + cross_force(Phi[i], F[i], bk), f"dFdq{i}", i)
         for j in up:
             dtau_dq[j, i] = Phi[j] @ dFdq
             dtau_dqd[j, i] = Phi[j] @ dFdv
             dtau_dq[i, j] = F2 @ dAdq[j] + F3 @ dVdq[j]
-            dtau_dqd[i, j] = (F2 @ Phid[j]) * 2 + F3 @ Phi[j]
+            dtau_dqd[i, j] = (F2 @ Phid[j]) * twice[j] + F3 @ Phi[j]
         bk.tick(n - i, n)
     return dtau_dq, dtau_dqd
 
@@ -204,7 +224,7 @@ def rnea_derivatives_body(robot, q, qd, qdd, bk, gravity=GRAVITY):
     n, parent = robot.n, robot.parent
     Xup, S = body_frames(robot, q, bk)
     a_grav = bk.zeros(6)
-    a_grav[3:] = bk.const(gravity)
+    a_grav[3:] = root_gravity(robot, q, gravity, bk)
     f, df_dq, df_dqd = [None] * n, [None] * n, [None] * n
     v, a, dv_dq, dv_dqd, da_dq, da_dqd = ([None] * n for _ in range(6))
     for i in range(n):                                                  # Alg. 1 line 5
@@ -216,22 +236,25 @@ def rnea_derivatives_body(robot, q, qd, qdd, bk, gravity=GRAVITY):
         Xv = bk.bind(Xup[i] @ vp, f"Xv{i}", i)
         Xa = bk.bind(Xup[i] @ ap, f"Xa{i}", i)
         v[i] = bk.bind(Xv + vJ, f"v{i}", i)                                # line 8
-        a[i] = bk.bind(Xa + S[i] * qdd[i] + crm(v[i], bk) @ vJ, f"a{i}", i)  # line 9
+        free = robot.is_free(i)             # a free-flyer column: no velocity product, turns gravity only
+        a[i] = bk.bind(Xa + S[i] * qdd[i] + (0 if free else crm(v[i], bk) @ vJ), f"a{i}", i)  # line 9
         I = body_inertia(robot, i, bk)
         h = bk.bind(I @ v[i], f"h{i}", i)                                  # line 10
         f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ h, f"f{i}", i)           # line 11
         # Algorithm 2 (dS/du = dcJ/du = 0; dvJ/dqd_i = S_i), u = q then u = qd
         dv_dq[i] = Xup[i] @ dvp_dq                                      # line 3
-        dv_dq[i][:, i] = dv_dq[i][:, i] + crm(Xv, bk) @ S[i]            # eq. (13)
+        if not free:
+            dv_dq[i][:, i] = dv_dq[i][:, i] + crm(Xv, bk) @ S[i]        # eq. (13)
         dv_dq[i] = bk.bind(dv_dq[i], f"dvdq{i}", i)
         dv_dqd[i] = Xup[i] @ dvp_dqd
         dv_dqd[i][:, i] = dv_dqd[i][:, i] + S[i]
         dv_dqd[i] = bk.bind(dv_dqd[i], f"dvdqd{i}", i)
-        da_dq[i] = Xup[i] @ dap_dq - crm(vJ, bk) @ dv_dq[i]             # line 5: dv_i/du x vJ
-        da_dq[i][:, i] = da_dq[i][:, i] + crm(Xa, bk) @ S[i]            # eq. (13) for a_p
+        da_dq[i] = Xup[i] @ dap_dq - (0 if free else crm(vJ, bk) @ dv_dq[i])  # line 5: dv_i/du x vJ
+        da_dq[i][:, i] = da_dq[i][:, i] + crm(-a_grav if free else Xa, bk) @ S[i]  # eq. (13) for a_p
         da_dq[i] = bk.bind(da_dq[i], f"dadq{i}", i)
-        da_dqd[i] = Xup[i] @ dap_dqd - crm(vJ, bk) @ dv_dqd[i]
-        da_dqd[i][:, i] = da_dqd[i][:, i] + crm(v[i], bk) @ S[i]        # v_i x dvJ/dqd_i
+        da_dqd[i] = Xup[i] @ dap_dqd - (0 if free else crm(vJ, bk) @ dv_dqd[i])
+        if not free:
+            da_dqd[i][:, i] = da_dqd[i][:, i] + crm(v[i], bk) @ S[i]    # v_i x dvJ/dqd_i
         da_dqd[i] = bk.bind(da_dqd[i], f"dadqd{i}", i)
         for du, dv, da, tag in ((df_dq, dv_dq[i], da_dq[i], "q"), (df_dqd, dv_dqd[i], da_dqd[i], "qd")):
             dh = I @ dv                                                 # line 4
@@ -245,7 +268,8 @@ def rnea_derivatives_body(robot, q, qd, qdd, bk, gravity=GRAVITY):
             XT = Xup[i].T
             f[p] = bk.bind(f[p] + XT @ f[i], f"f{p}", p)                   # Alg. 1 line 17
             df = XT @ df_dq[i]
-            df[:, i] = df[:, i] + XT @ (crf(S[i], bk) @ f[i])           # eq. (14)
+            if not robot.is_free(i):
+                df[:, i] = df[:, i] + XT @ (crf(S[i], bk) @ f[i])       # eq. (14)
             df_dq[p] = bk.bind(df_dq[p] + df, f"dfdq{p}", p)
             df_dqd[p] = bk.bind(df_dqd[p] + XT @ df_dqd[i], f"dfdqd{p}", p)
         bk.tick(n - i, n)

@@ -18,15 +18,21 @@ body frames turned so that each joint axis is z (:attr:`Robot.z_aligned`), so a_
 oR_j and a revolute joint's rotation is Rz(q_j). Reference (an independent path): 4x4 homogeneous
 products of the URDF's joint placements and Rodrigues rotations, each Jacobian column the joint's
 motion subspace carried into the frame by the adjoint of f^-1 j, then turned to world axes.
+
+A floating base starts the walk at the base's pose from q[0:7] (:func:`~symgen.kinematics.base_placement`);
+the free-flyer's six columns are then those of "joints" along and about the base's axes at the
+base origin: [oR_b e_k; 0] for its linear velocity, [oR_b e_k x (op_f - op_b); oR_b e_k] for its
+angular velocity (body-twist speeds, as Pinocchio's free-flyer).
 """
 from __future__ import annotations
 
+from ..kinematics import base_placement, joint_position
 from ..spatial import axis_angle, cross
 
 
 def frame_kinematics_ground(robot, q, frames, bk):
     """(oMf, J) of ``frames`` (a sequence of Frame), shapes (F, 4, 4) and (F, 6, n)."""
-    R, p = _ground_bodies(robot, q, bk)
+    R, p = _ground_bodies(robot, q, bk, base_placement(robot, q, bk) if robot.floating_base else None)
     oMf, J = bk.zeros((len(frames), 4, 4)), bk.zeros((len(frames), 6, robot.n))
     for k, f in enumerate(frames):
         b = f.body
@@ -47,20 +53,26 @@ def frame_kinematics_ground(robot, q, frames, bk):
     return oMf, J
 
 
-def _ground_bodies(robot, q, bk):
-    """World orientation and origin of each body's turned frame (z = its joint axis)."""
+def _ground_bodies(robot, q, bk, base=None):
+    """World orientation and origin of each body's turned frame (z = its joint axis). A floating
+    base's bodies are placed at ``base`` ((oR_b, op_b), the world pose of the base), or, with
+    None, at the origin: then "world" is the base frame."""
     R, p = [None] * robot.n, [None] * robot.n
     for i, (body, (Rt, t, _, _)) in enumerate(zip(robot.bodies, robot.z_aligned)):
         Rt, t, par = bk.const(Rt), bk.const(t), body.parent
         if par < 0:
-            R0, p0 = Rt, t
+            R0, p0 = (Rt, t) if base is None else (bk.bind(base[0] @ Rt, f"R0_{i}", i), base[1])
         else:                                                           # the joint frame at q_i = 0
             R0 = bk.bind(R[par] @ Rt, f"R0_{i}", i)
-            p0 = bk.bind(p[par] + R[par] @ t, f"p0_{i}", i)
-        if body.joint_type == "prismatic":
-            R[i], p[i] = R0, bk.bind(p0 + R0[:, 2] * q[i], f"p{i}", i)
+            p0 = p[par] if robot.is_free(i) else bk.bind(p[par] + R[par] @ t, f"p0_{i}", i)
+        if robot.is_free(i):                                            # turned, never moved
+            R[i], p[i] = R0, p0
             continue
-        c, s = bk.cos(q[i]), bk.sin(q[i])
+        qi = joint_position(robot, q, i)
+        if body.joint_type == "prismatic":
+            R[i], p[i] = R0, bk.bind(p0 + R0[:, 2] * qi, f"p{i}", i)
+            continue
+        c, s = bk.cos(qi), bk.sin(qi)
         Ri = bk.zeros((3, 3))                                           # R0 Rz(q_i)
         Ri[:, 0] = R0[:, 0] * c + R0[:, 1] * s
         Ri[:, 1] = R0[:, 1] * c - R0[:, 0] * s
@@ -74,10 +86,14 @@ def frame_kinematics(robot, q, frames, bk):
     oMb = []                                                            # world <- body i
     for i, body in enumerate(robot.bodies):
         axis = bk.const(body.axis)
+        if robot.is_free(i):                                            # the base's pose, from q
+            oMb.append(oMb[0] if i else bk.bind(_homogeneous(*base_placement(robot, q, bk), bk), "oMb0", 0))
+            continue
+        qi = joint_position(robot, q, i)
         if body.joint_type == "prismatic":
-            XJ = _homogeneous(bk.const([[1, 0, 0], [0, 1, 0], [0, 0, 1]]), axis * q[i], bk)
+            XJ = _homogeneous(bk.const([[1, 0, 0], [0, 1, 0], [0, 0, 1]]), axis * qi, bk)
         else:
-            XJ = _homogeneous(axis_angle(axis, bk.cos(q[i]), bk.sin(q[i]), bk), bk.zeros(3), bk)
+            XJ = _homogeneous(axis_angle(axis, bk.cos(qi), bk.sin(qi), bk), bk.zeros(3), bk)
         Xtree = _homogeneous(bk.const(body.rotation), bk.const(body.translation), bk)
         up = Xtree if body.parent < 0 else oMb[body.parent] @ Xtree
         oMb.append(bk.bind(up @ XJ, f"oMb{i}", i))

@@ -55,7 +55,8 @@ def parameters(inertia) -> np.ndarray:
 
 def robot_parameters(robot) -> np.ndarray:
     """theta of every body, 10 per body in ``robot.link_names`` order: Y @ theta = slotine_li."""
-    return np.concatenate([parameters(b.inertia) for b in robot.bodies]) if robot.bodies else np.zeros(0)
+    return (np.concatenate([parameters(robot.bodies[i].inertia) for i in robot.inertial_bodies])
+            if robot.bodies else np.zeros(0))
 
 
 def body_regressor(a, v, w, bk) -> np.ndarray:
@@ -68,15 +69,16 @@ def body_regressor(a, v, w, bk) -> np.ndarray:
 
 
 def regressor(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
-    """Y, (n, 10 n): columns 10 j .. 10 j + 9 belong to body j (``robot.link_names`` order)."""
-    n, parent = robot.n, robot.parent
+    """Y, (n, 10 links): columns 10 k .. 10 k + 9 belong to the k-th link of ``robot.link_names``
+    (body j = ``robot.inertial_bodies[k]``; a free-flyer's massless helpers have no columns)."""
+    n, parent, bodies = robot.n, robot.parent, robot.inertial_bodies
     Xup, Phi, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
-    Y = bk.zeros((n, 10 * n))
-    for j in range(n):
+    Y = bk.zeros((n, 10 * len(bodies)))
+    for k, j in enumerate(bodies):
         U = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"Yb{j}", j)    # line 8, d f_j / d theta_j
         i = j
         while True:
-            Y[i, 10 * j:10 * j + 10] = Phi[i] @ U                      # Y_ij = Phi_i^T jX_i^T Y_body_j
+            Y[i, 10 * k:10 * k + 10] = Phi[i] @ U                      # Y_ij = Phi_i^T jX_i^T Y_body_j
             if parent[i] < 0:
                 break
             U = bk.bind(Xup[i].T @ U, f"Yb{j}_{parent[i]}", j)          # line 13, to the parent's frame
@@ -104,8 +106,8 @@ def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
         else:
             S[:3], S[3:] = axis, bk.bind(cross(p[i], axis, bk), f"Phi{i}", i)
         Phi.append(S)
-    Y = bk.zeros((n, 10 * n))
-    for j in range(n):
+    Y = bk.zeros((n, 10 * len(robot.inertial_bodies)))
+    for c, j in enumerate(robot.inertial_bodies):
         U = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"Yb{j}", j)           # line 8, body j's frame
         oR = bk.bind(R[j] @ bk.const(robot.z_turns[j].T), f"oRb{j}", j)          # its URDF axes in the world
         F = bk.zeros((6, 10))
@@ -114,5 +116,5 @@ def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
             F[:3, k] = oR @ U[:3, k] + cross(p[j], F[3:, k], bk)
         F = bk.bind(F, f"Yg{j}", j)
         for i in robot.ancestors(j):
-            Y[i, 10 * j:10 * j + 10] = Phi[i] @ F                               # Y_ij = Phi_i^T F_j
+            Y[i, 10 * c:10 * c + 10] = Phi[i] @ F                               # Y_ij = Phi_i^T F_j
     return Y

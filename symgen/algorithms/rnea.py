@@ -2,11 +2,12 @@
 
 Featherstone, Rigid Body Dynamics Algorithms, Table 5.1, in body frames, with gravity as a
 fictitious base acceleration a_0 = -a_grav. With qdd = 0 and no gravity it returns C(q, qd) qd,
-the paper's first check of Algorithm 1 (Section 5).
+the paper's first check of Algorithm 1 (Section 5). A free-flyer's six bodies add no velocity
+product: their columns turn with the base, so sum_k (v_base x Phi_k) qd_k = v_base x v_base = 0.
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia
+from ..kinematics import body_frames, body_inertia, root_gravity
 from ..model import GRAVITY
 from ..spatial import crf, crm
 
@@ -16,7 +17,7 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
     n = robot.n
     Xup, Phi = body_frames(robot, q, bk)
     a_grav = bk.zeros(6)
-    a_grav[3:] = bk.const(gravity)
+    a_grav[3:] = root_gravity(robot, q, gravity, bk)
     v, a, f = [None] * n, [None] * n, [None] * n
     for i in range(n):                                   # forward pass: v_i, a_i, f_i
         p = robot.parent[i]
@@ -26,7 +27,7 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
             a[i] = Xup[i] @ (-a_grav) + Phi[i] * qdd[i]
         else:
             v[i] = Xup[i] @ v[p] + vJ
-            a[i] = Xup[i] @ a[p] + Phi[i] * qdd[i] + crm(v[i], bk) @ vJ
+            a[i] = Xup[i] @ a[p] + Phi[i] * qdd[i] + (0 if robot.is_free(i) else crm(v[i], bk) @ vJ)
         v[i] = bk.bind(v[i], f"v{i}", i)
         a[i] = bk.bind(a[i], f"a{i}", i)
         I = body_inertia(robot, i, bk)

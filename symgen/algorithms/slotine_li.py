@@ -13,13 +13,14 @@ Geometry", Appendix B-A), for single-DoF joints with axes fixed in their body (P
         tau_i = Phi_i^T f_i;   f_p(i) += iXp^T f_i                    lines 12-13
 
 With B of eq. (10) the C in tau is the Christoffel-consistent one of Algorithm 1 (Niemeyer and
-Slotine). In ground coordinates (the paper's footnote 2, what the generated code runs) the
+Slotine). A free-flyer's columns turn with the whole base velocity (line 5 with v_base for v_i,
+:func:`~symgen.kinematics.rate_velocity`). In ground coordinates (the paper's footnote 2, what the generated code runs) the
 transforms are identities, Phid_i = v_i x Phi_i, and B is kept as Bs + (p x*) with
 Bs = 1/2 [(v x*) I - I (v x)] and p = 1/2 I v, as in Algorithm 1's ground form.
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, ground_frames
+from ..kinematics import body_frames, body_inertia, ground_frames, rate_velocity, root_gravity
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crm, factor_B, inertia_rate, inertia_times
 
@@ -29,13 +30,13 @@ def reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     n, parent = robot.n, robot.parent
     Xup, Phi = body_frames(robot, q, bk)
     a0 = bk.zeros(6)
-    a0[3:] = -bk.const(gravity)                                         # line 1
+    a0[3:] = -root_gravity(robot, q, gravity, bk)                                         # line 1
     v, w, a = [None] * n, [None] * n, [None] * n
     for i in range(n):
         p = parent[i]
         v[i] = bk.bind(Phi[i] * qd[i] + (Xup[i] @ v[p] if p >= 0 else 0), f"v{i}", i)       # line 3
         w[i] = bk.bind(Phi[i] * qd_r[i] + (Xup[i] @ w[p] if p >= 0 else 0), f"w{i}", i)     # line 4
-        Phid = crm(v[i], bk) @ Phi[i]                                   # line 5
+        Phid = crm(rate_velocity(robot, v, Phi, qd, i, bk), bk) @ Phi[i]  # line 5
         a[i] = bk.bind(Xup[i] @ (a[p] if p >= 0 else a0) + Phid * qd_r[i] + Phi[i] * qdd_r[i], f"a{i}", i)  # 6
     return Xup, Phi, v, w, a
 
@@ -62,13 +63,13 @@ def slotine_li_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     n, parent = robot.n, robot.parent
     Phi, I = ground_frames(robot, q, bk)
     a0 = bk.zeros(6)
-    a0[3:] = -bk.const(gravity)                                         # line 1
+    a0[3:] = -root_gravity(robot, q, gravity, bk)                                         # line 1
     v, w, a, f = [None] * n, [None] * n, [None] * n, [None] * n
     for i in range(n):
         p = parent[i]
         v[i] = bk.bind(Phi[i] * qd[i] + (v[p] if p >= 0 else 0), f"v{i}", i)        # line 3
         w[i] = bk.bind(Phi[i] * qd_r[i] + (w[p] if p >= 0 else 0), f"w{i}", i)      # line 4
-        Phid = bk.bind(cross_motion(v[i], Phi[i], bk), f"Phid{i}", i)   # line 5
+        Phid = bk.bind(cross_motion(rate_velocity(robot, v, Phi, qd, i, bk), Phi[i], bk), f"Phid{i}", i)  # 5
         a[i] = bk.bind((a[p] if p >= 0 else a0) + Phid * qd_r[i] + Phi[i] * qdd_r[i], f"a{i}", i)  # line 6
         Bs = bk.bind(inertia_rate(v[i], I[i], bk) * bk.half, f"Bs{i}", i)            # line 8, eq. (10):
         pm = bk.bind(inertia_times(I[i], v[i], bk) * bk.half, f"pm{i}", i)           # B = Bs + (p x*)

@@ -27,9 +27,11 @@ Conventions (URDF's own, made explicit):
 - Joint order (the order of q): depth first from the root link, the child joints of every link
   taken in order of joint name. That is how urdfdom builds its tree (a ``std::map`` of joints),
   hence Pinocchio's order, so q vectors are index-compatible with ``pinocchio.buildModelFromUrdf``.
-- ``floating_base=True`` puts six virtual joints first (:data:`symgen.model.FLOATING_JOINTS`:
-  prismatic x, y, z, then revolute about x, y, z of the frame reached so far, intrinsic X-Y-Z)
-  from a virtual root ``world`` to the URDF root link, which carries its own (and lumped) inertia.
+- ``floating_base=True`` attaches the URDF root link to a virtual root ``world`` by a free-flyer,
+  Pinocchio's ``JointModelFreeFlyer`` named ``root_joint``: q starts with the base position and
+  unit quaternion (x, y, z, qx, qy, qz, qw), v with the base's linear then angular velocity in
+  the base frame (:func:`symgen.model.free_flyer_bodies`). The root link carries its own (and
+  lumped) inertia.
   If the URDF's root link is itself called ``world`` (an arm fixed to the world), that link is
   the one set free, as Pinocchio's free-flyer does, and the virtual root is ``floating_world``.
 - Files: at most 32 MiB are read (a larger file, or a stream such as /dev/zero, is refused at
@@ -51,9 +53,8 @@ robustly from the matrix (:func:`matrix_rpy`), inertials at the CoM with rpy zer
 comes back the same whenever it is depth first by joint name, as it is for every Robot this reader
 makes and for serial chains and legged robots; a Robot numbered otherwise (the paper's binary tree,
 parent(i) = i // 2, is numbered breadth first) comes back renumbered depth first, Pinocchio's order.
-A floating-base Robot is written with its virtual joints as ordinary joints from a root link
-``robot.root_link``, so Pinocchio loads it as is (it reads back as a fixed-base Robot with the same
-bodies).
+A floating-base Robot is written without its free-flyer (the base link is the file's root link),
+so it reads back with ``floating_base=True``, and Pinocchio loads it with ``JointModelFreeFlyer``.
 
 The package: :mod:`.parse` reads the XML (strict numbers, snapping), :mod:`.validate` checks
 structure and inertias, :mod:`.lump` assembles the tree and lumps fixed joints, :mod:`.read` is

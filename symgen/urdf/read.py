@@ -5,7 +5,7 @@ import os
 import stat
 
 from ..errors import OptionError, URDFError
-from ..model import FLOATING_JOINTS, Body, Frame, Robot, as_mat3, as_vec3, floating_base_bodies, tree_frames
+from ..model import FREE_DOFS, ROOT_JOINT, Body, Frame, Robot, as_mat3, as_vec3, free_flyer_bodies
 from .lump import Tree, assemble
 from .parse import Context, JointSpec, parse_xml, read_joints, read_links, robot_name
 from .validate import (check_floating_names, check_inertias, check_masses, check_no_loop, parent_joints,
@@ -44,15 +44,14 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
     root = root_link(links, up, ctx)
     if floating_base:
         check_floating_names(links, joints, ctx)
-    root_body = len(FLOATING_JOINTS) - 1 if floating_base else -1
-    virtual = floating_base_bodies(root, links[root]) if floating_base else []
-    tree = assemble(root, links, joints, root_body, _virtual_frames(virtual, virtual_root(links)))
+    root_body = FREE_DOFS - 1 if floating_base else -1
+    tree = assemble(root, links, joints, root_body, _virtual_frames(virtual_root(links)) if floating_base else ())
     if not tree.specs and not floating_base:
         raise ctx.error("<robot>", f"no movable joints (every joint is fixed, so {name!r} has no "
                                    f"degree of freedom; --floating-base would give it six)")
     notes += _mimic_notes(tree, joints)
     notes += check_inertias(tree, links, not floating_base, strict_inertia, ctx)
-    bodies = floating_base_bodies(root, tree.inertias[root_body]) if floating_base else []
+    bodies = free_flyer_bodies(root, tree.inertias[root_body]) if floating_base else []
     for k, (j, parent, R, p) in enumerate(tree.specs):
         bodies.append(Body(name=j.child, joint_name=j.name, joint_type=j.type, axis=j.axis,
                            parent=parent, rotation=as_mat3(R), translation=as_vec3(p),
@@ -62,10 +61,12 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
                  floating_base=floating_base, notes=notes, frames=tuple(tree.frames))
 
 
-def _virtual_frames(virtual: list[Body], world: str) -> tuple[Frame, ...]:
-    """The frames above a floating base's root link: the virtual root link, then the six virtual
-    joints and the five virtual links between them (the root link's frame follows, from the tree)."""
-    return tree_frames(world, virtual)[:-1] if virtual else ()
+def _virtual_frames(world: str) -> tuple[Frame, ...]:
+    """The frames above a floating base's root link: the virtual root link (Pinocchio's
+    ``universe``) and the free-flyer's joint frame, ``root_joint`` (the root link's frame
+    follows, from the tree)."""
+    identity, origin = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)), (0.0, 0.0, 0.0)
+    return (Frame(world, "link", -1, identity, origin), Frame(ROOT_JOINT, "joint", FREE_DOFS - 1, identity, origin, 0))
 
 
 def load_urdf(path, floating_base: bool = False, snap_tol: float = 1e-9,

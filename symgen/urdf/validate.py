@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import SymgenWarning, located
-from ..model import FLOATING_JOINTS, Inertia
+from ..model import FREE_DOFS, ROOT_JOINT, Inertia
 
 if TYPE_CHECKING:
     from .lump import Tree
@@ -163,11 +163,10 @@ def virtual_root(links) -> str:
 
 def check_floating_names(links, joints: list[JointSpec], ctx: Context) -> None:
     """The virtual links and joints of a floating base must not clash with the URDF's names."""
-    virtual_links = {f"{name}_link" for name, _, _ in FLOATING_JOINTS[:-1]}
-    for name in virtual_links & set(links):
+    virtual_links = {f"{ROOT_JOINT}_{k}" for k in range(FREE_DOFS - 1)}
+    for name in sorted(virtual_links & set(links)):
         raise ctx.error(f"<link name={name!r}>", "a floating base (--floating-base) adds a virtual "
                                                  "link of this name")
-    virtual_joints = {name for name, _, _ in FLOATING_JOINTS}
-    for name in virtual_joints & {j.name for j in joints}:
+    for name in {ROOT_JOINT} & {j.name for j in joints}:
         raise ctx.error(f"<joint name={name!r}>", "a floating base (--floating-base) adds a virtual "
                                                   "joint of this name")

@@ -67,11 +67,17 @@ def _joint_xml(body: Body, parent_link: str) -> list[str]:
 
 def urdf_string(robot: Robot) -> str:
     """``robot`` as URDF text that :func:`parse_urdf_string` reads back into the same bodies."""
+    free = robot.free
     lines = ['<?xml version="1.0"?>',
-             f"<!-- written by symgen: {robot.n} joints in q order; inertials at the CoM -->",
-             f"<robot name={quoteattr(robot.name)}>",
-             f"  <link name={quoteattr(robot.root_link)}/>"]
-    for b in robot.bodies:
+             f"<!-- written by symgen: {robot.n - free} joints in q order; inertials at the CoM"
+             f"{'; load with a free-flyer (floating_base=True)' if free else ''} -->",
+             f"<robot name={quoteattr(robot.name)}>"]
+    if free:                             # the free-flyer is not written: its child is the root link
+        base = robot.bodies[free - 1]
+        lines += _link_xml(base.name, base.inertia)
+    else:
+        lines.append(f"  <link name={quoteattr(robot.root_link)}/>")
+    for b in robot.bodies[free:]:
         parent_link = robot.bodies[b.parent].name if b.parent >= 0 else robot.root_link
         lines += _joint_xml(b, parent_link) + _link_xml(b.name, b.inertia)
     lines.append("</robot>")

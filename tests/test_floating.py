@@ -1,0 +1,179 @@
+"""Free-floating robots: Pinocchio's free-flyer (``--floating-base``), checked against Pinocchio.
+
+q = [x, y, z, qx, qy, qz, qw, joints...] (nq = nv + 1), v = [base linear, base angular velocity in
+the base frame, joint speeds...]: Pinocchio's ``JointModelFreeFlyer``, so Pinocchio's own model of
+the original URDF (``buildModelFromUrdf(path, JointModelFreeFlyer())``) is the oracle, with no
+re-indexing of q or v. Every registered quantity (both coordinate choices of its sweep) on real
+quadrupeds and a humanoid; the generated NumPy and C on one of them; what the generated code reads
+(M, C, Gamma never read the base pose; gravity terms read the quaternion only); inputs that are
+not a unit quaternion (used as the rotation of quat/|quat|); large base velocities and
+orientations far from the identity. The identities (C v = RNEA(q, v, 0) - g, Mdot = C + C^T,
+C = Gamma v, the torsion of Gamma) run on floating robots in tests/test_identities.py. States come
+from ``numpy.random.default_rng(seed)``; every failure names the seed.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import symgen
+from support import PinOracle, assert_agree, assert_close, compare_with_pinocchio, erd_path
+from symgen import quantities as Q
+from symgen.codegen.build import BuildOptions, build, import_package
+from symgen.codegen.symbolic import program_for
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the legged robots of the issue: quadrupeds and a humanoid, loaded with a free-flyer
+LEGGED = ["solo_description/robots/solo12.urdf", "go1_description/urdf/go1.urdf",
+          "anymal_b_simple_description/robots/anymal.urdf", "a1_description/urdf/a1.urdf",
+          "b1_description/urdf/b1.urdf", "talos_data/robots/talos_full_v2.urdf"]
+#: the quantities that do not depend on where the base is or how it is turned
+POSE_FREE = ("M", "Mdot", "C", "Gamma", "Minv")
+#: the package built once for the generated-code tests (everything a controller calls)
+BUILT = ("M", "C", "Gamma", "tau", "g", "Y", "qdd", "Minv", "dtau", "oMf", "J")
+
+
+def _pin_free_flyer(pin, path):
+    return pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+
+
+@pytest.mark.pinocchio
+@pytest.mark.parametrize("relative", LEGGED, ids=lambda r: r.split("/")[-1][:-5])
+def test_every_quantity_matches_pinocchio_free_flyer(pin, relative):
+    """Pinocchio's own parse of the URDF with its free-flyer: crba, computeCoriolisMatrix (and
+    Gamma through C(q, e_k)), rnea, gravity, the regressor, aba, computeMinverse, both
+    derivatives (tangent space), frame placements and Jacobians, to 1e-9 (1e-8 for the
+    derivatives of the humanoid's 38 velocities)."""
+    path = erd_path(relative)
+    robot = symgen.load_urdf(path, floating_base=True)
+    assert (robot.nq, robot.nv) == (robot.n + 1, robot.n)
+    big = robot.n > 30
+    compare_with_pinocchio(robot, _pin_free_flyer(pin, path), path.stem, states=1 if big else 2)
+
+
+def _states(robot, seed, count):
+    rng = np.random.default_rng(seed)
+    return [Q.random_state(rng, robot.nq, robot.nv) for _ in range(count)]
+
+
+@pytest.fixture(scope="module")
+def solo(tmp_path_factory):
+    """solo12 with a free-flyer, built with BUILT (NumPy and C)."""
+    path = erd_path("solo_description/robots/solo12.urdf")
+    robot = symgen.load_urdf(path, floating_base=True)
+    out = tmp_path_factory.mktemp("floating")
+    result = build(robot, out, name="solo12ff", opts=BuildOptions(quantities=BUILT))
+    return robot, import_package(result.path)
+
+
+@pytest.mark.pinocchio
+def test_generated_numpy_and_c_match_the_reference_and_pinocchio(solo, pin):
+    robot, pkg = solo
+    assert (pkg.nq, pkg.nv, pkg.joint_names[0], pkg.link_names[0]) == (robot.nq, robot.nv, "root_joint", "base_link")
+    oracle = PinOracle(robot, _pin_free_flyer(pin, erd_path("solo_description/robots/solo12.urdf")))
+    seed = 1207
+    for t, state in enumerate(_states(robot, seed, 3)):
+        for key in BUILT:
+            x = Q.QUANTITIES[key]
+            expected = Q.evaluate(robot, key, state)
+            tol = Q.tolerance(x, Q.evaluate(robot, "M", state))
+            for backend in ("numpy", "c"):
+                got = Q.call(getattr(pkg, backend), key, state)
+                assert_agree(got, expected, f"{x.function} ({backend}), seed {seed} state {t}", tol)
+        pinned = Q.QUANTITIES["tau"]
+        assert_close(pkg.inverse_dynamics(state["q"], state["qd"], state["qdd"]),
+                     pinned.pinocchio(oracle, state), "inverse_dynamics (C)", f"solo12 seed={seed} state#{t}")
+
+
+def test_pose_free_quantities_do_not_read_the_base_pose_and_gravity_reads_only_the_quaternion():
+    """M, Mdot, C, Gamma, M^-1 read no q entry of the base (position or quaternion): in body-twist
+    speeds they do not depend on it. Gravity and inverse dynamics read the quaternion (gravity
+    is turned into the base frame), never the base position."""
+    robot = symgen.robots.make("quadruped", 4, 3)
+    base_pose = {sp.Symbol(f"q{k}") for k in range(7)}
+    position = {sp.Symbol(f"q{k}") for k in range(3)}
+    for key in POSE_FREE + ("g", "tau", "dtau"):
+        fn = program_for(robot, key)
+        read = set().union(*(a.expr.free_symbols for a in fn.assignments),
+                           *(e.free_symbols for out in fn.outputs for _, e in out.nonzero()))
+        forbidden = base_pose if key in POSE_FREE else position
+        assert not read & forbidden, f"{key} reads {sorted(map(str, read & forbidden))}"
+        if key not in POSE_FREE:
+            assert read & (base_pose - position), f"{key} should read the quaternion (gravity)"
+
+
+@pytest.mark.parametrize("scale", [2.5, 0.3, -1.0])
+def test_a_quaternion_off_the_unit_sphere_is_used_as_its_direction(solo, scale):
+    """Documented: q[3:7] is used as the rotation of quat/|quat| (s = 2/|quat|^2 in the rotation
+    matrix), so a drifted or sign-flipped quaternion gives the results of the unit one, in the
+    reference and in the generated code alike."""
+    robot, pkg = solo
+    seed = 31
+    for state in _states(robot, seed, 2):
+        scaled = {**state, "q": state["q"].copy()}
+        scaled["q"][3:7] *= scale
+        for key in BUILT:
+            expected = Q.evaluate(robot, key, state)
+            what = f"{key} at {scale} x the unit quaternion, seed {seed}"
+            assert_agree(Q.evaluate(robot, key, scaled), expected, what + " (reference)")
+            assert_agree(Q.call(pkg.c, key, scaled), expected, what + " (C)")
+
+
+@pytest.mark.pinocchio
+def test_large_base_velocities_and_half_turns_match_pinocchio(pin):
+    """Base speeds of 100 m/s and rad/s and orientations at half turns about each axis (the
+    quaternion's real part 0), for the quantities with velocity terms."""
+    path = erd_path("solo_description/robots/solo12.urdf")
+    robot = symgen.load_urdf(path, floating_base=True)
+    oracle = PinOracle(robot, _pin_free_flyer(pin, path))
+    seed = zlib.crc32(b"half turns")
+    rng = np.random.default_rng(seed)
+    for t, quat in enumerate([(1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0.5, -0.5, 0.5, -0.5)]):
+        state = Q.random_state(rng, robot.nq, robot.nv)
+        state["q"][3:7] = quat
+        for name in ("qd", "qd_r"):
+            state[name][:6] = rng.uniform(-100.0, 100.0, 6)
+        ctx = f"solo12 seed={seed} state#{t} quat={quat}"
+        for key in ("C", "tau", "tau_sl", "Y", "qdd", "dtau", "dqdd", "J"):
+            x = Q.QUANTITIES[key]
+            at = x.oracle_state(state) if x.oracle_state else state
+            rtol = Q.tolerance(x, oracle.mass_matrix(at["q"]), 1e-9)
+            assert_close(Q.evaluate(robot, key, at), x.pinocchio(oracle, at), x.function, ctx, rtol=rtol)
+
+
+def test_christoffel_symbols_carry_the_torsion_of_the_body_twist():
+    """Gamma[:, j, k] - Gamma[:, k, j] = -M (e_j x e_k) on the base block: e.g. angular x, y of
+    the base (v indices 3, 4) give -M[:, 5] (angular z), linear x with angular y (0, 4) give
+    -M[:, 2] (linear z), two linear speeds nothing; and zero where j or k is a joint."""
+    robot = symgen.robots.make("biped", 4, 7)
+    state = _states(robot, 7, 1)[0]
+    G, M = Q.evaluate(robot, "Gamma", state), Q.evaluate(robot, "M", state)
+    T = G - G.transpose(0, 2, 1)
+    assert_agree(T[:, 3, 4], -M[:, 5], "angular x, y (seed 7)")
+    assert_agree(T[:, 0, 4], -M[:, 2], "linear x, angular y (seed 7)")
+    assert_agree(T[:, 0, 1], 0 * M[:, 0], "linear x, y (seed 7)")
+    assert not np.any(T[:, 6:, :]) and not np.any(T[:, :, 6:]), "torsion outside the base block (seed 7)"
+
+
+def test_cli_builds_verifies_and_describes_a_floating_robot(tmp_path):
+    """`symgen info/build/verify --floating-base` on a quadruped: the free-flyer in the summary,
+    nq = nv + 1 in the package, verify (Pinocchio's free-flyer on symgen's rewrite and on its own
+    parse of the URDF) passes."""
+    urdf = erd_path("solo_description/robots/solo12.urdf")
+    run = lambda *args: subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], capture_output=True,
+                                       text=True, cwd=tmp_path)
+    info = run("info", str(urdf), "--floating-base")
+    assert info.returncode == 0 and "free-flyer 'root_joint'" in info.stdout and "nq 19, nv 18" in info.stdout
+    built = run("build", str(urdf), "--floating-base", "--out", str(tmp_path), "--name", "solo_ff",
+                "--quantities", "M,C,g")
+    assert built.returncode == 0, built.stderr
+    checked = run("verify", str(tmp_path / "solo_ff"), "--urdf", str(urdf), "--trials", "3")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "free-flyer (nq = 19)" in (tmp_path / "solo_ff" / "solo_ff.h").read_text()
+    assert '"nq": 19' in (tmp_path / "solo_ff" / "manifest.json").read_text()
