@@ -1733,248 +1733,171 @@ void arm4_regressor_batch(size_t count, const double *q, const double *qd, const
     }
 }
 
-/* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the tree-sparse L^T D L factorization of M. Writes only the entries that can be nonzero (see the header). */
+/* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. Writes only the entries that can be nonzero (see the header). */
 void arm4_forward_dynamics_update(const double *q, const double *qd, const double *tau, double *qdd)
 {
     (void)q;
     (void)qd;
     (void)tau;
     (void)qdd;
-    const double cq0 = cos(q[0]);
-    const double sq0 = sin(q[0]);
     const double cq1 = cos(q[1]);
     const double sq1 = sin(q[1]);
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double R1_0_0 = cq0*cq1;
-    const double R1_0_1 = -cq0*sq1;
-    const double R1_1_0 = cq1*sq0;
-    const double R1_1_1 = -sq0*sq1;
-    const double c1_2 = 0.2 + 0.15*cq1;
-    const double Ic1_0_0 = 0.01185*R1_0_0*R1_0_0 + 0.01185*sq0*sq0 + 0.0012*R1_0_1*R1_0_1;
-    const double Ic1_0_1 = 0.01185*R1_0_0*R1_1_0 + 0.0012*R1_0_1*R1_1_1 - 0.01185*cq0*sq0;
-    const double Ic1_0_2 = 0.01185*R1_0_0*sq1 + 0.0012*R1_0_1*cq1;
-    const double Ic1_1_1 = 0.01185*R1_1_0*R1_1_0 + 0.01185*cq0*cq0 + 0.0012*R1_1_1*R1_1_1;
-    const double Ic1_1_2 = 0.01185*R1_1_0*sq1 + 0.0012*R1_1_1*cq1;
-    const double Ic1_2_2 = 0.01185*sq1*sq1 + 0.0012*cq1*cq1;
-    const double I1_0_0 = Ic1_0_0 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_1_1*R1_1_1;
-    const double I1_0_1 = Ic1_0_1 - 0.033749999999999995*R1_0_1*R1_1_1;
-    const double I1_0_2 = Ic1_0_2 - 0.22499999999999998*R1_0_1*c1_2;
-    const double I1_1_1 = Ic1_1_1 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_0_1*R1_0_1;
-    const double I1_1_2 = Ic1_1_2 - 0.22499999999999998*R1_1_1*c1_2;
-    const double I1_2_2 = Ic1_2_2 + 0.033749999999999995*R1_0_1*R1_0_1 + 0.033749999999999995*R1_1_1*R1_1_1;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double p2_2 = 0.2 + 0.3*cq1;
-    const double Phi2_0 = cq0*p2_2;
-    const double Phi2_1 = p2_2*sq0;
-    const double Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
     const double cq2 = cos(q[2]);
     const double sq2 = sin(q[2]);
-    const double R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
-    const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
-    const double R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
-    const double R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
-    const double R2_2_0 = cq1*sq2 + cq2*sq1;
-    const double R2_2_1 = cq1*cq2 - sq1*sq2;
-    const double c2_0 = 0.125*R2_0_1 + 0.3*R1_0_1;
-    const double c2_1 = 0.125*R2_1_1 + 0.3*R1_1_1;
-    const double c2_2 = p2_2 + 0.125*R2_2_1;
-    const double Ic2_0_0 = 0.0006125*R2_0_1*R2_0_1 + 0.0055146*R2_0_0*R2_0_0 + 0.0055146*sq0*sq0;
-    const double Ic2_0_1 = 0.0006125*R2_0_1*R2_1_1 + 0.0055146*R2_0_0*R2_1_0 - 0.0055146*cq0*sq0;
-    const double Ic2_0_2 = 0.0006125*R2_0_1*R2_2_1 + 0.0055146*R2_0_0*R2_2_0;
-    const double Ic2_1_1 = 0.0006125*R2_1_1*R2_1_1 + 0.0055146*R2_1_0*R2_1_0 + 0.0055146*cq0*cq0;
-    const double Ic2_1_2 = 0.0006125*R2_1_1*R2_2_1 + 0.0055146*R2_1_0*R2_2_0;
-    const double Ic2_2_2 = 0.0006125*R2_2_1*R2_2_1 + 0.0055146*R2_2_0*R2_2_0;
-    const double I2_0_0 = Ic2_0_0 + c2_1*c2_1 + c2_2*c2_2;
-    const double I2_0_1 = Ic2_0_1 - c2_0*c2_1;
-    const double I2_0_2 = Ic2_0_2 - c2_0*c2_2;
-    const double I2_1_1 = Ic2_1_1 + c2_0*c2_0 + c2_2*c2_2;
-    const double I2_1_2 = Ic2_1_2 - c2_1*c2_2;
-    const double I2_2_2 = Ic2_2_2 + c2_0*c2_0 + c2_1*c2_1;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double p3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
-    const double p3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
-    const double p3_2 = p2_2 + 0.25*R2_2_1;
-    const double Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
-    const double Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
-    const double Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
     const double cq3 = cos(q[3]);
     const double sq3 = sin(q[3]);
-    const double R3_0_0 = R2_0_0*cq3 - sq0*sq3;
-    const double R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
-    const double R3_1_0 = R2_1_0*cq3 + cq0*sq3;
-    const double R3_1_1 = cq0*cq3 - R2_1_0*sq3;
-    const double R3_2_0 = R2_2_0*cq3;
-    const double R3_2_1 = -R2_2_0*sq3;
-    const double c3_0 = p3_0 + 0.04571428571428572*R2_0_1;
-    const double c3_1 = p3_1 + 0.04571428571428572*R2_1_1;
-    const double c3_2 = p3_2 + 0.04571428571428572*R2_2_1;
-    const double Ic3_0_0 = 0.0010104728571428572*R3_0_1*R3_0_1 + 0.0009604728571428573*R3_0_0*R3_0_0 + 0.00031*R2_0_1*R2_0_1;
-    const double Ic3_0_1 = 0.0010104728571428572*R3_0_1*R3_1_1 + 0.0009604728571428573*R3_0_0*R3_1_0 + 0.00031*R2_0_1*R2_1_1;
-    const double Ic3_0_2 = 0.0010104728571428572*R3_0_1*R3_2_1 + 0.0009604728571428573*R3_0_0*R3_2_0 + 0.00031*R2_0_1*R2_2_1;
-    const double Ic3_1_1 = 0.0010104728571428572*R3_1_1*R3_1_1 + 0.0009604728571428573*R3_1_0*R3_1_0 + 0.00031*R2_1_1*R2_1_1;
-    const double Ic3_1_2 = 0.0010104728571428572*R3_1_1*R3_2_1 + 0.0009604728571428573*R3_1_0*R3_2_0 + 0.00031*R2_1_1*R2_2_1;
-    const double Ic3_2_2 = 0.0010104728571428572*R3_2_1*R3_2_1 + 0.0009604728571428573*R3_2_0*R3_2_0 + 0.00031*R2_2_1*R2_2_1;
-    const double I3_0_0 = Ic3_0_0 + 0.7*c3_1*c3_1 + 0.7*c3_2*c3_2;
-    const double I3_0_1 = Ic3_0_1 - 0.7*c3_0*c3_1;
-    const double I3_0_2 = Ic3_0_2 - 0.7*c3_0*c3_2;
-    const double I3_1_1 = Ic3_1_1 + 0.7*c3_0*c3_0 + 0.7*c3_2*c3_2;
-    const double I3_1_2 = Ic3_1_2 - 0.7*c3_1*c3_2;
-    const double I3_2_2 = Ic3_2_2 + 0.7*c3_0*c3_0 + 0.7*c3_1*c3_1;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double IC2_0_0 = I2_0_0 + I3_0_0;
-    const double IC2_0_1 = I2_0_1 + I3_0_1;
-    const double IC2_0_2 = I2_0_2 + I3_0_2;
-    const double IC2_0_4 = -c2_2 - 0.7*c3_2;
-    const double IC2_0_5 = c2_1 + 0.7*c3_1;
-    const double IC2_1_1 = I2_1_1 + I3_1_1;
-    const double IC2_1_2 = I2_1_2 + I3_1_2;
-    const double IC2_1_3 = c2_2 + 0.7*c3_2;
-    const double IC2_1_5 = -c2_0 - 0.7*c3_0;
-    const double IC2_2_2 = I2_2_2 + I3_2_2;
-    const double IC2_2_3 = -c2_1 - 0.7*c3_1;
-    const double IC2_2_4 = c2_0 + 0.7*c3_0;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double IC1_0_0 = I1_0_0 + IC2_0_0;
-    const double IC1_0_1 = I1_0_1 + IC2_0_1;
-    const double IC1_0_2 = I1_0_2 + IC2_0_2;
-    const double IC1_0_4 = IC2_0_4 - 1.5*c1_2;
-    const double IC1_1_1 = I1_1_1 + IC2_1_1;
-    const double IC1_1_2 = I1_1_2 + IC2_1_2;
-    const double IC1_1_3 = IC2_1_3 + 1.5*c1_2;
-    const double IC1_2_2 = I1_2_2 + IC2_2_2;
-    const double IC1_2_3 = IC2_2_3 - 0.22499999999999998*R1_1_1;
-    const double IC1_2_4 = IC2_2_4 + 0.22499999999999998*R1_0_1;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double IC0_2_2 = 0.0025 + IC1_2_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double F1_0 = IC1_0_0*sq0 - IC1_0_1*cq0 + 0.2*IC1_0_4*sq0;
-    const double F1_1 = IC1_0_1*sq0 - IC1_1_1*cq0 + 0.2*IC1_1_3*cq0;
-    const double F1_2 = IC1_0_2*sq0 - IC1_1_2*cq0 + 0.2*IC1_2_3*cq0 + 0.2*IC1_2_4*sq0;
-    const double F1_3 = 0.64*cq0 - IC1_1_3*cq0;
-    const double F1_4 = 0.64*sq0 + IC1_0_4*sq0;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double F2_0 = IC2_0_0*sq0 + IC2_0_4*Phi2_1 + IC2_0_5*Phi2_2 - IC2_0_1*cq0;
-    const double F2_1 = IC2_0_1*sq0 + IC2_1_3*Phi2_0 + IC2_1_5*Phi2_2 - IC2_1_1*cq0;
-    const double F2_2 = IC2_0_2*sq0 + IC2_2_3*Phi2_0 + IC2_2_4*Phi2_1 - IC2_1_2*cq0;
-    const double F2_3 = 1.7*Phi2_0 - IC2_1_3*cq0;
-    const double F2_4 = 1.7*Phi2_1 + IC2_0_4*sq0;
-    const double F2_5 = 1.7*Phi2_2 + IC2_0_5*sq0 - IC2_1_5*cq0;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double F3_0 = I3_0_0*R2_0_1 + I3_0_1*R2_1_1 + I3_0_2*R2_2_1 + 0.7*Phi3_2*c3_1 - 0.7*Phi3_1*c3_2;
-    const double F3_1 = I3_0_1*R2_0_1 + I3_1_1*R2_1_1 + I3_1_2*R2_2_1 + 0.7*Phi3_0*c3_2 - 0.7*Phi3_2*c3_0;
-    const double F3_2 = I3_0_2*R2_0_1 + I3_1_2*R2_1_1 + I3_2_2*R2_2_1 + 0.7*Phi3_1*c3_0 - 0.7*Phi3_0*c3_1;
-    const double F3_3 = 0.7*Phi3_0 + 0.7*R2_1_1*c3_2 - 0.7*R2_2_1*c3_1;
-    const double F3_4 = 0.7*Phi3_1 + 0.7*R2_2_1*c3_0 - 0.7*R2_0_1*c3_2;
-    const double F3_5 = 0.7*Phi3_2 + 0.7*R2_0_1*c3_1 - 0.7*R2_1_1*c3_0;
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
-    const double a1_0 = cq1*qd[0]*qd[1];
-    const double a1_1 = -qd[0]*qd[1]*sq1;
-    const double f1_0 = 0.0456*a1_0 + 0.0444*qd[1]*v1_1;
-    const double f1_2 = -2.2072499999999997*sq1 - 0.0444*v1_0*v1_1;
+    const double c1_0 = qd[1]*v1_1;
+    const double c1_1 = -qd[1]*v1_0;
+    const double pA1_0 = 0.0444*qd[1]*v1_1;
+    const double pA1_2 = -0.0444*v1_0*v1_1;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double v2_0 = cq2*v1_0 + sq2*v1_1;
     const double v2_1 = cq2*v1_1 - sq2*v1_0;
     const double v2_2 = qd[1] + qd[2];
     const double v2_3 = -0.3*cq2*qd[1];
     const double v2_4 = 0.3*qd[1]*sq2;
-    const double a2_0 = a1_0*cq2 + a1_1*sq2 + qd[2]*(cq2*v1_1 - sq2*v1_0);
-    const double a2_1 = a1_1*cq2 + qd[2]*(-cq2*v1_0 - sq2*v1_1) - a1_0*sq2;
-    const double a2_3 = 9.81*cq1*sq2 + 9.81*cq2*sq1 + 0.3*qd[1]*qd[2]*sq2;
-    const double a2_4 = 9.81*cq1*cq2 - 9.81*sq1*sq2 + 0.3*cq2*qd[1]*qd[2];
+    const double c2_0 = qd[2]*v2_1;
+    const double c2_1 = -qd[2]*v2_0;
+    const double c2_3 = qd[2]*v2_4;
+    const double c2_4 = -qd[2]*v2_3;
     const double h2_0 = 0.0211396*v2_0 + 0.0375*v1_0;
     const double h2_2 = 0.0211396*v2_2 - 0.125*v2_3;
     const double h2_3 = v2_3 - 0.125*v2_2;
     const double h2_5 = 0.125*v2_0 + 0.3*v1_0;
-    const double f2_0 = 0.0211396*a2_0 + 0.0375*a1_0 + h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4;
-    const double f2_1 = 0.0006125*a2_1 + h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0;
-    const double f2_2 = -0.125*a2_3 + v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1;
-    const double f2_3 = a2_3 + h2_5*v2_1 - v2_2*v2_4;
-    const double f2_4 = a2_4 + h2_3*v2_2 - h2_5*v2_0;
-    const double f2_5 = 0.125*a2_0 + 0.3*a1_0 + v2_0*v2_4 - h2_3*v2_1;
+    const double pA2_0 = h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4;
+    const double pA2_1 = h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0;
+    const double pA2_2 = v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1;
+    const double pA2_3 = h2_5*v2_1 - v2_2*v2_4;
+    const double pA2_4 = h2_3*v2_2 - h2_5*v2_0;
+    const double pA2_5 = v2_0*v2_4 - h2_3*v2_1;
     /* body 3: link 'wrist_link', joint 'joint4' */
     const double v3_0 = cq3*v2_0 - sq3*v2_2;
     const double v3_1 = -cq3*v2_2 - sq3*v2_0;
     const double v3_2 = qd[3] + v2_1;
     const double v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
     const double v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
-    const double a3_0 = a2_0*cq3 + qd[3]*(-cq3*v2_2 - sq3*v2_0);
-    const double a3_1 = qd[3]*(sq3*v2_2 - cq3*v2_0) - a2_0*sq3;
-    const double a3_3 = a2_3*cq3 + qd[3]*(-sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0) - 0.25*a2_0*sq3 - 0.3*a1_0*sq3;
-    const double a3_4 = qd[3]*(-cq3*v2_3 + 0.25*cq3*v2_2 + 0.25*sq3*v2_0 + 0.3*sq3*v1_0) - a2_3*sq3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3;
+    const double c3_0 = qd[3]*v3_1;
+    const double c3_1 = -qd[3]*v3_0;
+    const double c3_3 = qd[3]*v3_4;
+    const double c3_4 = -qd[3]*v3_3;
     const double h3_0 = 0.0024233300000000004*v3_0 - 0.032*v3_4;
     const double h3_1 = 0.032*v3_3 + 0.0024733300000000006*v3_1;
     const double h3_3 = 0.032*v3_1 + 0.7*v3_3;
     const double h3_4 = 0.7*v3_4 - 0.032*v3_0;
-    const double f3_0 = 0.0024233300000000004*a3_0 - 0.032*a3_4 - h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2;
-    const double f3_1 = 0.032*a3_3 + 0.0024733300000000006*a3_1 + h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2;
-    const double f3_2 = 0.00031*a2_1 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4;
-    const double f3_3 = 0.032*a3_1 + 0.7*a3_3 - h3_4*v3_2 + 0.7*v2_4*v3_1;
-    const double f3_4 = 0.7*a3_4 - 0.032*a3_0 + h3_3*v3_2 - 0.7*v2_4*v3_0;
-    const double f3_5 = 0.7*a2_4 + h3_4*v3_0 - h3_3*v3_1;
+    const double pA3_0 = -h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2;
+    const double pA3_1 = h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2;
+    const double pA3_2 = h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4;
+    const double pA3_3 = -h3_4*v3_2 + 0.7*v2_4*v3_1;
+    const double pA3_4 = h3_3*v3_2 - 0.7*v2_4*v3_0;
+    const double pA3_5 = h3_4*v3_0 - h3_3*v3_1;
+    const double u3 = tau[3] - pA3_2;
+    const double pa3_0 = pA3_0 + 0.0024233300000000004*c3_0 - 0.032*c3_4;
+    const double pa3_1 = pA3_1 + 0.032*c3_3 + 0.0024733300000000006*c3_1;
+    const double pa3_2 = pA3_2 + 1.0*u3;
+    const double pa3_3 = pA3_3 + 0.032*c3_1 + 0.7*c3_3;
+    const double pa3_4 = pA3_4 + 0.7*c3_4 - 0.032*c3_0;
     /* body 2: link 'forearm_link', joint 'joint3' */
-    const double f2_0_1 = f2_0 + cq3*f3_0 - f3_1*sq3 - 0.25*cq3*f3_4 - 0.25*f3_3*sq3;
-    const double f2_1_1 = f2_1 + f3_2;
-    const double f2_2_1 = f2_2 - cq3*f3_1 - f3_0*sq3 + 0.25*f3_4*sq3 - 0.25*cq3*f3_3;
-    const double f2_3_1 = f2_3 + cq3*f3_3 - f3_4*sq3;
-    const double f2_4_1 = f2_4 + f3_5;
-    const double f2_5_1 = f2_5 - cq3*f3_4 - f3_3*sq3;
+    const double IA2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
+    const double IA2_0_2 = 5.000000000000013e-05*cq3*sq3;
+    const double IA2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
+    const double IA2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3;
+    const double IA2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
+    const double IA2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
+    const double pA2_0_1 = pA2_0 + cq3*pa3_0 - pa3_1*sq3 - 0.25*cq3*pa3_4 - 0.25*pa3_3*sq3;
+    const double pA2_1_1 = pA2_1 + pa3_2;
+    const double pA2_2_1 = pA2_2 - cq3*pa3_1 - pa3_0*sq3 + 0.25*pa3_4*sq3 - 0.25*cq3*pa3_3;
+    const double pA2_3_1 = pA2_3 + cq3*pa3_3 - pa3_4*sq3;
+    const double pA2_4_1 = pA2_4 + pA3_5;
+    const double pA2_5_1 = pA2_5 - cq3*pa3_4 - pa3_3*sq3;
+    const double Dinv2 = 1.0/IA2_2_2;
+    const double u2 = tau[2] - pA2_2_1;
+    const double UD2_0 = Dinv2*IA2_0_2;
+    const double UD2_2 = Dinv2*IA2_2_2;
+    const double UD2_3 = Dinv2*IA2_2_3;
+    const double Ia2_0_0 = IA2_0_0 - IA2_0_2*UD2_0;
+    const double Ia2_0_2 = IA2_0_2 - IA2_0_2*UD2_2;
+    const double Ia2_0_3 = -IA2_0_2*UD2_3;
+    const double Ia2_2_2 = IA2_2_2 - IA2_2_2*UD2_2;
+    const double Ia2_2_3 = IA2_2_3 - IA2_2_2*UD2_3;
+    const double Ia2_3_3 = IA2_3_3 - IA2_2_3*UD2_3;
+    const double pa2_0 = pA2_0_1 + Ia2_0_0*c2_0 + Ia2_0_3*c2_3 + UD2_0*u2;
+    const double pa2_1 = pA2_1_1 + 0.0006125*c2_1;
+    const double pa2_2 = pA2_2_1 + Ia2_0_2*c2_0 + Ia2_2_3*c2_3 + UD2_2*u2;
+    const double pa2_3 = pA2_3_1 + Ia2_0_3*c2_0 + Ia2_3_3*c2_3 + UD2_3*u2;
+    const double pa2_4 = pA2_4_1 + 1.7*c2_4;
+    const double pa2_5 = pA2_5_1 + IA2_0_5*c2_0;
+    const double IaX2_0_0 = 0.3*IA2_0_5 + Ia2_0_0*cq2;
+    const double IaX2_0_1 = Ia2_0_0*sq2;
+    const double IaX2_0_2 = Ia2_0_2 - 0.3*Ia2_0_3*cq2;
+    const double IaX2_0_3 = Ia2_0_3*cq2;
+    const double IaX2_0_4 = Ia2_0_3*sq2;
+    const double IaX2_2_2 = Ia2_2_2 - 0.3*Ia2_2_3*cq2;
+    const double IaX2_3_2 = Ia2_2_3 - 0.3*Ia2_3_3*cq2;
+    const double IaX2_5_0 = 0.3*IA2_3_3 + IA2_0_5*cq2;
+    const double IaX2_5_1 = IA2_0_5*sq2;
     /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double f1_0_1 = f1_0 + 0.3*f2_5_1 + cq2*f2_0_1 - f2_1_1*sq2;
-    const double f1_1 = 0.0012*a1_1 + cq2*f2_1_1 + f2_0_1*sq2;
-    const double f1_2_1 = f1_2 + f2_2_1 + 0.3*f2_4_1*sq2 - 0.3*cq2*f2_3_1;
+    const double IA1_0_0 = 0.0456 + 0.0006125*sq2*sq2 + 0.3*IaX2_5_0 + IaX2_0_0*cq2;
+    const double IA1_0_1 = 0.3*IaX2_5_1 + IaX2_0_1*cq2 - 0.0006125*cq2*sq2;
+    const double IA1_0_2 = IaX2_0_2*cq2;
+    const double IA1_0_3 = IaX2_0_3*cq2;
+    const double IA1_0_4 = IaX2_0_4*cq2;
+    const double IA1_1_1 = 0.0012 + 0.0006125*cq2*cq2 + IaX2_0_1*sq2;
+    const double IA1_1_2 = IaX2_0_2*sq2;
+    const double IA1_1_3 = IaX2_0_3*sq2;
+    const double IA1_1_4 = IaX2_0_4*sq2;
+    const double IA1_2_2 = 0.0456 + IaX2_2_2 + 0.153*sq2*sq2 - 0.3*IaX2_3_2*cq2;
+    const double IA1_3_2 = -0.22499999999999998 - 0.51*sq2*sq2 + IaX2_3_2*cq2;
+    const double IA1_4_2 = IaX2_3_2*sq2 + 0.51*cq2*sq2;
+    const double pA1_0_1 = pA1_0 + 0.3*pa2_5 + cq2*pa2_0 - pa2_1*sq2;
+    const double pA1_1 = cq2*pa2_1 + pa2_0*sq2;
+    const double pA1_2_1 = pA1_2 + pa2_2 + 0.3*pa2_4*sq2 - 0.3*cq2*pa2_3;
+    const double Dinv1 = 1.0/IA1_2_2;
+    const double u1 = tau[1] - pA1_2_1;
+    const double UD1_0 = Dinv1*IA1_0_2;
+    const double UD1_1 = Dinv1*IA1_1_2;
+    const double UD1_3 = Dinv1*IA1_3_2;
+    const double UD1_4 = Dinv1*IA1_4_2;
+    const double Ia1_0_0 = IA1_0_0 - IA1_0_2*UD1_0;
+    const double Ia1_0_1 = IA1_0_1 - IA1_0_2*UD1_1;
+    const double Ia1_0_3 = IA1_0_3 - IA1_0_2*UD1_3;
+    const double Ia1_0_4 = IA1_0_4 - IA1_0_2*UD1_4;
+    const double Ia1_1_1 = IA1_1_1 - IA1_1_2*UD1_1;
+    const double Ia1_1_3 = IA1_1_3 - IA1_1_2*UD1_3;
+    const double Ia1_1_4 = IA1_1_4 - IA1_1_2*UD1_4;
+    const double pa1_0 = pA1_0_1 + Ia1_0_0*c1_0 + Ia1_0_1*c1_1 + UD1_0*u1;
+    const double pa1_1 = pA1_1 + Ia1_0_1*c1_0 + Ia1_1_1*c1_1 + UD1_1*u1;
+    const double IaX1_0_2 = Ia1_0_0*sq1 + Ia1_0_1*cq1;
+    const double IaX1_1_2 = Ia1_0_1*sq1 + Ia1_1_1*cq1;
+    const double IaX1_3_2 = Ia1_0_3*sq1 + Ia1_1_3*cq1;
+    const double IaX1_4_2 = Ia1_0_4*sq1 + Ia1_1_4*cq1;
     /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double f0_2 = cq1*f1_1 + f1_0_1*sq1;
+    const double IA0_2_2 = 0.0025 + IaX1_0_2*sq1 + IaX1_1_2*cq1;
+    const double IA0_5_2 = IaX1_3_2*sq1 + IaX1_4_2*cq1;
+    const double pA0_2 = cq1*pa1_1 + pa1_0*sq1;
+    const double Dinv0 = 1.0/IA0_2_2;
+    const double u0 = tau[0] - pA0_2;
+    const double qdd0 = Dinv0*(u0 - 9.81*IA0_5_2);
+    /* body 1: link 'upper_arm_link', joint 'joint2' */
+    const double ap1_0 = c1_0 + qdd0*sq1;
+    const double ap1_1 = c1_1 + cq1*qdd0;
+    const double qdd1 = Dinv1*(u1 - IA1_0_2*ap1_0 - IA1_1_2*ap1_1 - 9.81*IA1_3_2*sq1 - 9.81*IA1_4_2*cq1);
+    /* body 2: link 'forearm_link', joint 'joint3' */
+    const double ap2_0 = c2_0 + ap1_0*cq2 + ap1_1*sq2;
+    const double ap2_1 = c2_1 + ap1_1*cq2 - ap1_0*sq2;
+    const double ap2_3 = c2_3 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd1;
+    const double qdd2 = Dinv2*(u2 - IA2_0_2*ap2_0 - IA2_2_2*qdd1 - IA2_2_3*ap2_3);
     /* body 3: link 'wrist_link', joint 'joint4' */
-    const double Dinv3 = 1.0/(F3_0*R2_0_1 + F3_1*R2_1_1 + F3_2*R2_2_1 + F3_3*Phi3_0 + F3_4*Phi3_1 + F3_5*Phi3_2);
-    const double L3_2 = Dinv3*(F3_0*sq0 + F3_3*Phi2_0 + F3_4*Phi2_1 + F3_5*Phi2_2 - F3_1*cq0);
-    const double H2_2 = F2_0*sq0 + F2_3*Phi2_0 + F2_4*Phi2_1 + F2_5*Phi2_2 - F2_1*cq0 - L3_2*(F3_0*sq0 + F3_3*Phi2_0 + F3_4*Phi2_1 + F3_5*Phi2_2 - F3_1*cq0);
-    const double H2_1 = F2_0*sq0 - F2_1*cq0 - L3_2*(F3_0*sq0 - F3_1*cq0 + 0.2*F3_3*cq0 + 0.2*F3_4*sq0) + 0.2*F2_3*cq0 + 0.2*F2_4*sq0;
-    const double H2_0 = F2_2 - F3_2*L3_2;
-    const double L3_1 = Dinv3*(F3_0*sq0 - F3_1*cq0 + 0.2*F3_3*cq0 + 0.2*F3_4*sq0);
-    const double H1_1 = F1_0*sq0 - F1_1*cq0 - L3_1*(F3_0*sq0 - F3_1*cq0 + 0.2*F3_3*cq0 + 0.2*F3_4*sq0) + 0.2*F1_3*cq0 + 0.2*F1_4*sq0;
-    const double H1_0 = F1_2 - F3_2*L3_1;
-    const double L3_0 = Dinv3*F3_2;
-    const double H0_0 = IC0_2_2 - F3_2*L3_0;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double Dinv2 = 1.0/H2_2;
-    const double L2_1 = Dinv2*H2_1;
-    const double H1_1_1 = H1_1 - H2_1*L2_1;
-    const double H1_0_1 = H1_0 - H2_0*L2_1;
-    const double L2_0 = Dinv2*H2_0;
-    const double H0_0_1 = H0_0 - H2_0*L2_0;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double Dinv1 = 1.0/H1_1_1;
-    const double L1_0 = Dinv1*H1_0_1;
-    const double H0_0_2 = H0_0_1 - H1_0_1*L1_0;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double Dinv0 = 1.0/H0_0_2;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2 = tau[2] - f2_2_1 - L3_2*(tau[3] - f3_2);
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1 = tau[1] - f1_2_1 - L3_1*(tau[3] - f3_2);
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0 = tau[0] - f0_2 - L3_0*(tau[3] - f3_2);
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_1 = z1 - L2_1*z2;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_1 = z0 - L2_0*z2;
-    const double z0_2 = z0_1 - L1_0*z1_1;
-    const double x0 = Dinv0*z0_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1 = Dinv1*z1_1 - L1_0*x0;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2 = Dinv2*z2 - L2_0*x0 - L2_1*x1;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3 = Dinv3*(tau[3] - f3_2) - L3_0*x0 - L3_1*x1 - L3_2*x2;
-    qdd[0] = x0;
-    qdd[1] = x1;
-    qdd[2] = x2;
-    qdd[3] = x3;
+    const double qdd3 = 3225.8064516129034*u3 - 1.0*ap2_1;
+    qdd[0] = qdd0;
+    qdd[1] = qdd1;
+    qdd[2] = qdd2;
+    qdd[3] = qdd3;
 }
 
-/* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the tree-sparse L^T D L factorization of M. */
+/* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. */
 void arm4_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd)
 {
     arm4_forward_dynamics_update(q, qd, tau, qdd);
@@ -1987,171 +1910,67 @@ void arm4_forward_dynamics_batch(size_t count, const double *q, const double *qd
     }
 }
 
-/* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, from the tree-sparse L^T D L factorization of M. Writes only the entries that can be nonzero (see the header). */
+/* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. Writes only the entries that can be nonzero (see the header). */
 void arm4_mass_matrix_inverse_update(const double *q, double *Minv)
 {
     (void)q;
     (void)Minv;
-    const double cq0 = cos(q[0]);
-    const double sq0 = sin(q[0]);
     const double cq1 = cos(q[1]);
     const double sq1 = sin(q[1]);
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double R1_0_0 = cq0*cq1;
-    const double R1_0_1 = -cq0*sq1;
-    const double R1_1_0 = cq1*sq0;
-    const double R1_1_1 = -sq0*sq1;
-    const double c1_2 = 0.2 + 0.15*cq1;
-    const double Ic1_0_0 = 0.01185*R1_0_0*R1_0_0 + 0.01185*sq0*sq0 + 0.0012*R1_0_1*R1_0_1;
-    const double Ic1_0_1 = 0.01185*R1_0_0*R1_1_0 + 0.0012*R1_0_1*R1_1_1 - 0.01185*cq0*sq0;
-    const double Ic1_0_2 = 0.01185*R1_0_0*sq1 + 0.0012*R1_0_1*cq1;
-    const double Ic1_1_1 = 0.01185*R1_1_0*R1_1_0 + 0.01185*cq0*cq0 + 0.0012*R1_1_1*R1_1_1;
-    const double Ic1_1_2 = 0.01185*R1_1_0*sq1 + 0.0012*R1_1_1*cq1;
-    const double Ic1_2_2 = 0.01185*sq1*sq1 + 0.0012*cq1*cq1;
-    const double I1_0_0 = Ic1_0_0 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_1_1*R1_1_1;
-    const double I1_0_1 = Ic1_0_1 - 0.033749999999999995*R1_0_1*R1_1_1;
-    const double I1_0_2 = Ic1_0_2 - 0.22499999999999998*R1_0_1*c1_2;
-    const double I1_1_1 = Ic1_1_1 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_0_1*R1_0_1;
-    const double I1_1_2 = Ic1_1_2 - 0.22499999999999998*R1_1_1*c1_2;
-    const double I1_2_2 = Ic1_2_2 + 0.033749999999999995*R1_0_1*R1_0_1 + 0.033749999999999995*R1_1_1*R1_1_1;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double p2_2 = 0.2 + 0.3*cq1;
-    const double Phi2_0 = cq0*p2_2;
-    const double Phi2_1 = p2_2*sq0;
-    const double Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
     const double cq2 = cos(q[2]);
     const double sq2 = sin(q[2]);
-    const double R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
-    const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
-    const double R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
-    const double R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
-    const double R2_2_0 = cq1*sq2 + cq2*sq1;
-    const double R2_2_1 = cq1*cq2 - sq1*sq2;
-    const double c2_0 = 0.125*R2_0_1 + 0.3*R1_0_1;
-    const double c2_1 = 0.125*R2_1_1 + 0.3*R1_1_1;
-    const double c2_2 = p2_2 + 0.125*R2_2_1;
-    const double Ic2_0_0 = 0.0006125*R2_0_1*R2_0_1 + 0.0055146*R2_0_0*R2_0_0 + 0.0055146*sq0*sq0;
-    const double Ic2_0_1 = 0.0006125*R2_0_1*R2_1_1 + 0.0055146*R2_0_0*R2_1_0 - 0.0055146*cq0*sq0;
-    const double Ic2_0_2 = 0.0006125*R2_0_1*R2_2_1 + 0.0055146*R2_0_0*R2_2_0;
-    const double Ic2_1_1 = 0.0006125*R2_1_1*R2_1_1 + 0.0055146*R2_1_0*R2_1_0 + 0.0055146*cq0*cq0;
-    const double Ic2_1_2 = 0.0006125*R2_1_1*R2_2_1 + 0.0055146*R2_1_0*R2_2_0;
-    const double Ic2_2_2 = 0.0006125*R2_2_1*R2_2_1 + 0.0055146*R2_2_0*R2_2_0;
-    const double I2_0_0 = Ic2_0_0 + c2_1*c2_1 + c2_2*c2_2;
-    const double I2_0_1 = Ic2_0_1 - c2_0*c2_1;
-    const double I2_0_2 = Ic2_0_2 - c2_0*c2_2;
-    const double I2_1_1 = Ic2_1_1 + c2_0*c2_0 + c2_2*c2_2;
-    const double I2_1_2 = Ic2_1_2 - c2_1*c2_2;
-    const double I2_2_2 = Ic2_2_2 + c2_0*c2_0 + c2_1*c2_1;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double p3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
-    const double p3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
-    const double p3_2 = p2_2 + 0.25*R2_2_1;
-    const double Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
-    const double Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
-    const double Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
     const double cq3 = cos(q[3]);
     const double sq3 = sin(q[3]);
-    const double R3_0_0 = R2_0_0*cq3 - sq0*sq3;
-    const double R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
-    const double R3_1_0 = R2_1_0*cq3 + cq0*sq3;
-    const double R3_1_1 = cq0*cq3 - R2_1_0*sq3;
-    const double R3_2_0 = R2_2_0*cq3;
-    const double R3_2_1 = -R2_2_0*sq3;
-    const double c3_0 = p3_0 + 0.04571428571428572*R2_0_1;
-    const double c3_1 = p3_1 + 0.04571428571428572*R2_1_1;
-    const double c3_2 = p3_2 + 0.04571428571428572*R2_2_1;
-    const double Ic3_0_0 = 0.0010104728571428572*R3_0_1*R3_0_1 + 0.0009604728571428573*R3_0_0*R3_0_0 + 0.00031*R2_0_1*R2_0_1;
-    const double Ic3_0_1 = 0.0010104728571428572*R3_0_1*R3_1_1 + 0.0009604728571428573*R3_0_0*R3_1_0 + 0.00031*R2_0_1*R2_1_1;
-    const double Ic3_0_2 = 0.0010104728571428572*R3_0_1*R3_2_1 + 0.0009604728571428573*R3_0_0*R3_2_0 + 0.00031*R2_0_1*R2_2_1;
-    const double Ic3_1_1 = 0.0010104728571428572*R3_1_1*R3_1_1 + 0.0009604728571428573*R3_1_0*R3_1_0 + 0.00031*R2_1_1*R2_1_1;
-    const double Ic3_1_2 = 0.0010104728571428572*R3_1_1*R3_2_1 + 0.0009604728571428573*R3_1_0*R3_2_0 + 0.00031*R2_1_1*R2_2_1;
-    const double Ic3_2_2 = 0.0010104728571428572*R3_2_1*R3_2_1 + 0.0009604728571428573*R3_2_0*R3_2_0 + 0.00031*R2_2_1*R2_2_1;
-    const double I3_0_0 = Ic3_0_0 + 0.7*c3_1*c3_1 + 0.7*c3_2*c3_2;
-    const double I3_0_1 = Ic3_0_1 - 0.7*c3_0*c3_1;
-    const double I3_0_2 = Ic3_0_2 - 0.7*c3_0*c3_2;
-    const double I3_1_1 = Ic3_1_1 + 0.7*c3_0*c3_0 + 0.7*c3_2*c3_2;
-    const double I3_1_2 = Ic3_1_2 - 0.7*c3_1*c3_2;
-    const double I3_2_2 = Ic3_2_2 + 0.7*c3_0*c3_0 + 0.7*c3_1*c3_1;
     /* body 2: link 'forearm_link', joint 'joint3' */
-    const double IC2_0_0 = I2_0_0 + I3_0_0;
-    const double IC2_0_1 = I2_0_1 + I3_0_1;
-    const double IC2_0_2 = I2_0_2 + I3_0_2;
-    const double IC2_0_4 = -c2_2 - 0.7*c3_2;
-    const double IC2_0_5 = c2_1 + 0.7*c3_1;
-    const double IC2_1_1 = I2_1_1 + I3_1_1;
-    const double IC2_1_2 = I2_1_2 + I3_1_2;
-    const double IC2_1_3 = c2_2 + 0.7*c3_2;
-    const double IC2_1_5 = -c2_0 - 0.7*c3_0;
-    const double IC2_2_2 = I2_2_2 + I3_2_2;
-    const double IC2_2_3 = -c2_1 - 0.7*c3_1;
-    const double IC2_2_4 = c2_0 + 0.7*c3_0;
+    const double IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
+    const double IC2_0_2 = 5.000000000000013e-05*cq3*sq3;
+    const double IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
+    const double IC2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3;
+    const double IC2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
+    const double IC2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
+    const double ICX2_0_0 = 0.3*IC2_0_5 + IC2_0_0*cq2;
+    const double ICX2_0_1 = IC2_0_0*sq2;
+    const double ICX2_2_0 = IC2_0_2*cq2;
+    const double ICX2_2_1 = IC2_0_2*sq2;
+    const double ICX2_2_2 = IC2_2_2 - 0.3*IC2_2_3*cq2;
+    const double ICX2_3_2 = IC2_2_3 - 0.3*IC2_3_3*cq2;
+    const double ICX2_5_0 = 0.3*IC2_3_3 + IC2_0_5*cq2;
+    const double ICX2_5_1 = IC2_0_5*sq2;
     /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double IC1_0_0 = I1_0_0 + IC2_0_0;
-    const double IC1_0_1 = I1_0_1 + IC2_0_1;
-    const double IC1_0_2 = I1_0_2 + IC2_0_2;
-    const double IC1_0_4 = IC2_0_4 - 1.5*c1_2;
-    const double IC1_1_1 = I1_1_1 + IC2_1_1;
-    const double IC1_1_2 = I1_1_2 + IC2_1_2;
-    const double IC1_1_3 = IC2_1_3 + 1.5*c1_2;
-    const double IC1_2_2 = I1_2_2 + IC2_2_2;
-    const double IC1_2_3 = IC2_2_3 - 0.22499999999999998*R1_1_1;
-    const double IC1_2_4 = IC2_2_4 + 0.22499999999999998*R1_0_1;
+    const double IC1_0_0 = 0.0456 + 0.3*ICX2_5_0 + 0.0009224999999999999*sq2*sq2 + ICX2_0_0*cq2;
+    const double IC1_0_1 = 0.3*ICX2_5_1 + ICX2_0_1*cq2 - 0.0009224999999999999*cq2*sq2;
+    const double IC1_1_0 = ICX2_0_0*sq2 - 0.0009224999999999999*cq2*sq2;
+    const double IC1_1_1 = 0.0012 + 0.0009224999999999999*cq2*cq2 + ICX2_0_1*sq2;
+    const double IC1_2_2 = 0.0456 + ICX2_2_2 + 0.153*sq2*sq2 - 0.3*ICX2_3_2*cq2;
+    const double ICX1_0_2 = IC1_0_0*sq1 + IC1_0_1*cq1;
+    const double ICX1_1_2 = IC1_1_0*sq1 + IC1_1_1*cq1;
+    const double ICX1_2_2 = ICX2_2_0*sq1 + ICX2_2_1*cq1;
     /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double IC0_2_2 = 0.0025 + IC1_2_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double F1_0 = IC1_0_0*sq0 - IC1_0_1*cq0 + 0.2*IC1_0_4*sq0;
-    const double F1_1 = IC1_0_1*sq0 - IC1_1_1*cq0 + 0.2*IC1_1_3*cq0;
-    const double F1_2 = IC1_0_2*sq0 - IC1_1_2*cq0 + 0.2*IC1_2_3*cq0 + 0.2*IC1_2_4*sq0;
-    const double F1_3 = 0.64*cq0 - IC1_1_3*cq0;
-    const double F1_4 = 0.64*sq0 + IC1_0_4*sq0;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double F2_0 = IC2_0_0*sq0 + IC2_0_4*Phi2_1 + IC2_0_5*Phi2_2 - IC2_0_1*cq0;
-    const double F2_1 = IC2_0_1*sq0 + IC2_1_3*Phi2_0 + IC2_1_5*Phi2_2 - IC2_1_1*cq0;
-    const double F2_2 = IC2_0_2*sq0 + IC2_2_3*Phi2_0 + IC2_2_4*Phi2_1 - IC2_1_2*cq0;
-    const double F2_3 = 1.7*Phi2_0 - IC2_1_3*cq0;
-    const double F2_4 = 1.7*Phi2_1 + IC2_0_4*sq0;
-    const double F2_5 = 1.7*Phi2_2 + IC2_0_5*sq0 - IC2_1_5*cq0;
+    const double IC0_2_2 = 0.0025 + ICX1_0_2*sq1 + ICX1_1_2*cq1;
     /* body 3: link 'wrist_link', joint 'joint4' */
-    const double F3_0 = I3_0_0*R2_0_1 + I3_0_1*R2_1_1 + I3_0_2*R2_2_1 + 0.7*Phi3_2*c3_1 - 0.7*Phi3_1*c3_2;
-    const double F3_1 = I3_0_1*R2_0_1 + I3_1_1*R2_1_1 + I3_1_2*R2_2_1 + 0.7*Phi3_0*c3_2 - 0.7*Phi3_2*c3_0;
-    const double F3_2 = I3_0_2*R2_0_1 + I3_1_2*R2_1_1 + I3_2_2*R2_2_1 + 0.7*Phi3_1*c3_0 - 0.7*Phi3_0*c3_1;
-    const double F3_3 = 0.7*Phi3_0 + 0.7*R2_1_1*c3_2 - 0.7*R2_2_1*c3_1;
-    const double F3_4 = 0.7*Phi3_1 + 0.7*R2_2_1*c3_0 - 0.7*R2_0_1*c3_2;
-    const double F3_5 = 0.7*Phi3_2 + 0.7*R2_0_1*c3_1 - 0.7*R2_1_1*c3_0;
-    const double Dinv3 = 1.0/(F3_0*R2_0_1 + F3_1*R2_1_1 + F3_2*R2_2_1 + F3_3*Phi3_0 + F3_4*Phi3_1 + F3_5*Phi3_2);
-    const double L3_2 = Dinv3*(F3_0*sq0 + F3_3*Phi2_0 + F3_4*Phi2_1 + F3_5*Phi2_2 - F3_1*cq0);
-    const double H2_2 = F2_0*sq0 + F2_3*Phi2_0 + F2_4*Phi2_1 + F2_5*Phi2_2 - F2_1*cq0 - L3_2*(F3_0*sq0 + F3_3*Phi2_0 + F3_4*Phi2_1 + F3_5*Phi2_2 - F3_1*cq0);
-    const double H2_1 = F2_0*sq0 - F2_1*cq0 - L3_2*(F3_0*sq0 - F3_1*cq0 + 0.2*F3_3*cq0 + 0.2*F3_4*sq0) + 0.2*F2_3*cq0 + 0.2*F2_4*sq0;
-    const double H2_0 = F2_2 - F3_2*L3_2;
-    const double L3_1 = Dinv3*(F3_0*sq0 - F3_1*cq0 + 0.2*F3_3*cq0 + 0.2*F3_4*sq0);
-    const double H1_1 = F1_0*sq0 - F1_1*cq0 - L3_1*(F3_0*sq0 - F3_1*cq0 + 0.2*F3_3*cq0 + 0.2*F3_4*sq0) + 0.2*F1_3*cq0 + 0.2*F1_4*sq0;
-    const double H1_0 = F1_2 - F3_2*L3_1;
-    const double L3_0 = Dinv3*F3_2;
-    const double H0_0 = IC0_2_2 - F3_2*L3_0;
+    const double F3_2 = 0.00031*cq1*cq2 - 0.00031*sq1*sq2;
+    const double H0_0 = IC0_2_2 - 3225.8064516129034*F3_2*F3_2;
     /* body 2: link 'forearm_link', joint 'joint3' */
-    const double Dinv2 = 1.0/H2_2;
-    const double L2_1 = Dinv2*H2_1;
-    const double H1_1_1 = H1_1 - H2_1*L2_1;
-    const double H1_0_1 = H1_0 - H2_0*L2_1;
-    const double L2_0 = Dinv2*H2_0;
-    const double H0_0_1 = H0_0 - H2_0*L2_0;
+    const double Dinv2 = 1.0/IC2_2_2;
+    const double L2_1 = Dinv2*ICX2_2_2;
+    const double H1_1 = IC1_2_2 - ICX2_2_2*L2_1;
+    const double H1_0 = ICX1_2_2 - ICX1_2_2*L2_1;
+    const double L2_0 = Dinv2*ICX1_2_2;
+    const double H0_0_1 = H0_0 - ICX1_2_2*L2_0;
     /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double Dinv1 = 1.0/H1_1_1;
-    const double L1_0 = Dinv1*H1_0_1;
-    const double H0_0_2 = H0_0_1 - H1_0_1*L1_0;
+    const double Dinv1 = 1.0/H1_1;
+    const double L1_0 = Dinv1*H1_0;
+    const double H0_0_2 = H0_0_1 - H1_0*L1_0;
     /* body 0: link 'shoulder_link', joint 'joint1' */
     const double Dinv0 = 1.0/H0_0_2;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double Z2_0 = -L2_0 + L1_0*L2_1;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double Z3_1 = -L3_1 + L2_1*L3_2;
-    const double Z3_0 = -L3_0 + L1_0*L3_1 - L3_2*Z2_0;
     const double minv0 = -Dinv0*L1_0;
     const double minv1 = Dinv0*Z2_0;
-    const double minv2 = Dinv0*Z3_0;
+    const double minv2 = -3225.8064516129034*Dinv0*F3_2;
     const double minv3 = -Dinv1*L2_1 - Dinv0*L1_0*Z2_0;
-    const double minv4 = Dinv1*Z3_1 - Dinv0*L1_0*Z3_0;
-    const double minv5 = -Dinv2*L3_2 + Dinv0*Z2_0*Z3_0 - Dinv1*L2_1*Z3_1;
+    const double minv4 = 3225.8064516129034*Dinv0*F3_2*L1_0;
+    const double minv5 = -3225.8064516129034*Dinv0*F3_2*Z2_0;
     Minv[0] = Dinv0;
     Minv[1] = minv0;
     Minv[2] = minv1;
@@ -2167,10 +1986,10 @@ void arm4_mass_matrix_inverse_update(const double *q, double *Minv)
     Minv[12] = minv2;
     Minv[13] = minv4;
     Minv[14] = minv5;
-    Minv[15] = Dinv3 + Dinv0*Z3_0*Z3_0 + Dinv1*Z3_1*Z3_1 + Dinv2*L3_2*L3_2;
+    Minv[15] = 3225.8064516129034 + 10405827.26326743*Dinv0*F3_2*F3_2;
 }
 
-/* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, from the tree-sparse L^T D L factorization of M. */
+/* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. */
 void arm4_mass_matrix_inverse(const double *q, double *Minv)
 {
     arm4_mass_matrix_inverse_update(q, Minv);

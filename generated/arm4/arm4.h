@@ -89,7 +89,7 @@ void arm4_regressor(const double *q, const double *qd, const double *qd_r, const
 void arm4_regressor_update(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
 void arm4_regressor_batch(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
 
-/* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the tree-sparse L^T D L factorization of M. */
+/* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. */
 #define ARM4_FORWARD_DYNAMICS_WORK_BYTES 0  /* its work array on the stack */
 void arm4_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd);
 /* The same, writing only the 4 of 4 entries that can be nonzero: the others must
@@ -97,7 +97,7 @@ void arm4_forward_dynamics(const double *q, const double *qd, const double *tau,
 void arm4_forward_dynamics_update(const double *q, const double *qd, const double *tau, double *qdd);
 void arm4_forward_dynamics_batch(size_t count, const double *q, const double *qd, const double *tau, double *qdd);
 
-/* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, from the tree-sparse L^T D L factorization of M. */
+/* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. */
 #define ARM4_MASS_MATRIX_INVERSE_WORK_BYTES 0  /* its work array on the stack */
 void arm4_mass_matrix_inverse(const double *q, double *Minv);
 /* The same, writing only the 16 of 16 entries that can be nonzero: the others must

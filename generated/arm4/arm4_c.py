@@ -9,7 +9,7 @@ the batch loop runs in C. Importing this module fails (ImportError) when the bin
 compiled."""
 import numpy as np
 
-from . import _arm4_ext_743e12c2 as _ext
+from . import _arm4_ext_4121d495 as _ext
 
 _empty = np.empty
 from .arm4_numpy import N, _prepare, frames, gravity_vector, joint_names, link_names, nq, nv, parameters  # noqa: F401
@@ -104,7 +104,7 @@ def regressor(q, qd, qd_r, qdd_r):
 
 
 def forward_dynamics(q, qd, tau):
-    """Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the tree-sparse L^T D L factorization of M."""
+    """Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot."""
     out = _empty((4,))
     if _ext.forward_dynamics_one(q, qd, tau, out):     # one float64 state: checked in C
         return out
@@ -115,7 +115,7 @@ def forward_dynamics(q, qd, tau):
 
 
 def mass_matrix_inverse(q):
-    """Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, from the tree-sparse L^T D L factorization of M."""
+    """Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot."""
     out = _empty((4, 4))
     if _ext.mass_matrix_inverse_one(q, out):     # one float64 state: checked in C
         return out

@@ -13,6 +13,9 @@
                                                                        Appendix B-A)
     forward_dynamics   qdd = M^-1 (tau - C qd - g), and M^-1          (Featherstone, L^T D L,
                                                                        Sec. 6.3)
+    aba                qdd by the articulated-body algorithm, and     (Featherstone, Table 7.1;
+                       M^-1 by its rewriting without affine terms      Carpentier & Mansard,
+                                                                       Sec. IV-C)
     derivatives        (dtau/dq, dtau/dqd) and (dqdd/dq, dqdd/dqd)    (Carpentier & Mansard,
                                                                        analytical derivatives)
     frames             frame placements and Jacobians                 (LOCAL_WORLD_ALIGNED)
@@ -23,7 +26,9 @@ coordinates, the paper's footnote 2 (the same name + ``_ground``: no 6x6 transfo
 which the generated code uses by default. They go line for line (``gravity_ground`` sums
 composite gravity forces instead of running RNEA at rest) and agree to rounding
 (tests/test_identities.py). ``baseline_partials`` and ``forward_dynamics`` take a ``frame``
-argument for the CRBA they start from. Kinematics come from
+argument for the CRBA they start from; ``aba`` holds ``aba`` (body frames), ``aba_ground`` and
+``minverse_ground``, variants of the forward-dynamics and M^-1 sweeps (a build prints whichever
+route costs least for the robot). Kinematics come from
 :func:`symgen.kinematics.body_frames` and :func:`~symgen.kinematics.ground_frames`.
 
 One vocabulary, the paper's (Featherstone's where the paper has none). Bodies are 0..N-1, the
@@ -61,6 +66,7 @@ and for the ground-coordinate split of B (not in the paper; see :mod:`.coriolis`
                       1/2 I v (1/2 IC_k Phi_k for h), so that B = Bs + (p x*)
     E, Q              Bs Phi and (Phi x*) p: B Phi = E + Q, B^T Phi = E - Q
 """
+from .aba import aba, aba_ground, minverse_ground
 from .baseline_partials import christoffel_partials
 from .christoffel import christoffel, christoffel_ground
 from .coriolis import coriolis, coriolis_ground
@@ -73,8 +79,8 @@ from .regressor import regressor, regressor_ground
 from .rnea import rnea
 from .slotine_li import slotine_li, slotine_li_ground
 
-__all__ = ["christoffel", "christoffel_ground", "christoffel_partials", "coriolis", "coriolis_ground", "crba",
+__all__ = ["aba", "aba_ground", "christoffel", "christoffel_ground", "christoffel_partials", "coriolis", "coriolis_ground", "crba",
            "crba_ground", "forward_dynamics", "forward_dynamics_derivatives", "frame_kinematics",
-           "frame_kinematics_ground", "gravity", "gravity_ground", "inverse_dynamics_derivatives", "mass_matrix_inverse",
+           "frame_kinematics_ground", "gravity", "gravity_ground", "inverse_dynamics_derivatives", "mass_matrix_inverse", "minverse_ground",
            "regressor", "regressor_ground", "rnea", "slotine_li",
            "slotine_li_ground"]

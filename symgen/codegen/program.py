@@ -218,6 +218,26 @@ def count_ops(fn: Function) -> dict:
     return counts
 
 
+#: what one division costs when :func:`cost` compares routes, in operations: :func:`count_ops`
+#: counts it as one multiplication, but a double division has about 3x a multiplication's latency
+#: (13-15 against 4 cycles on x86-64) and holds its divider for about 4 cycles where multiplies
+#: issue two per cycle, so in straight-line code it takes the issue slots of about ten operations
+DIVISION_COST = 10
+
+
+def count_divisions(fn: Function) -> int:
+    """Divisions of the straight-line code: factors x**-k (SymPy writes a / b as a * b**-1)."""
+    return sum(1 for e in [a.expr for a in fn.assignments] + [e for o in fn.outputs for e in o.exprs]
+               for x in sp.preorder_traversal(e) if x.is_Pow and x.exp.is_Integer and x.exp < 0)
+
+
+def cost(fn: Function) -> int:
+    """The cost a build compares variants of a sweep by: operations, a division weighing
+    :data:`DIVISION_COST` (ABA and L^T D L both divide once per body whose pivot is not constant,
+    but a body-frame route folds the constant pivots of leaves, a ground-coordinate one does not)."""
+    return count_ops(fn)["total"] + (DIVISION_COST - 1) * count_divisions(fn)
+
+
 def _count_expr(e, counts):
     if e.is_Atom:
         return

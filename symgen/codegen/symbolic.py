@@ -41,8 +41,9 @@ def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool
         candidates = [sweep] + ([replace(sweep, run=run) for run in sweep.variants] if opts.frame == "ground" else [])
         traced = [_trace_sweep(robot, s, group, syms, opts, naming,
                                (lambda d, t, label=label: tick(label, d, t)) if tick else None) for s in candidates]
-        # the variant with the fewest operations once optimized (the first on a tie)
-        out.update(min(traced, key=lambda fns: sum(P.count_ops(optimize(f))["total"] for f in fns.values()))
+        # the variant with the lowest cost (operations, divisions weighted) once optimized (the
+        # first on a tie)
+        out.update(min(traced, key=lambda fns: sum(P.cost(optimize(f)) for f in fns.values()))
                    if len(traced) > 1 else traced[0])
     return {key: out[key] for key in keys}
 

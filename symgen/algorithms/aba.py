@@ -1,0 +1,174 @@
+"""The articulated-body algorithm: qdd = FD(q, qd, tau) in O(N), never forming M (Featherstone,
+Rigid Body Dynamics Algorithms, Table 7.1), and M(q)^-1 by its rewriting without the affine terms
+(Carpentier & Mansard, "Analytical derivatives of rigid body dynamics algorithms", Sec. IV-C, the
+"M^-1 dedicated algorithm"; Pinocchio's ``computeMinverse``).
+
+    aba            Table 7.1 in body frames, as printed (6x6 transforms X^T IA X down the tree)
+    aba_ground     Table 7.1 in ground coordinates, as Pinocchio's ``aba`` runs it: every
+                   inertia, force and motion about the base origin, so the backward pass adds
+                   articulated inertias without transforming them
+    minverse_ground  the three passes of computeMinverse in ground coordinates: M^-1's upper
+                   triangle, mirrored
+
+A free-flyer is its six single-DoF bodies in the base frame (:mod:`symgen.kinematics`): they add
+no velocity product (c = 0), the base frame being the reference. Single-DoF joints: D_i = Phi_i^T U_i is a scalar and 1/D_i is the one division per body (the
+L^T D L route has the same n divisions: the pivots D_i are the same numbers, see
+:mod:`.forward_dynamics`). Joint i's coordinate enters through the kinematics helpers
+(:func:`~symgen.kinematics.body_frames`, :func:`~symgen.kinematics.ground_frames`); qd and tau are
+indexed per velocity.
+
+Names, Featherstone's (the paper's where it has one): v, c (= Phid qd, the velocity-product
+acceleration), IA (articulated inertia), pA (articulated bias force), U = IA Phi, D = Phi^T U,
+Dinv = 1/D, u = tau - Phi^T pA, Ia / pa (what body i passes to its parent), a (acceleration).
+"""
+from __future__ import annotations
+
+from ..kinematics import body_frames, body_inertia, ground_frames, root_gravity
+from ..model import GRAVITY
+from ..spatial import congruence, crf, crm, cross_force, cross_motion, inertia_times
+
+
+def _reduced(IA, U, UD, bk, name, body):
+    """Ia = IA - U U^T / D (symmetric: the upper triangle, mirrored, so each entry is named once)."""
+    Ia = bk.zeros((6, 6))
+    for r in range(6):
+        for c in range(r, 6):
+            Ia[r, c] = Ia[c, r] = IA[r, c] - U[r] * UD[c]
+    return bk.bind(Ia, name, body)
+
+
+def _a_gravity(robot, q, gravity, bk):
+    a0 = bk.zeros(6)                                     # a_0 = -a_grav: gravity as a base acceleration
+    a0[3:] = -root_gravity(robot, q, gravity, bk)
+    return a0
+
+
+def aba(robot, q, qd, tau, bk, gravity=GRAVITY):
+    """qdd with M(q) qdd + C(q, qd) qd + g(q) = tau, by Table 7.1 in body frames."""
+    n, parent = robot.n, robot.parent
+    Xup, Phi = body_frames(robot, q, bk)
+    v, c, IA, pA = [None] * n, [None] * n, [None] * n, [None] * n
+    for i in range(n):                                   # pass 1, root to leaves
+        p = parent[i]
+        vJ = Phi[i] * qd[i]                              # vJ = S_i qd_i
+        if p < 0 or robot.is_free(i):                    # a free-flyer's sum_k (v_base x Phi_k) qd_k = 0
+            v[i] = bk.bind(vJ if p < 0 else Xup[i] @ v[p] + vJ, f"v{i}", i)
+            c[i] = bk.zeros(6)                           # c_i = v_i x vJ = vJ x vJ = 0
+        else:
+            v[i] = bk.bind(Xup[i] @ v[p] + vJ, f"v{i}", i)            # v_i = iXp v_p + vJ
+            c[i] = bk.bind(crm(v[i], bk) @ vJ, f"c{i}", i)            # c_i = cJ + v_i x vJ (cJ = 0)
+        I = body_inertia(robot, i, bk)
+        IA[i] = I                                                     # IA_i = I_i
+        pA[i] = bk.bind(crf(v[i], bk) @ bk.bind(I @ v[i], f"h{i}", i), f"pA{i}", i)   # v_i x* I_i v_i
+        bk.tick(i + 1, 3 * n)
+    U, Dinv, u = [None] * n, [None] * n, [None] * n
+    for i in reversed(range(n)):                         # pass 2, leaves to root
+        U[i] = bk.bind(IA[i] @ Phi[i], f"U{i}", i)                    # U_i = IA_i S_i
+        Dinv[i] = bk.bind(1 / (Phi[i] @ U[i]), f"Dinv{i}", i)        # D_i = S_i^T U_i
+        u[i] = bk.bind(tau[i] - Phi[i] @ pA[i], f"u{i}", i)           # u_i = tau_i - S_i^T pA_i
+        p = parent[i]
+        if p >= 0:
+            UD = bk.bind(U[i] * Dinv[i], f"UD{i}", i)
+            Ia = _reduced(IA[i], U[i], UD, bk, f"Ia{i}", i)           # Ia = IA_i - U_i D_i^-1 U_i^T
+            pa = bk.bind(pA[i] + Ia @ c[i] + UD * u[i], f"pa{i}", i)  # pa = pA_i + Ia c_i + U_i D_i^-1 u_i
+            IA[p] = bk.bind(IA[p] + congruence(Xup[i], Ia, bk, f"IaX{i}", i), f"IA{p}", p)  # += iXp^T Ia iXp
+            pA[p] = bk.bind(pA[p] + Xup[i].T @ pa, f"pA{p}", p)      # pA_p += iXp^T pa
+        bk.tick(2 * n - i, 3 * n)
+    a0 = _a_gravity(robot, q, gravity, bk)
+    a, qdd = [None] * n, bk.zeros(n)
+    for i in range(n):                                   # pass 3, root to leaves
+        p = parent[i]
+        ai = bk.bind(Xup[i] @ (a0 if p < 0 else a[p]) + c[i], f"ap{i}", i)   # a'_i = iXp a_p + c_i
+        qdd[i] = bk.bind((u[i] - U[i] @ ai) * Dinv[i], f"qdd{i}", i)       # qdd_i = D_i^-1 (u_i - U_i^T a'_i)
+        a[i] = bk.bind(ai + Phi[i] * qdd[i], f"a{i}", i)                   # a_i = a'_i + S_i qdd_i
+        bk.tick(2 * n + i + 1, 3 * n)
+    return qdd
+
+
+def aba_ground(robot, q, qd, tau, bk, gravity=GRAVITY):
+    """qdd by Table 7.1 in ground coordinates (Pinocchio's ``aba``): Phi_i and I_i about the base
+    origin (:func:`~symgen.kinematics.ground_frames`), so iXp is the identity, c_i = v_p x vJ
+    (Phid_i = v_i x Phi_i in a fixed frame, and vJ x vJ = 0), and the backward pass adds Ia and pa
+    to the parent's as they are."""
+    n, parent = robot.n, robot.parent
+    Phi, I = ground_frames(robot, q, bk)
+    v, c, IA, pA = [None] * n, [None] * n, [None] * n, [None] * n
+    for i in range(n):                                   # pass 1, root to leaves
+        p = parent[i]
+        vJ = Phi[i] * qd[i]
+        if p < 0 or robot.is_free(i):                    # a free-flyer's sum_k (v_base x Phi_k) qd_k = 0
+            v[i] = bk.bind(vJ if p < 0 else v[p] + vJ, f"v{i}", i)
+            c[i] = bk.zeros(6)
+        else:
+            v[i] = bk.bind(v[p] + vJ, f"v{i}", i)                     # v_i = v_p + S_i qd_i
+            c[i] = bk.bind(cross_motion(v[p], vJ, bk), f"c{i}", i)    # c_i = v_i x vJ = v_p x vJ
+        IA[i] = I[i]                                                  # IA_i = I_i
+        pA[i] = bk.bind(cross_force(v[i], bk.bind(inertia_times(I[i], v[i], bk), f"h{i}", i), bk),
+                        f"pA{i}", i)                                  # pA_i = v_i x* I_i v_i
+        bk.tick(i + 1, 3 * n)
+    U, Dinv, u = [None] * n, [None] * n, [None] * n
+    for i in reversed(range(n)):                         # pass 2, leaves to root
+        U[i] = bk.bind(IA[i] @ Phi[i], f"U{i}", i)                    # U_i = IA_i S_i
+        Dinv[i] = bk.bind(1 / (Phi[i] @ U[i]), f"Dinv{i}", i)        # D_i = S_i^T U_i
+        u[i] = bk.bind(tau[i] - Phi[i] @ pA[i], f"u{i}", i)           # u_i = tau_i - S_i^T pA_i
+        p = parent[i]
+        if p >= 0:
+            UD = bk.bind(U[i] * Dinv[i], f"UD{i}", i)
+            Ia = _reduced(IA[i], U[i], UD, bk, f"Ia{i}", i)           # Ia = IA_i - U_i D_i^-1 U_i^T
+            pa = pA[i] + Ia @ c[i] + UD * u[i]                        # pa = pA_i + Ia c_i + U_i D_i^-1 u_i
+            IA[p] = bk.bind(IA[p] + Ia, f"IA{p}", p)                  # IA_p += Ia
+            pA[p] = bk.bind(pA[p] + pa, f"pA{p}", p)                  # pA_p += pa
+        bk.tick(2 * n - i, 3 * n)
+    a0 = _a_gravity(robot, q, gravity, bk)
+    a, qdd = [None] * n, bk.zeros(n)
+    for i in range(n):                                   # pass 3, root to leaves
+        p = parent[i]
+        ai = bk.bind((a0 if p < 0 else a[p]) + c[i], f"ap{i}", i)     # a'_i = a_p + c_i
+        qdd[i] = bk.bind((u[i] - U[i] @ ai) * Dinv[i], f"qdd{i}", i)  # qdd_i = D_i^-1 (u_i - U_i^T a'_i)
+        a[i] = bk.bind(ai + Phi[i] * qdd[i], f"a{i}", i)              # a_i = a'_i + S_i qdd_i
+        bk.tick(2 * n + i + 1, 3 * n)
+    return qdd
+
+
+def minverse_ground(robot, q, bk):
+    """M(q)^-1 by ABA without the affine terms (tau = e_j, qd = 0, no gravity), for all j at once,
+    in ground coordinates (Pinocchio's ``computeMinverse``). Column j's articulated bias force at
+    body i, F_i[:, j], is nonzero only for j in i's strict subtree; the backward pass gives row i
+    on i's subtree, D_i^-1 (e_i - S_i^T F_i); the forward pass subtracts (U_i / D_i)^T A_p, where
+    A_p[:, j] is the acceleration of i's parent under tau = e_j, and is done for j >= i only (the
+    upper triangle; parents are numbered before children, so A_p's columns j >= i are known)."""
+    n, parent = robot.n, robot.parent
+    Phi, I = ground_frames(robot, q, bk)
+    subtree = [[i] for i in range(n)]                    # i and its descendants, ascending
+    for i in reversed(range(n)):
+        if parent[i] >= 0:
+            subtree[parent[i]] = sorted(subtree[parent[i]] + subtree[i])
+    IA = list(I)
+    F = [bk.zeros((6, n)) for _ in range(n)]
+    Minv = bk.zeros((n, n))
+    UD = [None] * n
+    for i in reversed(range(n)):                         # pass 2, leaves to root
+        U = bk.bind(IA[i] @ Phi[i], f"U{i}", i)                       # U_i = IA_i S_i
+        Dinv = bk.bind(1 / (Phi[i] @ U), f"Dinv{i}", i)              # D_i = S_i^T U_i
+        Minv[i, i] = Dinv                                             # u_i = 1 - S_i^T F_i[:, i] = 1
+        for j in subtree[i][1:]:                                      # D_i^-1 u_i, u_i = -S_i^T F_i
+            Minv[i, j] = bk.bind(-(Phi[i] @ F[i][:, j]) * Dinv, f"Minv{i}_{j}", i)
+        p = parent[i]
+        if p >= 0:
+            UD[i] = bk.bind(U * Dinv, f"UD{i}", i)
+            IA[p] = bk.bind(IA[p] + _reduced(IA[i], U, UD[i], bk, f"Ia{i}", i), f"IA{p}", p)
+            for j in subtree[i]:                                      # F_p += F_i + U_i D_i^-1 u_i
+                F[p][:, j] = bk.bind(F[p][:, j] + F[i][:, j] + U * Minv[i, j], f"F{p}_{j}", p)
+        bk.tick(n - i, 2 * n)
+    A = [None] * n
+    for i in range(n):                                   # pass 3, root to leaves
+        p = parent[i]
+        A[i] = bk.zeros((6, n))
+        for j in range(i, n):
+            if p >= 0:                                                # Minv_ij -= (U_i / D_i)^T A_p[:, j]
+                Minv[i, j] = bk.bind(Minv[i, j] - UD[i] @ A[p][:, j], f"Minv{i}_{j}", i)
+            Minv[j, i] = Minv[i, j]
+            if j > i:                                                 # A_i[:, j] = A_p[:, j] + S_i Minv_ij
+                A[i][:, j] = bk.bind((A[p][:, j] if p >= 0 else 0) + Phi[i] * Minv[i, j], f"A{i}_{j}", i)
+        bk.tick(n + i + 1, 2 * n)
+    return Minv
