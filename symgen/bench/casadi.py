@@ -344,3 +344,39 @@ def driver_extra(prepared: dict, row_of: dict) -> dict:
         runners.append({"runner": f"casadi_{qty}", "call": call, "label": f"{qty}:casadi", "last": size - 1})
     return {"includes": [f"{prepared['name']}.h"], "declarations": decl, "runners": runners,
             "out_size": out_size, "include_dirs": [str(prepared["dir"])]}
+
+
+def check_compiled(prepared: dict, flags: str, cc: str | None = None, trials: int = 2, seed: int = 1,
+                   timeout: float | None = None, rtol: float = CHECK_RTOL) -> dict:
+    """CasADi's generated C, compiled with ``flags`` (plus ``-fPIC -shared``) and loaded through
+    ``casadi.external``, against the taped functions on random states: ``{qty: max relative
+    error}``; BenchError above ``rtol``. (The C loop then times the same source, same flags.)"""
+    import shlex
+    import tempfile
+
+    from .. import quantities as Q
+    from .harness import find_cc, run_compiler
+
+    ca = _casadi()
+    cc = find_cc(cc)
+    src = Path(prepared["dir"]) / f"{prepared['name']}.c"
+    rng = np.random.default_rng(seed)
+    errors = {}
+    with tempfile.TemporaryDirectory(prefix="symgen-casadi-") as tmp:
+        so = Path(tmp) / f"{prepared['name']}.so"
+        run_compiler([cc, *shlex.split(flags), "-std=c99", "-fPIC", "-shared", str(src), "-o", str(so), "-lm"],
+                     timeout, f"{src.name} ({flags}, shared)")
+        for qty, f in prepared["functions"].items():
+            ext = ca.external(f.name(), str(so))
+            n = f.size1_in(0)
+            worst = 0.0
+            for _ in range(trials):
+                state = Q.random_state(rng, n, n)
+                args = [state[a] for a in CASADI_QUANTITIES[qty]]
+                ref = np.asarray(f(*args), dtype=float)
+                got = np.asarray(ext(*args), dtype=float)
+                worst = max(worst, float(np.max(np.abs(got - ref))) / max(1.0, float(np.max(np.abs(ref)))))
+            errors[qty] = worst
+            if worst > rtol:
+                raise BenchError(f"CasADi's compiled {qty} ({flags}) differs from its tape by {worst:.3g}: not timed")
+    return errors
