@@ -256,13 +256,19 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
 @click.option("--pin-cpp", type=click.Choice(["build", "cached", "off"]), default="build", show_default=True,
               help="Pinocchio C++ harness: build it if needed (minutes, ~5 GB), use it only if cached, or off.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the results as JSON.")
-def bench_command(package, urdf, functions, flags, repeats, min_time, compile_timeout, pin_cpp, json_path):
+@click.option("--casadi", is_flag=True, help="Also time CasADi's generated C of the same robot (M, C, tau, g; "
+              "taped CRBA/RNEA, C by CasADi's AD) in the same C loop, with the same flags (needs --urdf and "
+              "casadi: the bench extra).")
+@click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 99),
+              help="Run the C loop in this many fresh processes; report the median of their medians.")
+def bench_command(package, urdf, functions, flags, repeats, min_time, compile_timeout, pin_cpp, json_path, casadi,
+                  processes):
     """Time a generated package: its C in a C loop and from Python, beside Pinocchio."""
     from .bench import bench_package, format_report
 
     result = bench_package(package, urdf=urdf, quantities=Q.parse(functions, "--functions"),
                            flags=flags, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
-                           pin_cpp=pin_cpp)
+                           pin_cpp=pin_cpp, casadi=casadi, processes=processes)
     click.echo(format_report(result))
     if json_path:
         import json

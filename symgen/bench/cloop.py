@@ -127,9 +127,16 @@ def compile_package_objects(package_dir, manifest, flags: str = DEFAULT_FLAGS, c
 
 def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, cc: str | None = None,
            repeats: int = 7, min_time: float = 0.05, count: int = 64, timeout: float | None = None,
-           update: bool = False) -> dict:
+           update: bool = False, rival=None, processes: int = 1) -> dict:
     """Time the package's C functions in a compiled C loop over ``count`` random states:
-    ``{quantity: Timing}``. ``flags`` compile both the package and the driver."""
+    ``{quantity: Timing}``. ``flags`` compile both the package and the driver.
+
+    ``rival``: a rival's generated C to time in the same driver, compiled with the same flags
+    (:func:`symgen.bench.casadi.prepare` and ``driver_extra``): ``{"dir", "name", "extra"}``,
+    its rows labelled ``"<quantity>:<rival>"``. ``processes``: run the driver that many times,
+    each a fresh process, and report per row the median of the processes' medians (min of their
+    minima, max of their maxima): large straight-line functions time differently from one
+    process to the next."""
     package_dir = Path(package_dir)
     manifest = read_manifest(package_dir)
     if not (package_dir / f"{manifest['name']}.h").exists():
@@ -137,12 +144,36 @@ def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, c
     cc = find_cc(cc)
     context = c_driver_source_context(manifest, quantities, count, update)
     objs = compile_package_objects(package_dir, manifest, flags, cc, timeout)
+    include_dirs = []
+    if rival is not None:
+        extra = rival["extra"]
+        rival_manifest = {"name": rival["name"], "c_extension": None}
+        objs += compile_package_objects(rival["dir"], rival_manifest, flags, cc, timeout)
+        context["extra_includes"] = extra["includes"]
+        context["extra_declarations"] = extra["declarations"]
+        context["runners"] = context["runners"] + extra["runners"]
+        context["out_size"] = max(context["out_size"], extra["out_size"])
+        include_dirs = [f"-I{d}" for d in extra["include_dirs"]]
     what = f"{package_dir}: the C driver"
 
     def command(source, exe):
-        return [cc, *shlex.split(flags), "-std=c99", f"-I{package_dir}", str(source), *map(str, objs),
-                "-o", str(exe), "-lm"]
+        return [cc, *shlex.split(flags), "-std=c99", f"-I{package_dir}", *include_dirs, str(source),
+                *map(str, objs), "-o", str(exe), "-lm"]
 
     with tempfile.TemporaryDirectory(prefix="symgen-bench-") as tmp:
         exe = compile_harness("bench_driver.c.j2", context, command, Path(tmp) / "driver", timeout, what)
-        return run_harness(exe, [repeats, min_time], what)
+        runs = [run_harness(exe, [repeats, min_time], what) for _ in range(max(1, processes))]
+    return runs[0] if len(runs) == 1 else combine_processes(runs)
+
+
+def combine_processes(runs: list) -> dict:
+    """One Timing per row of several runs of a driver (fresh processes): the median of their
+    medians, the min of their minima, the max of their maxima."""
+    from .timing import Timing
+
+    out = {}
+    for key in runs[0]:
+        ts = [r[key] for r in runs]
+        out[key] = Timing(median_ns=float(np.median([t.median_ns for t in ts])), min_ns=min(t.min_ns for t in ts),
+                          max_ns=max(t.max_ns for t in ts), inner=ts[0].inner, repeats=sum(t.repeats for t in ts))
+    return out

@@ -24,6 +24,8 @@ from .pin import CPP_TIMINGS, PIN_CALLS, pin_needs_free_flyer, pinocchio_cpp, pi
 from .timing import Timing, time_callable
 
 NO_BINDING = ("n/a", "the package has no compiled binding")
+CASADI_METHOD = "casadi_c"
+RIVAL_METHODS = {"casadi": CASADI_METHOD}        # driver row suffix -> method
 FLOATING_NOTE = "floating base: Pinocchio has a free-flyer root joint, symgen six 1-DoF joints"
 
 
@@ -44,6 +46,8 @@ class Settings:
     update: bool = False                       # also the C loop's ``_update`` variants
     pin_cpp: str = "build"                     # the Pinocchio C++ harness: build | cached | off
     pin_timeout: float | None = 1800           # building that harness
+    casadi: bool = False                       # also CasADi's generated C in the C loop (needs the URDF)
+    processes: int = 1                         # C loop: median over this many fresh processes
 
 
 @dataclass
@@ -87,10 +91,11 @@ def draw_states(nq: int, nv: int, count: int, seed: int = 1) -> dict:
     return {a: x.draw(rng, nq, nv, count) for a, x in ARGUMENTS.items()}
 
 
-def time_package(m: Measurement, package_dir, quantities, settings: Settings, no_binding=NO_BINDING):
+def time_package(m: Measurement, package_dir, quantities, settings: Settings, no_binding=NO_BINDING,
+                 rival=None):
     """Time a built package's C in a C loop and its Python calls (compiled binding; generated NumPy
     if ``settings.numpy_batch``) into ``m``. ``no_binding``: the cell and note when the package has
-    no compiled binding."""
+    no compiled binding. ``rival``: a rival's C timed in the same C loop (see :func:`time_casadi`)."""
     from ..codegen.build import import_package
 
     s, package_dir = settings, Path(package_dir)
@@ -99,15 +104,18 @@ def time_package(m: Measurement, package_dir, quantities, settings: Settings, no
     try:
         t0 = time.perf_counter()
         loop = c_loop(package_dir, quantities, s.flags, repeats=s.repeats, min_time=s.min_time,
-                      timeout=s.compile_timeout, update=s.update)
+                      timeout=s.compile_timeout, update=s.update, rival=rival, processes=s.processes)
         m.info["c_loop_compile_s"] = round(time.perf_counter() - t0, 2)
         for key, t in loop.items():
             qty, _, variant = key.partition(":")
-            m.put("c_loop_update" if variant else "c_loop", qty, t)
+            m.put(RIVAL_METHODS.get(variant, "c_loop_update" if variant else "c_loop"), qty, t)
     except BenchError as exc:
         cell = over(s.compile_timeout) if isinstance(exc, CompileTimeout) else "n/a"
         for qty in quantities:
             m.missing(["c_loop"], qty, cell, str(exc))
+        if rival is not None:
+            for qty in rival["functions"]:
+                m.missing([CASADI_METHOD], qty, cell, str(exc))
 
     pkg = import_package(package_dir)
     states = draw_states(*dimensions(manifest), max(s.batch, s.numpy_batch))
@@ -167,17 +175,46 @@ def time_pinocchio(m: Measurement, urdf, quantities, nv: int, settings: Settings
             m.notes["pin_cpp", qty] = PIN_CALLS[qty].note
 
 
+def prepare_casadi(m: Measurement, urdf, manifest: dict, quantities):
+    """CasADi's side (tape, check against the reference and Pinocchio, C) for the C loop, or None
+    with notes saying why not; op counts and the check in ``m.info["casadi"]``."""
+    from . import casadi as cas
+
+    if urdf is None:
+        m.notes["casadi"] = "CasADi: needs --urdf (the tape is made from the robot)"
+        return None
+    try:
+        prepared = cas.prepare(urdf, manifest, quantities)
+    except BenchError as exc:
+        m.notes["casadi"] = f"CasADi: not timed: {exc}"
+        for qty in quantities:
+            if qty in cas.CASADI_QUANTITIES:
+                m.missing([CASADI_METHOD], qty, "n/a", str(exc))
+        return None
+    from .cloop import STATE_ARGUMENTS
+
+    row_of = {a: f"inputs[{i}][s]" for i, a in enumerate(STATE_ARGUMENTS)}
+    prepared["extra"] = cas.driver_extra(prepared, row_of)
+    m.info["casadi"] = {"version": prepared["version"], "ops": prepared["ops"], "check": prepared["check"],
+                        "tape_s": prepared["tape_s"], "c": str(prepared["dir"] / f"{prepared['name']}.c")}
+    for qty, why in prepared["skipped"].items():
+        m.notes[CASADI_METHOD, qty] = why
+    return prepared
+
+
 def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS,
                   repeats: int = 7, min_time: float = 0.05, compile_timeout: float | None = None,
-                  pin_cpp: str = "build", batch: int = 10_000) -> dict:
+                  pin_cpp: str = "build", batch: int = 10_000, casadi: bool = False, processes: int = 1) -> dict:
     """Everything ``symgen bench`` reports for one package, as a JSON-ready dict: per quantity,
     µs per call of the C loop, the Python call (one state; per state in a batch), and Pinocchio
-    from Python and C++ on ``urdf`` when given."""
+    from Python and C++ on ``urdf`` when given; with ``casadi``, CasADi's generated C of the same
+    robot in the same C loop (op counts beside ours)."""
     settings = Settings(flags=flags, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
-                        batch=batch, update=True, pin_cpp=pin_cpp)
+                        batch=batch, update=True, pin_cpp=pin_cpp, casadi=casadi, processes=processes)
     manifest = read_manifest(package_dir)
     m = Measurement()
-    time_package(m, package_dir, quantities, settings)
+    rival = prepare_casadi(m, urdf, manifest, quantities) if casadi else None
+    time_package(m, package_dir, quantities, settings, rival=rival)
     if urdf is not None:
         time_pinocchio(m, urdf, quantities, dimensions(manifest)[1], settings)
     return bench_result(m, package_dir, manifest, quantities, flags)

@@ -15,13 +15,14 @@ import numpy as np
 from .harness import compiler_version
 from .pin import pin_version
 
-RATIO_PAIRS = (("pin_cpp", "c_loop"), ("pin_cpp_n_c", "c_loop"), ("pin_py", "c_py_single"))
+RATIO_PAIRS = (("pin_cpp", "c_loop"), ("pin_cpp_n_c", "c_loop"), ("pin_py", "c_py_single"), ("casadi_c", "c_loop"))
 
 BENCH_LABELS = {"c_loop": "generated C, C loop",
                 "c_loop_update": "generated C, C loop, _update (no zeroing)", "c_py_single": "generated C from Python, one state",
                 "c_py_batch": "generated C from Python, per state in a batch",
                 "pin_cpp": "Pinocchio C++", "pin_cpp_n_c": "Pinocchio C++, n x computeCoriolisMatrix",
-                "pin_py": "Pinocchio from Python"}
+                "pin_py": "Pinocchio from Python",
+                "casadi_c": "CasADi's generated C, same C loop"}
 
 
 def ratios(us: dict, spread: dict) -> dict:
@@ -42,10 +43,28 @@ def bench_result(measurement, package_dir, manifest: dict, quantities, flags: st
     cells, spread = measurement.grid(by_quantity=True, timings_only=True)
     us = {qty: cells.get(qty, {}) for qty in quantities}
     spread_us = {qty: spread.get(qty, {}) for qty in quantities}
-    return {"package": str(package_dir), "robot": manifest.get("robot"), "nv": int(manifest["nv"]), "flags": flags,
-            "machine": machine_info(), "us": us, "spread_us": spread_us,
-            "notes": measurement.note_dict(by_quantity=True),
-            "ratios": {qty: ratios(us[qty], spread_us[qty]) for qty in quantities}}
+    result = {"package": str(package_dir), "robot": manifest.get("robot"), "nv": int(manifest["nv"]), "flags": flags,
+              "machine": machine_info(), "us": us, "spread_us": spread_us,
+              "notes": measurement.note_dict(by_quantity=True),
+              "ratios": {qty: ratios(us[qty], spread_us[qty]) for qty in quantities}}
+    if "casadi" in measurement.info:
+        result["casadi"] = casadi_summary(measurement.info["casadi"], manifest, quantities)
+    return result
+
+
+def casadi_summary(info: dict, manifest: dict, quantities) -> dict:
+    """CasADi's side of a bench result: its version, the check before timing, and per quantity
+    the operation counts of its generated function beside ours (the manifest's ``ops``)."""
+    functions = manifest.get("functions", {})
+    from ..quantities import QUANTITIES
+
+    ops = {}
+    for qty in quantities:
+        if qty in info["ops"]:
+            ours = functions.get(QUANTITIES[qty].function, {}).get("ops", {})
+            ops[qty] = {"symgen": ours, "casadi": info["ops"][qty]}
+    return {"version": info["version"], "check": info["check"], "tape_s": info["tape_s"], "c": info["c"],
+            "ops": ops}
 
 
 def grouped_notes(notes) -> dict:
@@ -66,6 +85,14 @@ def format_report(result: dict) -> str:
             lines.append(f"  {BENCH_LABELS.get(method, method):45s} {value:12.3f}   ({lo:.3f}-{hi:.3f})")
         for k, v in result["ratios"][qty].items():
             lines.append(f"  ratio {k:39s} {v:12.2f}x")
+    cas = result.get("casadi")
+    if cas:
+        lines.append(f"CasADi {cas['version']}: {cas['check']['pinocchio']}; max relative error "
+                     + ", ".join(f"{q} {e:.1e}" for q, e in cas["check"]["max_rel"].items()))
+        for qty, ops in cas["ops"].items():
+            o, c = ops["symgen"], ops["casadi"]
+            lines.append(f"  ops {qty}: symgen {o.get('total', '?')} ({o.get('trig', '?')} sin/cos), "
+                         f"CasADi {c['total']} ({c['trig']} sin/cos, {c['neg']} negations)")
     for note, where in grouped_notes(result["notes"].items()).items():
         lines.append(f"note {', '.join(where)}: {note}")
     return "\n".join(lines)
