@@ -18,10 +18,12 @@ from ..backend import SymbolicBackend
 from . import program as P
 
 
-def input_symbols(nq: int, nv: int) -> dict:
+def input_symbols(nq: int, nv: int, bodies: int | None = None) -> dict:
     """``{argument: tuple of Symbols}``: q0, q1, ..., qd0, ..., params0, ... — the names the
-    printers map to ``q[0]`` (C) or unpack as locals (Python)."""
-    return {a.name: tuple(sp.Symbol(f"{a.name}{i}") for i in range(a.length(nq, nv))) for a in Q.ARGUMENTS.values()}
+    printers map to ``q[0]`` (C) or unpack as locals (Python); ``bodies``: of ``params`` (default
+    one per velocity)."""
+    return {a.name: tuple(sp.Symbol(f"{a.name}{i}") for i in range(a.length(nq, nv, bodies)))
+            for a in Q.ARGUMENTS.values()}
 
 
 def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool = True, tick=None) -> dict:
@@ -29,7 +31,7 @@ def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool
     keeps its run's whole record; :func:`optimize` drops what it does not use).
     ``tick(label, done, total)`` reports the progress of each run."""
     Q.check_options(opts)
-    syms = input_symbols(robot.n, robot.n)
+    syms = input_symbols(robot.n, robot.n, len(robot.link_names))     # --mimic: reduced n, every body
     runs: dict = {}
     for key in keys:
         runs.setdefault(Q.QUANTITIES[key].sweep, []).append(key)
