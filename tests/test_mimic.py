@@ -272,3 +272,18 @@ def test_a_cycle_without_mimic_is_only_a_note(tmp_path):
     """Without --mimic the relations are not used (Pinocchio's default), so a cycle reads."""
     robot = parse_urdf_string(gripper(finger_r='<mimic joint="thumb_joint"/>'))
     assert robot.n == 7 and len(robot.notes) == 3
+
+
+def test_gamma_by_partials_of_m_with_a_plain_copy_mimic(tmp_path):
+    """--gamma-method partials differentiates the full M by its coordinates: a mimic that is a
+    plain copy (multiplier 1, offset 0: the thumb copies the wrist) shares the wrist's symbol, so
+    d/dq_wrist lands on one of the two columns, which the projection sums anyway."""
+    path = tmp_path / "copy.urdf"
+    path.write_text(gripper(thumb='<mimic joint="wrist"/>'))
+    robot = symgen.load_urdf(path, mimic=True)
+    pkg = import_package(build(robot, tmp_path, opts=BuildOptions(copt="-O0", quantities=("Gamma",),
+                                                                  gamma_method="partials")).path)
+    seed, states = _states("partials", robot, 2)
+    for t, s in enumerate(states):
+        err = _rel(pkg.c.christoffel(s["q"]), Q.evaluate(robot, "Gamma", s))
+        assert err < 1e-9, f"rel. error {err:.2e}, seed {seed} state #{t}"
