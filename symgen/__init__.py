@@ -19,21 +19,33 @@ __version__ = "0.1.0"
 
 
 def load_urdf(path, floating_base: bool = False, snap_tol: float | None = None,
-              strict_inertia: bool = False) -> Robot:
-    """Read a URDF file into a :class:`Robot` (see :mod:`symgen.urdf`)."""
+              strict_inertia: bool = False, mimic: bool = False) -> Robot:
+    """Read a URDF file into a :class:`Robot` (see :mod:`symgen.urdf`); ``mimic``: its mimic
+    joints embedded, reduced coordinates (:mod:`symgen.mimic`)."""
     from .urdf import load_urdf as _load
 
     kwargs = {} if snap_tol is None else {"snap_tol": snap_tol}
-    return _load(path, floating_base=floating_base, strict_inertia=strict_inertia, **kwargs)
+    return _load(path, floating_base=floating_base, strict_inertia=strict_inertia, mimic=mimic, **kwargs)
+
+
+def _embedded(robot, key, state, gravity=GRAVITY):
+    """A quantity of a robot with mimic joints embedded (through the registry's embedding)."""
+    from . import quantities as Q
+
+    return Q.evaluate(robot, key, state, Q.SweepOptions(frame="body", gravity=tuple(float(x) for x in gravity)))
 
 
 def mass_matrix(robot: Robot, q):
     """M(q) by the composite-rigid-body algorithm."""
+    if getattr(robot, "embedding", None) is not None:
+        return _embedded(robot, "M", {"q": q})
     return _alg.crba(robot, robot.check_state("q", q), NUMERIC)
 
 
 def coriolis(robot: Robot, q, qd):
     """(M, Mdot, C) at (q, qd) by Algorithm 1; C is Christoffel-consistent."""
+    if getattr(robot, "embedding", None) is not None:
+        return tuple(_embedded(robot, k, {"q": q, "qd": qd}) for k in ("M", "Mdot", "C"))
     return _alg.coriolis(robot, robot.check_state("q", q), robot.check_state("qd", qd), NUMERIC)
 
 
@@ -49,11 +61,15 @@ def mass_matrix_dot(robot: Robot, q, qd):
 
 def christoffel(robot: Robot, q):
     """All Christoffel symbols, Gamma[i, j, k] (Algorithm 2): C = sum_k Gamma[:, :, k] qd_k."""
+    if getattr(robot, "embedding", None) is not None:
+        return _embedded(robot, "Gamma", {"q": q})
     return _alg.christoffel(robot, robot.check_state("q", q), NUMERIC)
 
 
 def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=GRAVITY):
     """tau = M qdd + C qd + g by RNEA; ``gravity`` is the linear acceleration in root coordinates."""
+    if getattr(robot, "embedding", None) is not None:
+        return _embedded(robot, "tau", {"q": q, "qd": qd, "qdd": qdd}, gravity)
     return _alg.rnea(robot, robot.check_state("q", q), robot.check_state("qd", qd),
                      robot.check_state("qdd", qdd), NUMERIC, gravity=gravity)
 

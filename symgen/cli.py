@@ -49,12 +49,14 @@ def main():
 @click.argument("urdf", type=click.Path(dir_okay=False))
 @click.option("--floating-base", is_flag=True, help="Attach the root link by a free-flyer (Pinocchio's JointModelFreeFlyer: q = [x y z qx qy qz qw ...], "
                    "v = [base linear, angular velocity in the base frame ...]).")
-def info(urdf, floating_base):
+@click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
+              "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
+def info(urdf, floating_base, mimic):
     """Summarize a robot: bodies, joints in q order, DoF, depth, what was lumped and snapped."""
     from .report import describe
     from .urdf import load_urdf
 
-    click.echo(describe(load_urdf(urdf, floating_base=floating_base)))
+    click.echo(describe(load_urdf(urdf, floating_base=floating_base, mimic=mimic)))
 
 
 @main.command()
@@ -140,8 +142,10 @@ def _progress(quiet):
               help="C optimization level of the binding (-O0 compiles big robots in a fraction of the time).")
 @click.option("--force", is_flag=True, help="Replace an existing package folder.")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
+@click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
+              "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
 def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, max_dof, gravity_text,
-          parametric, no_compile, copt, force, quiet):
+          parametric, no_compile, copt, force, quiet, mimic):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import shlex
@@ -161,13 +165,14 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
             signal.signal(signum, lambda signum, frame: sys.exit(128 + signum))
     t0 = time.perf_counter()
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
-    robot = load_urdf(urdf, floating_base=floating_base)
+    robot = load_urdf(urdf, floating_base=floating_base, mimic=mimic)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):
         click.echo(f"symgen: note: package name {identifier(robot.name)!r} from the robot's name in "
                    f"{Path(urdf).name!r}; --name to choose another", err=True)
     words = ["symgen", "build", Path(urdf).name]
     words += ["--name", name] if name else []
     words += ["--floating-base"] if floating_base else []
+    words += ["--mimic"] if mimic else []
     words += ["--quantities", quantities, "--gamma-method", gamma_method]
     words += ["--cse"] if cse else []
     words += ["--frame", frame] if frame != "ground" else []

@@ -259,3 +259,95 @@ def _with_frames(pin, robot, model, frames):
             fid = model.addFrame(pin.Frame(f"{f.kind} {f.name}", joint, placement, pin.FrameType.OP_FRAME))
         ids.append(fid)
     return model, ids
+
+
+class EmbeddedPinOracle:
+    """Pinocchio's quantities of a robot with mimic joints embedded (``--mimic``), from
+    Pinocchio's model WITHOUT mimic joints (every joint independent, as ``buildModelFromUrdf``
+    reads a URDF by default) and the constant embedding q_full = G q + o (dense ``G``, ``o``):
+    M = G^T M_full G, C = G^T C_full(q_full, G v) G, tau = G^T tau_full(q_full, G v, G a), ...;
+    forward dynamics and M^-1 solve the reduced system with NumPy. Pinocchio's own ``mimic=True``
+    algorithms are not used: in Pinocchio 4.1 its computeCoriolisMatrix breaks C v = rnea - g and
+    Mdot = C + C^T, and aba, computeMinverse, the derivatives and the regressor refuse mimic joints.
+
+    ``robot``: the :class:`symgen.mimic.Embedded` view (its ``full`` model is matched with
+    ``model``); ``G``, ``offset``: the embedding (default: the robot's own)."""
+
+    def __init__(self, robot, model, pin=None, frames=None, gravity=None, G=None, offset=None):
+        self.robot = robot
+        self.full = PinOracle(robot.full, model, pin, frames=frames, gravity=gravity)
+        self.G = robot.embedding.matrix() if G is None else np.asarray(G, dtype=float)
+        self.o = robot.embedding.offsets() if offset is None else np.asarray(offset, dtype=float)
+        self.lead_q, self.lead_v = robot.embedding.lead_q, robot.embedding.lead_v   # a free-flyer's 7, 6
+
+    def set_parameters(self, theta):
+        """Every body's parameters (the mimicking joints' bodies included), as :class:`PinOracle`."""
+        self.full.set_parameters(theta)
+
+    def q(self, q):
+        """q_full: a free-flyer's q[0:7] as they are, the joints G q + o."""
+        q, lq, lv = np.asarray(q, dtype=float), self.lead_q, self.lead_v
+        return np.r_[q[:lq], self.G[lv:, lv:] @ q[lq:] + self.o[lq:]]
+
+    def v(self, v):
+        return self.G @ np.asarray(v, dtype=float)
+
+    def _mat(self, A):
+        return self.G.T @ A @ self.G
+
+    def frame_placement(self, q):
+        return self.full.frame_placement(self.q(q))
+
+    def frame_jacobian(self, q):
+        return self.full.frame_jacobian(self.q(q)) @ self.G
+
+    def mass_matrix(self, q):
+        return self._mat(self.full.mass_matrix(self.q(q)))
+
+    def inverse_dynamics(self, q, qd, qdd):
+        return self.G.T @ self.full.inverse_dynamics(self.q(q), self.v(qd), self.v(qdd))
+
+    def gravity(self, q):
+        return self.G.T @ self.full.gravity(self.q(q))
+
+    def regressor(self, q, qd, qdd):
+        return self.G.T @ self.full.regressor(self.q(q), self.v(qd), self.v(qdd))
+
+    def coriolis(self, q, qd):
+        return self._mat(self.full.coriolis(self.q(q), self.v(qd)))
+
+    def christoffel(self, q, ks=None):
+        """Gamma_ijk = sum G_ai G_bj G_ck Gamma_full_abc, from Pinocchio's full Gamma."""
+        Gamma = np.einsum("ai,bj,ck,abc->ijk", self.G, self.G, self.G, self.full.christoffel(self.q(q)))
+        return Gamma if ks is None else Gamma[:, :, list(ks)]
+
+    def forward_dynamics(self, q, qd, tau):
+        """qdd of the reduced system: M qdd = tau - G^T rnea_full(q_full, G v, 0)."""
+        bias = self.inverse_dynamics(q, qd, np.zeros(len(qd)))
+        return np.linalg.solve(self.mass_matrix(q), np.asarray(tau, dtype=float) - bias)
+
+    def mass_matrix_inverse(self, q):
+        Minv = np.linalg.inv(self.mass_matrix(q))
+        return (Minv + Minv.T) / 2
+
+    def inverse_dynamics_derivatives(self, q, qd, qdd):
+        dq, dv = self.full.inverse_dynamics_derivatives(self.q(q), self.v(qd), self.v(qdd))
+        return self._mat(dq), self._mat(dv)
+
+    def forward_dynamics_derivatives(self, q, qd, tau):
+        """-M^-1 (dtau/dq, dtau/dqd) of the reduced system at qdd = FD(q, qd, tau)."""
+        qdd = self.forward_dynamics(q, qd, tau)
+        M = self.mass_matrix(q)
+        return tuple(-np.linalg.solve(M, d) for d in self.inverse_dynamics_derivatives(q, qd, qdd))
+
+    def mass_matrix_dot_fd(self, q, qd, h=1e-6):
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        return (self.mass_matrix(q + h * qd) - self.mass_matrix(q - h * qd)) / (2 * h)
+
+
+def oracle_for(robot, model, pin=None, frames=None, gravity=None):
+    """The oracle of ``robot``: :class:`PinOracle`, or :class:`EmbeddedPinOracle` for a robot with
+    mimic joints embedded (``model``: Pinocchio's model of the full robot, without mimic joints)."""
+    if getattr(robot, "embedding", None) is not None:
+        return EmbeddedPinOracle(robot, model, pin, frames=frames, gravity=gravity)
+    return PinOracle(robot, model, pin, frames=frames, gravity=gravity)

@@ -89,9 +89,14 @@ STATE_ARGUMENTS = tuple(a for a, x in ARGUMENTS.items() if x.size != "params")
 
 @dataclass(frozen=True)
 class Output:
-    """One output array of a generated function: its name (also the C parameter) and shape."""
+    """One output array of a generated function: its name (also the C parameter) and shape.
+    ``embed``: how the full model's value becomes the reduced one of a robot with mimic joints
+    (``--mimic``, :mod:`symgen.mimic`): ``"matrix"`` G^T X G, ``"vector"`` G^T x,
+    ``"christoffel"`` sum G_ai G_bj G_ck X_abc, ``"rows"`` G^T X, ``"columns"`` X G, ``"none"``
+    unchanged, ``"solve"`` the sweep has a reduced-system computation (``mimic.REDUCED``)."""
     name: str
     shape: Callable                           # (robot, SweepOptions) -> shape
+    embed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -331,6 +336,10 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
     build), else the URDF's."""
     from .kinematics import with_parameters
 
+    if getattr(robot, "embedding", None) is not None:       # --mimic: reduced coordinates
+        from .mimic import run_embedded
+
+        return run_embedded(sweep, robot, args, bk, opts)
     theta = args.get("params") if sweep.inertial else None
     return sweep.run(with_parameters(robot, theta), args, bk, opts)
 
@@ -381,62 +390,62 @@ def _jacobians(robot, opts):
 
 
 QUANTITIES = {x.key: x for x in (
-    Quantity("M", "mass_matrix", ("q",), (Output("M", _square),),
+    Quantity("M", "mass_matrix", ("q",), (Output("M", _square, embed="matrix"),),
              "Mass matrix M(q), (n, n), by CRBA.", "crba",
              pinocchio=lambda o, s: o.mass_matrix(s["q"])),
-    Quantity("Mdot", "mass_matrix_dot", ("q", "qd"), (Output("Mdot", _square),),
+    Quantity("Mdot", "mass_matrix_dot", ("q", "qd"), (Output("Mdot", _square, embed="matrix"),),
              "dM/dt at (q, qd), (n, n), by Algorithm 1.", "algorithm1",
              pinocchio=lambda o, s: (lambda C: C + C.T)(o.coriolis(s["q"], s["qd"]))),       # eq. (2)
-    Quantity("C", "coriolis_matrix", ("q", "qd"), (Output("C", _square),),
+    Quantity("C", "coriolis_matrix", ("q", "qd"), (Output("C", _square, embed="matrix"),),
              "Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1.", "algorithm1",
              pinocchio=lambda o, s: o.coriolis(s["q"], s["qd"])),
-    Quantity("Gamma", "christoffel", ("q",), (Output("Gamma", _cube),),
+    Quantity("Gamma", "christoffel", ("q",), (Output("Gamma", _cube, embed="christoffel"),),
              "Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k].", "algorithm2",
              pinocchio=lambda o, s: o.christoffel(s["q"])),
-    Quantity("tau", "inverse_dynamics", ("q", "qd", "qdd"), (Output("tau", _vector),),
+    Quantity("tau", "inverse_dynamics", ("q", "qd", "qdd"), (Output("tau", _vector, embed="vector"),),
              "Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA.", "rnea",
              pinocchio=lambda o, s: o.inverse_dynamics(s["q"], s["qd"], s["qdd"])),
-    Quantity("g", "gravity", ("q",), (Output("g", _vector),),
+    Quantity("g", "gravity", ("q",), (Output("g", _vector, embed="vector"),),
              "Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces.", "gravity",
              pinocchio=lambda o, s: o.gravity(s["q"])),
-    Quantity("tau_sl", "slotine_li", ("q", "qd", "qd_r", "qdd_r"), (Output("tau_sl", _vector),),
+    Quantity("tau_sl", "slotine_li", ("q", "qd", "qd_r", "qdd_r"), (Output("tau_sl", _vector, embed="vector"),),
              "Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion "
              "(Wensing & Slotine, Algorithm 3), without forming M or C.", "slotine_li",
              pinocchio=lambda o, s: (o.mass_matrix(s["q"]) @ s["qdd_r"] + o.coriolis(s["q"], s["qd"]) @ s["qd_r"]
                                      + o.gravity(s["q"]))),
-    Quantity("Y", "regressor", ("q", "qd", "qd_r", "qdd_r"), (Output("Y", _regressor),),
+    Quantity("Y", "regressor", ("q", "qd", "qd_r", "qdd_r"), (Output("Y", _regressor, embed="rows"),),
              "Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); "
              "10 columns per body in link_names order, Pinocchio's toDynamicParameters order.", "regressor",
              pinocchio=lambda o, s: o.regressor(s["q"], s["qd"], s["qdd_r"]),
              oracle_state=_qd_r_is_qd),                 # computeJointTorqueRegressor has qd_r = qd
-    Quantity("qdd", "forward_dynamics", ("q", "qd", "tau"), (Output("qdd", _vector),),
+    Quantity("qdd", "forward_dynamics", ("q", "qd", "tau"), (Output("qdd", _vector, embed="solve"),),
              "Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or "
              "the tree-sparse L^T D L factorization of M, whichever costs less for the robot.", "forward_dynamics",
              pinocchio=lambda o, s: o.forward_dynamics(s["q"], s["qd"], s["tau"]), conditioned=True),
-    Quantity("Minv", "mass_matrix_inverse", ("q",), (Output("Minv", _square),),
+    Quantity("Minv", "mass_matrix_inverse", ("q",), (Output("Minv", _square, embed="solve"),),
              "Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L "
              "factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot.",
              "mass_matrix_inverse",
              pinocchio=lambda o, s: o.mass_matrix_inverse(s["q"]), conditioned=True),
-    Quantity("MCg", "all_terms", ("q", "qd"), (Output("M", _square), Output("C", _square), Output("g", _vector)),
+    Quantity("MCg", "all_terms", ("q", "qd"), (Output("M", _square, embed="matrix"), Output("C", _square, embed="matrix"), Output("g", _vector, embed="vector")),
              "(M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity "
              "vector, sharing the kinematics and composite inertias.", "all_terms",
              pinocchio=lambda o, s: (o.mass_matrix(s["q"]), o.coriolis(s["q"], s["qd"]), o.gravity(s["q"]))),
     Quantity("dtau", "inverse_dynamics_derivatives", ("q", "qd", "qdd"),
-             (Output("dtau_dq", _square), Output("dtau_dqd", _square)),
+             (Output("dtau_dq", _square, embed="matrix"), Output("dtau_dqd", _square, embed="matrix")),
              "(dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives "
              "(Carpentier & Mansard) in ground coordinates.", "id_derivatives",
              pinocchio=lambda o, s: o.inverse_dynamics_derivatives(s["q"], s["qd"], s["qdd"])),
     Quantity("dqdd", "forward_dynamics_derivatives", ("q", "qd", "tau"),
-             (Output("dqdd_dq", _square), Output("dqdd_dqd", _square)),
+             (Output("dqdd_dq", _square, embed="solve"), Output("dqdd_dqd", _square, embed="solve")),
              "(dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at "
              "qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors.", "fd_derivatives",
              pinocchio=lambda o, s: o.forward_dynamics_derivatives(s["q"], s["qd"], s["tau"]), conditioned=True),
-    Quantity("oMf", "frame_placement", ("q",), (Output("oMf", _placements),),
+    Quantity("oMf", "frame_placement", ("q",), (Output("oMf", _placements, embed="none"),),
              "Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous "
              "transform.", "frames",
              pinocchio=lambda o, s: o.frame_placement(s["q"])),
-    Quantity("J", "frame_jacobian", ("q",), (Output("J", _jacobians),),
+    Quantity("J", "frame_jacobian", ("q",), (Output("J", _jacobians, embed="columns"),),
              "Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], "
              "LOCAL_WORLD_ALIGNED (origin at the frame, world axes).", "frames",
              pinocchio=lambda o, s: o.frame_jacobian(s["q"])),

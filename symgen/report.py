@@ -15,12 +15,13 @@ def describe(robot) -> str:
         lines.append(f"    q[0:7] {robot.joint_names[0]:<{width}}  free-flyer: position x y z, quaternion x y z w; "
                      f"v[0:6]: linear, angular velocity in the base frame; {robot.root_link} -> "
                      f"{robot.link_names[0]}  mass {robot.bodies[robot.free - 1].inertia.mass:g}")
+    labels = _coordinates(robot)
     for i, b in enumerate(robot.bodies):
         if robot.is_free(i):
             continue
         parent = robot.bodies[b.parent].name if b.parent >= 0 else robot.root_link
         axis = " ".join(f"{a:g}" for a in b.axis)
-        lines.append(f"    q[{robot.q_index[i]}] {b.joint_name:<{width}}  {b.joint_type:<10} axis ({axis})  "
+        lines.append(f"    {labels[i]} {b.joint_name:<{width}}  {b.joint_type:<10} axis ({axis})  "
                      f"{parent} -> {b.name}  mass {b.inertia.mass:g}")
     lines.append(f"  lumped by fixed joints: {len(robot.lumped)}")
     lines += [f"    {item}" for item in robot.lumped]
@@ -28,3 +29,17 @@ def describe(robot) -> str:
     lines += [f"    {item}" for item in robot.snapped]
     lines += [f"  note: {item}" for item in robot.notes]
     return "\n".join(lines)
+
+
+def _coordinates(robot) -> list[str]:
+    """Per body, its joint's coordinate: ``q[i]``, or with --mimic for a mimicking joint the
+    relation embedded, ``= -1 q[3] + 0.01`` (composed down to an independent joint)."""
+    emb = getattr(robot, "embedding", None)
+    if emb is None:
+        return [f"q[{k}]" if k is not None else "" for k in robot.q_index]
+    own = set(emb.independent)
+    labels = [""] * robot.free                           # the free-flyer: described on its own line
+    for j, (r, m, o) in enumerate(emb.source):
+        labels.append(f"q[{emb.lead_q + r}]" if j in own else f"= {m:g} q[{emb.lead_q + r}] {'-' if o < 0 else '+'} {abs(o):g}")
+    width = max(len(x) for x in labels)
+    return [x.ljust(width) for x in labels]

@@ -78,13 +78,16 @@ def _pinocchio(robot, frames=None, gravity=None):
         import pinocchio
     except ImportError:
         return None, "Pinocchio: not installed (pip install pin), skipped"
-    from .pinocchio_oracle import PinOracle
+    from .mimic import full_model
+    from .pinocchio_oracle import oracle_for
     from .urdf import urdf_string
 
     try:
-        model = (pinocchio.buildModelFromXML(urdf_string(robot), pinocchio.JointModelFreeFlyer())
-                 if robot.floating_base else pinocchio.buildModelFromXML(urdf_string(robot)))
-        return (PinOracle(robot, model, pinocchio, frames=frames, gravity=gravity),
+        # --mimic: Pinocchio's model of the full robot (no mimic joints), projected by the embedding
+        full = full_model(robot)
+        model = (pinocchio.buildModelFromXML(urdf_string(full), pinocchio.JointModelFreeFlyer())
+                 if full.floating_base else pinocchio.buildModelFromXML(urdf_string(full)))
+        return (oracle_for(robot, model, pinocchio, frames=frames, gravity=gravity),
                 f"Pinocchio {pinocchio.__version__}, on symgen's rewrite of the URDF")
     except Exception as exc:                    # urdfdom's and the joint matching's refusals alike
         return None, f"Pinocchio: skipped, {exc}".splitlines()[0]
@@ -98,12 +101,12 @@ def _pinocchio_own_parse(robot, urdf, gravity=None):
         import pinocchio
     except ImportError:
         return None, None
-    from .pinocchio_oracle import PinOracle
+    from .pinocchio_oracle import oracle_for
 
     try:
         model = (pinocchio.buildModelFromUrdf(str(urdf), pinocchio.JointModelFreeFlyer()) if robot.floating_base
                  else pinocchio.buildModelFromUrdf(str(urdf)))
-        return PinOracle(robot, model, pinocchio, gravity=gravity), (f"Pinocchio's own parse of the URDF: {', '.join(OWN_PARSE)} to "
+        return oracle_for(robot, model, pinocchio, gravity=gravity), (f"Pinocchio's own parse of the URDF: {', '.join(OWN_PARSE)} to "
                                                     f"{OWN_PARSE_TOL:g} (symgen snaps values within 1e-9)")
     except Exception as exc:                    # urdfdom's refusals, joints that cannot be matched
         return None, f"Pinocchio's own parse of the URDF: skipped, {exc}".splitlines()[0]
@@ -259,7 +262,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity)
     robot = oracle = own = None
     if urdf:
-        robot = symgen.load_urdf(urdf, floating_base=built_floating)
+        robot = symgen.load_urdf(urdf, floating_base=built_floating,
+                                 mimic=bool(manifest["options"].get("mimic", False)))        # --mimic: reduced
         notes.append(check_robot(robot, manifest, path, urdf))
         oracle, pin_note = _pinocchio(robot, frames, gravity)
         own, own_note = _pinocchio_own_parse(robot, urdf, gravity)

@@ -222,7 +222,8 @@ def test_mimic_joints_are_independent_coordinates(pin):
     assert "<mimic" in path.read_text(encoding="utf-8"), f"{path} has no <mimic> element any more"
     robot = symgen.load_urdf(path)
     assert robot.notes == ("joint 'panda_finger_joint2' mimics 'panda_finger_joint1' in the URDF; symgen "
-                           "treats it as an independent coordinate (as Pinocchio does by default)",)
+                           "treats it as an independent coordinate (as Pinocchio does by default; --mimic embeds the "
+                           "relation)",)
     assert robot.joint_names[-2:] == ("panda_finger_joint1", "panda_finger_joint2")
     model = pin.buildModelFromUrdf(str(path))
     assert model.nv == robot.n == 9

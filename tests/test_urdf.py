@@ -509,7 +509,7 @@ def test_joint_order_is_depth_first_by_joint_name_like_pinocchio(tmp_path):
 def mimic_note(name, target, undefined=False):
     return (f"joint {name!r} mimics {target!r} in the URDF"
             f"{' (which defines no joint of that name)' if undefined else ''}; symgen treats it as "
-            f"an independent coordinate (as Pinocchio does by default)")
+            f"an independent coordinate (as Pinocchio does by default; --mimic embeds the relation)")
 
 
 MIMIC_PAIR = robot_xml(BASE, link("l1"), link("l2"), joint("j1", "base", "l1"),

@@ -111,9 +111,15 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"source sha256 {comment_text(opts.source_sha256 or 'n/a')}",
         f"options: quantities={','.join(opts.quantities)} gamma_method={opts.gamma_method} "
         f"frame={opts.frame} floating_base={robot.floating_base} cse={opts.cse} "
-        f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}",
+        f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}"
+        + (" mimic=True" if _embedding(robot) else ""),
         f"SymPy {sp.__version__}",
     ]
+
+
+def _embedding(robot):
+    """The mimic embedding of a robot read with --mimic (:mod:`symgen.mimic`), else None."""
+    return getattr(robot, "embedding", None)
 
 
 def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -> dict:
@@ -154,6 +160,10 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
                                   "ops": ops[f["name"]]} for f in contexts},
         "c_extension": ext_name,
     }
+    if _embedding(robot):               # --mimic: recorded only then (packages without it are unchanged)
+        manifest["options"]["mimic"] = True
+        manifest["mimic"] = [{"joint": r.joint, "mimics": r.target, "multiplier": r.multiplier, "offset": r.offset}
+                             for r in robot.embedding.relations]
     ctx.update(ext_name=ext_name, manifest_sha256=manifest_digest(manifest),
                rebuild_literal=py_literal(opts.command or "symgen build <urdf>"))
     files = {

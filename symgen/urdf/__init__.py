@@ -21,9 +21,12 @@ Conventions (URDF's own, made explicit):
   Links below the root through fixed joints only fold into the root (discarded for a fixed base).
 - Mimic joints (``<mimic joint=... multiplier=... offset=...>``) are read as independent
   coordinates of q, as Pinocchio's ``buildModelFromUrdf`` does by default; the mimic relation is
-  not modelled, and ``Robot.notes`` gets one line per such movable joint, in q order. As for
-  urdfdom, ``<mimic>`` needs a ``joint`` attribute and ``multiplier``/``offset``, if present,
-  must be numbers; the mimicked joint need not exist (the note then says so).
+  not modelled, and ``Robot.notes`` gets one line per such movable joint, in q order (suggesting
+  ``--mimic``). As for urdfdom, ``<mimic>`` needs a ``joint`` attribute and ``multiplier``/``offset``
+  (defaults 1 and 0), if present, must be numbers; the mimicked joint need not exist (the note
+  then says so). With ``mimic=True`` (``--mimic``) the relations are embedded: the result is a
+  :class:`symgen.mimic.Embedded` view in reduced coordinates, and a mimic of a missing or fixed
+  joint, or a cycle of mimics, is a URDFError naming the joint.
 - Joint order (the order of q): depth first from the root link, the child joints of every link
   taken in order of joint name. That is how urdfdom builds its tree (a ``std::map`` of joints),
   hence Pinocchio's order, so q vectors are index-compatible with ``pinocchio.buildModelFromUrdf``.

@@ -48,6 +48,9 @@ class JointSpec:
     translation: np.ndarray
     axis: tuple[float, float, float]
     mimic: str | None = None       # the joint named by its <mimic> element, if any
+    #: its <mimic>'s multiplier and offset (urdfdom's defaults 1 and 0): q = multiplier q_mimic + offset
+    mimic_multiplier: float = 1.0
+    mimic_offset: float = 0.0
 
 
 def parse_numbers(text: str, count: int) -> tuple[float, ...]:
@@ -237,17 +240,18 @@ def _joint_type(el: ET.Element, ctx: Context, where: str) -> str:
     return jtype
 
 
-def _joint_mimic(el: ET.Element, ctx: Context, where: str) -> str | None:
-    """The joint named by ``el``'s ``<mimic>`` (None without one). The relation itself
-    (multiplier, offset) is not modelled, but its numbers must be numbers, as for urdfdom."""
+def _joint_mimic(el: ET.Element, ctx: Context, where: str) -> tuple[str | None, float, float]:
+    """(the joint named by ``el``'s ``<mimic>``, its multiplier, its offset); (None, 1, 0)
+    without one. The numbers must be numbers, as for urdfdom (defaults 1 and 0, urdfdom's); the
+    relation is used only with ``mimic=True`` (:mod:`symgen.mimic`)."""
     mimic = el.find("mimic")
     if mimic is None:
-        return None
+        return None, 1.0, 0.0
     where = f"{where}/<mimic>"
     target = _attribute(mimic, "joint", ctx, where)
-    for attribute in ("multiplier", "offset"):
-        _numbers(mimic, attribute, 1, ctx, where, default=(0.0,))
-    return target
+    (multiplier,) = _numbers(mimic, "multiplier", 1, ctx, where, default=(1.0,))
+    (offset,) = _numbers(mimic, "offset", 1, ctx, where, default=(0.0,))
+    return target, multiplier, offset
 
 
 def _joint_link(el: ET.Element, tag: str, links, ctx: Context, where: str) -> str:
@@ -276,7 +280,7 @@ def _read_joint(el: ET.Element, k: int, links, ctx: Context) -> JointSpec:
     child = _joint_link(el, "child", links, ctx, where)
     R, p = _origin(el, ctx, where, what)
     return JointSpec(name, jtype, parent, child, R, p, _joint_axis(el, jtype, ctx, where, what),
-                  _joint_mimic(el, ctx, where))
+                     *_joint_mimic(el, ctx, where))
 
 
 def read_joints(root: ET.Element, links, ctx: Context) -> list[JointSpec]:

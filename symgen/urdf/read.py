@@ -16,21 +16,43 @@ from .validate import (check_floating_names, check_inertias, check_masses, check
 MAX_URDF_BYTES = 32 * 2**20
 
 
-def _mimic_notes(tree: Tree, joints: list[JointSpec]) -> tuple[str, ...]:
+def _mimic_notes(tree: Tree, joints: list[JointSpec], mimic: bool = False) -> tuple[str, ...]:
     """One note per movable mimic joint, in q order (a fixed one has no coordinate to speak of).
-    A mimicked joint the file does not define is said so (urdfdom, hence Pinocchio, accepts it)."""
+    A mimicked joint the file does not define is said so (urdfdom, hence Pinocchio, accepts it).
+    Without ``mimic`` the note suggests --mimic; with it, it gives the relation embedded."""
     defined = {j.name for j in joints}
+    if mimic:
+        return tuple(f"joint {j.name!r} mimics {j.mimic!r} in the URDF; --mimic: it moves as {j.mimic_multiplier!r} * "
+                     f"q[{j.mimic!r}] {'-' if j.mimic_offset < 0 else '+'} {abs(j.mimic_offset)!r}, no coordinate "
+                     f"of its own" for j, *_ in tree.specs if j.mimic is not None)
     return tuple(f"joint {j.name!r} mimics {j.mimic!r} in the URDF"
                  f"{'' if j.mimic in defined else ' (which defines no joint of that name)'}; symgen "
-                 f"treats it as an independent coordinate (as Pinocchio does by default)"
+                 f"treats it as an independent coordinate (as Pinocchio does by default; --mimic embeds the relation)"
                  for j, *_ in tree.specs if j.mimic is not None)
 
 
+def _embedding(tree: Tree, joints: list[JointSpec], robot, ctx: Context):
+    """The :class:`~symgen.mimic.Embedding` of the movable joints' ``<mimic>`` relations (after a
+    free-flyer's q[0:7], v[0:6]); a mimic of a missing or fixed joint, or a cycle of mimics, is a
+    URDFError naming the joint."""
+    from ..mimic import Relation, build
+
+    relations = tuple(Relation(j.name, j.mimic, j.mimic_multiplier, j.mimic_offset)
+                      for j, *_ in tree.specs if j.mimic is not None)
+    free = bool(robot.floating_base)
+    return build(robot.joint_names[free:], relations, {j.name for j in joints},
+                 {j.name for j in joints if j.type == "fixed"},
+                 lambda joint, reason: ctx.error(f"<joint name={joint!r}>/<mimic>", reason), 7 * free, 6 * free)
+
+
 def parse_urdf_string(text: str, source: str | None = None, floating_base: bool = False,
-                      snap_tol: float = 1e-9, strict_inertia: bool = False) -> Robot:
+                      snap_tol: float = 1e-9, strict_inertia: bool = False, mimic: bool = False) -> Robot:
     """The Robot described by the URDF ``text`` (``source`` names it in error messages and
     warnings). ``strict_inertia``: refuse inertias that are invalid beyond round-off instead of
-    tolerating small violations with a warning (:mod:`symgen.urdf.validate`)."""
+    tolerating small violations with a warning (:mod:`symgen.urdf.validate`). ``mimic``: the
+    ``<mimic>`` relations are embedded (reduced coordinates): the result is then a
+    :class:`symgen.mimic.Embedded` view of the full Robot (when the file has any movable mimic
+    joint)."""
     if not snap_tol >= 0.0:
         raise OptionError(f"snap_tol must be a number >= 0, got {snap_tol!r}")
     ctx = Context(source, snap_tol)
@@ -49,16 +71,21 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
     if not tree.specs and not floating_base:
         raise ctx.error("<robot>", f"no movable joints (every joint is fixed, so {name!r} has no "
                                    f"degree of freedom; --floating-base would give it six)")
-    notes += _mimic_notes(tree, joints)
+    notes += _mimic_notes(tree, joints, mimic)
     notes += check_inertias(tree, links, not floating_base, strict_inertia, ctx)
     bodies = free_flyer_bodies(root, tree.inertias[root_body]) if floating_base else []
     for k, (j, parent, R, p) in enumerate(tree.specs):
         bodies.append(Body(name=j.child, joint_name=j.name, joint_type=j.type, axis=j.axis,
                            parent=parent, rotation=as_mat3(R), translation=as_vec3(p),
                            inertia=tree.inertias[root_body + 1 + k]))
-    return Robot(name=name, bodies=tuple(bodies), root_link=virtual_root(links) if floating_base else root,
-                 source=source, lumped=tuple(tree.lumped), snapped=tuple(ctx.snapped),
-                 floating_base=floating_base, notes=notes, frames=tuple(tree.frames))
+    robot = Robot(name=name, bodies=tuple(bodies), root_link=virtual_root(links) if floating_base else root,
+                  source=source, lumped=tuple(tree.lumped), snapped=tuple(ctx.snapped),
+                  floating_base=floating_base, notes=notes, frames=tuple(tree.frames))
+    if mimic and any(j.mimic is not None for j, *_ in tree.specs):
+        from ..mimic import Embedded
+
+        return Embedded(robot, _embedding(tree, joints, robot, ctx))
+    return robot
 
 
 def _virtual_frames(world: str) -> tuple[Frame, ...]:
@@ -70,7 +97,7 @@ def _virtual_frames(world: str) -> tuple[Frame, ...]:
 
 
 def load_urdf(path, floating_base: bool = False, snap_tol: float = 1e-9,
-              strict_inertia: bool = False) -> Robot:
+              strict_inertia: bool = False, mimic: bool = False) -> Robot:
     """The Robot described by the URDF file ``path`` (see :func:`parse_urdf_string`)."""
     source = str(path)
     data = _read_capped(path, source)
@@ -80,7 +107,7 @@ def load_urdf(path, floating_base: bool = False, snap_tol: float = 1e-9,
         raise URDFError(source, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     text = text.replace("\r\n", "\n").replace("\r", "\n")     # as a file read in text mode
     return parse_urdf_string(text, source=source, floating_base=floating_base, snap_tol=snap_tol,
-                             strict_inertia=strict_inertia)
+                             strict_inertia=strict_inertia, mimic=mimic)
 
 
 def _read_capped(path, source: str) -> bytes:
