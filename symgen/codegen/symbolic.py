@@ -26,26 +26,38 @@ def input_symbols(robot) -> dict:
 
 
 def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool = True, tick=None) -> dict:
-    """``{key: Function}`` for each quantity of ``keys``, running each sweep once (each Function
-    keeps its run's whole record; :func:`optimize` drops what it does not use).
+    """``{key: Function}`` for each quantity of ``keys``, running each sweep once, and for a
+    sweep with variants (ground-coordinate builds) each variant, keeping the cheapest by
+    :func:`~symgen.codegen.program.cost` once optimized (the first on a tie). The Functions are
+    optimized (:func:`optimize` without CSE; applying it again is free).
     ``tick(label, done, total)`` reports the progress of each run."""
     Q.check_options(opts)
-    syms = input_symbols(robot)
     runs: dict = {}
     for key in keys:
         runs.setdefault(Q.QUANTITIES[key].sweep, []).append(key)
+    jobs = [(name, k, tuple(group)) for name, group in runs.items()
+            for k in range(1 + (len(Q.SWEEPS[name].variants) if opts.frame == "ground" else 0))]
+    # (forking the candidates over the cores was tried: SymPy's unpickling of the results costs
+    # about as much as the tracing it saves — 2.0 s for dqdd of a 20-DoF chain traced in 3.3 s)
+    results = [_candidate(robot, job, opts, naming, tick) for job in jobs]
     out = {}
-    for sweep_name, group in runs.items():
-        label = "+".join(group)
-        sweep = Q.SWEEPS[sweep_name]
-        candidates = [sweep] + ([replace(sweep, run=run) for run in sweep.variants] if opts.frame == "ground" else [])
-        traced = [_trace_sweep(robot, s, group, syms, opts, naming,
-                               (lambda d, t, label=label: tick(label, d, t)) if tick else None) for s in candidates]
-        # the variant with the lowest cost (operations, divisions weighted) once optimized (the
-        # first on a tie)
-        out.update(min(traced, key=lambda fns: sum(P.cost(optimize(f)) for f in fns.values()))
-                   if len(traced) > 1 else traced[0])
+    for name in runs:
+        traced = [fns for (sweep, _, _), fns in zip(jobs, results) if sweep == name]
+        out.update(min(traced, key=lambda fns: sum(P.cost(f) for f in fns.values())))
     return {key: out[key] for key in keys}
+
+
+def _candidate(robot, job, opts, naming, tick=None) -> dict:
+    """One candidate run, ``job`` = (sweep name, 0 for its run or k for its k-th variant, keys):
+    ``{key: optimized Function}``."""
+    name, k, keys = job
+    sweep = Q.SWEEPS[name]
+    if k:
+        sweep = replace(sweep, run=sweep.variants[k - 1])
+    label = "+".join(keys) + (f" (variant {k})" if k else "")
+    fns = _trace_sweep(robot, sweep, keys, input_symbols(robot), opts, naming,
+                       (lambda d, t: tick(label, d, t)) if tick else None)
+    return {key: optimize(fn) for key, fn in fns.items()}
 
 
 def _trace_sweep(robot, sweep, keys, syms, opts, naming, tick) -> dict:
