@@ -34,7 +34,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_4121d495"
+    _ext = "_arm4_ext_a4f1804b"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -50,7 +50,7 @@ _best = c if c is not None else numpy
 backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
-manifest_sha256 = "f39d65082db4e680c2e1ad6d3013fe1b18ea556bc42dc772415f1096b2aaa509"  # manifest.json as built, without its file hashes
+manifest_sha256 = "9267ce0059dd2a290c5c095caa1ccc04740bd1c2892dc9b062a0e65d3d30bc46"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

@@ -28,7 +28,7 @@ extern const double arm4_gravity_vector[3];
 /* Mass matrix M(q), (n, n), by CRBA. */
 #define ARM4_MASS_MATRIX_WORK_BYTES 0  /* its work array on the stack */
 void arm4_mass_matrix(const double *q, double *M);
-/* The same, writing only the 16 of 16 entries that can be nonzero: the others must
+/* The same, writing only the 12 of 16 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_mass_matrix). */
 void arm4_mass_matrix_update(const double *q, double *M);
 void arm4_mass_matrix_batch(size_t count, const double *q, double *M);
@@ -36,7 +36,7 @@ void arm4_mass_matrix_batch(size_t count, const double *q, double *M);
 /* dM/dt at (q, qd), (n, n), by Algorithm 1. */
 #define ARM4_MASS_MATRIX_DOT_WORK_BYTES 0  /* its work array on the stack */
 void arm4_mass_matrix_dot(const double *q, const double *qd, double *Mdot);
-/* The same, writing only the 16 of 16 entries that can be nonzero: the others must
+/* The same, writing only the 15 of 16 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_mass_matrix_dot). */
 void arm4_mass_matrix_dot_update(const double *q, const double *qd, double *Mdot);
 void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd, double *Mdot);
@@ -44,7 +44,7 @@ void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd,
 /* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. */
 #define ARM4_CORIOLIS_MATRIX_WORK_BYTES 0  /* its work array on the stack */
 void arm4_coriolis_matrix(const double *q, const double *qd, double *C);
-/* The same, writing only the 16 of 16 entries that can be nonzero: the others must
+/* The same, writing only the 15 of 16 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_coriolis_matrix). */
 void arm4_coriolis_matrix_update(const double *q, const double *qd, double *C);
 void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd, double *C);
@@ -108,7 +108,7 @@ void arm4_mass_matrix_inverse_batch(size_t count, const double *q, double *Minv)
 /* (M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. */
 #define ARM4_ALL_TERMS_WORK_BYTES 0  /* its work array on the stack */
 void arm4_all_terms(const double *q, const double *qd, double *M, double *C, double *g);
-/* The same, writing only the 35 of 36 entries that can be nonzero: the others must
+/* The same, writing only the 30 of 36 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_all_terms). */
 void arm4_all_terms_update(const double *q, const double *qd, double *M, double *C, double *g);
 void arm4_all_terms_batch(size_t count, const double *q, const double *qd, double *M, double *C, double *g);

@@ -9,7 +9,7 @@ the batch loop runs in C. Importing this module fails (ImportError) when the bin
 compiled."""
 import numpy as np
 
-from . import _arm4_ext_4121d495 as _ext
+from . import _arm4_ext_a4f1804b as _ext
 
 _empty = np.empty
 from .arm4_numpy import N, _prepare, frames, gravity_vector, joint_names, link_names, nq, nv, parameters  # noqa: F401

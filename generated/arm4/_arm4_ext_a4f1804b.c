@@ -1158,9 +1158,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_4121d495", NULL, -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_a4f1804b", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__arm4_ext_4121d495(void)
+PyMODINIT_FUNC PyInit__arm4_ext_a4f1804b(void)
 {
     return PyModule_Create(&module);
 }
