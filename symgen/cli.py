@@ -225,7 +225,8 @@ def verify(package, trials, seed, urdf, floating_base):
 @click.option("--timeout", type=float, default=None, help="Seconds per Table 2 cell [default: 600; 20 with --quick].")
 @click.option("--build-timeout", type=float, default=None, help="Seconds per package build of Tables 1 and 3 and the figures.")
 @click.option("--compile-timeout", type=float, default=None, help="Seconds per compile of generated C.")
-@click.option("--flags", default=None, help="C compiler flags of the C loop [default: -O3 -march=native; -O1 with --quick].")
+@click.option("--flags", default=None, help="C compiler flags of the C loop [default: -O3 -march=native "
+              "-ffp-contract=fast; -O1 with --quick].")
 @click.option("--copt", default=None, help="Optimization flag of the Python binding [default: -O2; -O1 with --quick].")
 @click.option("--pin-cpp", type=click.Choice(["build", "cached", "off"]), default=None,
               help="Pinocchio C++ harness: build it if needed (minutes, ~5 GB), use it only if cached, or off "
@@ -254,7 +255,8 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
               help="The robot's URDF, to time Pinocchio on the same robot (default: none).")
 @click.option("--functions", default="C,Gamma", show_default=True,
               help=f"Comma list of the package's quantities to time: {Q.help_text()}.")
-@click.option("--flags", default="-O3 -march=native", show_default=True, help="C compiler flags of the C loop.")
+@click.option("--flags", default=None, help="C compiler flags of the C loop (and CasADi's C) "
+              "[default: -O3 -march=native -ffp-contract=fast: FMA on, as g++ has it for Pinocchio's harness].")
 @click.option("--repeats", default=7, show_default=True, help="Repeats (the median is reported).")
 @click.option("--min-time", default=0.05, show_default=True, help="Seconds per repeat at least (sets the loop count).")
 @click.option("--compile-timeout", type=float, default=None, help="Give up compiling after this many seconds.")
@@ -270,9 +272,10 @@ def bench_command(package, urdf, functions, flags, repeats, min_time, compile_ti
                   processes):
     """Time a generated package: its C in a C loop and from Python, beside Pinocchio."""
     from .bench import bench_package, format_report
+    from .bench.cloop import DEFAULT_FLAGS
 
     result = bench_package(package, urdf=urdf, quantities=Q.parse(functions, "--functions"),
-                           flags=flags, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
+                           flags=flags or DEFAULT_FLAGS, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
                            pin_cpp=pin_cpp, casadi=casadi, processes=processes)
     click.echo(format_report(result))
     if json_path:
