@@ -34,7 +34,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_0f2e459c"
+    _ext = "_arm4_ext_5f05646d"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -50,7 +50,7 @@ _best = c if c is not None else numpy
 backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
-manifest_sha256 = "15f0bb3843663745ea0a1bcb918c41769eff194e3641bcb6341917274e788408"  # manifest.json as built, without its file hashes
+manifest_sha256 = "e12faae959ab5ae45bb688b118ca618a8d27a715dcfa06e800603ddedb3d1031"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix
