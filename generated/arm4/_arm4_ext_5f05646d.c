@@ -13,7 +13,7 @@
  *   arm4_c.py, which converts or raises the ValueError naming the argument;
  * - the raw batch, f(count, inputs..., outputs...[, threads]): buffers of C-contiguous float64
  *   checked for size here (shapes are checked by arm4_c.py), the GIL released for big
- *   batches, threads as arm4.h says. */
+ *   batches, split over threads (below). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -75,6 +75,76 @@ static void release(Py_buffer *views, int taken)
     while (taken > 0)
         PyBuffer_Release(&views[--taken]);
 }
+
+/* Batches on threads of the binding's own: POSIX threads started for the call and joined before
+ * it returns, one contiguous chunk of states each, the first in the calling thread. Not OpenMP
+ * here: libgomp keeps a pool of threads that a fork()ed child does not have, and its next
+ * parallel region in the child hangs (multiprocessing's default on Linux); these threads live
+ * only within the call. Without POSIX threads, batches are serial. */
+typedef void (*chunk_fn)(const void *job, size_t first, size_t count);
+
+#if defined(_POSIX_THREADS) && !defined(ARM4_NO_THREADS)
+#include <pthread.h>
+#include <unistd.h>
+#define MAX_THREADS 4096
+
+typedef struct { chunk_fn run; const void *job; size_t first, count; } chunk_t;
+
+static void *run_chunk(void *arg)
+{
+    const chunk_t *c = (const chunk_t *)arg;
+    c->run(c->job, c->first, c->count);
+    return NULL;
+}
+
+static int default_threads(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+}
+
+/* run(job, first, count) over [0, count) on `threads` threads (0: one per online core), never
+ * fewer than ARM4_PARALLEL_MIN states per thread. A thread that cannot be started leaves
+ * its chunk to the calling thread. */
+static void parallel(chunk_fn run, const void *job, size_t count, int threads)
+{
+    chunk_t chunks[64];
+    pthread_t ids[64];
+    int started[64];
+    size_t parts = (size_t)(threads <= 0 ? default_threads() : threads), k, first = 0;
+    if (parts > count / ARM4_PARALLEL_MIN)
+        parts = count / ARM4_PARALLEL_MIN;
+    if (parts > 64)
+        parts = 64;
+    if (parts <= 1) {
+        run(job, 0, count);
+        return;
+    }
+    for (k = 0; k < parts; ++k) {
+        chunks[k].run = run;
+        chunks[k].job = job;
+        chunks[k].first = first;
+        chunks[k].count = count / parts + (k < count % parts);
+        first += chunks[k].count;
+    }
+    for (k = 1; k < parts; ++k)
+        started[k] = pthread_create(&ids[k], NULL, run_chunk, &chunks[k]) == 0;
+    run_chunk(&chunks[0]);
+    for (k = 1; k < parts; ++k) {
+        if (started[k])
+            pthread_join(ids[k], NULL);
+        else
+            run_chunk(&chunks[k]);
+    }
+}
+#else
+#define MAX_THREADS 4096
+static void parallel(chunk_fn run, const void *job, size_t count, int threads)
+{
+    (void)threads;
+    run(job, 0, count);
+}
+#endif
 
 /* Set by _bind(): numpy.empty, the keyword names, and per function its general path. */
 static PyObject *np_empty, *kw_out, *kw_threads;
@@ -149,6 +219,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[1]; double *out[1]; } job_mass_matrix;
+
+static void chunk_mass_matrix(const void *job, size_t first, size_t count)
+{
+    const job_mass_matrix *j = (const job_mass_matrix *)job;
+    arm4_mass_matrix_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
+}
+
 /* mass_matrix(count, q, out[, threads]): the raw batch */
 static PyObject *py_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -169,8 +247,8 @@ static PyObject *py_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize_
         long t = PyLong_AsLong(args[3]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -181,12 +259,14 @@ static PyObject *py_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize_
     if (take(args[2], &views[taken], count, 16, 1, "M") < 0)
         goto fail;
     taken++;
+    job_mass_matrix job = { { (const double *)views[0].buf },
+                             { (double *)views[1].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_mass_matrix_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        parallel(chunk_mass_matrix, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_mass_matrix_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        chunk_mass_matrix(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -267,6 +347,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[2]; double *out[1]; } job_mass_matrix_dot;
+
+static void chunk_mass_matrix_dot(const void *job, size_t first, size_t count)
+{
+    const job_mass_matrix_dot *j = (const job_mass_matrix_dot *)job;
+    arm4_mass_matrix_dot_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16);
+}
+
 /* mass_matrix_dot(count, q, qd, out[, threads]): the raw batch */
 static PyObject *py_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -287,8 +375,8 @@ static PyObject *py_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_ss
         long t = PyLong_AsLong(args[4]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -302,12 +390,14 @@ static PyObject *py_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_ss
     if (take(args[3], &views[taken], count, 16, 1, "Mdot") < 0)
         goto fail;
     taken++;
+    job_mass_matrix_dot job = { { (const double *)views[0].buf, (const double *)views[1].buf },
+                             { (double *)views[2].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_mass_matrix_dot_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (double *)views[2].buf);
+        parallel(chunk_mass_matrix_dot, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_mass_matrix_dot_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (double *)views[2].buf);
+        chunk_mass_matrix_dot(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -388,6 +478,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[2]; double *out[1]; } job_coriolis_matrix;
+
+static void chunk_coriolis_matrix(const void *job, size_t first, size_t count)
+{
+    const job_coriolis_matrix *j = (const job_coriolis_matrix *)job;
+    arm4_coriolis_matrix_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16);
+}
+
 /* coriolis_matrix(count, q, qd, out[, threads]): the raw batch */
 static PyObject *py_coriolis_matrix(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -408,8 +506,8 @@ static PyObject *py_coriolis_matrix(PyObject *self, PyObject *const *args, Py_ss
         long t = PyLong_AsLong(args[4]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -423,12 +521,14 @@ static PyObject *py_coriolis_matrix(PyObject *self, PyObject *const *args, Py_ss
     if (take(args[3], &views[taken], count, 16, 1, "C") < 0)
         goto fail;
     taken++;
+    job_coriolis_matrix job = { { (const double *)views[0].buf, (const double *)views[1].buf },
+                             { (double *)views[2].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_coriolis_matrix_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (double *)views[2].buf);
+        parallel(chunk_coriolis_matrix, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_coriolis_matrix_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (double *)views[2].buf);
+        chunk_coriolis_matrix(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -506,6 +606,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[1]; double *out[1]; } job_christoffel;
+
+static void chunk_christoffel(const void *job, size_t first, size_t count)
+{
+    const job_christoffel *j = (const job_christoffel *)job;
+    arm4_christoffel_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 64);
+}
+
 /* christoffel(count, q, out[, threads]): the raw batch */
 static PyObject *py_christoffel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -526,8 +634,8 @@ static PyObject *py_christoffel(PyObject *self, PyObject *const *args, Py_ssize_
         long t = PyLong_AsLong(args[3]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -538,12 +646,14 @@ static PyObject *py_christoffel(PyObject *self, PyObject *const *args, Py_ssize_
     if (take(args[2], &views[taken], count, 64, 1, "Gamma") < 0)
         goto fail;
     taken++;
+    job_christoffel job = { { (const double *)views[0].buf },
+                             { (double *)views[1].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_christoffel_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        parallel(chunk_christoffel, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_christoffel_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        chunk_christoffel(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -627,6 +737,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[3]; double *out[1]; } job_inverse_dynamics;
+
+static void chunk_inverse_dynamics(const void *job, size_t first, size_t count)
+{
+    const job_inverse_dynamics *j = (const job_inverse_dynamics *)job;
+    arm4_inverse_dynamics_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4);
+}
+
 /* inverse_dynamics(count, q, qd, qdd, out[, threads]): the raw batch */
 static PyObject *py_inverse_dynamics(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -647,8 +765,8 @@ static PyObject *py_inverse_dynamics(PyObject *self, PyObject *const *args, Py_s
         long t = PyLong_AsLong(args[5]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -665,12 +783,14 @@ static PyObject *py_inverse_dynamics(PyObject *self, PyObject *const *args, Py_s
     if (take(args[4], &views[taken], count, 4, 1, "tau") < 0)
         goto fail;
     taken++;
+    job_inverse_dynamics job = { { (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf },
+                             { (double *)views[3].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_inverse_dynamics_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (double *)views[3].buf);
+        parallel(chunk_inverse_dynamics, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_inverse_dynamics_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (double *)views[3].buf);
+        chunk_inverse_dynamics(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -748,6 +868,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[1]; double *out[1]; } job_gravity;
+
+static void chunk_gravity(const void *job, size_t first, size_t count)
+{
+    const job_gravity *j = (const job_gravity *)job;
+    arm4_gravity_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 4);
+}
+
 /* gravity(count, q, out[, threads]): the raw batch */
 static PyObject *py_gravity(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -768,8 +896,8 @@ static PyObject *py_gravity(PyObject *self, PyObject *const *args, Py_ssize_t na
         long t = PyLong_AsLong(args[3]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -780,12 +908,14 @@ static PyObject *py_gravity(PyObject *self, PyObject *const *args, Py_ssize_t na
     if (take(args[2], &views[taken], count, 4, 1, "g") < 0)
         goto fail;
     taken++;
+    job_gravity job = { { (const double *)views[0].buf },
+                             { (double *)views[1].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_gravity_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        parallel(chunk_gravity, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_gravity_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        chunk_gravity(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -872,6 +1002,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[4]; double *out[1]; } job_slotine_li;
+
+static void chunk_slotine_li(const void *job, size_t first, size_t count)
+{
+    const job_slotine_li *j = (const job_slotine_li *)job;
+    arm4_slotine_li_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 4);
+}
+
 /* slotine_li(count, q, qd, qd_r, qdd_r, out[, threads]): the raw batch */
 static PyObject *py_slotine_li(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -892,8 +1030,8 @@ static PyObject *py_slotine_li(PyObject *self, PyObject *const *args, Py_ssize_t
         long t = PyLong_AsLong(args[6]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -913,12 +1051,14 @@ static PyObject *py_slotine_li(PyObject *self, PyObject *const *args, Py_ssize_t
     if (take(args[5], &views[taken], count, 4, 1, "tau_sl") < 0)
         goto fail;
     taken++;
+    job_slotine_li job = { { (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (const double *)views[3].buf },
+                             { (double *)views[4].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_slotine_li_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (const double *)views[3].buf, (double *)views[4].buf);
+        parallel(chunk_slotine_li, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_slotine_li_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (const double *)views[3].buf, (double *)views[4].buf);
+        chunk_slotine_li(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -1005,6 +1145,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[4]; double *out[1]; } job_regressor;
+
+static void chunk_regressor(const void *job, size_t first, size_t count)
+{
+    const job_regressor *j = (const job_regressor *)job;
+    arm4_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 160);
+}
+
 /* regressor(count, q, qd, qd_r, qdd_r, out[, threads]): the raw batch */
 static PyObject *py_regressor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1025,8 +1173,8 @@ static PyObject *py_regressor(PyObject *self, PyObject *const *args, Py_ssize_t 
         long t = PyLong_AsLong(args[6]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -1046,12 +1194,14 @@ static PyObject *py_regressor(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (take(args[5], &views[taken], count, 160, 1, "Y") < 0)
         goto fail;
     taken++;
+    job_regressor job = { { (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (const double *)views[3].buf },
+                             { (double *)views[4].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_regressor_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (const double *)views[3].buf, (double *)views[4].buf);
+        parallel(chunk_regressor, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_regressor_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (const double *)views[3].buf, (double *)views[4].buf);
+        chunk_regressor(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -1135,6 +1285,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[3]; double *out[1]; } job_forward_dynamics;
+
+static void chunk_forward_dynamics(const void *job, size_t first, size_t count)
+{
+    const job_forward_dynamics *j = (const job_forward_dynamics *)job;
+    arm4_forward_dynamics_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4);
+}
+
 /* forward_dynamics(count, q, qd, tau, out[, threads]): the raw batch */
 static PyObject *py_forward_dynamics(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1155,8 +1313,8 @@ static PyObject *py_forward_dynamics(PyObject *self, PyObject *const *args, Py_s
         long t = PyLong_AsLong(args[5]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -1173,12 +1331,14 @@ static PyObject *py_forward_dynamics(PyObject *self, PyObject *const *args, Py_s
     if (take(args[4], &views[taken], count, 4, 1, "qdd") < 0)
         goto fail;
     taken++;
+    job_forward_dynamics job = { { (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf },
+                             { (double *)views[3].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_forward_dynamics_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (double *)views[3].buf);
+        parallel(chunk_forward_dynamics, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_forward_dynamics_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (double *)views[3].buf);
+        chunk_forward_dynamics(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -1256,6 +1416,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[1]; double *out[1]; } job_mass_matrix_inverse;
+
+static void chunk_mass_matrix_inverse(const void *job, size_t first, size_t count)
+{
+    const job_mass_matrix_inverse *j = (const job_mass_matrix_inverse *)job;
+    arm4_mass_matrix_inverse_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
+}
+
 /* mass_matrix_inverse(count, q, out[, threads]): the raw batch */
 static PyObject *py_mass_matrix_inverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1276,8 +1444,8 @@ static PyObject *py_mass_matrix_inverse(PyObject *self, PyObject *const *args, P
         long t = PyLong_AsLong(args[3]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -1288,12 +1456,14 @@ static PyObject *py_mass_matrix_inverse(PyObject *self, PyObject *const *args, P
     if (take(args[2], &views[taken], count, 16, 1, "Minv") < 0)
         goto fail;
     taken++;
+    job_mass_matrix_inverse job = { { (const double *)views[0].buf },
+                             { (double *)views[1].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_mass_matrix_inverse_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        parallel(chunk_mass_matrix_inverse, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_mass_matrix_inverse_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        chunk_mass_matrix_inverse(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -1399,6 +1569,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[2]; double *out[3]; } job_all_terms;
+
+static void chunk_all_terms(const void *job, size_t first, size_t count)
+{
+    const job_all_terms *j = (const job_all_terms *)job;
+    arm4_all_terms_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, j->out[2] + first * 4);
+}
+
 /* all_terms(count, q, qd, M, C, g[, threads]): the raw batch */
 static PyObject *py_all_terms(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1419,8 +1597,8 @@ static PyObject *py_all_terms(PyObject *self, PyObject *const *args, Py_ssize_t 
         long t = PyLong_AsLong(args[6]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -1440,12 +1618,14 @@ static PyObject *py_all_terms(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (take(args[5], &views[taken], count, 4, 1, "g") < 0)
         goto fail;
     taken++;
+    job_all_terms job = { { (const double *)views[0].buf, (const double *)views[1].buf },
+                             { (double *)views[2].buf, (double *)views[3].buf, (double *)views[4].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_all_terms_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (double *)views[2].buf, (double *)views[3].buf, (double *)views[4].buf);
+        parallel(chunk_all_terms, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_all_terms_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (double *)views[2].buf, (double *)views[3].buf, (double *)views[4].buf);
+        chunk_all_terms(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -1545,6 +1725,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[3]; double *out[2]; } job_inverse_dynamics_derivatives;
+
+static void chunk_inverse_dynamics_derivatives(const void *job, size_t first, size_t count)
+{
+    const job_inverse_dynamics_derivatives *j = (const job_inverse_dynamics_derivatives *)job;
+    arm4_inverse_dynamics_derivatives_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16);
+}
+
 /* inverse_dynamics_derivatives(count, q, qd, qdd, dtau_dq, dtau_dqd[, threads]): the raw batch */
 static PyObject *py_inverse_dynamics_derivatives(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1565,8 +1753,8 @@ static PyObject *py_inverse_dynamics_derivatives(PyObject *self, PyObject *const
         long t = PyLong_AsLong(args[6]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -1586,12 +1774,14 @@ static PyObject *py_inverse_dynamics_derivatives(PyObject *self, PyObject *const
     if (take(args[5], &views[taken], count, 16, 1, "dtau_dqd") < 0)
         goto fail;
     taken++;
+    job_inverse_dynamics_derivatives job = { { (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf },
+                             { (double *)views[3].buf, (double *)views[4].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_inverse_dynamics_derivatives_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (double *)views[3].buf, (double *)views[4].buf);
+        parallel(chunk_inverse_dynamics_derivatives, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_inverse_dynamics_derivatives_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (double *)views[3].buf, (double *)views[4].buf);
+        chunk_inverse_dynamics_derivatives(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -1691,6 +1881,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[3]; double *out[2]; } job_forward_dynamics_derivatives;
+
+static void chunk_forward_dynamics_derivatives(const void *job, size_t first, size_t count)
+{
+    const job_forward_dynamics_derivatives *j = (const job_forward_dynamics_derivatives *)job;
+    arm4_forward_dynamics_derivatives_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16);
+}
+
 /* forward_dynamics_derivatives(count, q, qd, tau, dqdd_dq, dqdd_dqd[, threads]): the raw batch */
 static PyObject *py_forward_dynamics_derivatives(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1711,8 +1909,8 @@ static PyObject *py_forward_dynamics_derivatives(PyObject *self, PyObject *const
         long t = PyLong_AsLong(args[6]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -1732,12 +1930,14 @@ static PyObject *py_forward_dynamics_derivatives(PyObject *self, PyObject *const
     if (take(args[5], &views[taken], count, 16, 1, "dqdd_dqd") < 0)
         goto fail;
     taken++;
+    job_forward_dynamics_derivatives job = { { (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf },
+                             { (double *)views[3].buf, (double *)views[4].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_forward_dynamics_derivatives_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (double *)views[3].buf, (double *)views[4].buf);
+        parallel(chunk_forward_dynamics_derivatives, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_forward_dynamics_derivatives_batch_threads((size_t)count, threads, (const double *)views[0].buf, (const double *)views[1].buf, (const double *)views[2].buf, (double *)views[3].buf, (double *)views[4].buf);
+        chunk_forward_dynamics_derivatives(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -1815,6 +2015,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[1]; double *out[1]; } job_frame_placement;
+
+static void chunk_frame_placement(const void *job, size_t first, size_t count)
+{
+    const job_frame_placement *j = (const job_frame_placement *)job;
+    arm4_frame_placement_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
+}
+
 /* frame_placement(count, q, out[, threads]): the raw batch */
 static PyObject *py_frame_placement(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1835,8 +2043,8 @@ static PyObject *py_frame_placement(PyObject *self, PyObject *const *args, Py_ss
         long t = PyLong_AsLong(args[3]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -1847,12 +2055,14 @@ static PyObject *py_frame_placement(PyObject *self, PyObject *const *args, Py_ss
     if (take(args[2], &views[taken], count, 16, 1, "oMf") < 0)
         goto fail;
     taken++;
+    job_frame_placement job = { { (const double *)views[0].buf },
+                             { (double *)views[1].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_frame_placement_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        parallel(chunk_frame_placement, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_frame_placement_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        chunk_frame_placement(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;
@@ -1930,6 +2140,14 @@ fail:
     return result;
 }
 
+typedef struct { const double *in[1]; double *out[1]; } job_frame_jacobian;
+
+static void chunk_frame_jacobian(const void *job, size_t first, size_t count)
+{
+    const job_frame_jacobian *j = (const job_frame_jacobian *)job;
+    arm4_frame_jacobian_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 24);
+}
+
 /* frame_jacobian(count, q, out[, threads]): the raw batch */
 static PyObject *py_frame_jacobian(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1950,8 +2168,8 @@ static PyObject *py_frame_jacobian(PyObject *self, PyObject *const *args, Py_ssi
         long t = PyLong_AsLong(args[3]);
         if (t == -1 && PyErr_Occurred())
             return NULL;
-        if (t < 0 || t > 4096) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (the default) or 1 to 4096, got %ld", t);
+        if (t < 0 || t > MAX_THREADS) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (one per core) or 1 to %d, got %ld", MAX_THREADS, t);
             return NULL;
         }
         threads = (int)t;
@@ -1962,12 +2180,14 @@ static PyObject *py_frame_jacobian(PyObject *self, PyObject *const *args, Py_ssi
     if (take(args[2], &views[taken], count, 24, 1, "J") < 0)
         goto fail;
     taken++;
+    job_frame_jacobian job = { { (const double *)views[0].buf },
+                             { (double *)views[1].buf } };
     if (count > 64) {
         Py_BEGIN_ALLOW_THREADS
-        arm4_frame_jacobian_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        parallel(chunk_frame_jacobian, &job, (size_t)count, threads);
         Py_END_ALLOW_THREADS
     } else {
-        arm4_frame_jacobian_batch_threads((size_t)count, threads, (const double *)views[0].buf, (double *)views[1].buf);
+        chunk_frame_jacobian(&job, 0, (size_t)count);
     }
     release(views, taken);
     Py_RETURN_NONE;

@@ -17,9 +17,14 @@ keyword inputs, a wrong shape) takes the general path below, which converts or r
   array per output, in the order returned. Each must be a writable C-contiguous float64 ndarray
   of exactly the shape the function returns (with the batch's leading axes for a batch), and
   must not overlap an input or another output; otherwise a ValueError names it.
-- ``threads=``: for a batch, how many threads compute it (None: OpenMP's default, one per core
-  or OMP_NUM_THREADS; 1: serial). Results do not depend on it. Without OpenMP (``openmp`` is
-  False) batches are serial whatever it says.
+- ``threads=``: for a batch, how many threads compute it, one contiguous chunk of states each
+  (None: one per online core; 1: serial, in the calling thread); batches of fewer than 64
+  states per thread use fewer threads. The threads are the binding's own, started and joined
+  within the call (not OpenMP's pool, which hangs a fork()ed child), and the GIL is released
+  meanwhile. Results do not depend on the number of threads: each state is computed alone.
+
+``openmp``: whether the C entry points arm4_<function>_batch in this binding were compiled
+with OpenMP (what a C or ctypes caller gets; the Python functions do not use it).
 """
 import numpy as np
 
@@ -249,5 +254,5 @@ inverse_dynamics_derivatives = _bound[11]
 forward_dynamics_derivatives = _bound[12]
 frame_placement = _bound[13]
 frame_jacobian = _bound[14]
-#: whether batches can run on several threads (the binding was compiled with OpenMP)
+#: whether the binding's C entry points NAME_<function>_batch were compiled with OpenMP
 openmp = bool(_ext.openmp)
