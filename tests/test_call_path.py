@@ -130,6 +130,7 @@ def test_one_state_with_out_allocates_no_array(arm4):
     ("shape", r"out must be a float64 ndarray of shape \(4, 4\), got float64 of shape \(4, 5\)"),
     ("dtype", r"out must be a float64 ndarray of shape \(4, 4\), got float32 of shape \(4, 4\)"),
     ("list", r"out must be a float64 ndarray of shape \(4, 4\), got list"),
+    ("memoryview", r"out must be a float64 ndarray of shape \(4, 4\), got memoryview"),
     ("transposed", "out must be C-contiguous and writable"),
     ("readonly", "out must be C-contiguous and writable"),
     ("overlap", "out must not overlap an input or another output"),
@@ -145,6 +146,8 @@ def test_a_bad_out_is_a_one_line_value_error_naming_it(arm4, case, message):
         out = np.zeros((4, 4), np.float32)
     elif case == "list":
         out = [[0.0] * 4] * 4
+    elif case == "memoryview":
+        out = memoryview(out)
     elif case == "transposed":
         out = np.zeros((4, 4)).T[:, ::-1]
     elif case == "readonly":

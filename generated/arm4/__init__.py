@@ -24,7 +24,9 @@
 
 ``numpy`` is the straight-line NumPy backend, ``c`` the compiled C (None when it was not built);
 the functions at the top level are the C ones when available, else NumPy's. Joint order of q:
-``joint_names``.
+``joint_names``. The C ones are the compiled binding itself (one float64 state goes straight to
+C) and also take ``out=`` (write into given arrays, allocate nothing) and ``threads=`` (split a
+batch over threads): see ``c``'s docstring.
 """
 from . import arm4_numpy as numpy
 

@@ -146,8 +146,8 @@ static void parallel(chunk_fn run, const void *job, size_t count, int threads)
 }
 #endif
 
-/* Set by _bind(): numpy.empty, the keyword names, and per function its general path. */
-static PyObject *np_empty, *kw_out, *kw_threads;
+/* Set by _bind(): numpy.empty and numpy.ndarray (out= must be one, as in the general path), the keyword names, and per function its general path. */
+static PyObject *np_empty, *np_ndarray, *kw_out, *kw_threads;
 static PyObject *general[15];
 
 static const Py_ssize_t dims_mass_matrix_0[2] = { 4, 4 };
@@ -186,7 +186,8 @@ static PyObject *api_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 2, dims_mass_matrix_0, 16, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 2, dims_mass_matrix_0, 16, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -314,7 +315,8 @@ static PyObject *api_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_s
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 2, dims_mass_matrix_dot_0, 16, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 2, dims_mass_matrix_dot_0, 16, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -445,7 +447,8 @@ static PyObject *api_coriolis_matrix(PyObject *self, PyObject *const *args, Py_s
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 2, dims_coriolis_matrix_0, 16, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 2, dims_coriolis_matrix_0, 16, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -573,7 +576,8 @@ static PyObject *api_christoffel(PyObject *self, PyObject *const *args, Py_ssize
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 3, dims_christoffel_0, 64, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 3, dims_christoffel_0, 64, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -704,7 +708,8 @@ static PyObject *api_inverse_dynamics(PyObject *self, PyObject *const *args, Py_
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 1, dims_inverse_dynamics_0, 4, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 1, dims_inverse_dynamics_0, 4, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -835,7 +840,8 @@ static PyObject *api_gravity(PyObject *self, PyObject *const *args, Py_ssize_t n
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 1, dims_gravity_0, 4, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 1, dims_gravity_0, 4, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -969,7 +975,8 @@ static PyObject *api_slotine_li(PyObject *self, PyObject *const *args, Py_ssize_
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 1, dims_slotine_li_0, 4, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 1, dims_slotine_li_0, 4, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -1112,7 +1119,8 @@ static PyObject *api_regressor(PyObject *self, PyObject *const *args, Py_ssize_t
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 2, dims_regressor_0, 160, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 2, dims_regressor_0, 160, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -1252,7 +1260,8 @@ static PyObject *api_forward_dynamics(PyObject *self, PyObject *const *args, Py_
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 1, dims_forward_dynamics_0, 4, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 1, dims_forward_dynamics_0, 4, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -1383,7 +1392,8 @@ static PyObject *api_mass_matrix_inverse(PyObject *self, PyObject *const *args, 
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 2, dims_mass_matrix_inverse_0, 16, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 2, dims_mass_matrix_inverse_0, 16, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -1525,13 +1535,16 @@ static PyObject *api_all_terms(PyObject *self, PyObject *const *args, Py_ssize_t
         outs[1] = PyTuple_GET_ITEM(out, 1);
         outs[2] = PyTuple_GET_ITEM(out, 2);
     }
-    if (!take_one(outs[0], &views[taken], 2, dims_all_terms_0, 16, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 2, dims_all_terms_0, 16, 1))
         goto other;
     taken++;
-    if (!take_one(outs[1], &views[taken], 2, dims_all_terms_1, 16, 1))
+    if ((PyObject *)Py_TYPE(outs[1]) != np_ndarray
+        || !take_one(outs[1], &views[taken], 2, dims_all_terms_1, 16, 1))
         goto other;
     taken++;
-    if (!take_one(outs[2], &views[taken], 1, dims_all_terms_2, 4, 1))
+    if ((PyObject *)Py_TYPE(outs[2]) != np_ndarray
+        || !take_one(outs[2], &views[taken], 1, dims_all_terms_2, 4, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -1684,10 +1697,12 @@ static PyObject *api_inverse_dynamics_derivatives(PyObject *self, PyObject *cons
         outs[0] = PyTuple_GET_ITEM(out, 0);
         outs[1] = PyTuple_GET_ITEM(out, 1);
     }
-    if (!take_one(outs[0], &views[taken], 2, dims_inverse_dynamics_derivatives_0, 16, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 2, dims_inverse_dynamics_derivatives_0, 16, 1))
         goto other;
     taken++;
-    if (!take_one(outs[1], &views[taken], 2, dims_inverse_dynamics_derivatives_1, 16, 1))
+    if ((PyObject *)Py_TYPE(outs[1]) != np_ndarray
+        || !take_one(outs[1], &views[taken], 2, dims_inverse_dynamics_derivatives_1, 16, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -1840,10 +1855,12 @@ static PyObject *api_forward_dynamics_derivatives(PyObject *self, PyObject *cons
         outs[0] = PyTuple_GET_ITEM(out, 0);
         outs[1] = PyTuple_GET_ITEM(out, 1);
     }
-    if (!take_one(outs[0], &views[taken], 2, dims_forward_dynamics_derivatives_0, 16, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 2, dims_forward_dynamics_derivatives_0, 16, 1))
         goto other;
     taken++;
-    if (!take_one(outs[1], &views[taken], 2, dims_forward_dynamics_derivatives_1, 16, 1))
+    if ((PyObject *)Py_TYPE(outs[1]) != np_ndarray
+        || !take_one(outs[1], &views[taken], 2, dims_forward_dynamics_derivatives_1, 16, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -1982,7 +1999,8 @@ static PyObject *api_frame_placement(PyObject *self, PyObject *const *args, Py_s
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 3, dims_frame_placement_0, 16, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 3, dims_frame_placement_0, 16, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -2107,7 +2125,8 @@ static PyObject *api_frame_jacobian(PyObject *self, PyObject *const *args, Py_ss
     } else {
         outs[0] = out;
     }
-    if (!take_one(outs[0], &views[taken], 3, dims_frame_jacobian_0, 24, 1))
+    if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
+        || !take_one(outs[0], &views[taken], 3, dims_frame_jacobian_0, 24, 1))
         goto other;
     taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
@@ -2232,8 +2251,9 @@ static PyObject *bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if ((numpy = PyImport_ImportModule("numpy")) == NULL)
             return NULL;
         np_empty = PyObject_GetAttrString(numpy, "empty");
+        np_ndarray = PyObject_GetAttrString(numpy, "ndarray");
         Py_DECREF(numpy);
-        if (np_empty == NULL)
+        if (np_empty == NULL || np_ndarray == NULL)
             return NULL;
         kw_out = PyUnicode_InternFromString("out");
         kw_threads = PyUnicode_InternFromString("threads");
