@@ -69,17 +69,30 @@ def test_the_package_functions_are_the_c_binding_itself(arm4):
         assert f.__doc__.strip(), name
 
 
+def test_the_binding_reads_plain_float64_arrays_directly(arm4):
+    """_bind checked NumPy's array layout against a known array: one state of plain float64
+    arrays takes the direct path (no buffer protocol) with this NumPy."""
+    _, pkg = arm4
+    assert pkg.c._ext.fast_arrays is True
+
+
 def test_fast_and_general_paths_give_the_same_bits_for_every_function(arm4):
     """One float64 state (C only) against the same state as lists (the general path, then the
-    raw batch of one), big-endian, Fortran-ordered and keyword copies, and the NumPy backend."""
+    raw batch of one), big-endian, strided, offset, read-only, memoryview and keyword copies,
+    and the NumPy backend."""
     robot, pkg = arm4
     rng = np.random.default_rng(41)
     for name, spec in _manifest(pkg).items():
         f = getattr(pkg, name)
         args = _inputs(spec, robot.n, rng)
         fast = _as_tuple(f(*args))
+        readonly = [a.copy() for a in args]
+        for a in readonly:
+            a.flags.writeable = False
         for other in ([a.tolist() for a in args], [a.astype(">f8") for a in args],
-                      [np.asfortranarray(a) for a in args], [a[::1] for a in args]):
+                      [np.repeat(a, 2)[::2] for a in args],                  # strided: converted
+                      [np.concatenate([[7.0], a])[1:] for a in args],        # a view at an offset
+                      readonly, [memoryview(a) for a in args]):
             general = _as_tuple(f(*other))
             assert len(general) == len(fast)
             for x, y in zip(fast, general):

@@ -63,11 +63,58 @@ static int take_one(PyObject *obj, Py_buffer *view, int ndim, const Py_ssize_t *
     return got;
 }
 
-/* Whether two acquired buffers share any byte (an out= that overlaps an input, or another out). */
-static int overlap(const Py_buffer *a, const Py_buffer *b)
+/* The leading fields of NumPy's array object (PyArrayObject_fields: stable in NumPy's ABI since
+ * 1.7, 2.x included), read without NumPy's headers, and checked against a known array by _bind
+ * before use (fast_arrays): a plain float64 ndarray is then taken without the buffer protocol. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions, *strides;
+    PyObject *base, *descr;
+    int flags;
+} ndarray_head;
+#define ND_C_CONTIGUOUS 0x0001
+#define ND_ALIGNED 0x0100
+#define ND_WRITEABLE 0x0400
+static PyObject *np_ndarray, *f64_descr;
+static int fast_arrays;
+
+/* 1 when obj is exactly an ndarray of NumPy's own float64 dtype, C-contiguous, aligned (and
+ * writable when asked), of shape dims[0..ndim): its data in *data. Else 0: the buffer path decides. */
+static int array_one(PyObject *obj, int ndim, const Py_ssize_t *dims, int writable, double **data)
 {
-    const char *pa = (const char *)a->buf, *pb = (const char *)b->buf;
-    return a->len > 0 && b->len > 0 && pa < pb + b->len && pb < pa + a->len;
+    const ndarray_head *a = (const ndarray_head *)obj;
+    const int need = ND_C_CONTIGUOUS | ND_ALIGNED | (writable ? ND_WRITEABLE : 0);
+    if (!fast_arrays || (PyObject *)Py_TYPE(obj) != np_ndarray || a->descr != f64_descr
+        || (a->flags & need) != need || a->nd != ndim)
+        return 0;
+    for (int k = 0; k < ndim; ++k)
+        if (a->dimensions[k] != dims[k])
+            return 0;
+    *data = (double *)a->data;
+    return 1;
+}
+
+/* A one-state argument: exactly such an ndarray, or else a buffer of the same kind (acquired
+ * into views[*taken]); its data and byte length in *data and *len. 0 when it is neither. */
+static int one_arg(PyObject *obj, Py_buffer *views, int *taken, int ndim, const Py_ssize_t *dims, Py_ssize_t size,
+                   int writable, double **data, Py_ssize_t *len)
+{
+    *len = size * (Py_ssize_t)sizeof(double);
+    if (array_one(obj, ndim, dims, writable, data))
+        return 1;
+    if (!take_one(obj, &views[*taken], ndim, dims, size, writable))
+        return 0;
+    *data = (double *)views[(*taken)++].buf;
+    return 1;
+}
+
+/* Whether two arguments share any byte (an out= that overlaps an input, or another out). */
+static int overlap(const double *a, Py_ssize_t alen, const double *b, Py_ssize_t blen)
+{
+    const char *pa = (const char *)a, *pb = (const char *)b;
+    return alen > 0 && blen > 0 && pa < pb + blen && pb < pa + alen;
 }
 
 static void release(Py_buffer *views, int taken)
@@ -146,8 +193,8 @@ static void parallel(chunk_fn run, const void *job, size_t count, int threads)
 }
 #endif
 
-/* Set by _bind(): numpy.empty and numpy.ndarray (out= must be one, as in the general path), the keyword names, and per function its general path. */
-static PyObject *np_empty, *np_ndarray, *kw_out, *kw_threads;
+/* Set by _bind(): numpy.empty, the keyword names, and per function its general path. */
+static PyObject *np_empty, *kw_out, *kw_threads;
 static PyObject *general[15];
 
 static const Py_ssize_t dims_mass_matrix_0[2] = { 4, 4 };
@@ -160,6 +207,8 @@ static PyObject *api_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
+    double *data[2];
+    Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -174,10 +223,8 @@ static PyObject *api_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_mass_matrix_0, 1, NULL)) == NULL)
             goto fail;
@@ -187,16 +234,15 @@ static PyObject *api_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 2, dims_mass_matrix_0, 16, 1))
+        || !one_arg(outs[0], views, &taken, 2, dims_mass_matrix_0, 16, 1, &data[1], &len[1]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 1; i < 2; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_mass_matrix(in_0, (double *)views[inputs + 0].buf);
+    arm4_mass_matrix(data[0], data[1]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -286,6 +332,8 @@ static PyObject *api_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_s
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[3];
+    double *data[3];
+    Py_ssize_t len[3];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -300,13 +348,10 @@ static PyObject *api_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_s
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    if (!take_one(args[1], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
         goto other;
-    const double *in_1 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_mass_matrix_dot_0, 1, NULL)) == NULL)
             goto fail;
@@ -316,16 +361,15 @@ static PyObject *api_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_s
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 2, dims_mass_matrix_dot_0, 16, 1))
+        || !one_arg(outs[0], views, &taken, 2, dims_mass_matrix_dot_0, 16, 1, &data[2], &len[2]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 2; i < 3; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_mass_matrix_dot(in_0, in_1, (double *)views[inputs + 0].buf);
+    arm4_mass_matrix_dot(data[0], data[1], data[2]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -418,6 +462,8 @@ static PyObject *api_coriolis_matrix(PyObject *self, PyObject *const *args, Py_s
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[3];
+    double *data[3];
+    Py_ssize_t len[3];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -432,13 +478,10 @@ static PyObject *api_coriolis_matrix(PyObject *self, PyObject *const *args, Py_s
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    if (!take_one(args[1], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
         goto other;
-    const double *in_1 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_coriolis_matrix_0, 1, NULL)) == NULL)
             goto fail;
@@ -448,16 +491,15 @@ static PyObject *api_coriolis_matrix(PyObject *self, PyObject *const *args, Py_s
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 2, dims_coriolis_matrix_0, 16, 1))
+        || !one_arg(outs[0], views, &taken, 2, dims_coriolis_matrix_0, 16, 1, &data[2], &len[2]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 2; i < 3; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_coriolis_matrix(in_0, in_1, (double *)views[inputs + 0].buf);
+    arm4_coriolis_matrix(data[0], data[1], data[2]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -550,6 +592,8 @@ static PyObject *api_christoffel(PyObject *self, PyObject *const *args, Py_ssize
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
+    double *data[2];
+    Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -564,10 +608,8 @@ static PyObject *api_christoffel(PyObject *self, PyObject *const *args, Py_ssize
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_christoffel_0, 1, NULL)) == NULL)
             goto fail;
@@ -577,16 +619,15 @@ static PyObject *api_christoffel(PyObject *self, PyObject *const *args, Py_ssize
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 3, dims_christoffel_0, 64, 1))
+        || !one_arg(outs[0], views, &taken, 3, dims_christoffel_0, 64, 1, &data[1], &len[1]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 1; i < 2; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_christoffel(in_0, (double *)views[inputs + 0].buf);
+    arm4_christoffel(data[0], data[1]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -676,6 +717,8 @@ static PyObject *api_inverse_dynamics(PyObject *self, PyObject *const *args, Py_
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[4];
+    double *data[4];
+    Py_ssize_t len[4];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -690,16 +733,12 @@ static PyObject *api_inverse_dynamics(PyObject *self, PyObject *const *args, Py_
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    if (!take_one(args[1], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
         goto other;
-    const double *in_1 = (const double *)views[taken++].buf;
-    if (!take_one(args[2], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
         goto other;
-    const double *in_2 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_inverse_dynamics_0, 1, NULL)) == NULL)
             goto fail;
@@ -709,16 +748,15 @@ static PyObject *api_inverse_dynamics(PyObject *self, PyObject *const *args, Py_
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 1, dims_inverse_dynamics_0, 4, 1))
+        || !one_arg(outs[0], views, &taken, 1, dims_inverse_dynamics_0, 4, 1, &data[3], &len[3]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 3; i < 4; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_inverse_dynamics(in_0, in_1, in_2, (double *)views[inputs + 0].buf);
+    arm4_inverse_dynamics(data[0], data[1], data[2], data[3]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -814,6 +852,8 @@ static PyObject *api_gravity(PyObject *self, PyObject *const *args, Py_ssize_t n
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
+    double *data[2];
+    Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -828,10 +868,8 @@ static PyObject *api_gravity(PyObject *self, PyObject *const *args, Py_ssize_t n
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_gravity_0, 1, NULL)) == NULL)
             goto fail;
@@ -841,16 +879,15 @@ static PyObject *api_gravity(PyObject *self, PyObject *const *args, Py_ssize_t n
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 1, dims_gravity_0, 4, 1))
+        || !one_arg(outs[0], views, &taken, 1, dims_gravity_0, 4, 1, &data[1], &len[1]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 1; i < 2; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_gravity(in_0, (double *)views[inputs + 0].buf);
+    arm4_gravity(data[0], data[1]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -940,6 +977,8 @@ static PyObject *api_slotine_li(PyObject *self, PyObject *const *args, Py_ssize_
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[5];
+    double *data[5];
+    Py_ssize_t len[5];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -954,19 +993,14 @@ static PyObject *api_slotine_li(PyObject *self, PyObject *const *args, Py_ssize_
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    if (!take_one(args[1], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
         goto other;
-    const double *in_1 = (const double *)views[taken++].buf;
-    if (!take_one(args[2], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
         goto other;
-    const double *in_2 = (const double *)views[taken++].buf;
-    if (!take_one(args[3], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[3], views, &taken, 1, one, 4, 0, &data[3], &len[3]))
         goto other;
-    const double *in_3 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_slotine_li_0, 1, NULL)) == NULL)
             goto fail;
@@ -976,16 +1010,15 @@ static PyObject *api_slotine_li(PyObject *self, PyObject *const *args, Py_ssize_
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 1, dims_slotine_li_0, 4, 1))
+        || !one_arg(outs[0], views, &taken, 1, dims_slotine_li_0, 4, 1, &data[4], &len[4]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 4; i < 5; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_slotine_li(in_0, in_1, in_2, in_3, (double *)views[inputs + 0].buf);
+    arm4_slotine_li(data[0], data[1], data[2], data[3], data[4]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -1084,6 +1117,8 @@ static PyObject *api_regressor(PyObject *self, PyObject *const *args, Py_ssize_t
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[5];
+    double *data[5];
+    Py_ssize_t len[5];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -1098,19 +1133,14 @@ static PyObject *api_regressor(PyObject *self, PyObject *const *args, Py_ssize_t
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    if (!take_one(args[1], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
         goto other;
-    const double *in_1 = (const double *)views[taken++].buf;
-    if (!take_one(args[2], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
         goto other;
-    const double *in_2 = (const double *)views[taken++].buf;
-    if (!take_one(args[3], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[3], views, &taken, 1, one, 4, 0, &data[3], &len[3]))
         goto other;
-    const double *in_3 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_regressor_0, 1, NULL)) == NULL)
             goto fail;
@@ -1120,16 +1150,15 @@ static PyObject *api_regressor(PyObject *self, PyObject *const *args, Py_ssize_t
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 2, dims_regressor_0, 160, 1))
+        || !one_arg(outs[0], views, &taken, 2, dims_regressor_0, 160, 1, &data[4], &len[4]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 4; i < 5; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_regressor(in_0, in_1, in_2, in_3, (double *)views[inputs + 0].buf);
+    arm4_regressor(data[0], data[1], data[2], data[3], data[4]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -1228,6 +1257,8 @@ static PyObject *api_forward_dynamics(PyObject *self, PyObject *const *args, Py_
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[4];
+    double *data[4];
+    Py_ssize_t len[4];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -1242,16 +1273,12 @@ static PyObject *api_forward_dynamics(PyObject *self, PyObject *const *args, Py_
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    if (!take_one(args[1], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
         goto other;
-    const double *in_1 = (const double *)views[taken++].buf;
-    if (!take_one(args[2], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
         goto other;
-    const double *in_2 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_forward_dynamics_0, 1, NULL)) == NULL)
             goto fail;
@@ -1261,16 +1288,15 @@ static PyObject *api_forward_dynamics(PyObject *self, PyObject *const *args, Py_
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 1, dims_forward_dynamics_0, 4, 1))
+        || !one_arg(outs[0], views, &taken, 1, dims_forward_dynamics_0, 4, 1, &data[3], &len[3]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 3; i < 4; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_forward_dynamics(in_0, in_1, in_2, (double *)views[inputs + 0].buf);
+    arm4_forward_dynamics(data[0], data[1], data[2], data[3]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -1366,6 +1392,8 @@ static PyObject *api_mass_matrix_inverse(PyObject *self, PyObject *const *args, 
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
+    double *data[2];
+    Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -1380,10 +1408,8 @@ static PyObject *api_mass_matrix_inverse(PyObject *self, PyObject *const *args, 
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_mass_matrix_inverse_0, 1, NULL)) == NULL)
             goto fail;
@@ -1393,16 +1419,15 @@ static PyObject *api_mass_matrix_inverse(PyObject *self, PyObject *const *args, 
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 2, dims_mass_matrix_inverse_0, 16, 1))
+        || !one_arg(outs[0], views, &taken, 2, dims_mass_matrix_inverse_0, 16, 1, &data[1], &len[1]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 1; i < 2; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_mass_matrix_inverse(in_0, (double *)views[inputs + 0].buf);
+    arm4_mass_matrix_inverse(data[0], data[1]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -1496,6 +1521,8 @@ static PyObject *api_all_terms(PyObject *self, PyObject *const *args, Py_ssize_t
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[3] = { NULL }, *result;
     Py_buffer views[5];
+    double *data[5];
+    Py_ssize_t len[5];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -1510,13 +1537,10 @@ static PyObject *api_all_terms(PyObject *self, PyObject *const *args, Py_ssize_t
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    if (!take_one(args[1], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
         goto other;
-    const double *in_1 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_all_terms_0, 1, NULL)) == NULL)
             goto fail;
@@ -1536,24 +1560,21 @@ static PyObject *api_all_terms(PyObject *self, PyObject *const *args, Py_ssize_t
         outs[2] = PyTuple_GET_ITEM(out, 2);
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 2, dims_all_terms_0, 16, 1))
+        || !one_arg(outs[0], views, &taken, 2, dims_all_terms_0, 16, 1, &data[2], &len[2]))
         goto other;
-    taken++;
     if ((PyObject *)Py_TYPE(outs[1]) != np_ndarray
-        || !take_one(outs[1], &views[taken], 2, dims_all_terms_1, 16, 1))
+        || !one_arg(outs[1], views, &taken, 2, dims_all_terms_1, 16, 1, &data[3], &len[3]))
         goto other;
-    taken++;
     if ((PyObject *)Py_TYPE(outs[2]) != np_ndarray
-        || !take_one(outs[2], &views[taken], 1, dims_all_terms_2, 4, 1))
+        || !one_arg(outs[2], views, &taken, 1, dims_all_terms_2, 4, 1, &data[4], &len[4]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 2; i < 5; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_all_terms(in_0, in_1, (double *)views[inputs + 0].buf, (double *)views[inputs + 1].buf, (double *)views[inputs + 2].buf);
+    arm4_all_terms(data[0], data[1], data[2], data[3], data[4]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -1659,6 +1680,8 @@ static PyObject *api_inverse_dynamics_derivatives(PyObject *self, PyObject *cons
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[2] = { NULL }, *result;
     Py_buffer views[5];
+    double *data[5];
+    Py_ssize_t len[5];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -1673,16 +1696,12 @@ static PyObject *api_inverse_dynamics_derivatives(PyObject *self, PyObject *cons
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    if (!take_one(args[1], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
         goto other;
-    const double *in_1 = (const double *)views[taken++].buf;
-    if (!take_one(args[2], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
         goto other;
-    const double *in_2 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_inverse_dynamics_derivatives_0, 1, NULL)) == NULL)
             goto fail;
@@ -1698,20 +1717,18 @@ static PyObject *api_inverse_dynamics_derivatives(PyObject *self, PyObject *cons
         outs[1] = PyTuple_GET_ITEM(out, 1);
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 2, dims_inverse_dynamics_derivatives_0, 16, 1))
+        || !one_arg(outs[0], views, &taken, 2, dims_inverse_dynamics_derivatives_0, 16, 1, &data[3], &len[3]))
         goto other;
-    taken++;
     if ((PyObject *)Py_TYPE(outs[1]) != np_ndarray
-        || !take_one(outs[1], &views[taken], 2, dims_inverse_dynamics_derivatives_1, 16, 1))
+        || !one_arg(outs[1], views, &taken, 2, dims_inverse_dynamics_derivatives_1, 16, 1, &data[4], &len[4]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 3; i < 5; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_inverse_dynamics_derivatives(in_0, in_1, in_2, (double *)views[inputs + 0].buf, (double *)views[inputs + 1].buf);
+    arm4_inverse_dynamics_derivatives(data[0], data[1], data[2], data[3], data[4]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -1817,6 +1834,8 @@ static PyObject *api_forward_dynamics_derivatives(PyObject *self, PyObject *cons
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[2] = { NULL }, *result;
     Py_buffer views[5];
+    double *data[5];
+    Py_ssize_t len[5];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -1831,16 +1850,12 @@ static PyObject *api_forward_dynamics_derivatives(PyObject *self, PyObject *cons
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    if (!take_one(args[1], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
         goto other;
-    const double *in_1 = (const double *)views[taken++].buf;
-    if (!take_one(args[2], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
         goto other;
-    const double *in_2 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_forward_dynamics_derivatives_0, 1, NULL)) == NULL)
             goto fail;
@@ -1856,20 +1871,18 @@ static PyObject *api_forward_dynamics_derivatives(PyObject *self, PyObject *cons
         outs[1] = PyTuple_GET_ITEM(out, 1);
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 2, dims_forward_dynamics_derivatives_0, 16, 1))
+        || !one_arg(outs[0], views, &taken, 2, dims_forward_dynamics_derivatives_0, 16, 1, &data[3], &len[3]))
         goto other;
-    taken++;
     if ((PyObject *)Py_TYPE(outs[1]) != np_ndarray
-        || !take_one(outs[1], &views[taken], 2, dims_forward_dynamics_derivatives_1, 16, 1))
+        || !one_arg(outs[1], views, &taken, 2, dims_forward_dynamics_derivatives_1, 16, 1, &data[4], &len[4]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 3; i < 5; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_forward_dynamics_derivatives(in_0, in_1, in_2, (double *)views[inputs + 0].buf, (double *)views[inputs + 1].buf);
+    arm4_forward_dynamics_derivatives(data[0], data[1], data[2], data[3], data[4]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -1973,6 +1986,8 @@ static PyObject *api_frame_placement(PyObject *self, PyObject *const *args, Py_s
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
+    double *data[2];
+    Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -1987,10 +2002,8 @@ static PyObject *api_frame_placement(PyObject *self, PyObject *const *args, Py_s
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_frame_placement_0, 1, NULL)) == NULL)
             goto fail;
@@ -2000,16 +2013,15 @@ static PyObject *api_frame_placement(PyObject *self, PyObject *const *args, Py_s
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 3, dims_frame_placement_0, 16, 1))
+        || !one_arg(outs[0], views, &taken, 3, dims_frame_placement_0, 16, 1, &data[1], &len[1]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 1; i < 2; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_frame_placement(in_0, (double *)views[inputs + 0].buf);
+    arm4_frame_placement(data[0], data[1]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -2099,6 +2111,8 @@ static PyObject *api_frame_jacobian(PyObject *self, PyObject *const *args, Py_ss
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
+    double *data[2];
+    Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
     (void)one;
@@ -2113,10 +2127,8 @@ static PyObject *api_frame_jacobian(PyObject *self, PyObject *const *args, Py_ss
                 goto other;
         }
     }
-    if (!take_one(args[0], &views[taken], 1, one, 4, 0))
+    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
         goto other;
-    const double *in_0 = (const double *)views[taken++].buf;
-    const int inputs = taken;
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_frame_jacobian_0, 1, NULL)) == NULL)
             goto fail;
@@ -2126,16 +2138,15 @@ static PyObject *api_frame_jacobian(PyObject *self, PyObject *const *args, Py_ss
         outs[0] = out;
     }
     if ((PyObject *)Py_TYPE(outs[0]) != np_ndarray
-        || !take_one(outs[0], &views[taken], 3, dims_frame_jacobian_0, 24, 1))
+        || !one_arg(outs[0], views, &taken, 3, dims_frame_jacobian_0, 24, 1, &data[1], &len[1]))
         goto other;
-    taken++;
     if (out != NULL) {                       /* the caller's outputs must not overlap anything */
-        for (int i = inputs; i < taken; ++i)
+        for (int i = 1; i < 2; ++i)
             for (int j = 0; j < i; ++j)
-                if (overlap(&views[i], &views[j]))
+                if (overlap(data[i], len[i], data[j], len[j]))
                     goto other;
     }
-    arm4_frame_jacobian(in_0, (double *)views[inputs + 0].buf);
+    arm4_frame_jacobian(data[0], data[1]);
     release(views, taken);
     if (out != NULL) {
         Py_INCREF(out);
@@ -2236,6 +2247,35 @@ static PyMethodDef api[] = {
 };
 static PyObject *docs;                       /* keeps the docs' UTF-8 alive */
 
+/* fast_arrays = 1 when an array of numpy.empty((2, 3)) reads as ndarray_head says: its dtype
+ * the float64 singleton, 2 dimensions (2, 3), flags C-contiguous, aligned and writable, and its
+ * data where the buffer protocol puts it. -1 on a Python error. */
+static int check_arrays(void)
+{
+    Py_buffer view;
+    const ndarray_head *a;
+    PyObject *arr = PyObject_CallFunction(np_empty, "((nn))", (Py_ssize_t)2, (Py_ssize_t)3), *dtype;
+    const int need = ND_C_CONTIGUOUS | ND_ALIGNED | ND_WRITEABLE;
+    fast_arrays = 0;
+    if (arr == NULL)
+        return -1;
+    a = (const ndarray_head *)arr;
+    if ((dtype = PyObject_GetAttrString(arr, "dtype")) == NULL) {
+        Py_DECREF(arr);
+        return -1;
+    }
+    if ((PyObject *)Py_TYPE(arr) == np_ndarray && dtype == f64_descr && a->descr == f64_descr && a->nd == 2
+        && a->dimensions[0] == 2 && a->dimensions[1] == 3 && (a->flags & need) == need
+        && PyObject_GetBuffer(arr, &view, PyBUF_C_CONTIGUOUS) == 0) {
+        fast_arrays = view.buf == (void *)a->data && view.len == 6 * (Py_ssize_t)sizeof(double);
+        PyBuffer_Release(&view);
+    }
+    PyErr_Clear();
+    Py_DECREF(dtype);
+    Py_DECREF(arr);
+    return 0;
+}
+
 /* _bind(generals, docs): store each function's general path and doc; return the package's
  * functions, in arm4.h's order. */
 static PyObject *bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -2252,8 +2292,11 @@ static PyObject *bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         np_empty = PyObject_GetAttrString(numpy, "empty");
         np_ndarray = PyObject_GetAttrString(numpy, "ndarray");
+        f64_descr = PyObject_CallMethod(numpy, "dtype", "s", "float64");
         Py_DECREF(numpy);
-        if (np_empty == NULL || np_ndarray == NULL)
+        if (np_empty == NULL || np_ndarray == NULL || f64_descr == NULL)
+            return NULL;
+        if (check_arrays() < 0)
             return NULL;
         kw_out = PyUnicode_InternFromString("out");
         kw_threads = PyUnicode_InternFromString("threads");
@@ -2310,6 +2353,8 @@ static PyObject *bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     Py_INCREF(args[1]);
     Py_XSETREF(docs, args[1]);
+    if (PyObject_SetAttrString(self, "fast_arrays", fast_arrays ? Py_True : Py_False) < 0)
+        return NULL;
     if ((functions = PyTuple_New(15)) == NULL)
         return NULL;
     for (k = 0; k < 15; ++k) {
@@ -2320,7 +2365,6 @@ static PyObject *bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
         PyTuple_SET_ITEM(functions, k, fn);
     }
-    (void)self;
     return functions;
 }
 
