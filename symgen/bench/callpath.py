@@ -3,7 +3,7 @@
     python -m symgen.bench.callpath PACKAGE_DIR URDF [--function coriolis_matrix] [--batch 10000]
 
 PACKAGE_DIR is a package built by ``symgen build`` (compiled), URDF the robot it was built from
-(Pinocchio loads it). Every candidate is timed in interleaved rounds (one round of each, then
+(Pinocchio loads it); ``--baseline DIR`` times another build of it alongside (an older symgen's). Every candidate is timed in interleaved rounds (one round of each, then
 again), so that a machine shared with other work slows all of them alike; the medians of the
 rounds are printed, in ns per call and per state.
 """
@@ -54,6 +54,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=31)
     ap.add_argument("--calls", type=int, default=2000, help="calls per round for one state")
+    ap.add_argument("--baseline", help="another build of the robot (e.g. by an older symgen), timed alongside")
     args = ap.parse_args(argv)
 
     import pinocchio as pin
@@ -85,12 +86,17 @@ def main(argv=None) -> int:
                 raw(B, *batch, outs, threads)
         return run
 
-    single = interleaved({
+    candidates = {
         "pin": (_loop(pin_fn, model, data, *state), args.calls),
         "ours": (_loop(ours, *state), args.calls),
         "ours out=": (_loop(ours, *state, out=out), args.calls),
         "numpy.empty": (_loop(np.empty, one.shape), args.calls),
-    }, args.rounds)
+    }
+    if args.baseline:
+        base = getattr(import_package(args.baseline), args.function)
+        np.testing.assert_array_equal(base(*state), one)
+        candidates["baseline"] = (_loop(base, *state), args.calls)
+    single = interleaved(candidates, args.rounds)
     few = max(3, args.rounds // 5)
     batches = interleaved({
         "pin loop": (pin_loop, 1),
