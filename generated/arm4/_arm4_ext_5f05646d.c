@@ -244,6 +244,7 @@ static PyObject *api_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize
     }
     arm4_mass_matrix(data[0], data[1]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -371,6 +372,7 @@ static PyObject *api_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_s
     }
     arm4_mass_matrix_dot(data[0], data[1], data[2]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -501,6 +503,7 @@ static PyObject *api_coriolis_matrix(PyObject *self, PyObject *const *args, Py_s
     }
     arm4_coriolis_matrix(data[0], data[1], data[2]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -629,6 +632,7 @@ static PyObject *api_christoffel(PyObject *self, PyObject *const *args, Py_ssize
     }
     arm4_christoffel(data[0], data[1]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -758,6 +762,7 @@ static PyObject *api_inverse_dynamics(PyObject *self, PyObject *const *args, Py_
     }
     arm4_inverse_dynamics(data[0], data[1], data[2], data[3]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -889,6 +894,7 @@ static PyObject *api_gravity(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     arm4_gravity(data[0], data[1]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -1020,6 +1026,7 @@ static PyObject *api_slotine_li(PyObject *self, PyObject *const *args, Py_ssize_
     }
     arm4_slotine_li(data[0], data[1], data[2], data[3], data[4]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -1160,6 +1167,7 @@ static PyObject *api_regressor(PyObject *self, PyObject *const *args, Py_ssize_t
     }
     arm4_regressor(data[0], data[1], data[2], data[3], data[4]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -1298,6 +1306,7 @@ static PyObject *api_forward_dynamics(PyObject *self, PyObject *const *args, Py_
     }
     arm4_forward_dynamics(data[0], data[1], data[2], data[3]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -1429,6 +1438,7 @@ static PyObject *api_mass_matrix_inverse(PyObject *self, PyObject *const *args, 
     }
     arm4_mass_matrix_inverse(data[0], data[1]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -1576,6 +1586,7 @@ static PyObject *api_all_terms(PyObject *self, PyObject *const *args, Py_ssize_t
     }
     arm4_all_terms(data[0], data[1], data[2], data[3], data[4]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -1730,6 +1741,7 @@ static PyObject *api_inverse_dynamics_derivatives(PyObject *self, PyObject *cons
     }
     arm4_inverse_dynamics_derivatives(data[0], data[1], data[2], data[3], data[4]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -1884,6 +1896,7 @@ static PyObject *api_forward_dynamics_derivatives(PyObject *self, PyObject *cons
     }
     arm4_forward_dynamics_derivatives(data[0], data[1], data[2], data[3], data[4]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -2023,6 +2036,7 @@ static PyObject *api_frame_placement(PyObject *self, PyObject *const *args, Py_s
     }
     arm4_frame_placement(data[0], data[1]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
@@ -2148,6 +2162,7 @@ static PyObject *api_frame_jacobian(PyObject *self, PyObject *const *args, Py_ss
     }
     arm4_frame_jacobian(data[0], data[1]);
     release(views, taken);
+    taken = 0;
     if (out != NULL) {
         Py_INCREF(out);
         return out;
