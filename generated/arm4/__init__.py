@@ -24,7 +24,9 @@
 
 ``numpy`` is the straight-line NumPy backend, ``c`` the compiled C (None when it was not built);
 the functions at the top level are the C ones when available, else NumPy's. Joint order of q:
-``joint_names``.
+``joint_names``. The C ones are the compiled binding itself (one float64 state goes straight to
+C) and also take ``out=`` (write into given arrays, allocate nothing) and ``threads=`` (split a
+batch over threads): see ``c``'s docstring.
 """
 from . import arm4_numpy as numpy
 
@@ -34,7 +36,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_a4f1804b"
+    _ext = "_arm4_ext_091eb255"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -50,7 +52,7 @@ _best = c if c is not None else numpy
 backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
-manifest_sha256 = "9267ce0059dd2a290c5c095caa1ccc04740bd1c2892dc9b062a0e65d3d30bc46"  # manifest.json as built, without its file hashes
+manifest_sha256 = "9e963399f800ef61b950d5342f35727da7db610727168910515ddf6d812750d2"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

@@ -9,6 +9,10 @@
 
 #include "arm4.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 /* Big functions are printed in parts (static functions of bounded size, so that compile time
  * stays near-linear in the robot); temps shared between parts live in the work array w. */
 #if defined(__GNUC__)
@@ -89,11 +93,31 @@ void arm4_mass_matrix(const double *q, double *M)
     arm4_mass_matrix_update(q, M);
 }
 
-void arm4_mass_matrix_batch(size_t count, const double *q, double *M)
+void arm4_mass_matrix_batch_threads(size_t count, int threads, const double *q, double *M)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_mass_matrix(q + (size_t)b * 4, M + (size_t)b * 16);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_mass_matrix(q + b * 4, M + b * 16);
     }
+}
+
+void arm4_mass_matrix_batch(size_t count, const double *q, double *M)
+{
+    arm4_mass_matrix_batch_threads(count, 0, q, M);
 }
 
 /* dM/dt at (q, qd), (n, n), by Algorithm 1. Writes only the entries that can be nonzero (see the header). */
@@ -269,11 +293,31 @@ void arm4_mass_matrix_dot(const double *q, const double *qd, double *Mdot)
     arm4_mass_matrix_dot_update(q, qd, Mdot);
 }
 
-void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd, double *Mdot)
+void arm4_mass_matrix_dot_batch_threads(size_t count, int threads, const double *q, const double *qd, double *Mdot)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_mass_matrix_dot(q + (size_t)b * 4, qd + (size_t)b * 4, Mdot + (size_t)b * 16);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_mass_matrix_dot(q + b * 4, qd + b * 4, Mdot + b * 16);
     }
+}
+
+void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd, double *Mdot)
+{
+    arm4_mass_matrix_dot_batch_threads(count, 0, q, qd, Mdot);
 }
 
 /* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. Writes only the entries that can be nonzero (see the header). */
@@ -443,11 +487,31 @@ void arm4_coriolis_matrix(const double *q, const double *qd, double *C)
     arm4_coriolis_matrix_update(q, qd, C);
 }
 
-void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd, double *C)
+void arm4_coriolis_matrix_batch_threads(size_t count, int threads, const double *q, const double *qd, double *C)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_coriolis_matrix(q + (size_t)b * 4, qd + (size_t)b * 4, C + (size_t)b * 16);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_coriolis_matrix(q + b * 4, qd + b * 4, C + b * 16);
     }
+}
+
+void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd, double *C)
+{
+    arm4_coriolis_matrix_batch_threads(count, 0, q, qd, C);
 }
 
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. Writes only the entries that can be nonzero (see the header). */
@@ -728,11 +792,31 @@ void arm4_christoffel(const double *q, double *Gamma)
     arm4_christoffel_update(q, Gamma);
 }
 
-void arm4_christoffel_batch(size_t count, const double *q, double *Gamma)
+void arm4_christoffel_batch_threads(size_t count, int threads, const double *q, double *Gamma)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_christoffel(q + (size_t)b * 4, Gamma + (size_t)b * 64);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_christoffel(q + b * 4, Gamma + b * 64);
     }
+}
+
+void arm4_christoffel_batch(size_t count, const double *q, double *Gamma)
+{
+    arm4_christoffel_batch_threads(count, 0, q, Gamma);
 }
 
 /* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. Writes only the entries that can be nonzero (see the header). */
@@ -822,11 +906,31 @@ void arm4_inverse_dynamics(const double *q, const double *qd, const double *qdd,
     arm4_inverse_dynamics_update(q, qd, qdd, tau);
 }
 
-void arm4_inverse_dynamics_batch(size_t count, const double *q, const double *qd, const double *qdd, double *tau)
+void arm4_inverse_dynamics_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qdd, double *tau)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_inverse_dynamics(q + (size_t)b * 4, qd + (size_t)b * 4, qdd + (size_t)b * 4, tau + (size_t)b * 4);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_inverse_dynamics(q + b * 4, qd + b * 4, qdd + b * 4, tau + b * 4);
     }
+}
+
+void arm4_inverse_dynamics_batch(size_t count, const double *q, const double *qd, const double *qdd, double *tau)
+{
+    arm4_inverse_dynamics_batch_threads(count, 0, q, qd, qdd, tau);
 }
 
 /* Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. Writes only the entries that can be nonzero (see the header). */
@@ -875,11 +979,31 @@ void arm4_gravity(const double *q, double *g)
     arm4_gravity_update(q, g);
 }
 
-void arm4_gravity_batch(size_t count, const double *q, double *g)
+void arm4_gravity_batch_threads(size_t count, int threads, const double *q, double *g)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_gravity(q + (size_t)b * 4, g + (size_t)b * 4);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_gravity(q + b * 4, g + b * 4);
     }
+}
+
+void arm4_gravity_batch(size_t count, const double *q, double *g)
+{
+    arm4_gravity_batch_threads(count, 0, q, g);
 }
 
 /* Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C. Writes only the entries that can be nonzero (see the header). */
@@ -974,11 +1098,31 @@ void arm4_slotine_li(const double *q, const double *qd, const double *qd_r, cons
     arm4_slotine_li_update(q, qd, qd_r, qdd_r, tau_sl);
 }
 
-void arm4_slotine_li_batch(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl)
+void arm4_slotine_li_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_slotine_li(q + (size_t)b * 4, qd + (size_t)b * 4, qd_r + (size_t)b * 4, qdd_r + (size_t)b * 4, tau_sl + (size_t)b * 4);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_slotine_li(q + b * 4, qd + b * 4, qd_r + b * 4, qdd_r + b * 4, tau_sl + b * 4);
     }
+}
+
+void arm4_slotine_li_batch(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl)
+{
+    arm4_slotine_li_batch_threads(count, 0, q, qd, qd_r, qdd_r, tau_sl);
 }
 
 /* Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. Writes only the entries that can be nonzero (see the header). */
@@ -1379,11 +1523,31 @@ void arm4_regressor(const double *q, const double *qd, const double *qd_r, const
     arm4_regressor_update(q, qd, qd_r, qdd_r, Y);
 }
 
-void arm4_regressor_batch(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y)
+void arm4_regressor_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_regressor(q + (size_t)b * 4, qd + (size_t)b * 4, qd_r + (size_t)b * 4, qdd_r + (size_t)b * 4, Y + (size_t)b * 160);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_regressor(q + b * 4, qd + b * 4, qd_r + b * 4, qdd_r + b * 4, Y + b * 160);
     }
+}
+
+void arm4_regressor_batch(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y)
+{
+    arm4_regressor_batch_threads(count, 0, q, qd, qd_r, qdd_r, Y);
 }
 
 /* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. Writes only the entries that can be nonzero (see the header). */
@@ -1556,11 +1720,31 @@ void arm4_forward_dynamics(const double *q, const double *qd, const double *tau,
     arm4_forward_dynamics_update(q, qd, tau, qdd);
 }
 
-void arm4_forward_dynamics_batch(size_t count, const double *q, const double *qd, const double *tau, double *qdd)
+void arm4_forward_dynamics_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *tau, double *qdd)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_forward_dynamics(q + (size_t)b * 4, qd + (size_t)b * 4, tau + (size_t)b * 4, qdd + (size_t)b * 4);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_forward_dynamics(q + b * 4, qd + b * 4, tau + b * 4, qdd + b * 4);
     }
+}
+
+void arm4_forward_dynamics_batch(size_t count, const double *q, const double *qd, const double *tau, double *qdd)
+{
+    arm4_forward_dynamics_batch_threads(count, 0, q, qd, tau, qdd);
 }
 
 /* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. Writes only the entries that can be nonzero (see the header). */
@@ -1648,11 +1832,31 @@ void arm4_mass_matrix_inverse(const double *q, double *Minv)
     arm4_mass_matrix_inverse_update(q, Minv);
 }
 
-void arm4_mass_matrix_inverse_batch(size_t count, const double *q, double *Minv)
+void arm4_mass_matrix_inverse_batch_threads(size_t count, int threads, const double *q, double *Minv)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_mass_matrix_inverse(q + (size_t)b * 4, Minv + (size_t)b * 16);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_mass_matrix_inverse(q + b * 4, Minv + b * 16);
     }
+}
+
+void arm4_mass_matrix_inverse_batch(size_t count, const double *q, double *Minv)
+{
+    arm4_mass_matrix_inverse_batch_threads(count, 0, q, Minv);
 }
 
 /* (M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. Writes only the entries that can be nonzero (see the header). */
@@ -1872,11 +2076,31 @@ void arm4_all_terms(const double *q, const double *qd, double *M, double *C, dou
     arm4_all_terms_update(q, qd, M, C, g);
 }
 
-void arm4_all_terms_batch(size_t count, const double *q, const double *qd, double *M, double *C, double *g)
+void arm4_all_terms_batch_threads(size_t count, int threads, const double *q, const double *qd, double *M, double *C, double *g)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_all_terms(q + (size_t)b * 4, qd + (size_t)b * 4, M + (size_t)b * 16, C + (size_t)b * 16, g + (size_t)b * 4);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_all_terms(q + b * 4, qd + b * 4, M + b * 16, C + b * 16, g + b * 4);
     }
+}
+
+void arm4_all_terms_batch(size_t count, const double *q, const double *qd, double *M, double *C, double *g)
+{
+    arm4_all_terms_batch_threads(count, 0, q, qd, M, C, g);
 }
 
 /* (dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates. Writes only the entries that can be nonzero (see the header). */
@@ -2276,11 +2500,31 @@ void arm4_inverse_dynamics_derivatives(const double *q, const double *qd, const 
     arm4_inverse_dynamics_derivatives_update(q, qd, qdd, dtau_dq, dtau_dqd);
 }
 
-void arm4_inverse_dynamics_derivatives_batch(size_t count, const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd)
+void arm4_inverse_dynamics_derivatives_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_inverse_dynamics_derivatives(q + (size_t)b * 4, qd + (size_t)b * 4, qdd + (size_t)b * 4, dtau_dq + (size_t)b * 16, dtau_dqd + (size_t)b * 16);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_inverse_dynamics_derivatives(q + b * 4, qd + b * 4, qdd + b * 4, dtau_dq + b * 16, dtau_dqd + b * 16);
     }
+}
+
+void arm4_inverse_dynamics_derivatives_batch(size_t count, const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd)
+{
+    arm4_inverse_dynamics_derivatives_batch_threads(count, 0, q, qd, qdd, dtau_dq, dtau_dqd);
 }
 
 /* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. Writes only the entries that can be nonzero (see the header). */
@@ -2936,11 +3180,31 @@ void arm4_forward_dynamics_derivatives(const double *q, const double *qd, const 
     arm4_forward_dynamics_derivatives_update(q, qd, tau, dqdd_dq, dqdd_dqd);
 }
 
-void arm4_forward_dynamics_derivatives_batch(size_t count, const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd)
+void arm4_forward_dynamics_derivatives_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_forward_dynamics_derivatives(q + (size_t)b * 4, qd + (size_t)b * 4, tau + (size_t)b * 4, dqdd_dq + (size_t)b * 16, dqdd_dqd + (size_t)b * 16);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_forward_dynamics_derivatives(q + b * 4, qd + b * 4, tau + b * 4, dqdd_dq + b * 16, dqdd_dqd + b * 16);
     }
+}
+
+void arm4_forward_dynamics_derivatives_batch(size_t count, const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd)
+{
+    arm4_forward_dynamics_derivatives_batch_threads(count, 0, q, qd, tau, dqdd_dq, dqdd_dqd);
 }
 
 /* Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform. Writes only the entries that can be nonzero (see the header). */
@@ -3006,11 +3270,31 @@ void arm4_frame_placement(const double *q, double *oMf)
     arm4_frame_placement_update(q, oMf);
 }
 
-void arm4_frame_placement_batch(size_t count, const double *q, double *oMf)
+void arm4_frame_placement_batch_threads(size_t count, int threads, const double *q, double *oMf)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_frame_placement(q + (size_t)b * 4, oMf + (size_t)b * 16);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_frame_placement(q + b * 4, oMf + b * 16);
     }
+}
+
+void arm4_frame_placement_batch(size_t count, const double *q, double *oMf)
+{
+    arm4_frame_placement_batch_threads(count, 0, q, oMf);
 }
 
 /* Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes). Writes only the entries that can be nonzero (see the header). */
@@ -3083,9 +3367,29 @@ void arm4_frame_jacobian(const double *q, double *J)
     arm4_frame_jacobian_update(q, J);
 }
 
-void arm4_frame_jacobian_batch(size_t count, const double *q, double *J)
+void arm4_frame_jacobian_batch_threads(size_t count, int threads, const double *q, double *J)
 {
+#ifdef _OPENMP
+    if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
+        const long long items = (long long)count;
+        if (threads <= 0)
+            threads = omp_get_max_threads();
+        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (long long b = 0; b < items; ++b) {
+            arm4_frame_jacobian(q + (size_t)b * 4, J + (size_t)b * 24);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
     for (size_t b = 0; b < count; ++b) {
         arm4_frame_jacobian(q + b * 4, J + b * 24);
     }
+}
+
+void arm4_frame_jacobian_batch(size_t count, const double *q, double *J)
+{
+    arm4_frame_jacobian_batch_threads(count, 0, q, J);
 }

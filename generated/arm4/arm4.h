@@ -7,7 +7,17 @@
 /* Unrolled dynamics of robot arm4: C99, libm only. Arrays are row-major
  * doubles; n = ARM4_NV. Batch variants take count packed items per pointer. Big
  * functions keep the temps their parts share in a work array on the stack: *_WORK_BYTES
- * (besides the compiler's own locals); mind it on threads with small stacks. */
+ * (besides the compiler's own locals); mind it on threads with small stacks.
+ *
+ * Batches and threads: arm4_<function>_batch_threads(count, threads, ...) computes count
+ * packed states, split into one contiguous chunk per thread (threads <= 0: OpenMP's default, i.e.
+ * OMP_NUM_THREADS or one per core; threads == 1: serial, in the caller's thread);
+ * arm4_<function>_batch(count, ...) is the same with threads = 0. Threads are used only when
+ * this file is compiled with OpenMP (-fopenmp: symgen does so when the compiler has it) and
+ * count >= ARM4_PARALLEL_MIN; compiled without OpenMP every batch is serial. Each state is
+ * computed alone, so the results do not depend on the number of threads. Mind OpenMP's (libgomp's)
+ * limit: a process that ran a threaded batch and then fork()s must not run one in the child (it
+ * hangs); the Python binding uses threads of its own for that reason. */
 #ifndef ARM4_H
 #define ARM4_H
 
@@ -15,6 +25,9 @@
 
 #define ARM4_NQ 4
 #define ARM4_NV 4
+#ifndef ARM4_PARALLEL_MIN
+#define ARM4_PARALLEL_MIN 64  /* smaller batches run serially: starting threads costs more */
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +45,7 @@ void arm4_mass_matrix(const double *q, double *M);
  * already be zero (a buffer zeroed once, or last filled by arm4_mass_matrix). */
 void arm4_mass_matrix_update(const double *q, double *M);
 void arm4_mass_matrix_batch(size_t count, const double *q, double *M);
+void arm4_mass_matrix_batch_threads(size_t count, int threads, const double *q, double *M);
 
 /* dM/dt at (q, qd), (n, n), by Algorithm 1. */
 #define ARM4_MASS_MATRIX_DOT_WORK_BYTES 0  /* its work array on the stack */
@@ -40,6 +54,7 @@ void arm4_mass_matrix_dot(const double *q, const double *qd, double *Mdot);
  * already be zero (a buffer zeroed once, or last filled by arm4_mass_matrix_dot). */
 void arm4_mass_matrix_dot_update(const double *q, const double *qd, double *Mdot);
 void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd, double *Mdot);
+void arm4_mass_matrix_dot_batch_threads(size_t count, int threads, const double *q, const double *qd, double *Mdot);
 
 /* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. */
 #define ARM4_CORIOLIS_MATRIX_WORK_BYTES 0  /* its work array on the stack */
@@ -48,6 +63,7 @@ void arm4_coriolis_matrix(const double *q, const double *qd, double *C);
  * already be zero (a buffer zeroed once, or last filled by arm4_coriolis_matrix). */
 void arm4_coriolis_matrix_update(const double *q, const double *qd, double *C);
 void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd, double *C);
+void arm4_coriolis_matrix_batch_threads(size_t count, int threads, const double *q, const double *qd, double *C);
 
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. */
 #define ARM4_CHRISTOFFEL_WORK_BYTES 0  /* its work array on the stack */
@@ -56,6 +72,7 @@ void arm4_christoffel(const double *q, double *Gamma);
  * already be zero (a buffer zeroed once, or last filled by arm4_christoffel). */
 void arm4_christoffel_update(const double *q, double *Gamma);
 void arm4_christoffel_batch(size_t count, const double *q, double *Gamma);
+void arm4_christoffel_batch_threads(size_t count, int threads, const double *q, double *Gamma);
 
 /* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. */
 #define ARM4_INVERSE_DYNAMICS_WORK_BYTES 0  /* its work array on the stack */
@@ -64,6 +81,7 @@ void arm4_inverse_dynamics(const double *q, const double *qd, const double *qdd,
  * already be zero (a buffer zeroed once, or last filled by arm4_inverse_dynamics). */
 void arm4_inverse_dynamics_update(const double *q, const double *qd, const double *qdd, double *tau);
 void arm4_inverse_dynamics_batch(size_t count, const double *q, const double *qd, const double *qdd, double *tau);
+void arm4_inverse_dynamics_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qdd, double *tau);
 
 /* Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. */
 #define ARM4_GRAVITY_WORK_BYTES 0  /* its work array on the stack */
@@ -72,6 +90,7 @@ void arm4_gravity(const double *q, double *g);
  * already be zero (a buffer zeroed once, or last filled by arm4_gravity). */
 void arm4_gravity_update(const double *q, double *g);
 void arm4_gravity_batch(size_t count, const double *q, double *g);
+void arm4_gravity_batch_threads(size_t count, int threads, const double *q, double *g);
 
 /* Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C. */
 #define ARM4_SLOTINE_LI_WORK_BYTES 0  /* its work array on the stack */
@@ -80,6 +99,7 @@ void arm4_slotine_li(const double *q, const double *qd, const double *qd_r, cons
  * already be zero (a buffer zeroed once, or last filled by arm4_slotine_li). */
 void arm4_slotine_li_update(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl);
 void arm4_slotine_li_batch(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl);
+void arm4_slotine_li_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl);
 
 /* Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. */
 #define ARM4_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
@@ -88,6 +108,7 @@ void arm4_regressor(const double *q, const double *qd, const double *qd_r, const
  * already be zero (a buffer zeroed once, or last filled by arm4_regressor). */
 void arm4_regressor_update(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
 void arm4_regressor_batch(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
+void arm4_regressor_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
 
 /* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. */
 #define ARM4_FORWARD_DYNAMICS_WORK_BYTES 0  /* its work array on the stack */
@@ -96,6 +117,7 @@ void arm4_forward_dynamics(const double *q, const double *qd, const double *tau,
  * already be zero (a buffer zeroed once, or last filled by arm4_forward_dynamics). */
 void arm4_forward_dynamics_update(const double *q, const double *qd, const double *tau, double *qdd);
 void arm4_forward_dynamics_batch(size_t count, const double *q, const double *qd, const double *tau, double *qdd);
+void arm4_forward_dynamics_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *tau, double *qdd);
 
 /* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. */
 #define ARM4_MASS_MATRIX_INVERSE_WORK_BYTES 0  /* its work array on the stack */
@@ -104,6 +126,7 @@ void arm4_mass_matrix_inverse(const double *q, double *Minv);
  * already be zero (a buffer zeroed once, or last filled by arm4_mass_matrix_inverse). */
 void arm4_mass_matrix_inverse_update(const double *q, double *Minv);
 void arm4_mass_matrix_inverse_batch(size_t count, const double *q, double *Minv);
+void arm4_mass_matrix_inverse_batch_threads(size_t count, int threads, const double *q, double *Minv);
 
 /* (M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. */
 #define ARM4_ALL_TERMS_WORK_BYTES 0  /* its work array on the stack */
@@ -112,6 +135,7 @@ void arm4_all_terms(const double *q, const double *qd, double *M, double *C, dou
  * already be zero (a buffer zeroed once, or last filled by arm4_all_terms). */
 void arm4_all_terms_update(const double *q, const double *qd, double *M, double *C, double *g);
 void arm4_all_terms_batch(size_t count, const double *q, const double *qd, double *M, double *C, double *g);
+void arm4_all_terms_batch_threads(size_t count, int threads, const double *q, const double *qd, double *M, double *C, double *g);
 
 /* (dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates. */
 #define ARM4_INVERSE_DYNAMICS_DERIVATIVES_WORK_BYTES 0  /* its work array on the stack */
@@ -120,6 +144,7 @@ void arm4_inverse_dynamics_derivatives(const double *q, const double *qd, const 
  * already be zero (a buffer zeroed once, or last filled by arm4_inverse_dynamics_derivatives). */
 void arm4_inverse_dynamics_derivatives_update(const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd);
 void arm4_inverse_dynamics_derivatives_batch(size_t count, const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd);
+void arm4_inverse_dynamics_derivatives_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd);
 
 /* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. */
 #define ARM4_FORWARD_DYNAMICS_DERIVATIVES_WORK_BYTES 0  /* its work array on the stack */
@@ -128,6 +153,7 @@ void arm4_forward_dynamics_derivatives(const double *q, const double *qd, const 
  * already be zero (a buffer zeroed once, or last filled by arm4_forward_dynamics_derivatives). */
 void arm4_forward_dynamics_derivatives_update(const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);
 void arm4_forward_dynamics_derivatives_batch(size_t count, const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);
+void arm4_forward_dynamics_derivatives_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);
 
 /* Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform. */
 #define ARM4_FRAME_PLACEMENT_WORK_BYTES 0  /* its work array on the stack */
@@ -136,6 +162,7 @@ void arm4_frame_placement(const double *q, double *oMf);
  * already be zero (a buffer zeroed once, or last filled by arm4_frame_placement). */
 void arm4_frame_placement_update(const double *q, double *oMf);
 void arm4_frame_placement_batch(size_t count, const double *q, double *oMf);
+void arm4_frame_placement_batch_threads(size_t count, int threads, const double *q, double *oMf);
 
 /* Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes). */
 #define ARM4_FRAME_JACOBIAN_WORK_BYTES 0  /* its work array on the stack */
@@ -144,6 +171,7 @@ void arm4_frame_jacobian(const double *q, double *J);
  * already be zero (a buffer zeroed once, or last filled by arm4_frame_jacobian). */
 void arm4_frame_jacobian_update(const double *q, double *J);
 void arm4_frame_jacobian_batch(size_t count, const double *q, double *J);
+void arm4_frame_jacobian_batch_threads(size_t count, int threads, const double *q, double *J);
 
 #ifdef __cplusplus
 }

@@ -5,176 +5,219 @@
 # options: quantities=M,Mdot,C,Gamma,tau,g,tau_sl,Y,qdd,Minv,MCg,dtau,dqdd,oMf,J gamma_method=algo2 frame=ground floating_base=False cse=False gravity=0,0,-9.81 parametric=False
 # SymPy 1.14.0
 """The compiled C of robot 'arm4', called from Python: same API as arm4_numpy,
-the batch loop runs in C. Importing this module fails (ImportError) when the binding was not
-compiled."""
+plus ``out=`` and ``threads=`` keywords. Importing this module fails (ImportError) when the
+binding was not compiled.
+
+Each function is the C binding itself: one state given as 1-D C-contiguous float64 arrays is
+checked and computed in C with no Python in between. Anything else (a batch, lists, other dtypes,
+keyword inputs, a wrong shape) takes the general path below, which converts or raises.
+
+- ``out=``: where to write the result instead of new arrays, and what is returned. For a function
+  of one output, one array; for several (the derivative pairs, ``all_terms``), a tuple with one
+  array per output, in the order returned. Each must be a writable C-contiguous float64 ndarray
+  of exactly the shape the function returns (with the batch's leading axes for a batch), and
+  must not overlap an input or another output; otherwise a ValueError names it.
+- ``threads=``: for a batch, how many threads compute it, one contiguous chunk of states each
+  (None: one per online core; 1: serial, in the calling thread); batches of fewer than 64
+  states per thread use fewer threads. The threads are the binding's own, started and joined
+  within the call (not OpenMP's pool, which hangs a fork()ed child), and the GIL is released
+  meanwhile. Results do not depend on the number of threads: each state is computed alone.
+
+``openmp``: whether the C entry points arm4_<function>_batch in this binding were compiled
+with OpenMP (what a C or ctypes caller gets; the Python functions do not use it).
+"""
 import numpy as np
 
-from . import _arm4_ext_a4f1804b as _ext
+from . import _arm4_ext_091eb255 as _ext
 
-_empty = np.empty
-from .arm4_numpy import N, _prepare, frames, gravity_vector, joint_names, link_names, nq, nv, parameters  # noqa: F401
+from .arm4_numpy import N, _out, _prepare, _threads, frames, gravity_vector, joint_names, link_names, nq, nv, parameters  # noqa: F401
 
 
-def mass_matrix(q):
-    """Mass matrix M(q), (n, n), by CRBA."""
-    out = _empty((4, 4))
-    if _ext.mass_matrix_one(q, out):     # one float64 state: checked in C
-        return out
+
+def mass_matrix(q, *, out=None, threads=None):
+    """The general path of mass_matrix: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q,), lead = _prepare((q, "q"))
-    out = np.empty(lead + (4, 4))
-    _ext.mass_matrix(q.shape[0] if lead else 1, q, out)
-    return out
+    outs = _out(out, ("M", ), (lead + (4, 4), ),
+                (q,))
+    _ext.mass_matrix(q.shape[0] if lead else 1, q, *outs, threads)
+    return outs[0]
 
 
-def mass_matrix_dot(q, qd):
-    """dM/dt at (q, qd), (n, n), by Algorithm 1."""
-    out = _empty((4, 4))
-    if _ext.mass_matrix_dot_one(q, qd, out):     # one float64 state: checked in C
-        return out
+def mass_matrix_dot(q, qd, *, out=None, threads=None):
+    """The general path of mass_matrix_dot: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
-    out = np.empty(lead + (4, 4))
-    _ext.mass_matrix_dot(q.shape[0] if lead else 1, q, qd, out)
-    return out
+    outs = _out(out, ("Mdot", ), (lead + (4, 4), ),
+                (q, qd,))
+    _ext.mass_matrix_dot(q.shape[0] if lead else 1, q, qd, *outs, threads)
+    return outs[0]
 
 
-def coriolis_matrix(q, qd):
-    """Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1."""
-    out = _empty((4, 4))
-    if _ext.coriolis_matrix_one(q, qd, out):     # one float64 state: checked in C
-        return out
+def coriolis_matrix(q, qd, *, out=None, threads=None):
+    """The general path of coriolis_matrix: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
-    out = np.empty(lead + (4, 4))
-    _ext.coriolis_matrix(q.shape[0] if lead else 1, q, qd, out)
-    return out
+    outs = _out(out, ("C", ), (lead + (4, 4), ),
+                (q, qd,))
+    _ext.coriolis_matrix(q.shape[0] if lead else 1, q, qd, *outs, threads)
+    return outs[0]
 
 
-def christoffel(q):
-    """Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]."""
-    out = _empty((4, 4, 4))
-    if _ext.christoffel_one(q, out):     # one float64 state: checked in C
-        return out
+def christoffel(q, *, out=None, threads=None):
+    """The general path of christoffel: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q,), lead = _prepare((q, "q"))
-    out = np.empty(lead + (4, 4, 4))
-    _ext.christoffel(q.shape[0] if lead else 1, q, out)
-    return out
+    outs = _out(out, ("Gamma", ), (lead + (4, 4, 4), ),
+                (q,))
+    _ext.christoffel(q.shape[0] if lead else 1, q, *outs, threads)
+    return outs[0]
 
 
-def inverse_dynamics(q, qd, qdd):
-    """Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA."""
-    out = _empty((4,))
-    if _ext.inverse_dynamics_one(q, qd, qdd, out):     # one float64 state: checked in C
-        return out
+def inverse_dynamics(q, qd, qdd, *, out=None, threads=None):
+    """The general path of inverse_dynamics: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q, qd, qdd,), lead = _prepare((q, "q"), (qd, "qd"), (qdd, "qdd"))
-    out = np.empty(lead + (4,))
-    _ext.inverse_dynamics(q.shape[0] if lead else 1, q, qd, qdd, out)
-    return out
+    outs = _out(out, ("tau", ), (lead + (4,), ),
+                (q, qd, qdd,))
+    _ext.inverse_dynamics(q.shape[0] if lead else 1, q, qd, qdd, *outs, threads)
+    return outs[0]
 
 
-def gravity(q):
-    """Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces."""
-    out = _empty((4,))
-    if _ext.gravity_one(q, out):     # one float64 state: checked in C
-        return out
+def gravity(q, *, out=None, threads=None):
+    """The general path of gravity: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q,), lead = _prepare((q, "q"))
-    out = np.empty(lead + (4,))
-    _ext.gravity(q.shape[0] if lead else 1, q, out)
-    return out
+    outs = _out(out, ("g", ), (lead + (4,), ),
+                (q,))
+    _ext.gravity(q.shape[0] if lead else 1, q, *outs, threads)
+    return outs[0]
 
 
-def slotine_li(q, qd, qd_r, qdd_r):
-    """Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C."""
-    out = _empty((4,))
-    if _ext.slotine_li_one(q, qd, qd_r, qdd_r, out):     # one float64 state: checked in C
-        return out
+def slotine_li(q, qd, qd_r, qdd_r, *, out=None, threads=None):
+    """The general path of slotine_li: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q, qd, qd_r, qdd_r,), lead = _prepare((q, "q"), (qd, "qd"), (qd_r, "qd_r"), (qdd_r, "qdd_r"))
-    out = np.empty(lead + (4,))
-    _ext.slotine_li(q.shape[0] if lead else 1, q, qd, qd_r, qdd_r, out)
-    return out
+    outs = _out(out, ("tau_sl", ), (lead + (4,), ),
+                (q, qd, qd_r, qdd_r,))
+    _ext.slotine_li(q.shape[0] if lead else 1, q, qd, qd_r, qdd_r, *outs, threads)
+    return outs[0]
 
 
-def regressor(q, qd, qd_r, qdd_r):
-    """Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order."""
-    out = _empty((4, 40))
-    if _ext.regressor_one(q, qd, qd_r, qdd_r, out):     # one float64 state: checked in C
-        return out
+def regressor(q, qd, qd_r, qdd_r, *, out=None, threads=None):
+    """The general path of regressor: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q, qd, qd_r, qdd_r,), lead = _prepare((q, "q"), (qd, "qd"), (qd_r, "qd_r"), (qdd_r, "qdd_r"))
-    out = np.empty(lead + (4, 40))
-    _ext.regressor(q.shape[0] if lead else 1, q, qd, qd_r, qdd_r, out)
-    return out
+    outs = _out(out, ("Y", ), (lead + (4, 40), ),
+                (q, qd, qd_r, qdd_r,))
+    _ext.regressor(q.shape[0] if lead else 1, q, qd, qd_r, qdd_r, *outs, threads)
+    return outs[0]
 
 
-def forward_dynamics(q, qd, tau):
-    """Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot."""
-    out = _empty((4,))
-    if _ext.forward_dynamics_one(q, qd, tau, out):     # one float64 state: checked in C
-        return out
+def forward_dynamics(q, qd, tau, *, out=None, threads=None):
+    """The general path of forward_dynamics: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q, qd, tau,), lead = _prepare((q, "q"), (qd, "qd"), (tau, "tau"))
-    out = np.empty(lead + (4,))
-    _ext.forward_dynamics(q.shape[0] if lead else 1, q, qd, tau, out)
-    return out
+    outs = _out(out, ("qdd", ), (lead + (4,), ),
+                (q, qd, tau,))
+    _ext.forward_dynamics(q.shape[0] if lead else 1, q, qd, tau, *outs, threads)
+    return outs[0]
 
 
-def mass_matrix_inverse(q):
-    """Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot."""
-    out = _empty((4, 4))
-    if _ext.mass_matrix_inverse_one(q, out):     # one float64 state: checked in C
-        return out
+def mass_matrix_inverse(q, *, out=None, threads=None):
+    """The general path of mass_matrix_inverse: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q,), lead = _prepare((q, "q"))
-    out = np.empty(lead + (4, 4))
-    _ext.mass_matrix_inverse(q.shape[0] if lead else 1, q, out)
-    return out
+    outs = _out(out, ("Minv", ), (lead + (4, 4), ),
+                (q,))
+    _ext.mass_matrix_inverse(q.shape[0] if lead else 1, q, *outs, threads)
+    return outs[0]
 
 
-def all_terms(q, qd):
-    """(M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias."""
-    out = (_empty((4, 4)), _empty((4, 4)), _empty((4,)), )
-    if _ext.all_terms_one(q, qd, *out):    # one float64 state: checked in C
-        return out
+def all_terms(q, qd, *, out=None, threads=None):
+    """The general path of all_terms: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
-    out = (np.empty(lead + (4, 4)), np.empty(lead + (4, 4)), np.empty(lead + (4,)), )
-    _ext.all_terms(q.shape[0] if lead else 1, q, qd, *out)
-    return out
+    outs = _out(out, ("M", "C", "g", ), (lead + (4, 4), lead + (4, 4), lead + (4,), ),
+                (q, qd,))
+    _ext.all_terms(q.shape[0] if lead else 1, q, qd, *outs, threads)
+    return out if out is not None else outs
 
 
-def inverse_dynamics_derivatives(q, qd, qdd):
-    """(dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates."""
-    out = (_empty((4, 4)), _empty((4, 4)), )
-    if _ext.inverse_dynamics_derivatives_one(q, qd, qdd, *out):    # one float64 state: checked in C
-        return out
+def inverse_dynamics_derivatives(q, qd, qdd, *, out=None, threads=None):
+    """The general path of inverse_dynamics_derivatives: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q, qd, qdd,), lead = _prepare((q, "q"), (qd, "qd"), (qdd, "qdd"))
-    out = (np.empty(lead + (4, 4)), np.empty(lead + (4, 4)), )
-    _ext.inverse_dynamics_derivatives(q.shape[0] if lead else 1, q, qd, qdd, *out)
-    return out
+    outs = _out(out, ("dtau_dq", "dtau_dqd", ), (lead + (4, 4), lead + (4, 4), ),
+                (q, qd, qdd,))
+    _ext.inverse_dynamics_derivatives(q.shape[0] if lead else 1, q, qd, qdd, *outs, threads)
+    return out if out is not None else outs
 
 
-def forward_dynamics_derivatives(q, qd, tau):
-    """(dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors."""
-    out = (_empty((4, 4)), _empty((4, 4)), )
-    if _ext.forward_dynamics_derivatives_one(q, qd, tau, *out):    # one float64 state: checked in C
-        return out
+def forward_dynamics_derivatives(q, qd, tau, *, out=None, threads=None):
+    """The general path of forward_dynamics_derivatives: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q, qd, tau,), lead = _prepare((q, "q"), (qd, "qd"), (tau, "tau"))
-    out = (np.empty(lead + (4, 4)), np.empty(lead + (4, 4)), )
-    _ext.forward_dynamics_derivatives(q.shape[0] if lead else 1, q, qd, tau, *out)
-    return out
+    outs = _out(out, ("dqdd_dq", "dqdd_dqd", ), (lead + (4, 4), lead + (4, 4), ),
+                (q, qd, tau,))
+    _ext.forward_dynamics_derivatives(q.shape[0] if lead else 1, q, qd, tau, *outs, threads)
+    return out if out is not None else outs
 
 
-def frame_placement(q):
-    """Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform."""
-    out = _empty((1, 4, 4))
-    if _ext.frame_placement_one(q, out):     # one float64 state: checked in C
-        return out
+def frame_placement(q, *, out=None, threads=None):
+    """The general path of frame_placement: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q,), lead = _prepare((q, "q"))
-    out = np.empty(lead + (1, 4, 4))
-    _ext.frame_placement(q.shape[0] if lead else 1, q, out)
-    return out
+    outs = _out(out, ("oMf", ), (lead + (1, 4, 4), ),
+                (q,))
+    _ext.frame_placement(q.shape[0] if lead else 1, q, *outs, threads)
+    return outs[0]
 
 
-def frame_jacobian(q):
-    """Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes)."""
-    out = _empty((1, 6, 4))
-    if _ext.frame_jacobian_one(q, out):     # one float64 state: checked in C
-        return out
+def frame_jacobian(q, *, out=None, threads=None):
+    """The general path of frame_jacobian: batches, conversions, errors (its own name, for
+    TypeErrors; replaced below by the binding)."""
+    threads = _threads(threads)
     (q,), lead = _prepare((q, "q"))
-    out = np.empty(lead + (1, 6, 4))
-    _ext.frame_jacobian(q.shape[0] if lead else 1, q, out)
-    return out
+    outs = _out(out, ("J", ), (lead + (1, 6, 4), ),
+                (q,))
+    _ext.frame_jacobian(q.shape[0] if lead else 1, q, *outs, threads)
+    return outs[0]
+
+
+# the package's functions: the C binding, with the general paths above behind it
+_bound = _ext._bind(
+    (mass_matrix, mass_matrix_dot, coriolis_matrix, christoffel, inverse_dynamics, gravity, slotine_li, regressor, forward_dynamics, mass_matrix_inverse, all_terms, inverse_dynamics_derivatives, forward_dynamics_derivatives, frame_placement, frame_jacobian, ),
+    (        """mass_matrix(q, *, out=None, threads=None)\n--\n\nMass matrix M(q), (n, n), by CRBA.""",        """mass_matrix_dot(q, qd, *, out=None, threads=None)\n--\n\ndM/dt at (q, qd), (n, n), by Algorithm 1.""",        """coriolis_matrix(q, qd, *, out=None, threads=None)\n--\n\nChristoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1.""",        """christoffel(q, *, out=None, threads=None)\n--\n\nChristoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k].""",        """inverse_dynamics(q, qd, qdd, *, out=None, threads=None)\n--\n\nInverse dynamics tau = M qdd + C qd + g, (n,), by RNEA.""",        """gravity(q, *, out=None, threads=None)\n--\n\nGeneralized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces.""",        """slotine_li(q, qd, qd_r, qdd_r, *, out=None, threads=None)\n--\n\nSlotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C.""",        """regressor(q, qd, qd_r, qdd_r, *, out=None, threads=None)\n--\n\nSlotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order.""",        """forward_dynamics(q, qd, tau, *, out=None, threads=None)\n--\n\nForward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot.""",        """mass_matrix_inverse(q, *, out=None, threads=None)\n--\n\nInverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot.""",        """all_terms(q, qd, *, out=None, threads=None)\n--\n\n(M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias.""",        """inverse_dynamics_derivatives(q, qd, qdd, *, out=None, threads=None)\n--\n\n(dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates.""",        """forward_dynamics_derivatives(q, qd, tau, *, out=None, threads=None)\n--\n\n(dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors.""",        """frame_placement(q, *, out=None, threads=None)\n--\n\nPlacement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform.""",        """frame_jacobian(q, *, out=None, threads=None)\n--\n\nJacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes).""",    ),
+)
+mass_matrix = _bound[0]
+mass_matrix_dot = _bound[1]
+coriolis_matrix = _bound[2]
+christoffel = _bound[3]
+inverse_dynamics = _bound[4]
+gravity = _bound[5]
+slotine_li = _bound[6]
+regressor = _bound[7]
+forward_dynamics = _bound[8]
+mass_matrix_inverse = _bound[9]
+all_terms = _bound[10]
+inverse_dynamics_derivatives = _bound[11]
+forward_dynamics_derivatives = _bound[12]
+frame_placement = _bound[13]
+frame_jacobian = _bound[14]
+#: whether the binding's C entry points NAME_<function>_batch were compiled with OpenMP
+openmp = bool(_ext.openmp)

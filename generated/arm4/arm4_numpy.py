@@ -52,6 +52,40 @@ def _prepare(*args):
     return arrays, lead
 
 
+def _threads(threads):
+    """threads= as the binding takes it: 0 for the default, else a count >= 1."""
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 4096:
+        raise ValueError(f"threads must be None or an int from 1 to 4096, got {threads!r}")
+    return int(threads)
+
+
+def _out(out, names, shapes, inputs):
+    """Check out= against the outputs' names and shapes; return the arrays to write, one per
+    output (new ones when out is None)."""
+    if out is None:
+        return tuple(np.empty(s) for s in shapes)
+    if len(names) == 1:
+        given, labels = (out,), ("out",)
+    else:
+        if not isinstance(out, tuple) or len(out) != len(names):
+            raise ValueError(f"out must be a tuple of {len(names)} arrays ({', '.join(names)}), got {type(out).__name__}"
+                             + (f" of {len(out)}" if isinstance(out, tuple) else ""))
+        given, labels = out, tuple(f"out[{k}] ({n})" for k, n in enumerate(names))
+    for a, label, shape in zip(given, labels, shapes):
+        if type(a) is not np.ndarray:
+            raise ValueError(f"{label} must be a float64 ndarray of shape {shape}, got {type(a).__name__}")
+        if a.shape != shape or a.dtype != _F64:
+            raise ValueError(f"{label} must be a float64 ndarray of shape {shape}, got {a.dtype} of shape {a.shape}")
+        if not (a.flags.c_contiguous and a.flags.writeable):
+            raise ValueError(f"{label} must be C-contiguous and writable")
+    for k, a in enumerate(given):
+        if any(np.may_share_memory(a, b) for b in (*inputs, *given[:k])):
+            raise ValueError(f"{labels[k]} must not overlap an input or another output")
+    return given
+
+
 def _scatter(values, index, size, lead, shape):
     if not lead:
         out = np.zeros(size)
@@ -120,8 +154,10 @@ def _mass_matrix(q, sin, cos):
     )
 
 
-def mass_matrix(q):
-    """Mass matrix M(q), (n, n), by CRBA."""
+def mass_matrix(q, *, out=None, threads=None):
+    """Mass matrix M(q), (n, n), by CRBA. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q,), lead = _prepare((q, "q"))
     if not lead:
         try:
@@ -130,7 +166,12 @@ def mass_matrix(q):
             values = _mass_matrix(q, np.sin, np.cos)
     else:
         values = _mass_matrix(q.T, np.sin, np.cos)
-    return _scatter(values, _MASS_MATRIX_INDEX, 16, lead, (4, 4))
+    result = (_scatter(values, _MASS_MATRIX_INDEX, 16, lead, (4, 4)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("M", ), tuple(r.shape for r in result), (q,)), result):
+            target[...] = value
+        return out
+    return result[0]
 
 
 _MASS_MATRIX_DOT_INDEX = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
@@ -301,8 +342,10 @@ def _mass_matrix_dot(q, qd, sin, cos):
     )
 
 
-def mass_matrix_dot(q, qd):
-    """dM/dt at (q, qd), (n, n), by Algorithm 1."""
+def mass_matrix_dot(q, qd, *, out=None, threads=None):
+    """dM/dt at (q, qd), (n, n), by Algorithm 1. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
     if not lead:
         try:
@@ -311,7 +354,12 @@ def mass_matrix_dot(q, qd):
             values = _mass_matrix_dot(q, qd, np.sin, np.cos)
     else:
         values = _mass_matrix_dot(q.T, qd.T, np.sin, np.cos)
-    return _scatter(values, _MASS_MATRIX_DOT_INDEX, 16, lead, (4, 4))
+    result = (_scatter(values, _MASS_MATRIX_DOT_INDEX, 16, lead, (4, 4)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("Mdot", ), tuple(r.shape for r in result), (q, qd,)), result):
+            target[...] = value
+        return out
+    return result[0]
 
 
 _CORIOLIS_MATRIX_INDEX = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
@@ -476,8 +524,10 @@ def _coriolis_matrix(q, qd, sin, cos):
     )
 
 
-def coriolis_matrix(q, qd):
-    """Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1."""
+def coriolis_matrix(q, qd, *, out=None, threads=None):
+    """Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
     if not lead:
         try:
@@ -486,7 +536,12 @@ def coriolis_matrix(q, qd):
             values = _coriolis_matrix(q, qd, np.sin, np.cos)
     else:
         values = _coriolis_matrix(q.T, qd.T, np.sin, np.cos)
-    return _scatter(values, _CORIOLIS_MATRIX_INDEX, 16, lead, (4, 4))
+    result = (_scatter(values, _CORIOLIS_MATRIX_INDEX, 16, lead, (4, 4)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("C", ), tuple(r.shape for r in result), (q, qd,)), result):
+            target[...] = value
+        return out
+    return result[0]
 
 
 _CHRISTOFFEL_INDEX = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 35, 36, 37, 39, 43, 44, 45, 46, 47, 48, 49, 50, 52, 53, 54, 56, 57, 58]
@@ -747,8 +802,10 @@ def _christoffel(q, sin, cos):
     )
 
 
-def christoffel(q):
-    """Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]."""
+def christoffel(q, *, out=None, threads=None):
+    """Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q,), lead = _prepare((q, "q"))
     if not lead:
         try:
@@ -757,7 +814,12 @@ def christoffel(q):
             values = _christoffel(q, np.sin, np.cos)
     else:
         values = _christoffel(q.T, np.sin, np.cos)
-    return _scatter(values, _CHRISTOFFEL_INDEX, 64, lead, (4, 4, 4))
+    result = (_scatter(values, _CHRISTOFFEL_INDEX, 64, lead, (4, 4, 4)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("Gamma", ), tuple(r.shape for r in result), (q,)), result):
+            target[...] = value
+        return out
+    return result[0]
 
 
 _INVERSE_DYNAMICS_INDEX = [0, 1, 2, 3]
@@ -843,8 +905,10 @@ def _inverse_dynamics(q, qd, qdd, sin, cos):
     )
 
 
-def inverse_dynamics(q, qd, qdd):
-    """Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA."""
+def inverse_dynamics(q, qd, qdd, *, out=None, threads=None):
+    """Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q, qd, qdd,), lead = _prepare((q, "q"), (qd, "qd"), (qdd, "qdd"))
     if not lead:
         try:
@@ -853,7 +917,12 @@ def inverse_dynamics(q, qd, qdd):
             values = _inverse_dynamics(q, qd, qdd, np.sin, np.cos)
     else:
         values = _inverse_dynamics(q.T, qd.T, qdd.T, np.sin, np.cos)
-    return _scatter(values, _INVERSE_DYNAMICS_INDEX, 4, lead, (4,))
+    result = (_scatter(values, _INVERSE_DYNAMICS_INDEX, 4, lead, (4,)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("tau", ), tuple(r.shape for r in result), (q, qd, qdd,)), result):
+            target[...] = value
+        return out
+    return result[0]
 
 
 _GRAVITY_INDEX = [1, 2, 3]
@@ -897,8 +966,10 @@ def _gravity(q, sin, cos):
     )
 
 
-def gravity(q):
-    """Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces."""
+def gravity(q, *, out=None, threads=None):
+    """Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q,), lead = _prepare((q, "q"))
     if not lead:
         try:
@@ -907,7 +978,12 @@ def gravity(q):
             values = _gravity(q, np.sin, np.cos)
     else:
         values = _gravity(q.T, np.sin, np.cos)
-    return _scatter(values, _GRAVITY_INDEX, 4, lead, (4,))
+    result = (_scatter(values, _GRAVITY_INDEX, 4, lead, (4,)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("g", ), tuple(r.shape for r in result), (q,)), result):
+            target[...] = value
+        return out
+    return result[0]
 
 
 _SLOTINE_LI_INDEX = [0, 1, 2, 3]
@@ -998,8 +1074,10 @@ def _slotine_li(q, qd, qd_r, qdd_r, sin, cos):
     )
 
 
-def slotine_li(q, qd, qd_r, qdd_r):
-    """Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C."""
+def slotine_li(q, qd, qd_r, qdd_r, *, out=None, threads=None):
+    """Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q, qd, qd_r, qdd_r,), lead = _prepare((q, "q"), (qd, "qd"), (qd_r, "qd_r"), (qdd_r, "qdd_r"))
     if not lead:
         try:
@@ -1008,7 +1086,12 @@ def slotine_li(q, qd, qd_r, qdd_r):
             values = _slotine_li(q, qd, qd_r, qdd_r, np.sin, np.cos)
     else:
         values = _slotine_li(q.T, qd.T, qd_r.T, qdd_r.T, np.sin, np.cos)
-    return _scatter(values, _SLOTINE_LI_INDEX, 4, lead, (4,))
+    result = (_scatter(values, _SLOTINE_LI_INDEX, 4, lead, (4,)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("tau_sl", ), tuple(r.shape for r in result), (q, qd, qd_r, qdd_r,)), result):
+            target[...] = value
+        return out
+    return result[0]
 
 
 _REGRESSOR_INDEX = [9, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 51, 52, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 101, 102, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 151, 152, 154, 155, 156, 157, 158, 159]
@@ -1326,8 +1409,10 @@ def _regressor(q, qd, qd_r, qdd_r, sin, cos):
     )
 
 
-def regressor(q, qd, qd_r, qdd_r):
-    """Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order."""
+def regressor(q, qd, qd_r, qdd_r, *, out=None, threads=None):
+    """Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q, qd, qd_r, qdd_r,), lead = _prepare((q, "q"), (qd, "qd"), (qd_r, "qd_r"), (qdd_r, "qdd_r"))
     if not lead:
         try:
@@ -1336,7 +1421,12 @@ def regressor(q, qd, qd_r, qdd_r):
             values = _regressor(q, qd, qd_r, qdd_r, np.sin, np.cos)
     else:
         values = _regressor(q.T, qd.T, qd_r.T, qdd_r.T, np.sin, np.cos)
-    return _scatter(values, _REGRESSOR_INDEX, 160, lead, (4, 40))
+    result = (_scatter(values, _REGRESSOR_INDEX, 160, lead, (4, 40)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("Y", ), tuple(r.shape for r in result), (q, qd, qd_r, qdd_r,)), result):
+            target[...] = value
+        return out
+    return result[0]
 
 
 _FORWARD_DYNAMICS_INDEX = [0, 1, 2, 3]
@@ -1505,8 +1595,10 @@ def _forward_dynamics(q, qd, tau, sin, cos):
     )
 
 
-def forward_dynamics(q, qd, tau):
-    """Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot."""
+def forward_dynamics(q, qd, tau, *, out=None, threads=None):
+    """Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q, qd, tau,), lead = _prepare((q, "q"), (qd, "qd"), (tau, "tau"))
     if not lead:
         try:
@@ -1515,7 +1607,12 @@ def forward_dynamics(q, qd, tau):
             values = _forward_dynamics(q, qd, tau, np.sin, np.cos)
     else:
         values = _forward_dynamics(q.T, qd.T, tau.T, np.sin, np.cos)
-    return _scatter(values, _FORWARD_DYNAMICS_INDEX, 4, lead, (4,))
+    result = (_scatter(values, _FORWARD_DYNAMICS_INDEX, 4, lead, (4,)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("qdd", ), tuple(r.shape for r in result), (q, qd, tau,)), result):
+            target[...] = value
+        return out
+    return result[0]
 
 
 _MASS_MATRIX_INVERSE_INDEX = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
@@ -1599,8 +1696,10 @@ def _mass_matrix_inverse(q, sin, cos):
     )
 
 
-def mass_matrix_inverse(q):
-    """Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot."""
+def mass_matrix_inverse(q, *, out=None, threads=None):
+    """Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q,), lead = _prepare((q, "q"))
     if not lead:
         try:
@@ -1609,7 +1708,12 @@ def mass_matrix_inverse(q):
             values = _mass_matrix_inverse(q, np.sin, np.cos)
     else:
         values = _mass_matrix_inverse(q.T, np.sin, np.cos)
-    return _scatter(values, _MASS_MATRIX_INVERSE_INDEX, 16, lead, (4, 4))
+    result = (_scatter(values, _MASS_MATRIX_INVERSE_INDEX, 16, lead, (4, 4)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("Minv", ), tuple(r.shape for r in result), (q,)), result):
+            target[...] = value
+        return out
+    return result[0]
 
 
 _ALL_TERMS_INDEX_0 = [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 12, 15]  # M
@@ -1819,8 +1923,10 @@ def _all_terms(q, qd, sin, cos):
     )
 
 
-def all_terms(q, qd):
-    """(M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias."""
+def all_terms(q, qd, *, out=None, threads=None):
+    """(M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))
     if not lead:
         try:
@@ -1829,11 +1935,16 @@ def all_terms(q, qd):
             values = _all_terms(q, qd, np.sin, np.cos)
     else:
         values = _all_terms(q.T, qd.T, np.sin, np.cos)
-    return (
+    result = (
         _scatter(values[0:12], _ALL_TERMS_INDEX_0, 16, lead, (4, 4)),
         _scatter(values[12:27], _ALL_TERMS_INDEX_1, 16, lead, (4, 4)),
         _scatter(values[27:30], _ALL_TERMS_INDEX_2, 4, lead, (4,)),
     )
+    if out is not None:
+        for target, value in zip(_out(out, ("M", "C", "g", ), tuple(r.shape for r in result), (q, qd,)), result):
+            target[...] = value
+        return out
+    return result
 
 
 _INVERSE_DYNAMICS_DERIVATIVES_INDEX_0 = [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15]  # dtau_dq
@@ -2225,8 +2336,10 @@ def _inverse_dynamics_derivatives(q, qd, qdd, sin, cos):
     )
 
 
-def inverse_dynamics_derivatives(q, qd, qdd):
-    """(dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates."""
+def inverse_dynamics_derivatives(q, qd, qdd, *, out=None, threads=None):
+    """(dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q, qd, qdd,), lead = _prepare((q, "q"), (qd, "qd"), (qdd, "qdd"))
     if not lead:
         try:
@@ -2235,10 +2348,15 @@ def inverse_dynamics_derivatives(q, qd, qdd):
             values = _inverse_dynamics_derivatives(q, qd, qdd, np.sin, np.cos)
     else:
         values = _inverse_dynamics_derivatives(q.T, qd.T, qdd.T, np.sin, np.cos)
-    return (
+    result = (
         _scatter(values[0:12], _INVERSE_DYNAMICS_DERIVATIVES_INDEX_0, 16, lead, (4, 4)),
         _scatter(values[12:28], _INVERSE_DYNAMICS_DERIVATIVES_INDEX_1, 16, lead, (4, 4)),
     )
+    if out is not None:
+        for target, value in zip(_out(out, ("dtau_dq", "dtau_dqd", ), tuple(r.shape for r in result), (q, qd, qdd,)), result):
+            target[...] = value
+        return out
+    return result
 
 
 _FORWARD_DYNAMICS_DERIVATIVES_INDEX_0 = [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15]  # dqdd_dq
@@ -2886,8 +3004,10 @@ def _forward_dynamics_derivatives(q, qd, tau, sin, cos):
     )
 
 
-def forward_dynamics_derivatives(q, qd, tau):
-    """(dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors."""
+def forward_dynamics_derivatives(q, qd, tau, *, out=None, threads=None):
+    """(dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q, qd, tau,), lead = _prepare((q, "q"), (qd, "qd"), (tau, "tau"))
     if not lead:
         try:
@@ -2896,10 +3016,15 @@ def forward_dynamics_derivatives(q, qd, tau):
             values = _forward_dynamics_derivatives(q, qd, tau, np.sin, np.cos)
     else:
         values = _forward_dynamics_derivatives(q.T, qd.T, tau.T, np.sin, np.cos)
-    return (
+    result = (
         _scatter(values[0:12], _FORWARD_DYNAMICS_DERIVATIVES_INDEX_0, 16, lead, (4, 4)),
         _scatter(values[12:28], _FORWARD_DYNAMICS_DERIVATIVES_INDEX_1, 16, lead, (4, 4)),
     )
+    if out is not None:
+        for target, value in zip(_out(out, ("dqdd_dq", "dqdd_dqd", ), tuple(r.shape for r in result), (q, qd, tau,)), result):
+            target[...] = value
+        return out
+    return result
 
 
 _FRAME_PLACEMENT_INDEX = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15]
@@ -2958,8 +3083,10 @@ def _frame_placement(q, sin, cos):
     )
 
 
-def frame_placement(q):
-    """Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform."""
+def frame_placement(q, *, out=None, threads=None):
+    """Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform. (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q,), lead = _prepare((q, "q"))
     if not lead:
         try:
@@ -2968,7 +3095,12 @@ def frame_placement(q):
             values = _frame_placement(q, np.sin, np.cos)
     else:
         values = _frame_placement(q.T, np.sin, np.cos)
-    return _scatter(values, _FRAME_PLACEMENT_INDEX, 16, lead, (1, 4, 4))
+    result = (_scatter(values, _FRAME_PLACEMENT_INDEX, 16, lead, (1, 4, 4)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("oMf", ), tuple(r.shape for r in result), (q,)), result):
+            target[...] = value
+        return out
+    return result[0]
 
 
 _FRAME_JACOBIAN_INDEX = [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 20, 23]
@@ -3032,8 +3164,10 @@ def _frame_jacobian(q, sin, cos):
     )
 
 
-def frame_jacobian(q):
-    """Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes)."""
+def frame_jacobian(q, *, out=None, threads=None):
+    """Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes). (``out=``: arrays to write the result into and return, as the C binding's;
+    ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
+    _threads(threads)
     (q,), lead = _prepare((q, "q"))
     if not lead:
         try:
@@ -3042,4 +3176,9 @@ def frame_jacobian(q):
             values = _frame_jacobian(q, np.sin, np.cos)
     else:
         values = _frame_jacobian(q.T, np.sin, np.cos)
-    return _scatter(values, _FRAME_JACOBIAN_INDEX, 24, lead, (1, 6, 4))
+    result = (_scatter(values, _FRAME_JACOBIAN_INDEX, 24, lead, (1, 6, 4)),)
+    if out is not None:
+        for target, value in zip(_out(out, ("J", ), tuple(r.shape for r in result), (q,)), result):
+            target[...] = value
+        return out
+    return result[0]

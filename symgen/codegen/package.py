@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import json
 import os
 import shlex
@@ -62,20 +63,56 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
         raise BuildError(f"C compiler {cc!r} not found (set CC, or build with --no-compile)")
     ext = extension_name(folder, name)
     target = folder / f"{ext}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
-    cmd = [*words, opt, "-fPIC", "-shared", "-std=c99", f"-I{sysconfig.get_paths()['include']}",
+    # -ffp-contract=fast: a * b + c as one fused multiply-add where the CPU has it (gcc's
+    # -std=c99 would turn that off; the C loop benchmark and Pinocchio's C++ use it too)
+    cmd = [*words, opt, "-fPIC", "-shared", "-std=c99", "-ffp-contract=fast", *openmp_flags(tuple(words)),
+           f"-I{sysconfig.get_paths()['include']}",
            str(folder / f"{name}.c"), str(folder / f"{ext}.c"), "-o", str(target), "-lm"]
+    returncode, stderr = _run_compiler(cmd)
+    if returncode != 0:
+        first = (stderr.strip().splitlines() or ["(no output)"])[0]
+        raise BuildError(f"{folder / (name + '.c')}: compilation failed: {first}")
+    return target
+
+
+def _run_compiler(cmd, timeout=None) -> tuple:
+    """Run a compiler command in its own process group, killed whole when the build is
+    interrupted or ``timeout`` (s) passes (then subprocess.TimeoutExpired); (return code, stderr)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        _, stderr = proc.communicate()
+        _, stderr = proc.communicate(timeout=timeout)
     except BaseException:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         raise
-    if proc.returncode != 0:
-        first = (stderr.strip().splitlines() or ["(no output)"])[0]
-        raise BuildError(f"{folder / (name + '.c')}: compilation failed: {first}")
-    return target
+    return proc.returncode, stderr
+
+
+_OPENMP_PROBE = "#include <omp.h>\nint probe(void) { return omp_get_max_threads(); }\n"
+
+
+def openmp_flags(cc: tuple) -> tuple:
+    """``("-fopenmp",)`` when the compiler ``cc`` (its words) compiles and links a shared
+    library with OpenMP, else ``()``: the C entry points NAME_<function>_batch then run serially
+    (the Python binding uses threads of its own either way). ``SYMGEN_OPENMP=0`` in the
+    environment turns threads off (read at each build, so it is not cached)."""
+    if os.environ.get("SYMGEN_OPENMP", "1") == "0":
+        return ()
+    return _probe_openmp(cc)
+
+
+@functools.lru_cache(maxsize=None)
+def _probe_openmp(cc: tuple) -> tuple:
+    with tempfile.TemporaryDirectory(prefix="symgen-omp-") as tmp:
+        src = Path(tmp) / "probe.c"
+        src.write_text(_OPENMP_PROBE, encoding="utf-8")
+        try:
+            returncode, _ = _run_compiler([*cc, "-fopenmp", "-fPIC", "-shared", str(src), "-o", str(Path(tmp) / "probe.so")],
+                                          timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return ()
+        return ("-fopenmp",) if returncode == 0 else ()
 
 
 def extension_name(folder: Path, name: str) -> str:
