@@ -938,44 +938,38 @@ void arm4_gravity_update(const double *q, double *g)
 {
     (void)q;
     (void)g;
-    const double cq0 = cos(q[0]);
-    const double sq0 = sin(q[0]);
     const double cq1 = cos(q[1]);
     const double sq1 = sin(q[1]);
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double R1_0_0 = cq0*cq1;
-    const double R1_0_1 = -cq0*sq1;
-    const double R1_1_0 = cq1*sq0;
-    const double R1_1_1 = -sq0*sq1;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
     const double cq2 = cos(q[2]);
     const double sq2 = sin(q[2]);
-    const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
-    const double R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
-    const double c2_0 = 0.125*R2_0_1 + 0.3*R1_0_1;
-    const double c2_1 = 0.125*R2_1_1 + 0.3*R1_1_1;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double p3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
-    const double p3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
-    const double Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
-    const double c3_0 = p3_0 + 0.04571428571428572*R2_0_1;
-    const double c3_1 = p3_1 + 0.04571428571428572*R2_1_1;
+    const double cq3 = cos(q[3]);
+    const double sq3 = sin(q[3]);
     /* body 2: link 'forearm_link', joint 'joint3' */
-    const double Fg2_0 = 9.81*c2_1 + 6.867*c3_1;
-    const double Fg2_1 = -9.81*c2_0 - 6.867*c3_0;
+    const double a2_3 = 9.81*cq1*sq2 + 9.81*cq2*sq1;
+    const double a2_4 = 9.81*cq1*cq2 - 9.81*sq1*sq2;
+    /* body 3: link 'wrist_link', joint 'joint4' */
+    const double a3_3 = a2_3*cq3;
+    const double a3_4 = -a2_3*sq3;
+    /* body 2: link 'forearm_link', joint 'joint3' */
+    const double f2_0 = -0.207*a3_3*sq3 - 0.207*a3_4*cq3;
+    const double f2_2 = -0.125*a2_3 + 0.207*a3_4*sq3 - 0.207*a3_3*cq3;
+    const double f2_3 = a2_3 + 0.7*a3_3*cq3 - 0.7*a3_4*sq3;
+    const double f2_5 = -0.7*a3_3*sq3 - 0.7*a3_4*cq3;
     /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double Fg1_0 = Fg2_0 + 2.20725*R1_1_1;
-    const double Fg1_1 = Fg2_1 - 2.20725*R1_0_1;
-    g[1] = Fg1_0*sq0 - Fg1_1*cq0;
-    g[2] = 16.677*Phi2_2 + Fg2_0*sq0 - Fg2_1*cq0;
-    g[3] = 6.867*Phi3_2 + 6.867*R2_0_1*c3_1 - 6.867*R2_1_1*c3_0;
+    const double f1_0 = 0.3*f2_5 + cq2*f2_0;
+    const double f1_1 = f2_0*sq2;
+    const double f1_2 = f2_2 - 2.2072499999999997*sq1 + 0.51*a2_4*sq2 - 0.3*cq2*f2_3;
+    /* body 0: link 'shoulder_link', joint 'joint1' */
+    const double f0_2 = cq1*f1_1 + f1_0*sq1;
+    g[0] = f0_2;
+    g[1] = f1_2;
+    g[2] = f2_2;
 }
 
 /* Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. */
 void arm4_gravity(const double *q, double *g)
 {
-    g[0] = 0.0;
+    g[3] = 0.0;
     arm4_gravity_update(q, g);
 }
 

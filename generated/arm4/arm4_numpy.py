@@ -925,44 +925,38 @@ def inverse_dynamics(q, qd, qdd, *, out=None, threads=None):
     return result[0]
 
 
-_GRAVITY_INDEX = [1, 2, 3]
+_GRAVITY_INDEX = [0, 1, 2]
 
 
 def _gravity(q, sin, cos):
     q0, q1, q2, q3 = q
-    cq0 = cos(q0)
-    sq0 = sin(q0)
     cq1 = cos(q1)
     sq1 = sin(q1)
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    R1_0_0 = cq0*cq1
-    R1_0_1 = -cq0*sq1
-    R1_1_0 = cq1*sq0
-    R1_1_1 = -sq0*sq1
-    # body 2: link 'forearm_link', joint 'joint3'
-    Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0
     cq2 = cos(q2)
     sq2 = sin(q2)
-    R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2
-    R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2
-    c2_0 = 0.125*R2_0_1 + 0.3*R1_0_1
-    c2_1 = 0.125*R2_1_1 + 0.3*R1_1_1
-    # body 3: link 'wrist_link', joint 'joint4'
-    p3_0 = 0.25*R2_0_1 + 0.3*R1_0_1
-    p3_1 = 0.25*R2_1_1 + 0.3*R1_1_1
-    Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1
-    c3_0 = p3_0 + 0.04571428571428572*R2_0_1
-    c3_1 = p3_1 + 0.04571428571428572*R2_1_1
+    cq3 = cos(q3)
+    sq3 = sin(q3)
     # body 2: link 'forearm_link', joint 'joint3'
-    Fg2_0 = 9.81*c2_1 + 6.867*c3_1
-    Fg2_1 = -9.81*c2_0 - 6.867*c3_0
+    a2_3 = 9.81*cq1*sq2 + 9.81*cq2*sq1
+    a2_4 = 9.81*cq1*cq2 - 9.81*sq1*sq2
+    # body 3: link 'wrist_link', joint 'joint4'
+    a3_3 = a2_3*cq3
+    a3_4 = -a2_3*sq3
+    # body 2: link 'forearm_link', joint 'joint3'
+    f2_0 = -0.207*a3_3*sq3 - 0.207*a3_4*cq3
+    f2_2 = -0.125*a2_3 + 0.207*a3_4*sq3 - 0.207*a3_3*cq3
+    f2_3 = a2_3 + 0.7*a3_3*cq3 - 0.7*a3_4*sq3
+    f2_5 = -0.7*a3_3*sq3 - 0.7*a3_4*cq3
     # body 1: link 'upper_arm_link', joint 'joint2'
-    Fg1_0 = Fg2_0 + 2.20725*R1_1_1
-    Fg1_1 = Fg2_1 - 2.20725*R1_0_1
+    f1_0 = 0.3*f2_5 + cq2*f2_0
+    f1_1 = f2_0*sq2
+    f1_2 = f2_2 - 2.2072499999999997*sq1 + 0.51*a2_4*sq2 - 0.3*cq2*f2_3
+    # body 0: link 'shoulder_link', joint 'joint1'
+    f0_2 = cq1*f1_1 + f1_0*sq1
     return (
-        Fg1_0*sq0 - Fg1_1*cq0,
-        16.677*Phi2_2 + Fg2_0*sq0 - Fg2_1*cq0,
-        6.867*Phi3_2 + 6.867*R2_0_1*c3_1 - 6.867*R2_1_1*c3_0,
+        f0_2,
+        f1_2,
+        f2_2,
     )
 
 
