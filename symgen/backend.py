@@ -75,6 +75,11 @@ class SymArray(np.ndarray):
         return np.asarray(other).view(SymArray).__matmul__(self)
 
 
+class TraceLimit(Exception):
+    """A symbolic run named more intermediates than its backend's ``limit`` (a candidate route
+    that cannot be the cheapest is abandoned early)."""
+
+
 class SymbolicBackend:
     """SymPy objects in ``dtype=object`` arrays, with named intermediates.
 
@@ -86,9 +91,10 @@ class SymbolicBackend:
 
     name = "symbolic"
 
-    def __init__(self, prefix: str = "", naming: bool = True, tick=None):
+    def __init__(self, prefix: str = "", naming: bool = True, tick=None, limit: int | None = None):
         import sympy
 
+        self.limit = limit               # more named intermediates than this: TraceLimit
         self.sp = sympy
         self.half = sympy.Rational(1, 2)
         self.prefix = prefix
@@ -140,6 +146,8 @@ class SymbolicBackend:
 
     # -- naming of intermediates
     def _record(self, name: str, expr, body):
+        if self.limit is not None and len(self.assignments) >= self.limit:
+            raise TraceLimit(self.limit)
         n = self._counts.get(name, 0)
         self._counts[name] = n + 1
         sym = self.sp.Symbol(f"{self.prefix}{name}" if n == 0 else f"{self.prefix}{name}_{n}")

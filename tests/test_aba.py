@@ -134,7 +134,7 @@ def _candidates(robot, key):
     costs = {}
     for k, run in enumerate((sweep.run,) + sweep.variants):
         fn = S._trace_sweep(robot, replace(sweep, run=run), (key,), S.input_symbols(robot),
-                            Q.SweepOptions(), True, None)[key]
+                            Q.SweepOptions(), True, None)[0][key]
         costs[k] = P.cost(S.optimize(fn))
     return costs
 

@@ -21,6 +21,7 @@
 #define ARM4_PART static
 #endif
 
+/* @symgen-data: the package's data, defined once (see codegen/package.py: compile units) */
 const char *const arm4_joint_names[4] = {
     "joint1",
     "joint2",
@@ -29,6 +30,9 @@ const char *const arm4_joint_names[4] = {
 };
 
 const double arm4_gravity_vector[3] = { 0.0, 0.0, -9.81 };
+/* @symgen-data-end */
+
+/* @symgen-unit mass_matrix */
 
 /* Mass matrix M(q), (n, n), by CRBA. Writes only the entries that can be nonzero (see the header). */
 void arm4_mass_matrix_update(const double *q, double *M)
@@ -119,6 +123,8 @@ void arm4_mass_matrix_batch(size_t count, const double *q, double *M)
 {
     arm4_mass_matrix_batch_threads(count, 0, q, M);
 }
+
+/* @symgen-unit mass_matrix_dot */
 
 /* dM/dt at (q, qd), (n, n), by Algorithm 1. Writes only the entries that can be nonzero (see the header). */
 void arm4_mass_matrix_dot_update(const double *q, const double *qd, double *Mdot)
@@ -320,6 +326,8 @@ void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd,
     arm4_mass_matrix_dot_batch_threads(count, 0, q, qd, Mdot);
 }
 
+/* @symgen-unit coriolis_matrix */
+
 /* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. Writes only the entries that can be nonzero (see the header). */
 void arm4_coriolis_matrix_update(const double *q, const double *qd, double *C)
 {
@@ -513,6 +521,8 @@ void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd,
 {
     arm4_coriolis_matrix_batch_threads(count, 0, q, qd, C);
 }
+
+/* @symgen-unit christoffel */
 
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. Writes only the entries that can be nonzero (see the header). */
 void arm4_christoffel_update(const double *q, double *Gamma)
@@ -819,6 +829,8 @@ void arm4_christoffel_batch(size_t count, const double *q, double *Gamma)
     arm4_christoffel_batch_threads(count, 0, q, Gamma);
 }
 
+/* @symgen-unit inverse_dynamics */
+
 /* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. Writes only the entries that can be nonzero (see the header). */
 void arm4_inverse_dynamics_update(const double *q, const double *qd, const double *qdd, double *tau)
 {
@@ -933,6 +945,8 @@ void arm4_inverse_dynamics_batch(size_t count, const double *q, const double *qd
     arm4_inverse_dynamics_batch_threads(count, 0, q, qd, qdd, tau);
 }
 
+/* @symgen-unit gravity */
+
 /* Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. Writes only the entries that can be nonzero (see the header). */
 void arm4_gravity_update(const double *q, double *g)
 {
@@ -999,6 +1013,8 @@ void arm4_gravity_batch(size_t count, const double *q, double *g)
 {
     arm4_gravity_batch_threads(count, 0, q, g);
 }
+
+/* @symgen-unit slotine_li */
 
 /* Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C. Writes only the entries that can be nonzero (see the header). */
 void arm4_slotine_li_update(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl)
@@ -1118,6 +1134,8 @@ void arm4_slotine_li_batch(size_t count, const double *q, const double *qd, cons
 {
     arm4_slotine_li_batch_threads(count, 0, q, qd, qd_r, qdd_r, tau_sl);
 }
+
+/* @symgen-unit regressor */
 
 /* Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. Writes only the entries that can be nonzero (see the header). */
 void arm4_regressor_update(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y)
@@ -1544,6 +1562,8 @@ void arm4_regressor_batch(size_t count, const double *q, const double *qd, const
     arm4_regressor_batch_threads(count, 0, q, qd, qd_r, qdd_r, Y);
 }
 
+/* @symgen-unit forward_dynamics */
+
 /* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. Writes only the entries that can be nonzero (see the header). */
 void arm4_forward_dynamics_update(const double *q, const double *qd, const double *tau, double *qdd)
 {
@@ -1741,6 +1761,8 @@ void arm4_forward_dynamics_batch(size_t count, const double *q, const double *qd
     arm4_forward_dynamics_batch_threads(count, 0, q, qd, tau, qdd);
 }
 
+/* @symgen-unit mass_matrix_inverse */
+
 /* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. Writes only the entries that can be nonzero (see the header). */
 void arm4_mass_matrix_inverse_update(const double *q, double *Minv)
 {
@@ -1852,6 +1874,8 @@ void arm4_mass_matrix_inverse_batch(size_t count, const double *q, double *Minv)
 {
     arm4_mass_matrix_inverse_batch_threads(count, 0, q, Minv);
 }
+
+/* @symgen-unit all_terms */
 
 /* (M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. Writes only the entries that can be nonzero (see the header). */
 void arm4_all_terms_update(const double *q, const double *qd, double *M, double *C, double *g)
@@ -2096,6 +2120,8 @@ void arm4_all_terms_batch(size_t count, const double *q, const double *qd, doubl
 {
     arm4_all_terms_batch_threads(count, 0, q, qd, M, C, g);
 }
+
+/* @symgen-unit inverse_dynamics_derivatives */
 
 /* (dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates. Writes only the entries that can be nonzero (see the header). */
 void arm4_inverse_dynamics_derivatives_update(const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd)
@@ -2520,6 +2546,8 @@ void arm4_inverse_dynamics_derivatives_batch(size_t count, const double *q, cons
 {
     arm4_inverse_dynamics_derivatives_batch_threads(count, 0, q, qd, qdd, dtau_dq, dtau_dqd);
 }
+
+/* @symgen-unit forward_dynamics_derivatives */
 
 /* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. Writes only the entries that can be nonzero (see the header). */
 void arm4_forward_dynamics_derivatives_update(const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd)
@@ -3201,6 +3229,8 @@ void arm4_forward_dynamics_derivatives_batch(size_t count, const double *q, cons
     arm4_forward_dynamics_derivatives_batch_threads(count, 0, q, qd, tau, dqdd_dq, dqdd_dqd);
 }
 
+/* @symgen-unit frame_placement */
+
 /* Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform. Writes only the entries that can be nonzero (see the header). */
 void arm4_frame_placement_update(const double *q, double *oMf)
 {
@@ -3290,6 +3320,8 @@ void arm4_frame_placement_batch(size_t count, const double *q, double *oMf)
 {
     arm4_frame_placement_batch_threads(count, 0, q, oMf);
 }
+
+/* @symgen-unit frame_jacobian */
 
 /* Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes). Writes only the entries that can be nonzero (see the header). */
 void arm4_frame_jacobian_update(const double *q, double *J)

@@ -65,14 +65,70 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
     target = folder / f"{ext}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
     # -ffp-contract=fast: a * b + c as one fused multiply-add where the CPU has it (gcc's
     # -std=c99 would turn that off; the C loop benchmark and Pinocchio's C++ use it too)
-    cmd = [*words, opt, "-fPIC", "-shared", "-std=c99", "-ffp-contract=fast", *openmp_flags(tuple(words)),
-           f"-I{sysconfig.get_paths()['include']}",
-           str(folder / f"{name}.c"), str(folder / f"{ext}.c"), "-o", str(target), "-lm"]
-    returncode, stderr = _run_compiler(cmd)
-    if returncode != 0:
-        first = (stderr.strip().splitlines() or ["(no output)"])[0]
-        raise BuildError(f"{folder / (name + '.c')}: compilation failed: {first}")
+    flags = [opt, "-fPIC", "-std=c99", "-ffp-contract=fast", *openmp_flags(tuple(words)),
+             f"-I{sysconfig.get_paths()['include']}", f"-I{folder}"]
+    source = folder / f"{name}.c"
+    with tempfile.TemporaryDirectory(prefix="symgen-cc-") as tmp:
+        units = [*compile_units(source, Path(tmp)), folder / f"{ext}.c"]
+        objects = [Path(tmp) / f"unit{k}.o" for k in range(len(units))]
+        failed = _run_compilers([[*words, *flags, "-c", str(u), "-o", str(o)] for u, o in zip(units, objects)])
+        if not failed:
+            failed = _run_compilers([[*words, *flags, "-shared", *map(str, objects), "-o", str(target), "-lm"]])
+    if failed:
+        first = (failed.strip().splitlines() or ["(no output)"])[0]
+        raise BuildError(f"{source}: compilation failed: {first}")
     return target
+
+
+#: NAME.c above this size (bytes) is compiled as several units at once, one per core
+UNIT_SPLIT_BYTES = 200_000
+
+
+def compile_units(source: Path, tmp: Path, cores: int | None = None) -> list:
+    """NAME.c as the files to compile, in parallel: itself when small or on one core; else its
+    functions (``/* @symgen-unit */`` blocks, each with the static parts it calls) spread over
+    one unit per core by size, each unit with the shared head (includes, macros) and the first
+    also with the package's data (``@symgen-data`` .. ``@symgen-data-end``), written to ``tmp``
+    (``#include "NAME.h"`` resolves through ``-I`` the package folder). gcc's time on long
+    straight-line code is the larger part of a big build (20-DoF chain, all functions: 47 s of
+    -O2 on one core)."""
+    text = source.read_text(encoding="utf-8")
+    cores = cores or os.cpu_count() or 1
+    blocks = text.split("/* @symgen-unit ")
+    if len(text) <= UNIT_SPLIT_BYTES or cores < 2 or len(blocks) < 3 or "/* @symgen-data-end */" not in blocks[0]:
+        return [source]
+    head, data_and_rest = blocks[0].split("/* @symgen-data:", 1)
+    data = "/* @symgen-data:" + data_and_rest
+    bins = [[] for _ in range(min(cores, len(blocks) - 1))]
+    sizes = [0] * len(bins)
+    for block in sorted(blocks[1:], key=len, reverse=True):          # largest first, to the lightest
+        k = sizes.index(min(sizes))
+        bins[k].append("/* @symgen-unit " + block)
+        sizes[k] += len(block)
+    paths = []
+    for k, parts in enumerate(bins):
+        path = tmp / f"{source.stem}.unit{k}.c"
+        path.write_text(head + (data if k == 0 else "") + "".join(parts), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def _run_compilers(commands) -> str | None:
+    """Run compiler commands at once, each in its own process group, all killed when the build
+    is interrupted; the stderr of the first that failed, or None."""
+    procs = []
+    try:
+        for cmd in commands:
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                          start_new_session=True))
+        results = [p.communicate() for p in procs]
+    except BaseException:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        raise
+    return next((err or "(no output)" for p, (_, err) in zip(procs, results) if p.returncode != 0), None)
 
 
 def _run_compiler(cmd, timeout=None) -> tuple:
