@@ -402,3 +402,26 @@ def test_verify_gives_pinocchio_the_robot_symgen_read(pin, tmp_path):
     res = CliRunner().invoke(main, ["verify", str(tmp_path / "f" / "nearsnap"), "--urdf", str(urdf), "--floating-base",
                                     "--trials", "2"])
     assert res.exit_code == 0 and "c vs Pinocchio: coriolis_matrix" in res.output, res.output
+
+
+def test_a_big_c_file_compiles_as_parallel_units_that_give_the_same_binding(tmp_path, monkeypatch):
+    """NAME.c past UNIT_SPLIT_BYTES is compiled as one unit per core (its @symgen-unit blocks
+    spread by size, the package's data in the first unit only); the binding built that way
+    computes what the NumPy module computes, bit for bit on arm4's functions (seed 4)."""
+    from symgen.codegen import package as package_module
+
+    monkeypatch.setattr(package_module, "UNIT_SPLIT_BYTES", 0)
+    monkeypatch.setattr(package_module.os, "cpu_count", lambda: 3)
+    pkg = _build(load_urdf(EXAMPLE), tmp_path)
+    source = Path(pkg.__file__).parent / "arm4.c"
+    units = package_module.compile_units(source, tmp_path)
+    assert len(units) == 3
+    texts = [u.read_text() for u in units]
+    assert sum("@symgen-data:" in t for t in texts) == 1 and "@symgen-data:" in texts[0]
+    assert sum(t.count("/* @symgen-unit ") for t in texts) == source.read_text().count("/* @symgen-unit ")
+    assert all('#include "arm4.h"' in t for t in texts)
+    rng = np.random.default_rng(4)
+    q, qd, qdd = rng.uniform(-1, 1, 4), rng.uniform(-1, 1, 4), rng.uniform(-1, 1, 4)
+    for f in support.FUNCTIONS:
+        got, expected = support.call(pkg.c, f, q, qd, qdd), support.call(pkg.numpy, f, q, qd, qdd)
+        support.assert_agree(Q_.flat(got), Q_.flat(expected), f"{f} from the split compile (seed 4)")
