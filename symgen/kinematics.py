@@ -74,6 +74,14 @@ def root_gravity(robot, q, gravity, bk):
     return bk.bind(R.T @ g, "gb")
 
 
+def base_acceleration(robot, q, gravity, bk):
+    """a_0 = -a_g: gravity as a fictitious acceleration of the reference frame (Featherstone's
+    trick), [0; -g] with g from :func:`root_gravity`."""
+    a0 = bk.zeros(6)
+    a0[3:] = -root_gravity(robot, q, gravity, bk)
+    return a0
+
+
 def base_placement(robot, q, bk):
     """(R, p): the base frame's orientation and origin in the world, for a floating base. The
     quaternion (q[3:7], x, y, z, w as Pinocchio stores it) is used as the rotation of quat/|quat|:

@@ -23,7 +23,7 @@ Dinv = 1/D, u = tau - Phi^T pA, Ia / pa (what body i passes to its parent), a (a
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, ground_frames, root_gravity
+from ..kinematics import base_acceleration, body_frames, body_inertia, ground_frames
 from ..model import GRAVITY
 from ..spatial import congruence, crf, crm, cross_force, cross_motion, inertia_times
 
@@ -35,12 +35,6 @@ def _reduced(IA, U, UD, bk, name, body):
         for c in range(r, 6):
             Ia[r, c] = Ia[c, r] = IA[r, c] - U[r] * UD[c]
     return bk.bind(Ia, name, body)
-
-
-def _a_gravity(robot, q, gravity, bk):
-    a0 = bk.zeros(6)                                     # a_0 = -a_grav: gravity as a base acceleration
-    a0[3:] = -root_gravity(robot, q, gravity, bk)
-    return a0
 
 
 def aba(robot, q, qd, tau, bk, gravity=GRAVITY):
@@ -74,7 +68,7 @@ def aba(robot, q, qd, tau, bk, gravity=GRAVITY):
             IA[p] = bk.bind(IA[p] + congruence(Xup[i], Ia, bk, f"IaX{i}", i), f"IA{p}", p)  # += iXp^T Ia iXp
             pA[p] = bk.bind(pA[p] + Xup[i].T @ pa, f"pA{p}", p)      # pA_p += iXp^T pa
         bk.tick(2 * n - i, 3 * n)
-    a0 = _a_gravity(robot, q, gravity, bk)
+    a0 = base_acceleration(robot, q, gravity, bk)
     a, qdd = [None] * n, bk.zeros(n)
     for i in range(n):                                   # pass 3, root to leaves
         p = parent[i]
@@ -119,7 +113,7 @@ def aba_ground(robot, q, qd, tau, bk, gravity=GRAVITY):
             IA[p] = bk.bind(IA[p] + Ia, f"IA{p}", p)                  # IA_p += Ia
             pA[p] = bk.bind(pA[p] + pa, f"pA{p}", p)                  # pA_p += pa
         bk.tick(2 * n - i, 3 * n)
-    a0 = _a_gravity(robot, q, gravity, bk)
+    a0 = base_acceleration(robot, q, gravity, bk)
     a, qdd = [None] * n, bk.zeros(n)
     for i in range(n):                                   # pass 3, root to leaves
         p = parent[i]

@@ -48,7 +48,7 @@ times dtau/du, and 21867 / 255410 in body frames.
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, ground_frames, rate_velocity, root_gravity
+from ..kinematics import base_acceleration, body_frames, body_inertia, ground_frames, rate_velocity, root_gravity
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crf, crm, icrf, inertia_rate, inertia_times
 from .crba import crba
@@ -133,13 +133,6 @@ def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity):
     dtau_dq, dtau_dqd = derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
     return (solve_columns(L, Dinv, parent, -dtau_dq, bk, "dtau_dq"),
             solve_columns(L, Dinv, parent, -dtau_dqd, bk, "dtau_dqd"))
-
-
-def base_acceleration(robot, q, gravity, bk):
-    """a_0 = -a_g, the fictitious acceleration of the reference frame (line 3)."""
-    a0 = bk.zeros(6)
-    a0[3:] = -root_gravity(robot, q, gravity, bk)
-    return a0
 
 
 def forward_pass(robot, Phi, I, qd, qdd, bk, a0):

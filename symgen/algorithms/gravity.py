@@ -11,7 +11,7 @@ inertia tensor, no transform. Pinocchio's computeGeneralizedGravity runs a full 
 """
 from __future__ import annotations
 
-from ..kinematics import ground_frames, root_gravity
+from ..kinematics import base_acceleration, ground_frames
 from ..model import GRAVITY
 from ..spatial import inertia_times
 from .rnea import rnea
@@ -27,8 +27,7 @@ def gravity_ground(robot, q, bk, gravity=GRAVITY):
     """g(q) from composite gravity forces in ground coordinates."""
     n, parent = robot.n, robot.parent
     Phi, I = ground_frames(robot, q, bk)
-    a0 = bk.zeros(6)
-    a0[3:] = -root_gravity(robot, q, gravity, bk)                                  # a_0 = -a_grav
+    a0 = base_acceleration(robot, q, gravity, bk)                # a_0 = -a_grav
     F = [bk.bind(inertia_times(I[i], a0, bk), f"fg{i}", i) for i in range(n)]   # I_i a_0
     g = bk.zeros(n)
     for i in reversed(range(n)):                                 # composites, leaves first

@@ -20,7 +20,7 @@ Bs = 1/2 [(v x*) I - I (v x)] and p = 1/2 I v, as in Algorithm 1's ground form.
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, ground_frames, rate_velocity, root_gravity
+from ..kinematics import base_acceleration, body_frames, body_inertia, ground_frames, rate_velocity
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crm, factor_B, inertia_rate, inertia_times
 
@@ -29,8 +29,7 @@ def reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     """Lines 1-6 in body frames: (Xup, Phi, v, w, a) per body — shared with the regressor."""
     n, parent = robot.n, robot.parent
     Xup, Phi = body_frames(robot, q, bk)
-    a0 = bk.zeros(6)
-    a0[3:] = -root_gravity(robot, q, gravity, bk)                                         # line 1
+    a0 = base_acceleration(robot, q, gravity, bk)                       # line 1
     v, w, a = [None] * n, [None] * n, [None] * n
     for i in range(n):
         p = parent[i]
@@ -62,8 +61,7 @@ def slotine_li_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     """The same lines in ground coordinates."""
     n, parent = robot.n, robot.parent
     Phi, I = ground_frames(robot, q, bk)
-    a0 = bk.zeros(6)
-    a0[3:] = -root_gravity(robot, q, gravity, bk)                                         # line 1
+    a0 = base_acceleration(robot, q, gravity, bk)                       # line 1
     v, w, a, f = [None] * n, [None] * n, [None] * n, [None] * n
     for i in range(n):
         p = parent[i]

@@ -71,9 +71,11 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
     with tempfile.TemporaryDirectory(prefix="symgen-cc-") as tmp:
         units = [*compile_units(source, Path(tmp)), folder / f"{ext}.c"]
         objects = [Path(tmp) / f"unit{k}.o" for k in range(len(units))]
-        failed = _run_compilers([[*words, *flags, "-c", str(u), "-o", str(o)] for u, o in zip(units, objects)])
+        failed = _first_failure(_run_compilers([[*words, *flags, "-c", str(u), "-o", str(o)]
+                                                for u, o in zip(units, objects)]))
         if not failed:
-            failed = _run_compilers([[*words, *flags, "-shared", *map(str, objects), "-o", str(target), "-lm"]])
+            failed = _first_failure(_run_compilers([[*words, *flags, "-shared", *map(str, objects), "-o", str(target),
+                                                     "-lm"]]))
     if failed:
         first = (failed.strip().splitlines() or ["(no output)"])[0]
         raise BuildError(f"{source}: compilation failed: {first}")
@@ -113,37 +115,30 @@ def compile_units(source: Path, tmp: Path, cores: int | None = None) -> list:
     return paths
 
 
-def _run_compilers(commands) -> str | None:
-    """Run compiler commands at once, each in its own process group, all killed when the build
-    is interrupted; the stderr of the first that failed, or None."""
-    procs = []
+def _run_compilers(commands, timeout=None) -> list:
+    """Run compiler commands at once, each in its own process group, all killed whole (cc1 and
+    as are not orphaned) when the build is interrupted or ``timeout`` (s, for each) passes (then
+    subprocess.TimeoutExpired); [(return code, stderr)] in order."""
+    procs, results = [], []
     try:
         for cmd in commands:
             procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                           start_new_session=True))
-        results = [p.communicate() for p in procs]
+        for p in procs:
+            _, err = p.communicate(timeout=timeout)
+            results.append((p.returncode, err))
     except BaseException:
         for p in procs:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(p.pid, signal.SIGKILL)
             p.wait()
         raise
-    return next((err or "(no output)" for p, (_, err) in zip(procs, results) if p.returncode != 0), None)
+    return results
 
 
-def _run_compiler(cmd, timeout=None) -> tuple:
-    """Run a compiler command in its own process group, killed whole when the build is
-    interrupted or ``timeout`` (s) passes (then subprocess.TimeoutExpired); (return code, stderr)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        _, stderr = proc.communicate(timeout=timeout)
-    except BaseException:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
-    return proc.returncode, stderr
-
+def _first_failure(results) -> str | None:
+    """The stderr of the first failed command of :func:`_run_compilers`' results, or None."""
+    return next((err or "(no output)" for code, err in results if code != 0), None)
 
 _OPENMP_PROBE = "#include <omp.h>\nint probe(void) { return omp_get_max_threads(); }\n"
 
@@ -164,8 +159,8 @@ def _probe_openmp(cc: tuple) -> tuple:
         src = Path(tmp) / "probe.c"
         src.write_text(_OPENMP_PROBE, encoding="utf-8")
         try:
-            returncode, _ = _run_compiler([*cc, "-fopenmp", "-fPIC", "-shared", str(src), "-o", str(Path(tmp) / "probe.so")],
-                                          timeout=60)
+            (returncode, _), = _run_compilers([[*cc, "-fopenmp", "-fPIC", "-shared", str(src), "-o",
+                                                 str(Path(tmp) / "probe.so")]], timeout=60)
         except (OSError, subprocess.SubprocessError):
             return ()
         return ("-fopenmp",) if returncode == 0 else ()

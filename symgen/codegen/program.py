@@ -231,11 +231,12 @@ def count_divisions(fn: Function) -> int:
                for x in sp.preorder_traversal(e) if x.is_Pow and x.exp.is_Integer and x.exp < 0)
 
 
-#: what one sin or cos costs when :func:`cost` compares routes, in operations (libm's sin and cos
-#: of a double take 15-40 ns against about 1 ns per arithmetic operation of the generated code,
-#: measured here: 0.5 ns per operation in a C loop): a route that never needs a joint's angle
-#: (M does not depend on the first joint's, nor gravity terms on a turn about the gravity axis)
-#: saves two calls
+#: what one sin or cos costs when :func:`cost` compares routes, in operations. Measured here
+#: (gcc 12 -O3 -march=native, glibc): sin(x) + cos(x) of one argument 6.7 ns a pair, gcc fusing
+#: them into sincos; the generated code runs at about 0.15 ns per operation (ur5's M, 818
+#: operations in 0.123 µs), so one call is worth about 22 operations. A route that never needs a
+#: joint's angle (M does not depend on the first joint's, nor gravity terms on a turn about the
+#: gravity axis) saves a pair
 TRIG_COST = 20
 
 
