@@ -15,7 +15,9 @@
  * arm4_<function>_batch(count, ...) is the same with threads = 0. Threads are used only when
  * this file is compiled with OpenMP (-fopenmp: symgen does so when the compiler has it) and
  * count >= ARM4_PARALLEL_MIN; compiled without OpenMP every batch is serial. Each state is
- * computed alone, so the results do not depend on the number of threads. Mind OpenMP's (libgomp's)
+ * computed alone, so the results do not depend on the number of threads. Outputs must not overlap
+ * an input, another output or a work array (the definitions declare every pointer restrict;
+ * inputs may share memory with each other). Mind OpenMP's (libgomp's)
  * limit: a process that ran a threaded batch and then fork()s must not run one in the child (it
  * hangs); the Python binding uses threads of its own for that reason. */
 #ifndef ARM4_H
