@@ -38,19 +38,21 @@ class Argument:
     high: float
 
     def length(self, nq: int, nv: int, links: int | None = None) -> int:
-        """Its number of entries; ``links`` (for params) defaults to one link per velocity, or
-        nv - 5 with a free-flyer (nq = nv + 1: six velocities move one link)."""
+        """Its number of entries; ``links`` (for params; pass it: a --mimic robot's links move
+        with fewer velocities) defaults to one link per velocity, or nv - 5 with a free-flyer
+        (nq = nv + 1: six velocities move one link)."""
         if links is None:
             links = nv - 5 if nq == nv + 1 else nv
         return {"nq": nq, "nv": nv, "params": 10 * links}[self.size]
 
-    def draw(self, rng, nq: int, nv: int, count: int | None = None, nominal=None) -> np.ndarray:
+    def draw(self, rng, nq: int, nv: int, count: int | None = None, nominal=None,
+             links: int | None = None) -> np.ndarray:
         """Random values, one state (``count`` None) or ``count`` states. ``params`` with its
         ``nominal`` value: each body's theta scaled by 1 + U(low, high) plus a point mass of
         U(0, 1) kg at a point of U(-0.1, 0.1)^3 m (physically consistent, every entry moved).
         A free-flyer's configuration (q with nq = nv + 1): base position in U(-1, 1)^3 and a
         uniformly random unit quaternion (x, y, z, w), far from the identity as often as not."""
-        n = self.length(nq, nv, None if nominal is None else len(nominal) // 10)
+        n = self.length(nq, nv, links if nominal is None else len(nominal) // 10)
         if nominal is None or self.size != "params":
             x = rng.uniform(self.low, self.high, n if count is None else (count, n))
             if self.size == "nq" and nq == nv + 1:

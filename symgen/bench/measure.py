@@ -85,10 +85,11 @@ class Measurement:
                 for key, note in self.notes.items()}
 
 
-def draw_states(nq: int, nv: int, count: int, seed: int = 1) -> dict:
-    """``count`` random states, ``{argument: (count, n) array}``, in the registry's ranges."""
+def draw_states(nq: int, nv: int, count: int, seed: int = 1, links: int | None = None) -> dict:
+    """``count`` random states, ``{argument: (count, n) array}``, in the registry's ranges
+    (``links``: the robot's moving links, which size params)."""
     rng = np.random.default_rng(seed)
-    return {a: x.draw(rng, nq, nv, count) for a, x in ARGUMENTS.items()}
+    return {a: x.draw(rng, nq, nv, count, links=links) for a, x in ARGUMENTS.items()}
 
 
 def time_package(m: Measurement, package_dir, quantities, settings: Settings, no_binding=NO_BINDING,
@@ -118,7 +119,7 @@ def time_package(m: Measurement, package_dir, quantities, settings: Settings, no
                 m.missing([CASADI_METHOD], qty, cell, str(exc))
 
     pkg = import_package(package_dir)
-    states = draw_states(*dimensions(manifest), max(s.batch, s.numpy_batch))
+    states = draw_states(*dimensions(manifest), max(s.batch, s.numpy_batch), links=len(manifest["link_names"]))
     backends = [("c_py", pkg.c, s.batch)] + ([("numpy", pkg.numpy, s.numpy_batch)] if s.numpy_batch else [])
     for qty in quantities:
         x = QUANTITIES[qty]
