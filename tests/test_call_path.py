@@ -350,3 +350,34 @@ def test_the_numpy_backend_takes_the_same_out_and_threads_keywords(arm4):
         arm4.numpy.coriolis_matrix(q, qd, out=np.empty((2, 2)))
     with pytest.raises(ValueError, match=r"^threads must be None or an int"):
         arm4.numpy.coriolis_matrix(q, qd, threads=0)
+
+
+def test_the_binding_is_native_unless_portable_and_both_compute_alike(tmp_path, monkeypatch):
+    """The binding is compiled for this machine (-march=native, where the compiler takes it) by
+    default and for the compiler's default target with ``portable``; both give the NumPy
+    module's values."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    monkeypatch.setenv("CC", "gcc")
+    commands = []
+    real = package_mod._run_compilers
+
+    def recording(cmds, timeout=None):
+        commands.extend(cmds)
+        return real(cmds, timeout)
+
+    monkeypatch.setattr(package_mod, "_run_compilers", recording)
+    robot = load_urdf(ARM4)
+    rng = np.random.default_rng(11)
+    q, qd = rng.uniform(-1, 1, robot.nq), rng.uniform(-1, 1, robot.nv)
+    for portable in (False, True):
+        commands.clear()
+        opts = BuildOptions(quantities=("M", "C"), copt="-O0", portable=portable)
+        pkg = import_package(build(robot, tmp_path / str(portable), opts=opts).path)
+        compiles = [c for c in commands if "-c" in c]
+        assert compiles and all(("-march=native" in c) == (not portable and package_mod.native_flags(("gcc",)) != ())
+                                for c in compiles), compiles
+        assert pkg.backend == "c"
+        np.testing.assert_allclose(pkg.coriolis_matrix(q, qd), pkg.numpy.coriolis_matrix(q, qd), rtol=1e-12,
+                                   atol=1e-14, err_msg=f"seed 11, portable={portable}")
+    assert package_mod.native_flags(("no-such-compiler-xyz",)) == ()

@@ -40,6 +40,7 @@ class BuildOptions:
     compile: bool = True
     force: bool = False
     copt: str = "-O2"                     # optimization flag for the compiled binding
+    portable: bool = False                # binding for the compiler's default target, not -march=native
     max_dof: int = MAX_DOF_DEFAULT        # refuse bigger robots (see check_size)
     command: str = ""                     # how to regenerate, for the header
     source_sha256: str = ""
@@ -123,7 +124,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         if opts.compile:
             t = time.perf_counter()
             progress.message("compiling the C binding")
-            compile_extension(folder, name, opt=opts.copt)
+            compile_extension(folder, name, opt=opts.copt, native=not opts.portable)
             timings["compile"] = round(time.perf_counter() - t, 3)
             compiled = True
 
