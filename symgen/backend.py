@@ -175,6 +175,18 @@ class SymbolicBackend:
             out[idx] = self._bind_one(e, f"{name}_{suffix}" if suffix else name, body)
         return out.view(SymArray)
 
+    def bind_always(self, value, name, body=None):
+        """``value`` (one expression) named like :meth:`bind`, but a number times a symbol too:
+        for an expression the code must hold in a temp of its own (trig values are named after
+        their argument, which must be a symbol: a mimic joint's q = multiplier * q_lead)."""
+        if not self.naming:
+            return value
+        e = self.sp.sympify(value)
+        if e.is_Atom:
+            return e
+        known = self._known.get(e)
+        return known if known is not None else self._record(name, e, body)
+
     def _bind_one(self, e, name, body):
         e = self.sp.sympify(e)
         if self._is_trivial(e):

@@ -149,13 +149,9 @@ def _times(m, x):
 def _named(bk, expr, name):
     """On a symbolic backend, ``expr`` bound to a fresh temp (even when bind would keep a number
     times a symbol inline: trig values are named after their argument, which must be a symbol)."""
-    if bk is None or getattr(bk, "name", "") != "symbolic" or not bk.naming:
+    if bk is None or getattr(bk, "name", "") != "symbolic":
         return expr
-    expr = bk.sp.sympify(expr)
-    if expr.is_Atom:
-        return expr
-    known = bk._known.get(expr)
-    return known if known is not None else bk._record(name, expr, None)
+    return bk.bind_always(expr, name)
 
 
 def _array(values, bk):
