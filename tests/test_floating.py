@@ -181,3 +181,20 @@ def test_cli_builds_verifies_and_describes_a_floating_robot(tmp_path):
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "free-flyer (nq = 19)" in (tmp_path / "solo_ff" / "solo_ff.h").read_text()
     assert '"nq": 19' in (tmp_path / "solo_ff" / "manifest.json").read_text()
+
+
+def test_verify_runs_every_function_and_identity_on_a_floating_package(tmp_path):
+    """`symgen verify` on a free-flyer package with every quantity: every function against
+    Pinocchio and the reference, every identity that holds with a free-flyer (M Minv = 1 is nv x
+    nv, not nq x nq), and not dtau/dqd = 2 C, which the free-flyer's torsion breaks."""
+    urdf = ROOT / "symgen" / "examples" / "arm4.urdf"
+    run = lambda *args: subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], capture_output=True,
+                                       text=True, cwd=tmp_path)
+    built = run("build", str(urdf), "--floating-base", "--out", str(tmp_path), "--name", "arm4_ff", "--copt", "-O0")
+    assert built.returncode == 0, built.stderr
+    checked = run("verify", str(tmp_path / "arm4_ff"), "--urdf", str(urdf), "--floating-base", "--trials", "2")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    for line in ("c: M Minv = 1", "c: Y @ parameters = Slotine-Li", "c vs Pinocchio: forward_dynamics_derivatives",
+                 "numpy vs Pinocchio: regressor", "c vs Pinocchio: frame_jacobian"):
+        assert line in checked.stdout, line
+    assert "2 C" not in checked.stdout
