@@ -281,8 +281,10 @@ def test_parametric_params_default_and_fast_path(arm4_parametric):
 
 
 def test_c_batch_threads_entry_point_equals_batch_and_single_calls(arm4):
-    """The C API: NAME_f_batch (unchanged signature) and the new NAME_f_batch_threads(count,
-    threads, ...) give the single calls' bits, whatever the thread count."""
+    """The C API: NAME_f_batch (unchanged signature) and NAME_f_batch_threads(count, threads,
+    ...) give the same bits whatever the thread count, and the single calls' values: groups of
+    NAME_LANES states run as one (equal to a few ulps: FMAs contract differently in the lanes
+    code), the states past the last whole group one by one (the single calls' bits)."""
     robot, pkg = arm4
     folder = Path(pkg.__file__).parent
     name = folder.name
@@ -292,18 +294,48 @@ def test_c_batch_threads_entry_point_equals_batch_and_single_calls(arm4):
     lib = ctypes.CDLL(str(next(folder.glob("_*_ext*.so"))))
     P = ctypes.POINTER(ctypes.c_double)
     ptr = lambda a: a.ctypes.data_as(P)
-    count = 300
+    lanes = int(re.search(rf"#define {name.upper()}_LANES (\d+)", header).group(1))   # the first: AVX's
+    count = 301
     Q = np.random.default_rng(46).uniform(-2, 2, (count, robot.n))
-    single = np.empty((count, robot.n, robot.n))
-    for i in range(count):
-        getattr(lib, f"{name}_mass_matrix")(ptr(Q[i]), ptr(single[i]))
-    batch = np.empty_like(single)
-    getattr(lib, f"{name}_mass_matrix_batch")(ctypes.c_size_t(count), ptr(Q), ptr(batch))
-    np.testing.assert_array_equal(batch, single)
-    for threads in (1, 2, 0):
-        got = np.empty_like(single)
-        getattr(lib, f"{name}_mass_matrix_batch_threads")(ctypes.c_size_t(count), ctypes.c_int(threads), ptr(Q), ptr(got))
-        np.testing.assert_array_equal(got, single, err_msg=f"threads={threads}")
+    for f in ("mass_matrix", "coriolis_matrix"):
+        args = [Q] + [Q[::-1].copy()] * (f == "coriolis_matrix")
+        single = np.empty((count, robot.n, robot.n))
+        for i in range(count):
+            getattr(lib, f"{name}_{f}")(*(ptr(np.ascontiguousarray(a[i])) for a in args), ptr(single[i]))
+        batch = np.empty_like(single)
+        getattr(lib, f"{name}_{f}_batch")(ctypes.c_size_t(count), *map(ptr, args), ptr(batch))
+        support.assert_agree(batch, single, f"{f}: batch against single calls (seed 46)")
+        tail = count - count % lanes
+        np.testing.assert_array_equal(batch[tail:], single[tail:], err_msg=f"{f}: the states past the last group")
+        for threads in (1, 2, 3, 0):
+            got = np.empty_like(single)
+            getattr(lib, f"{name}_{f}_batch_threads")(ctypes.c_size_t(count), ctypes.c_int(threads), *map(ptr, args),
+                                                      ptr(got))
+            np.testing.assert_array_equal(got, batch, err_msg=f"{f}: threads={threads}")
+
+
+def test_batches_run_groups_of_lanes_and_threads_change_no_bit(arm4):
+    """Every function of a package has a lanes version for its batches (arm4's are all whole
+    functions); the binding's own threads split batches at whole groups, so a batch of any size
+    gives the same bits on 1, 2 or 3 threads and agrees with the one-state calls."""
+    robot, pkg = arm4
+    folder = Path(pkg.__file__).parent
+    source = (folder / f"{folder.name}.c").read_text()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert all(f"static void {f}_lanes(" in source for f in manifest["functions"])
+    rng = np.random.default_rng(47)
+    for count in (1, 3, 4, 5, 130, 257):
+        Q, QD, QDD = (rng.uniform(-2, 2, (count, robot.n)) for _ in range(3))
+        for f in ("inverse_dynamics", "all_terms", "frame_jacobian"):
+            fn = getattr(pkg, f)
+            args = {"inverse_dynamics": (Q, QD, QDD), "all_terms": (Q, QD), "frame_jacobian": (Q,)}[f]
+            runs = [fn(*args, threads=t) for t in (1, 2, 3)]
+            for got in runs[1:]:
+                for a, b in zip(*(r if isinstance(r, tuple) else (r,) for r in (runs[0], got))):
+                    np.testing.assert_array_equal(a, b, err_msg=f"{f}, batch of {count} (seed 47)")
+            one = fn(*(x[-1] for x in args))
+            for a, b in zip(*(r if isinstance(r, tuple) else (r,) for r in (runs[0], one))):
+                support.assert_agree(a[-1], b, f"{f}, last state of a batch of {count} (seed 47)")
 
 
 def test_generated_c_compiles_without_warnings_with_and_without_openmp(arm4):
@@ -313,7 +345,8 @@ def test_generated_c_compiles_without_warnings_with_and_without_openmp(arm4):
     folder = Path(pkg.__file__).parent
     ext = json.loads((folder / "manifest.json").read_text())["c_extension"]
     strict = ["-Wall", "-Wextra", "-Wpedantic", "-std=c99", "-Werror", "-O2"]
-    for extra in ([], list(package_mod.openmp_flags(("gcc",)))):
+    no_lanes = f"-D{folder.name.upper()}_NO_LANES"
+    for extra in ([], list(package_mod.openmp_flags(("gcc",))), ["-march=native"], [no_lanes]):
         for source, more in ((f"{folder.name}.c", []), (f"{ext}.c", ["-isystem", sysconfig.get_paths()["include"]])):
             run = subprocess.run(["gcc", *strict, *extra, *more, "-c", source, "-o", os.devnull], cwd=folder,
                                  capture_output=True, text=True)

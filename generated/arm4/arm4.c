@@ -25,6 +25,36 @@
 #define ARM4_PART static
 #endif
 
+/* Batches run groups of ARM4_LANES consecutive states at once (see the header): the same
+ * straight-line code on GCC's vector type, one state per lane, so that each instruction works on
+ * several states (AVX: four doubles). Measured, panda's C over 64 states in cache: 396 ns per
+ * state one at a time, 204 ns four at a time. sin and cos stay libm's, lane by lane. */
+#if ARM4_LANES > 1
+typedef double lanes_t __attribute__((vector_size(ARM4_LANES * sizeof(double))));
+
+static inline lanes_t lanes_sin(lanes_t x)
+{
+    for (int l = 0; l < ARM4_LANES; ++l)
+        x[l] = sin(x[l]);
+    return x;
+}
+
+static inline lanes_t lanes_cos(lanes_t x)
+{
+    for (int l = 0; l < ARM4_LANES; ++l)
+        x[l] = cos(x[l]);
+    return x;
+}
+
+static inline lanes_t lanes_splat(double x)
+{
+    lanes_t v;
+    for (int l = 0; l < ARM4_LANES; ++l)
+        v[l] = x;
+    return v;
+}
+#endif
+
 /* @symgen-data: the package's data, defined once (see codegen/package.py: compile units) */
 const char *const arm4_joint_names[4] = {
     "joint1",
@@ -101,26 +131,102 @@ void arm4_mass_matrix(const double *restrict q, double *restrict M)
     arm4_mass_matrix_update(q, M);
 }
 
+
+#if ARM4_LANES > 1
+/* mass_matrix of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void mass_matrix_lanes(const lanes_t *restrict q, lanes_t *restrict M)
+{
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
+    const lanes_t IC2_0_2 = 5.000000000000013e-05*cq3*sq3;
+    const lanes_t IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
+    const lanes_t IC2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3;
+    const lanes_t IC2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
+    const lanes_t IC2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
+    const lanes_t ICX2_0_0 = 0.3*IC2_0_5 + IC2_0_0*cq2;
+    const lanes_t ICX2_0_1 = IC2_0_0*sq2;
+    const lanes_t ICX2_2_0 = IC2_0_2*cq2;
+    const lanes_t ICX2_2_1 = IC2_0_2*sq2;
+    const lanes_t ICX2_2_2 = IC2_2_2 - 0.3*IC2_2_3*cq2;
+    const lanes_t ICX2_3_2 = IC2_2_3 - 0.3*IC2_3_3*cq2;
+    const lanes_t ICX2_5_0 = 0.3*IC2_3_3 + IC2_0_5*cq2;
+    const lanes_t ICX2_5_1 = IC2_0_5*sq2;
+    const lanes_t IC1_0_0 = 0.0456 + 0.3*ICX2_5_0 + 0.0009224999999999999*sq2*sq2 + ICX2_0_0*cq2;
+    const lanes_t IC1_0_1 = 0.3*ICX2_5_1 + ICX2_0_1*cq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_0 = ICX2_0_0*sq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_1 = 0.0012 + 0.0009224999999999999*cq2*cq2 + ICX2_0_1*sq2;
+    const lanes_t IC1_2_2 = 0.0456 + ICX2_2_2 + 0.153*sq2*sq2 - 0.3*ICX2_3_2*cq2;
+    const lanes_t ICX1_0_2 = IC1_0_0*sq1 + IC1_0_1*cq1;
+    const lanes_t ICX1_1_2 = IC1_1_0*sq1 + IC1_1_1*cq1;
+    const lanes_t ICX1_2_2 = ICX2_2_0*sq1 + ICX2_2_1*cq1;
+    const lanes_t IC0_2_2 = 0.0025 + ICX1_0_2*sq1 + ICX1_1_2*cq1;
+    const lanes_t F3_2 = 0.00031*cq1*cq2 - 0.00031*sq1*sq2;
+    M[0] = IC0_2_2;
+    M[1] = ICX1_2_2;
+    M[2] = ICX1_2_2;
+    M[3] = F3_2;
+    M[4] = ICX1_2_2;
+    M[5] = IC1_2_2;
+    M[6] = ICX2_2_2;
+    M[8] = ICX1_2_2;
+    M[9] = ICX2_2_2;
+    M[10] = IC2_2_2;
+    M[12] = F3_2;
+    M[15] = lanes_splat(0.00031);
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void mass_matrix_span(size_t count, const double *restrict q, double *restrict M)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t out_M[16];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+        }
+        memset(out_M, 0, sizeof out_M);
+        mass_matrix_lanes(in_q, out_M);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 16; ++k_)
+                M[(b_ + l_) * 16 + k_] = out_M[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_mass_matrix(q + b_ * 4, M + b_ * 16);
+    }
+}
+
 void arm4_mass_matrix_batch_threads(size_t count, int threads, const double *restrict q, double *restrict M)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_mass_matrix(q + (size_t)b * 4, M + (size_t)b * 16);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            mass_matrix_span(n_, q + b_ * 4, M + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_mass_matrix(q + b * 4, M + b * 16);
-    }
+    mass_matrix_span(count, q, M);
 }
 
 void arm4_mass_matrix_batch(size_t count, const double *restrict q, double *restrict M)
@@ -303,26 +409,211 @@ void arm4_mass_matrix_dot(const double *restrict q, const double *restrict qd, d
     arm4_mass_matrix_dot_update(q, qd, Mdot);
 }
 
+
+#if ARM4_LANES > 1
+/* mass_matrix_dot of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void mass_matrix_dot_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Mdot)
+{
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t v1_0 = qd[0]*sq1;
+    const lanes_t v1_1 = cq1*qd[0];
+    const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
+    const lanes_t v2_1 = cq2*v1_1 - sq2*v1_0;
+    const lanes_t v2_2 = qd[1] + qd[2];
+    const lanes_t v2_3 = -0.3*cq2*qd[1];
+    const lanes_t v2_4 = 0.3*qd[1]*sq2;
+    const lanes_t BC2_0_1 = 0.02083335*v2_2 - 0.125*v2_3;
+    const lanes_t BC2_2_1 = -0.0375*v1_0 - 0.02083335*v2_0;
+    const lanes_t BC2_3_1 = 0.125*v2_0 + 0.3*v1_0;
+    const lanes_t BC2_4_0 = -0.125*v2_0 - 0.3*v1_0;
+    const lanes_t BC2_4_2 = v2_3 - 0.125*v2_2;
+    const lanes_t BC2_5_1 = -v2_3 + 0.125*v2_2;
+    const lanes_t v3_0 = cq3*v2_0 - sq3*v2_2;
+    const lanes_t v3_1 = -cq3*v2_2 - sq3*v2_0;
+    const lanes_t v3_2 = qd[3] + v2_1;
+    const lanes_t v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
+    const lanes_t v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
+    const lanes_t BC3_0_2 = -0.032*v3_3 - 0.0022933300000000005*v3_1;
+    const lanes_t BC3_1_2 = 0.0022933300000000005*v3_0 - 0.032*v3_4;
+    const lanes_t BC3_3_2 = 0.032*v3_0 - 0.7*v3_4;
+    const lanes_t BC3_4_2 = 0.032*v3_1 + 0.7*v3_3;
+    const lanes_t BC3_5_0 = 0.7*v3_4 - 0.032*v3_0;
+    const lanes_t BC3_5_1 = -0.032*v3_1 - 0.7*v3_3;
+    const lanes_t F1_3_0 = BC3_0_2 + 0.032*v3_3 + 0.0024233300000000004*v3_1;
+    const lanes_t F1_3_1 = BC3_1_2 + 0.032*v3_4 - 0.0024733300000000006*v3_0;
+    const lanes_t F1_3_3 = BC3_3_2 + 0.7*v3_4 - 0.032*v3_0;
+    const lanes_t F1_3_4 = BC3_4_2 - 0.032*v3_1 - 0.7*v3_3;
+    const lanes_t F1_3_0_1 = F1_3_0*cq3 - F1_3_1*sq3 - 0.25*F1_3_3*sq3 - 0.25*F1_3_4*cq3;
+    const lanes_t F1_3_2 = -F1_3_0*sq3 - F1_3_1*cq3 + 0.25*F1_3_4*sq3 - 0.25*F1_3_3*cq3;
+    const lanes_t F1_3_3_1 = F1_3_3*cq3 - F1_3_4*sq3;
+    const lanes_t F1_3_5 = -F1_3_3*sq3 - F1_3_4*cq3;
+    const lanes_t F3_3_0 = 0.00012999999999999993*sq3*v3_0 + 0.00018000000000000007*cq3*v3_1;
+    const lanes_t F3_3_2 = 0.00012999999999999993*cq3*v3_0 - 0.00018000000000000007*sq3*v3_1;
+    const lanes_t F1_3_0_2 = 0.3*F1_3_5 + F1_3_0_1*cq2;
+    const lanes_t F1_3_1_1 = F1_3_0_1*sq2;
+    const lanes_t F1_3_2_1 = F1_3_2 - 0.3*F1_3_3_1*cq2;
+    const lanes_t F3_3_0_1 = F3_3_0*cq2;
+    const lanes_t F3_3_1 = F3_3_0*sq2;
+    const lanes_t F1_3_2_2 = F1_3_0_2*sq1 + F1_3_1_1*cq1;
+    const lanes_t F3_3_2_1 = F3_3_0_1*sq1 + F3_3_1*cq1;
+    const lanes_t IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
+    const lanes_t IC2_0_2 = 5.000000000000013e-05*cq3*sq3;
+    const lanes_t IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
+    const lanes_t IC2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
+    const lanes_t IC2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
+    const lanes_t BCX3_0_0 = 0.032*cq3*v2_4 - 0.00012999999999999993*sq3*v3_2;
+    const lanes_t BCX3_0_2 = -0.032*sq3*v2_4 - 0.00012999999999999993*cq3*v3_2;
+    const lanes_t BCX3_1_0 = -0.032*sq3*v2_4 - 0.00018000000000000007*cq3*v3_2;
+    const lanes_t BCX3_1_2 = 0.00018000000000000007*sq3*v3_2 - 0.032*cq3*v2_4;
+    const lanes_t BCX3_3_0 = -0.7*sq3*v2_4;
+    const lanes_t BCX3_3_2 = -0.7*cq3*v2_4;
+    const lanes_t BCX3_4_2 = 0.7*sq3*v2_4;
+    const lanes_t BCX3_5_0 = BC3_5_0*cq3 - BC3_5_1*sq3;
+    const lanes_t BCX3_5_2 = -BC3_5_0*sq3 - BC3_5_1*cq3;
+    const lanes_t BC2_0_0 = 0.125*v2_4 + BCX3_0_0*cq3 - BCX3_1_0*sq3 - 0.25*BCX3_3_0*sq3 - 0.25*BCX3_3_2*cq3;
+    const lanes_t BC2_0_1_1 = BC2_0_1 + BC3_0_2*cq3 - BC3_1_2*sq3 - 0.25*BC3_3_2*sq3 - 0.25*BC3_4_2*cq3;
+    const lanes_t BC2_0_2 = -0.00030625*v2_1 + BCX3_0_2*cq3 - BCX3_1_2*sq3 - 0.25*BCX3_3_2*sq3 - 0.25*BCX3_4_2*cq3;
+    const lanes_t BC2_1_0 = F3_3_0 - 0.00030625*v2_2;
+    const lanes_t BC2_1_2 = F3_3_2 + 0.00030625*v2_0;
+    const lanes_t BC2_2_0 = 0.00030625*v2_1 - BCX3_0_0*sq3 - BCX3_1_0*cq3 + 0.25*BCX3_3_2*sq3 - 0.25*BCX3_3_0*cq3;
+    const lanes_t BC2_2_1_1 = BC2_2_1 - BC3_0_2*sq3 - BC3_1_2*cq3 + 0.25*BC3_4_2*sq3 - 0.25*BC3_3_2*cq3;
+    const lanes_t BC2_2_2 = 0.125*v2_4 - BCX3_0_2*sq3 - BCX3_1_2*cq3 + 0.25*BCX3_4_2*sq3 - 0.25*BCX3_3_2*cq3;
+    const lanes_t BC2_3_0 = BCX3_3_0*cq3 - BCX3_3_2*sq3;
+    const lanes_t BC2_3_1_1 = BC2_3_1 + BC3_3_2*cq3 - BC3_4_2*sq3;
+    const lanes_t BC2_3_2 = -v2_4 + BCX3_3_2*cq3 - BCX3_4_2*sq3;
+    const lanes_t BC2_4_0_1 = BC2_4_0 + BCX3_5_0;
+    const lanes_t BC2_4_2_1 = BC2_4_2 + BCX3_5_2;
+    const lanes_t BC2_5_0 = v2_4 - BCX3_3_0*sq3 - BCX3_3_2*cq3;
+    const lanes_t BC2_5_1_1 = BC2_5_1 - BC3_3_2*sq3 - BC3_4_2*cq3;
+    const lanes_t BC2_5_2 = -BCX3_3_2*sq3 - BCX3_4_2*cq3;
+    const lanes_t F1_2_0 = BC2_0_2 + IC2_0_0*v2_1;
+    const lanes_t F1_2_1 = BC2_1_2 - 0.0009224999999999999*v2_0;
+    const lanes_t F1_2_2 = BC2_2_2 + IC2_0_2*v2_1 + IC2_2_3*v2_4;
+    const lanes_t F1_2_3 = BC2_3_2 + IC2_3_3*v2_4;
+    const lanes_t F1_2_4 = BC2_4_2_1 - 1.7*v2_3;
+    const lanes_t F1_2_5 = BC2_5_2 + IC2_0_5*v2_1;
+    const lanes_t F1_2_0_1 = 0.3*F1_2_5 + F1_2_0*cq2 - F1_2_1*sq2;
+    const lanes_t F1_2_1_1 = F1_2_0*sq2 + F1_2_1*cq2;
+    const lanes_t F1_2_2_1 = F1_2_2 + 0.3*F1_2_4*sq2 - 0.3*F1_2_3*cq2;
+    const lanes_t F2_2_0 = IC2_0_2*cq2;
+    const lanes_t F2_2_1 = IC2_0_2*sq2;
+    const lanes_t F3_2_0 = BC2_2_0*cq2 - BC2_2_1_1*sq2;
+    const lanes_t F3_2_1 = BC2_2_0*sq2 + BC2_2_1_1*cq2;
+    const lanes_t F1_2_2_2 = F1_2_0_1*sq1 + F1_2_1_1*cq1;
+    const lanes_t F3_2_2 = F3_2_0*sq1 + F3_2_1*cq1;
+    const lanes_t ICX2_0_0 = 0.3*IC2_0_5 + IC2_0_0*cq2;
+    const lanes_t ICX2_0_1 = IC2_0_0*sq2;
+    const lanes_t ICX2_5_0 = 0.3*IC2_3_3 + IC2_0_5*cq2;
+    const lanes_t ICX2_5_1 = IC2_0_5*sq2;
+    const lanes_t IC1_0_0 = 0.0456 + 0.3*ICX2_5_0 + 0.0009224999999999999*sq2*sq2 + ICX2_0_0*cq2;
+    const lanes_t IC1_0_1 = 0.3*ICX2_5_1 + ICX2_0_1*cq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_0 = ICX2_0_0*sq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_1 = 0.0012 + 0.0009224999999999999*cq2*cq2 + ICX2_0_1*sq2;
+    const lanes_t BCX2_0_0 = BC2_0_0*cq2 - BC2_0_1_1*sq2;
+    const lanes_t BCX2_0_1 = BC2_0_0*sq2 + BC2_0_1_1*cq2;
+    const lanes_t BCX2_1_0 = BC2_1_0*cq2;
+    const lanes_t BCX2_1_1 = BC2_1_0*sq2;
+    const lanes_t BCX2_3_0 = BC2_3_0*cq2 - BC2_3_1_1*sq2;
+    const lanes_t BCX2_3_1 = BC2_3_0*sq2 + BC2_3_1_1*cq2;
+    const lanes_t BCX2_4_0 = BC2_4_0_1*cq2;
+    const lanes_t BCX2_4_1 = BC2_4_0_1*sq2;
+    const lanes_t BCX2_5_0 = BC2_5_0*cq2 - BC2_5_1_1*sq2;
+    const lanes_t BCX2_5_1 = BC2_5_0*sq2 + BC2_5_1_1*cq2;
+    const lanes_t BC1_0_0 = 0.3*BCX2_5_0 + BCX2_0_0*cq2 - BCX2_1_0*sq2;
+    const lanes_t BC1_0_1 = 0.3*BCX2_5_1 + 0.045*qd[1] + BCX2_0_1*cq2 - BCX2_1_1*sq2;
+    const lanes_t BC1_0_2 = 0.3*BC2_5_2 - 0.0006*v1_1 + BC2_0_2*cq2 - BC2_1_2*sq2;
+    const lanes_t BC1_1_0 = -0.0006*qd[1] + BCX2_0_0*sq2 + BCX2_1_0*cq2;
+    const lanes_t BC1_1_1 = BCX2_0_1*sq2 + BCX2_1_1*cq2;
+    const lanes_t BC1_1_2 = 0.0006*v1_0 + BC2_0_2*sq2 + BC2_1_2*cq2;
+    const lanes_t BC1_2_0 = F3_2_0 + 0.0006*v1_1 + 0.3*BCX2_4_0*sq2 - 0.3*BCX2_3_0*cq2;
+    const lanes_t BC1_2_1 = F3_2_1 - 0.045*v1_0 + 0.3*BCX2_4_1*sq2 - 0.3*BCX2_3_1*cq2;
+    const lanes_t BC1_2_2 = BC2_2_2 + 0.3*BC2_4_2_1*sq2 - 0.3*BC2_3_2*cq2;
+    const lanes_t F1_1_0 = BC1_0_2 + IC1_0_0*v1_1 - IC1_0_1*v1_0;
+    const lanes_t F1_1_1 = BC1_1_2 + IC1_1_0*v1_1 - IC1_1_1*v1_0;
+    const lanes_t F1_1_2 = BC1_2_2 + F2_2_0*v1_1 - F2_2_1*v1_0;
+    const lanes_t F1_1_2_1 = F1_1_0*sq1 + F1_1_1*cq1;
+    const lanes_t F3_1_2 = BC1_2_0*sq1 + BC1_2_1*cq1;
+    const lanes_t BCX1_0_2 = BC1_0_0*sq1 + BC1_0_1*cq1;
+    const lanes_t BCX1_1_2 = BC1_1_0*sq1 + BC1_1_1*cq1;
+    const lanes_t BC0_2_2 = BCX1_0_2*sq1 + BCX1_1_2*cq1;
+    const lanes_t mdot0 = F1_1_2_1 + F3_1_2;
+    const lanes_t mdot1 = F1_2_2_2 + F3_2_2;
+    const lanes_t mdot2 = F1_3_2_2 + F3_3_2_1;
+    const lanes_t mdot3 = BC2_2_2 + F1_2_2_1 + F2_2_0*v1_1 - F2_2_1*v1_0;
+    const lanes_t mdot4 = F1_3_2_1 + F3_3_2 - 0.00031*cq2*v1_0 - 0.00031*sq2*v1_1;
+    const lanes_t mdot5 = F1_3_2 + F3_3_2 - 0.00031*v2_0;
+    Mdot[0] = 2.0*BC0_2_2;
+    Mdot[1] = mdot0;
+    Mdot[2] = mdot1;
+    Mdot[3] = mdot2;
+    Mdot[4] = mdot0;
+    Mdot[5] = BC1_2_2 + F1_1_2 + F2_2_0*v1_1 - F2_2_1*v1_0;
+    Mdot[6] = mdot3;
+    Mdot[7] = mdot4;
+    Mdot[8] = mdot1;
+    Mdot[9] = mdot3;
+    Mdot[10] = BC2_2_2 + F1_2_2 + IC2_0_2*v2_1 + IC2_2_3*v2_4;
+    Mdot[11] = mdot5;
+    Mdot[12] = mdot2;
+    Mdot[13] = mdot4;
+    Mdot[14] = mdot5;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void mass_matrix_dot_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict Mdot)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t in_qd[4];
+        lanes_t out_Mdot[16];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
+        }
+        memset(out_Mdot, 0, sizeof out_Mdot);
+        mass_matrix_dot_lanes(in_q, in_qd, out_Mdot);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 16; ++k_)
+                Mdot[(b_ + l_) * 16 + k_] = out_Mdot[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_mass_matrix_dot(q + b_ * 4, qd + b_ * 4, Mdot + b_ * 16);
+    }
+}
+
 void arm4_mass_matrix_dot_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict Mdot)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_mass_matrix_dot(q + (size_t)b * 4, qd + (size_t)b * 4, Mdot + (size_t)b * 16);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            mass_matrix_dot_span(n_, q + b_ * 4, qd + b_ * 4, Mdot + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_mass_matrix_dot(q + b * 4, qd + b * 4, Mdot + b * 16);
-    }
+    mass_matrix_dot_span(count, q, qd, Mdot);
 }
 
 void arm4_mass_matrix_dot_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict Mdot)
@@ -499,26 +790,205 @@ void arm4_coriolis_matrix(const double *restrict q, const double *restrict qd, d
     arm4_coriolis_matrix_update(q, qd, C);
 }
 
+
+#if ARM4_LANES > 1
+/* coriolis_matrix of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void coriolis_matrix_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict C)
+{
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t v1_0 = qd[0]*sq1;
+    const lanes_t v1_1 = cq1*qd[0];
+    const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
+    const lanes_t v2_1 = cq2*v1_1 - sq2*v1_0;
+    const lanes_t v2_2 = qd[1] + qd[2];
+    const lanes_t v2_3 = -0.3*cq2*qd[1];
+    const lanes_t v2_4 = 0.3*qd[1]*sq2;
+    const lanes_t BC2_0_1 = 0.02083335*v2_2 - 0.125*v2_3;
+    const lanes_t BC2_2_1 = -0.0375*v1_0 - 0.02083335*v2_0;
+    const lanes_t BC2_3_1 = 0.125*v2_0 + 0.3*v1_0;
+    const lanes_t BC2_4_0 = -0.125*v2_0 - 0.3*v1_0;
+    const lanes_t BC2_4_2 = v2_3 - 0.125*v2_2;
+    const lanes_t BC2_5_1 = -v2_3 + 0.125*v2_2;
+    const lanes_t v3_0 = cq3*v2_0 - sq3*v2_2;
+    const lanes_t v3_1 = -cq3*v2_2 - sq3*v2_0;
+    const lanes_t v3_2 = qd[3] + v2_1;
+    const lanes_t v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
+    const lanes_t v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
+    const lanes_t BC3_0_2 = -0.032*v3_3 - 0.0022933300000000005*v3_1;
+    const lanes_t BC3_1_2 = 0.0022933300000000005*v3_0 - 0.032*v3_4;
+    const lanes_t BC3_3_2 = 0.032*v3_0 - 0.7*v3_4;
+    const lanes_t BC3_4_2 = 0.032*v3_1 + 0.7*v3_3;
+    const lanes_t BC3_5_0 = 0.7*v3_4 - 0.032*v3_0;
+    const lanes_t BC3_5_1 = -0.032*v3_1 - 0.7*v3_3;
+    const lanes_t F1_3_0 = BC3_0_2 + 0.032*v3_3 + 0.0024233300000000004*v3_1;
+    const lanes_t F1_3_1 = BC3_1_2 + 0.032*v3_4 - 0.0024733300000000006*v3_0;
+    const lanes_t F1_3_3 = BC3_3_2 + 0.7*v3_4 - 0.032*v3_0;
+    const lanes_t F1_3_4 = BC3_4_2 - 0.032*v3_1 - 0.7*v3_3;
+    const lanes_t F1_3_0_1 = F1_3_0*cq3 - F1_3_1*sq3 - 0.25*F1_3_3*sq3 - 0.25*F1_3_4*cq3;
+    const lanes_t F1_3_2 = -F1_3_0*sq3 - F1_3_1*cq3 + 0.25*F1_3_4*sq3 - 0.25*F1_3_3*cq3;
+    const lanes_t F1_3_3_1 = F1_3_3*cq3 - F1_3_4*sq3;
+    const lanes_t F1_3_5 = -F1_3_3*sq3 - F1_3_4*cq3;
+    const lanes_t F3_3_0 = 0.00012999999999999993*sq3*v3_0 + 0.00018000000000000007*cq3*v3_1;
+    const lanes_t F3_3_2 = 0.00012999999999999993*cq3*v3_0 - 0.00018000000000000007*sq3*v3_1;
+    const lanes_t F1_3_0_2 = 0.3*F1_3_5 + F1_3_0_1*cq2;
+    const lanes_t F1_3_1_1 = F1_3_0_1*sq2;
+    const lanes_t F1_3_2_1 = F1_3_2 - 0.3*F1_3_3_1*cq2;
+    const lanes_t F3_3_0_1 = F3_3_0*cq2;
+    const lanes_t F3_3_1 = F3_3_0*sq2;
+    const lanes_t F1_3_2_2 = F1_3_0_2*sq1 + F1_3_1_1*cq1;
+    const lanes_t F3_3_2_1 = F3_3_0_1*sq1 + F3_3_1*cq1;
+    const lanes_t IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
+    const lanes_t IC2_0_2 = 5.000000000000013e-05*cq3*sq3;
+    const lanes_t IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
+    const lanes_t IC2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
+    const lanes_t IC2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
+    const lanes_t BCX3_0_0 = 0.032*cq3*v2_4 - 0.00012999999999999993*sq3*v3_2;
+    const lanes_t BCX3_0_2 = -0.032*sq3*v2_4 - 0.00012999999999999993*cq3*v3_2;
+    const lanes_t BCX3_1_0 = -0.032*sq3*v2_4 - 0.00018000000000000007*cq3*v3_2;
+    const lanes_t BCX3_1_2 = 0.00018000000000000007*sq3*v3_2 - 0.032*cq3*v2_4;
+    const lanes_t BCX3_3_0 = -0.7*sq3*v2_4;
+    const lanes_t BCX3_3_2 = -0.7*cq3*v2_4;
+    const lanes_t BCX3_4_2 = 0.7*sq3*v2_4;
+    const lanes_t BCX3_5_0 = BC3_5_0*cq3 - BC3_5_1*sq3;
+    const lanes_t BCX3_5_2 = -BC3_5_0*sq3 - BC3_5_1*cq3;
+    const lanes_t BC2_0_0 = 0.125*v2_4 + BCX3_0_0*cq3 - BCX3_1_0*sq3 - 0.25*BCX3_3_0*sq3 - 0.25*BCX3_3_2*cq3;
+    const lanes_t BC2_0_1_1 = BC2_0_1 + BC3_0_2*cq3 - BC3_1_2*sq3 - 0.25*BC3_3_2*sq3 - 0.25*BC3_4_2*cq3;
+    const lanes_t BC2_0_2 = -0.00030625*v2_1 + BCX3_0_2*cq3 - BCX3_1_2*sq3 - 0.25*BCX3_3_2*sq3 - 0.25*BCX3_4_2*cq3;
+    const lanes_t BC2_1_0 = F3_3_0 - 0.00030625*v2_2;
+    const lanes_t BC2_1_2 = F3_3_2 + 0.00030625*v2_0;
+    const lanes_t BC2_2_0 = 0.00030625*v2_1 - BCX3_0_0*sq3 - BCX3_1_0*cq3 + 0.25*BCX3_3_2*sq3 - 0.25*BCX3_3_0*cq3;
+    const lanes_t BC2_2_1_1 = BC2_2_1 - BC3_0_2*sq3 - BC3_1_2*cq3 + 0.25*BC3_4_2*sq3 - 0.25*BC3_3_2*cq3;
+    const lanes_t BC2_2_2 = 0.125*v2_4 - BCX3_0_2*sq3 - BCX3_1_2*cq3 + 0.25*BCX3_4_2*sq3 - 0.25*BCX3_3_2*cq3;
+    const lanes_t BC2_3_0 = BCX3_3_0*cq3 - BCX3_3_2*sq3;
+    const lanes_t BC2_3_1_1 = BC2_3_1 + BC3_3_2*cq3 - BC3_4_2*sq3;
+    const lanes_t BC2_3_2 = -v2_4 + BCX3_3_2*cq3 - BCX3_4_2*sq3;
+    const lanes_t BC2_4_0_1 = BC2_4_0 + BCX3_5_0;
+    const lanes_t BC2_4_2_1 = BC2_4_2 + BCX3_5_2;
+    const lanes_t BC2_5_0 = v2_4 - BCX3_3_0*sq3 - BCX3_3_2*cq3;
+    const lanes_t BC2_5_1_1 = BC2_5_1 - BC3_3_2*sq3 - BC3_4_2*cq3;
+    const lanes_t BC2_5_2 = -BCX3_3_2*sq3 - BCX3_4_2*cq3;
+    const lanes_t F1_2_0 = BC2_0_2 + IC2_0_0*v2_1;
+    const lanes_t F1_2_1 = BC2_1_2 - 0.0009224999999999999*v2_0;
+    const lanes_t F1_2_2 = BC2_2_2 + IC2_0_2*v2_1 + IC2_2_3*v2_4;
+    const lanes_t F1_2_3 = BC2_3_2 + IC2_3_3*v2_4;
+    const lanes_t F1_2_4 = BC2_4_2_1 - 1.7*v2_3;
+    const lanes_t F1_2_5 = BC2_5_2 + IC2_0_5*v2_1;
+    const lanes_t F1_2_0_1 = 0.3*F1_2_5 + F1_2_0*cq2 - F1_2_1*sq2;
+    const lanes_t F1_2_1_1 = F1_2_0*sq2 + F1_2_1*cq2;
+    const lanes_t F1_2_2_1 = F1_2_2 + 0.3*F1_2_4*sq2 - 0.3*F1_2_3*cq2;
+    const lanes_t F2_2_0 = IC2_0_2*cq2;
+    const lanes_t F2_2_1 = IC2_0_2*sq2;
+    const lanes_t F3_2_0 = BC2_2_0*cq2 - BC2_2_1_1*sq2;
+    const lanes_t F3_2_1 = BC2_2_0*sq2 + BC2_2_1_1*cq2;
+    const lanes_t F1_2_2_2 = F1_2_0_1*sq1 + F1_2_1_1*cq1;
+    const lanes_t F3_2_2 = F3_2_0*sq1 + F3_2_1*cq1;
+    const lanes_t ICX2_0_0 = 0.3*IC2_0_5 + IC2_0_0*cq2;
+    const lanes_t ICX2_0_1 = IC2_0_0*sq2;
+    const lanes_t ICX2_5_0 = 0.3*IC2_3_3 + IC2_0_5*cq2;
+    const lanes_t ICX2_5_1 = IC2_0_5*sq2;
+    const lanes_t IC1_0_0 = 0.0456 + 0.3*ICX2_5_0 + 0.0009224999999999999*sq2*sq2 + ICX2_0_0*cq2;
+    const lanes_t IC1_0_1 = 0.3*ICX2_5_1 + ICX2_0_1*cq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_0 = ICX2_0_0*sq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_1 = 0.0012 + 0.0009224999999999999*cq2*cq2 + ICX2_0_1*sq2;
+    const lanes_t BCX2_0_0 = BC2_0_0*cq2 - BC2_0_1_1*sq2;
+    const lanes_t BCX2_0_1 = BC2_0_0*sq2 + BC2_0_1_1*cq2;
+    const lanes_t BCX2_1_0 = BC2_1_0*cq2;
+    const lanes_t BCX2_1_1 = BC2_1_0*sq2;
+    const lanes_t BCX2_3_0 = BC2_3_0*cq2 - BC2_3_1_1*sq2;
+    const lanes_t BCX2_3_1 = BC2_3_0*sq2 + BC2_3_1_1*cq2;
+    const lanes_t BCX2_4_0 = BC2_4_0_1*cq2;
+    const lanes_t BCX2_4_1 = BC2_4_0_1*sq2;
+    const lanes_t BCX2_5_0 = BC2_5_0*cq2 - BC2_5_1_1*sq2;
+    const lanes_t BCX2_5_1 = BC2_5_0*sq2 + BC2_5_1_1*cq2;
+    const lanes_t BC1_0_0 = 0.3*BCX2_5_0 + BCX2_0_0*cq2 - BCX2_1_0*sq2;
+    const lanes_t BC1_0_1 = 0.3*BCX2_5_1 + 0.045*qd[1] + BCX2_0_1*cq2 - BCX2_1_1*sq2;
+    const lanes_t BC1_0_2 = 0.3*BC2_5_2 - 0.0006*v1_1 + BC2_0_2*cq2 - BC2_1_2*sq2;
+    const lanes_t BC1_1_0 = -0.0006*qd[1] + BCX2_0_0*sq2 + BCX2_1_0*cq2;
+    const lanes_t BC1_1_1 = BCX2_0_1*sq2 + BCX2_1_1*cq2;
+    const lanes_t BC1_1_2 = 0.0006*v1_0 + BC2_0_2*sq2 + BC2_1_2*cq2;
+    const lanes_t BC1_2_0 = F3_2_0 + 0.0006*v1_1 + 0.3*BCX2_4_0*sq2 - 0.3*BCX2_3_0*cq2;
+    const lanes_t BC1_2_1 = F3_2_1 - 0.045*v1_0 + 0.3*BCX2_4_1*sq2 - 0.3*BCX2_3_1*cq2;
+    const lanes_t BC1_2_2 = BC2_2_2 + 0.3*BC2_4_2_1*sq2 - 0.3*BC2_3_2*cq2;
+    const lanes_t F1_1_0 = BC1_0_2 + IC1_0_0*v1_1 - IC1_0_1*v1_0;
+    const lanes_t F1_1_1 = BC1_1_2 + IC1_1_0*v1_1 - IC1_1_1*v1_0;
+    const lanes_t F1_1_2 = BC1_2_2 + F2_2_0*v1_1 - F2_2_1*v1_0;
+    const lanes_t F1_1_2_1 = F1_1_0*sq1 + F1_1_1*cq1;
+    const lanes_t F3_1_2 = BC1_2_0*sq1 + BC1_2_1*cq1;
+    const lanes_t BCX1_0_2 = BC1_0_0*sq1 + BC1_0_1*cq1;
+    const lanes_t BCX1_1_2 = BC1_1_0*sq1 + BC1_1_1*cq1;
+    const lanes_t BC0_2_2 = BCX1_0_2*sq1 + BCX1_1_2*cq1;
+    C[0] = BC0_2_2;
+    C[1] = F1_1_2_1;
+    C[2] = F1_2_2_2;
+    C[3] = F1_3_2_2;
+    C[4] = F3_1_2;
+    C[5] = F1_1_2;
+    C[6] = F1_2_2_1;
+    C[7] = F1_3_2_1;
+    C[8] = F3_2_2;
+    C[9] = BC2_2_2 + F2_2_0*v1_1 - F2_2_1*v1_0;
+    C[10] = F1_2_2;
+    C[11] = F1_3_2;
+    C[12] = F3_3_2_1;
+    C[13] = F3_3_2 - 0.00031*cq2*v1_0 - 0.00031*sq2*v1_1;
+    C[14] = F3_3_2 - 0.00031*v2_0;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void coriolis_matrix_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict C)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t in_qd[4];
+        lanes_t out_C[16];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
+        }
+        memset(out_C, 0, sizeof out_C);
+        coriolis_matrix_lanes(in_q, in_qd, out_C);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 16; ++k_)
+                C[(b_ + l_) * 16 + k_] = out_C[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_coriolis_matrix(q + b_ * 4, qd + b_ * 4, C + b_ * 16);
+    }
+}
+
 void arm4_coriolis_matrix_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict C)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_coriolis_matrix(q + (size_t)b * 4, qd + (size_t)b * 4, C + (size_t)b * 16);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            coriolis_matrix_span(n_, q + b_ * 4, qd + b_ * 4, C + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_coriolis_matrix(q + b * 4, qd + b * 4, C + b * 16);
-    }
+    coriolis_matrix_span(count, q, qd, C);
 }
 
 void arm4_coriolis_matrix_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict C)
@@ -806,26 +1276,302 @@ void arm4_christoffel(const double *restrict q, double *restrict Gamma)
     arm4_christoffel_update(q, Gamma);
 }
 
+
+#if ARM4_LANES > 1
+/* christoffel of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void christoffel_lanes(const lanes_t *restrict q, lanes_t *restrict Gamma)
+{
+    const lanes_t cq0 = lanes_cos(q[0]);
+    const lanes_t sq0 = lanes_sin(q[0]);
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t R1_0_0 = cq0*cq1;
+    const lanes_t R1_0_1 = -cq0*sq1;
+    const lanes_t R1_1_0 = cq1*sq0;
+    const lanes_t R1_1_1 = -sq0*sq1;
+    const lanes_t c1_2 = 0.2 + 0.15*cq1;
+    const lanes_t Ic1_0_0 = 0.01185*R1_0_0*R1_0_0 + 0.01185*sq0*sq0 + 0.0012*R1_0_1*R1_0_1;
+    const lanes_t Ic1_0_1 = 0.01185*R1_0_0*R1_1_0 + 0.0012*R1_0_1*R1_1_1 - 0.01185*cq0*sq0;
+    const lanes_t Ic1_0_2 = 0.01185*R1_0_0*sq1 + 0.0012*R1_0_1*cq1;
+    const lanes_t Ic1_1_1 = 0.01185*R1_1_0*R1_1_0 + 0.01185*cq0*cq0 + 0.0012*R1_1_1*R1_1_1;
+    const lanes_t Ic1_1_2 = 0.01185*R1_1_0*sq1 + 0.0012*R1_1_1*cq1;
+    const lanes_t Ic1_2_2 = 0.01185*sq1*sq1 + 0.0012*cq1*cq1;
+    const lanes_t I1_0_0 = Ic1_0_0 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_1_1*R1_1_1;
+    const lanes_t I1_0_1 = Ic1_0_1 - 0.033749999999999995*R1_0_1*R1_1_1;
+    const lanes_t I1_0_2 = Ic1_0_2 - 0.22499999999999998*R1_0_1*c1_2;
+    const lanes_t I1_1_1 = Ic1_1_1 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_0_1*R1_0_1;
+    const lanes_t I1_1_2 = Ic1_1_2 - 0.22499999999999998*R1_1_1*c1_2;
+    const lanes_t I1_2_2 = Ic1_2_2 + 0.033749999999999995*R1_0_1*R1_0_1 + 0.033749999999999995*R1_1_1*R1_1_1;
+    const lanes_t p2_2 = 0.2 + 0.3*cq1;
+    const lanes_t Phi2_0 = cq0*p2_2;
+    const lanes_t Phi2_1 = p2_2*sq0;
+    const lanes_t Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
+    const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
+    const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
+    const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
+    const lanes_t R2_2_0 = cq1*sq2 + cq2*sq1;
+    const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
+    const lanes_t c2_0 = 0.125*R2_0_1 + 0.3*R1_0_1;
+    const lanes_t c2_1 = 0.125*R2_1_1 + 0.3*R1_1_1;
+    const lanes_t c2_2 = p2_2 + 0.125*R2_2_1;
+    const lanes_t Ic2_0_0 = 0.0006125*R2_0_1*R2_0_1 + 0.0055146*R2_0_0*R2_0_0 + 0.0055146*sq0*sq0;
+    const lanes_t Ic2_0_1 = 0.0006125*R2_0_1*R2_1_1 + 0.0055146*R2_0_0*R2_1_0 - 0.0055146*cq0*sq0;
+    const lanes_t Ic2_0_2 = 0.0006125*R2_0_1*R2_2_1 + 0.0055146*R2_0_0*R2_2_0;
+    const lanes_t Ic2_1_1 = 0.0006125*R2_1_1*R2_1_1 + 0.0055146*R2_1_0*R2_1_0 + 0.0055146*cq0*cq0;
+    const lanes_t Ic2_1_2 = 0.0006125*R2_1_1*R2_2_1 + 0.0055146*R2_1_0*R2_2_0;
+    const lanes_t Ic2_2_2 = 0.0006125*R2_2_1*R2_2_1 + 0.0055146*R2_2_0*R2_2_0;
+    const lanes_t I2_0_0 = Ic2_0_0 + c2_1*c2_1 + c2_2*c2_2;
+    const lanes_t I2_0_1 = Ic2_0_1 - c2_0*c2_1;
+    const lanes_t I2_0_2 = Ic2_0_2 - c2_0*c2_2;
+    const lanes_t I2_1_1 = Ic2_1_1 + c2_0*c2_0 + c2_2*c2_2;
+    const lanes_t I2_1_2 = Ic2_1_2 - c2_1*c2_2;
+    const lanes_t I2_2_2 = Ic2_2_2 + c2_0*c2_0 + c2_1*c2_1;
+    const lanes_t p3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
+    const lanes_t p3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
+    const lanes_t p3_2 = p2_2 + 0.25*R2_2_1;
+    const lanes_t Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
+    const lanes_t Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
+    const lanes_t Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
+    const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
+    const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
+    const lanes_t R3_1_1 = cq0*cq3 - R2_1_0*sq3;
+    const lanes_t R3_2_0 = R2_2_0*cq3;
+    const lanes_t R3_2_1 = -R2_2_0*sq3;
+    const lanes_t c3_0 = p3_0 + 0.04571428571428572*R2_0_1;
+    const lanes_t c3_1 = p3_1 + 0.04571428571428572*R2_1_1;
+    const lanes_t c3_2 = p3_2 + 0.04571428571428572*R2_2_1;
+    const lanes_t Ic3_0_0 = 0.0010104728571428572*R3_0_1*R3_0_1 + 0.0009604728571428573*R3_0_0*R3_0_0 + 0.00031*R2_0_1*R2_0_1;
+    const lanes_t Ic3_0_1 = 0.0010104728571428572*R3_0_1*R3_1_1 + 0.0009604728571428573*R3_0_0*R3_1_0 + 0.00031*R2_0_1*R2_1_1;
+    const lanes_t Ic3_0_2 = 0.0010104728571428572*R3_0_1*R3_2_1 + 0.0009604728571428573*R3_0_0*R3_2_0 + 0.00031*R2_0_1*R2_2_1;
+    const lanes_t Ic3_1_1 = 0.0010104728571428572*R3_1_1*R3_1_1 + 0.0009604728571428573*R3_1_0*R3_1_0 + 0.00031*R2_1_1*R2_1_1;
+    const lanes_t Ic3_1_2 = 0.0010104728571428572*R3_1_1*R3_2_1 + 0.0009604728571428573*R3_1_0*R3_2_0 + 0.00031*R2_1_1*R2_2_1;
+    const lanes_t Ic3_2_2 = 0.0010104728571428572*R3_2_1*R3_2_1 + 0.0009604728571428573*R3_2_0*R3_2_0 + 0.00031*R2_2_1*R2_2_1;
+    const lanes_t I3_0_0 = Ic3_0_0 + 0.7*c3_1*c3_1 + 0.7*c3_2*c3_2;
+    const lanes_t I3_0_1 = Ic3_0_1 - 0.7*c3_0*c3_1;
+    const lanes_t I3_0_2 = Ic3_0_2 - 0.7*c3_0*c3_2;
+    const lanes_t I3_1_1 = Ic3_1_1 + 0.7*c3_0*c3_0 + 0.7*c3_2*c3_2;
+    const lanes_t I3_1_2 = Ic3_1_2 - 0.7*c3_1*c3_2;
+    const lanes_t I3_2_2 = Ic3_2_2 + 0.7*c3_0*c3_0 + 0.7*c3_1*c3_1;
+    const lanes_t Bs3_0_0 = I3_0_2*R2_1_1 - I3_0_1*R2_2_1 + 0.7*Phi3_1*c3_1 + 0.7*Phi3_2*c3_2;
+    const lanes_t Bs3_0_1 = 0.5*I3_0_0*R2_2_1 + 0.5*I3_1_2*R2_1_1 - 0.5*I3_0_2*R2_0_1 - 0.5*I3_1_1*R2_2_1 - 0.35*Phi3_0*c3_1 - 0.35*Phi3_1*c3_0;
+    const lanes_t Bs3_0_2 = 0.5*I3_0_1*R2_0_1 + 0.5*I3_2_2*R2_1_1 - 0.5*I3_0_0*R2_1_1 - 0.5*I3_1_2*R2_2_1 - 0.35*Phi3_0*c3_2 - 0.35*Phi3_2*c3_0;
+    const lanes_t Bs3_0_5 = 0.35*Phi3_1 + 0.35*R2_2_1*c3_0 - 0.35*R2_0_1*c3_2;
+    const lanes_t Bs3_1_1 = I3_0_1*R2_2_1 - I3_1_2*R2_0_1 + 0.7*Phi3_0*c3_0 + 0.7*Phi3_2*c3_2;
+    const lanes_t Bs3_1_2 = 0.5*I3_0_2*R2_2_1 + 0.5*I3_1_1*R2_0_1 - 0.5*I3_0_1*R2_1_1 - 0.5*I3_2_2*R2_0_1 - 0.35*Phi3_1*c3_2 - 0.35*Phi3_2*c3_1;
+    const lanes_t Bs3_1_3 = 0.35*Phi3_2 + 0.35*R2_0_1*c3_1 - 0.35*R2_1_1*c3_0;
+    const lanes_t Bs3_2_2 = I3_1_2*R2_0_1 - I3_0_2*R2_1_1 + 0.7*Phi3_0*c3_0 + 0.7*Phi3_1*c3_1;
+    const lanes_t Bs3_2_4 = 0.35*Phi3_0 + 0.35*R2_1_1*c3_2 - 0.35*R2_2_1*c3_1;
+    const lanes_t h3_0 = 0.5*I3_0_0*R2_0_1 + 0.5*I3_0_1*R2_1_1 + 0.5*I3_0_2*R2_2_1 + 0.35*Phi3_2*c3_1 - 0.35*Phi3_1*c3_2;
+    const lanes_t h3_1 = 0.5*I3_0_1*R2_0_1 + 0.5*I3_1_1*R2_1_1 + 0.5*I3_1_2*R2_2_1 + 0.35*Phi3_0*c3_2 - 0.35*Phi3_2*c3_0;
+    const lanes_t h3_2 = 0.5*I3_0_2*R2_0_1 + 0.5*I3_1_2*R2_1_1 + 0.5*I3_2_2*R2_2_1 + 0.35*Phi3_1*c3_0 - 0.35*Phi3_0*c3_1;
+    const lanes_t E3_3_0 = Bs3_0_0*R2_0_1 + Bs3_0_1*R2_1_1 + Bs3_0_2*R2_2_1 + Bs3_0_5*Phi3_2 - Bs3_1_3*Phi3_1;
+    const lanes_t E3_3_1 = Bs3_0_1*R2_0_1 + Bs3_1_1*R2_1_1 + Bs3_1_2*R2_2_1 + Bs3_1_3*Phi3_0 - Bs3_2_4*Phi3_2;
+    const lanes_t E3_3_2 = Bs3_0_2*R2_0_1 + Bs3_1_2*R2_1_1 + Bs3_2_2*R2_2_1 + Bs3_2_4*Phi3_1 - Bs3_0_5*Phi3_0;
+    const lanes_t E3_3_3 = Bs3_1_3*R2_1_1 - Bs3_0_5*R2_2_1;
+    const lanes_t E3_3_4 = Bs3_2_4*R2_2_1 - Bs3_1_3*R2_0_1;
+    const lanes_t E3_3_5 = Bs3_0_5*R2_0_1 - Bs3_2_4*R2_1_1;
+    const lanes_t Q3_3_0 = Bs3_1_3*Phi3_1 + R2_1_1*h3_2 - Bs3_0_5*Phi3_2 - R2_2_1*h3_1;
+    const lanes_t Q3_3_1 = Bs3_2_4*Phi3_2 + R2_2_1*h3_0 - Bs3_1_3*Phi3_0 - R2_0_1*h3_2;
+    const lanes_t Q3_3_2 = Bs3_0_5*Phi3_0 + R2_0_1*h3_1 - Bs3_2_4*Phi3_1 - R2_1_1*h3_0;
+    const lanes_t F1_3_3_0 = E3_3_0 + Q3_3_0;
+    const lanes_t F1_3_3_1 = E3_3_1 + Q3_3_1;
+    const lanes_t F1_3_3_2 = E3_3_2 + Q3_3_2;
+    const lanes_t E3_2_0 = Bs3_0_0*sq0 + Bs3_0_5*Phi2_2 - Bs3_0_1*cq0 - Bs3_1_3*Phi2_1;
+    const lanes_t E3_2_1 = Bs3_0_1*sq0 + Bs3_1_3*Phi2_0 - Bs3_1_1*cq0 - Bs3_2_4*Phi2_2;
+    const lanes_t E3_2_2 = Bs3_0_2*sq0 + Bs3_2_4*Phi2_1 - Bs3_0_5*Phi2_0 - Bs3_1_2*cq0;
+    const lanes_t E3_2_3 = -Bs3_1_3*cq0;
+    const lanes_t E3_2_4 = -Bs3_1_3*sq0;
+    const lanes_t Q3_2_0 = Bs3_1_3*Phi2_1 - Bs3_0_5*Phi2_2 - cq0*h3_2;
+    const lanes_t Q3_2_1 = Bs3_2_4*Phi2_2 - Bs3_1_3*Phi2_0 - h3_2*sq0;
+    const lanes_t Q3_2_2 = Bs3_0_5*Phi2_0 + cq0*h3_0 + h3_1*sq0 - Bs3_2_4*Phi2_1;
+    const lanes_t F1_3_2_0 = E3_2_0 + Q3_2_0;
+    const lanes_t F1_3_2_1 = E3_2_1 + Q3_2_1;
+    const lanes_t F1_3_2_2 = E3_2_2 + Q3_2_2;
+    const lanes_t F2_3_2_0 = E3_2_0 - Q3_2_0;
+    const lanes_t F2_3_2_1 = E3_2_1 - Q3_2_1;
+    const lanes_t F2_3_2_2 = E3_2_2 - Q3_2_2;
+    const lanes_t G2_2_3 = F2_3_2_0*sq0 - F2_3_2_1*cq0;
+    const lanes_t E3_1_0 = Bs3_0_0*sq0 - Bs3_0_1*cq0 - 0.2*Bs3_1_3*sq0;
+    const lanes_t E3_1_1 = Bs3_0_1*sq0 - Bs3_1_1*cq0 + 0.2*Bs3_1_3*cq0;
+    const lanes_t E3_1_2 = Bs3_0_2*sq0 - Bs3_1_2*cq0 + 0.2*Bs3_2_4*sq0 - 0.2*Bs3_0_5*cq0;
+    const lanes_t Q3_1_0 = -cq0*h3_2 + 0.2*Bs3_1_3*sq0;
+    const lanes_t Q3_1_1 = -h3_2*sq0 - 0.2*Bs3_1_3*cq0;
+    const lanes_t Q3_1_2 = cq0*h3_0 + h3_1*sq0 + 0.2*Bs3_0_5*cq0 - 0.2*Bs3_2_4*sq0;
+    const lanes_t F1_3_1_2 = E3_1_2 + Q3_1_2;
+    const lanes_t F2_3_1_0 = E3_1_0 - Q3_1_0;
+    const lanes_t F2_3_1_1 = E3_1_1 - Q3_1_1;
+    const lanes_t F2_3_1_2 = E3_1_2 - Q3_1_2;
+    const lanes_t G1_1_3 = F2_3_1_0*sq0 - F2_3_1_1*cq0;
+    const lanes_t IC2_0_0 = I2_0_0 + I3_0_0;
+    const lanes_t IC2_0_1 = I2_0_1 + I3_0_1;
+    const lanes_t IC2_0_2 = I2_0_2 + I3_0_2;
+    const lanes_t IC2_0_5 = c2_1 + 0.7*c3_1;
+    const lanes_t IC2_1_1 = I2_1_1 + I3_1_1;
+    const lanes_t IC2_1_2 = I2_1_2 + I3_1_2;
+    const lanes_t IC2_1_3 = c2_2 + 0.7*c3_2;
+    const lanes_t IC2_2_2 = I2_2_2 + I3_2_2;
+    const lanes_t IC2_2_4 = c2_0 + 0.7*c3_0;
+    const lanes_t Bs2_0_0 = IC2_0_5*Phi2_1 + IC2_1_3*Phi2_2 - IC2_0_2*cq0;
+    const lanes_t Bs2_0_1 = -0.5*IC2_0_2*sq0 - 0.5*IC2_0_5*Phi2_0 - 0.5*IC2_1_2*cq0 - 0.5*IC2_2_4*Phi2_1;
+    const lanes_t Bs2_0_2 = 0.5*IC2_0_0*cq0 + 0.5*IC2_0_1*sq0 - 0.5*IC2_1_3*Phi2_0 - 0.5*IC2_2_2*cq0 - 0.5*IC2_2_4*Phi2_2;
+    const lanes_t Bs2_0_5 = 0.85*Phi2_1 - 0.5*IC2_1_3*sq0;
+    const lanes_t Bs2_1_1 = IC2_1_3*Phi2_2 + IC2_2_4*Phi2_0 - IC2_1_2*sq0;
+    const lanes_t Bs2_1_2 = 0.5*IC2_0_1*cq0 + 0.5*IC2_1_1*sq0 - 0.5*IC2_0_5*Phi2_2 - 0.5*IC2_1_3*Phi2_1 - 0.5*IC2_2_2*sq0;
+    const lanes_t Bs2_1_3 = 0.85*Phi2_2 + 0.5*IC2_0_5*sq0 + 0.5*IC2_2_4*cq0;
+    const lanes_t Bs2_2_2 = IC2_0_2*cq0 + IC2_0_5*Phi2_1 + IC2_1_2*sq0 + IC2_2_4*Phi2_0;
+    const lanes_t Bs2_2_4 = 0.85*Phi2_0 - 0.5*IC2_1_3*cq0;
+    const lanes_t h2_0 = 0.5*IC2_0_0*sq0 + 0.5*IC2_0_5*Phi2_2 - 0.5*IC2_0_1*cq0 - 0.5*IC2_1_3*Phi2_1;
+    const lanes_t h2_1 = 0.5*IC2_0_1*sq0 + 0.5*IC2_1_3*Phi2_0 - 0.5*IC2_1_1*cq0 - 0.5*IC2_2_4*Phi2_2;
+    const lanes_t h2_2 = 0.5*IC2_0_2*sq0 + 0.5*IC2_2_4*Phi2_1 - 0.5*IC2_0_5*Phi2_0 - 0.5*IC2_1_2*cq0;
+    const lanes_t E2_2_0 = Bs2_0_0*sq0 + Bs2_0_5*Phi2_2 - Bs2_0_1*cq0 - Bs2_1_3*Phi2_1;
+    const lanes_t E2_2_1 = Bs2_0_1*sq0 + Bs2_1_3*Phi2_0 - Bs2_1_1*cq0 - Bs2_2_4*Phi2_2;
+    const lanes_t E2_2_2 = Bs2_0_2*sq0 + Bs2_2_4*Phi2_1 - Bs2_0_5*Phi2_0 - Bs2_1_2*cq0;
+    const lanes_t E2_2_3 = -Bs2_1_3*cq0;
+    const lanes_t E2_2_4 = -Bs2_1_3*sq0;
+    const lanes_t Q2_2_0 = Bs2_1_3*Phi2_1 - Bs2_0_5*Phi2_2 - cq0*h2_2;
+    const lanes_t Q2_2_1 = Bs2_2_4*Phi2_2 - Bs2_1_3*Phi2_0 - h2_2*sq0;
+    const lanes_t Q2_2_2 = Bs2_0_5*Phi2_0 + cq0*h2_0 + h2_1*sq0 - Bs2_2_4*Phi2_1;
+    const lanes_t F1_2_2_0 = E2_2_0 + Q2_2_0;
+    const lanes_t F1_2_2_1 = E2_2_1 + Q2_2_1;
+    const lanes_t F1_2_2_2 = E2_2_2 + Q2_2_2;
+    const lanes_t E2_1_0 = Bs2_0_0*sq0 - Bs2_0_1*cq0 - 0.2*Bs2_1_3*sq0;
+    const lanes_t E2_1_1 = Bs2_0_1*sq0 - Bs2_1_1*cq0 + 0.2*Bs2_1_3*cq0;
+    const lanes_t E2_1_2 = Bs2_0_2*sq0 - Bs2_1_2*cq0 + 0.2*Bs2_2_4*sq0 - 0.2*Bs2_0_5*cq0;
+    const lanes_t Q2_1_0 = -cq0*h2_2 + 0.2*Bs2_1_3*sq0;
+    const lanes_t Q2_1_1 = -h2_2*sq0 - 0.2*Bs2_1_3*cq0;
+    const lanes_t Q2_1_2 = cq0*h2_0 + h2_1*sq0 + 0.2*Bs2_0_5*cq0 - 0.2*Bs2_2_4*sq0;
+    const lanes_t F1_2_1_2 = E2_1_2 + Q2_1_2;
+    const lanes_t F2_2_1_0 = E2_1_0 - Q2_1_0;
+    const lanes_t F2_2_1_1 = E2_1_1 - Q2_1_1;
+    const lanes_t F2_2_1_2 = E2_1_2 - Q2_1_2;
+    const lanes_t G1_1_2 = F2_2_1_0*sq0 - F2_2_1_1*cq0;
+    const lanes_t IC1_0_0 = I1_0_0 + IC2_0_0;
+    const lanes_t IC1_0_1 = I1_0_1 + IC2_0_1;
+    const lanes_t IC1_0_2 = I1_0_2 + IC2_0_2;
+    const lanes_t IC1_0_5 = IC2_0_5 + 0.22499999999999998*R1_1_1;
+    const lanes_t IC1_1_1 = I1_1_1 + IC2_1_1;
+    const lanes_t IC1_1_2 = I1_1_2 + IC2_1_2;
+    const lanes_t IC1_1_3 = IC2_1_3 + 1.5*c1_2;
+    const lanes_t IC1_2_2 = I1_2_2 + IC2_2_2;
+    const lanes_t IC1_2_4 = IC2_2_4 + 0.22499999999999998*R1_0_1;
+    const lanes_t Bs1_0_2 = 0.5*IC1_0_0*cq0 + 0.5*IC1_0_1*sq0 - 0.5*IC1_2_2*cq0 - 0.1*IC1_1_3*cq0;
+    const lanes_t Bs1_0_5 = 0.32*sq0 - 0.5*IC1_1_3*sq0;
+    const lanes_t Bs1_1_2 = 0.5*IC1_0_1*cq0 + 0.5*IC1_1_1*sq0 - 0.5*IC1_2_2*sq0 - 0.1*IC1_1_3*sq0;
+    const lanes_t Bs1_2_2 = IC1_0_2*cq0 + IC1_1_2*sq0 + 0.2*IC1_0_5*sq0 + 0.2*IC1_2_4*cq0;
+    const lanes_t Bs1_2_4 = 0.32*cq0 - 0.5*IC1_1_3*cq0;
+    const lanes_t h1_0 = 0.5*IC1_0_0*sq0 - 0.5*IC1_0_1*cq0 - 0.1*IC1_1_3*sq0;
+    const lanes_t h1_1 = 0.5*IC1_0_1*sq0 - 0.5*IC1_1_1*cq0 + 0.1*IC1_1_3*cq0;
+    const lanes_t E1_1_2 = Bs1_0_2*sq0 - Bs1_1_2*cq0 + 0.2*Bs1_2_4*sq0 - 0.2*Bs1_0_5*cq0;
+    const lanes_t Q1_1_2 = cq0*h1_0 + h1_1*sq0 + 0.2*Bs1_0_5*cq0 - 0.2*Bs1_2_4*sq0;
+    const lanes_t F1_1_1_2 = E1_1_2 + Q1_1_2;
+    const lanes_t gamma0 = F1_3_2_0*sq0 - F1_3_2_1*cq0 + 0.4*E3_2_3*cq0 + 0.4*E3_2_4*sq0;
+    const lanes_t gamma1 = -F2_2_1_2;
+    const lanes_t gamma2 = -F2_3_1_2;
+    const lanes_t gamma3 = -F2_3_2_2;
+    const lanes_t gamma4 = -G2_2_3;
+    Gamma[1] = Bs1_2_2;
+    Gamma[2] = Bs2_2_2;
+    Gamma[3] = Bs3_2_2;
+    Gamma[4] = Bs1_2_2;
+    Gamma[5] = F1_1_1_2;
+    Gamma[6] = F1_2_1_2;
+    Gamma[7] = F1_3_1_2;
+    Gamma[8] = Bs2_2_2;
+    Gamma[9] = F1_2_1_2;
+    Gamma[10] = F1_2_2_2;
+    Gamma[11] = F1_3_2_2;
+    Gamma[12] = Bs3_2_2;
+    Gamma[13] = F1_3_1_2;
+    Gamma[14] = F1_3_2_2;
+    Gamma[15] = F1_3_3_2;
+    Gamma[16] = -Bs1_2_2;
+    Gamma[18] = F2_2_1_2;
+    Gamma[19] = F2_3_1_2;
+    Gamma[22] = G1_1_2;
+    Gamma[23] = G1_1_3;
+    Gamma[24] = F2_2_1_2;
+    Gamma[25] = G1_1_2;
+    Gamma[26] = F1_2_2_0*sq0 - F1_2_2_1*cq0 + 0.4*E2_2_3*cq0 + 0.4*E2_2_4*sq0;
+    Gamma[27] = gamma0;
+    Gamma[28] = F2_3_1_2;
+    Gamma[29] = G1_1_3;
+    Gamma[30] = gamma0;
+    Gamma[31] = F1_3_3_0*sq0 - F1_3_3_1*cq0 + 0.4*E3_3_3*cq0 + 0.4*E3_3_4*sq0;
+    Gamma[32] = -Bs2_2_2;
+    Gamma[33] = gamma1;
+    Gamma[35] = F2_3_2_2;
+    Gamma[36] = gamma1;
+    Gamma[37] = -G1_1_2;
+    Gamma[39] = G2_2_3;
+    Gamma[43] = G2_2_3;
+    Gamma[44] = F2_3_2_2;
+    Gamma[45] = G2_2_3;
+    Gamma[46] = G2_2_3;
+    Gamma[47] = F1_3_3_0*sq0 - F1_3_3_1*cq0 + 2.0*E3_3_3*Phi2_0 + 2.0*E3_3_4*Phi2_1 + 2.0*E3_3_5*Phi2_2;
+    Gamma[48] = -Bs3_2_2;
+    Gamma[49] = gamma2;
+    Gamma[50] = gamma3;
+    Gamma[52] = gamma2;
+    Gamma[53] = -G1_1_3;
+    Gamma[54] = gamma4;
+    Gamma[56] = gamma3;
+    Gamma[57] = gamma4;
+    Gamma[58] = gamma4;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void christoffel_span(size_t count, const double *restrict q, double *restrict Gamma)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t out_Gamma[64];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+        }
+        memset(out_Gamma, 0, sizeof out_Gamma);
+        christoffel_lanes(in_q, out_Gamma);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 64; ++k_)
+                Gamma[(b_ + l_) * 64 + k_] = out_Gamma[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_christoffel(q + b_ * 4, Gamma + b_ * 64);
+    }
+}
+
 void arm4_christoffel_batch_threads(size_t count, int threads, const double *restrict q, double *restrict Gamma)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_christoffel(q + (size_t)b * 4, Gamma + (size_t)b * 64);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            christoffel_span(n_, q + b_ * 4, Gamma + b_ * 64);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_christoffel(q + b * 4, Gamma + b * 64);
-    }
+    christoffel_span(count, q, Gamma);
 }
 
 void arm4_christoffel_batch(size_t count, const double *restrict q, double *restrict Gamma)
@@ -922,26 +1668,132 @@ void arm4_inverse_dynamics(const double *restrict q, const double *restrict qd, 
     arm4_inverse_dynamics_update(q, qd, qdd, tau);
 }
 
+
+#if ARM4_LANES > 1
+/* inverse_dynamics of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void inverse_dynamics_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qdd, lanes_t *restrict tau)
+{
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t v1_0 = qd[0]*sq1;
+    const lanes_t v1_1 = cq1*qd[0];
+    const lanes_t a1_0 = qdd[0]*sq1 + cq1*qd[0]*qd[1];
+    const lanes_t a1_1 = cq1*qdd[0] - qd[0]*qd[1]*sq1;
+    const lanes_t f1_0 = 0.0456*a1_0 + 0.0444*qd[1]*v1_1;
+    const lanes_t f1_2 = 0.0456*qdd[1] - 2.2072499999999997*sq1 - 0.0444*v1_0*v1_1;
+    const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
+    const lanes_t v2_1 = cq2*v1_1 - sq2*v1_0;
+    const lanes_t v2_2 = qd[1] + qd[2];
+    const lanes_t v2_3 = -0.3*cq2*qd[1];
+    const lanes_t v2_4 = 0.3*qd[1]*sq2;
+    const lanes_t a2_0 = a1_0*cq2 + a1_1*sq2 + qd[2]*(cq2*v1_1 - sq2*v1_0);
+    const lanes_t a2_1 = a1_1*cq2 + qd[2]*(-cq2*v1_0 - sq2*v1_1) - a1_0*sq2;
+    const lanes_t a2_2 = qdd[1] + qdd[2];
+    const lanes_t a2_3 = 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd[1] + 0.3*qd[1]*qd[2]*sq2;
+    const lanes_t a2_4 = 0.3*qdd[1]*sq2 + 9.81*cq1*cq2 - 9.81*sq1*sq2 + 0.3*cq2*qd[1]*qd[2];
+    const lanes_t h2_0 = 0.0211396*v2_0 + 0.0375*v1_0;
+    const lanes_t h2_2 = 0.0211396*v2_2 - 0.125*v2_3;
+    const lanes_t h2_3 = v2_3 - 0.125*v2_2;
+    const lanes_t h2_5 = 0.125*v2_0 + 0.3*v1_0;
+    const lanes_t f2_0 = 0.0211396*a2_0 + 0.0375*a1_0 + h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4;
+    const lanes_t f2_1 = 0.0006125*a2_1 + h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0;
+    const lanes_t f2_2 = 0.0211396*a2_2 - 0.125*a2_3 + v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1;
+    const lanes_t f2_3 = a2_3 - 0.125*a2_2 + h2_5*v2_1 - v2_2*v2_4;
+    const lanes_t f2_4 = a2_4 + h2_3*v2_2 - h2_5*v2_0;
+    const lanes_t f2_5 = 0.125*a2_0 + 0.3*a1_0 + v2_0*v2_4 - h2_3*v2_1;
+    const lanes_t v3_0 = cq3*v2_0 - sq3*v2_2;
+    const lanes_t v3_1 = -cq3*v2_2 - sq3*v2_0;
+    const lanes_t v3_2 = qd[3] + v2_1;
+    const lanes_t v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
+    const lanes_t v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
+    const lanes_t a3_0 = a2_0*cq3 + qd[3]*(-cq3*v2_2 - sq3*v2_0) - a2_2*sq3;
+    const lanes_t a3_1 = qd[3]*(sq3*v2_2 - cq3*v2_0) - a2_0*sq3 - a2_2*cq3;
+    const lanes_t a3_2 = a2_1 + qdd[3];
+    const lanes_t a3_3 = a2_3*cq3 + qd[3]*(-sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0) - 0.25*a2_0*sq3 - 0.25*a2_2*cq3 - 0.3*a1_0*sq3;
+    const lanes_t a3_4 = qd[3]*(-cq3*v2_3 + 0.25*cq3*v2_2 + 0.25*sq3*v2_0 + 0.3*sq3*v1_0) - a2_3*sq3 + 0.25*a2_2*sq3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3;
+    const lanes_t h3_0 = 0.0024233300000000004*v3_0 - 0.032*v3_4;
+    const lanes_t h3_1 = 0.032*v3_3 + 0.0024733300000000006*v3_1;
+    const lanes_t h3_3 = 0.032*v3_1 + 0.7*v3_3;
+    const lanes_t h3_4 = 0.7*v3_4 - 0.032*v3_0;
+    const lanes_t f3_0 = 0.0024233300000000004*a3_0 - 0.032*a3_4 - h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2;
+    const lanes_t f3_1 = 0.032*a3_3 + 0.0024733300000000006*a3_1 + h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2;
+    const lanes_t f3_2 = 0.00031*a3_2 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4;
+    const lanes_t f3_3 = 0.032*a3_1 + 0.7*a3_3 - h3_4*v3_2 + 0.7*v2_4*v3_1;
+    const lanes_t f3_4 = 0.7*a3_4 - 0.032*a3_0 + h3_3*v3_2 - 0.7*v2_4*v3_0;
+    const lanes_t f3_5 = 0.7*a2_4 + h3_4*v3_0 - h3_3*v3_1;
+    const lanes_t f2_0_1 = f2_0 + cq3*f3_0 - f3_1*sq3 - 0.25*cq3*f3_4 - 0.25*f3_3*sq3;
+    const lanes_t f2_1_1 = f2_1 + f3_2;
+    const lanes_t f2_2_1 = f2_2 - cq3*f3_1 - f3_0*sq3 + 0.25*f3_4*sq3 - 0.25*cq3*f3_3;
+    const lanes_t f2_3_1 = f2_3 + cq3*f3_3 - f3_4*sq3;
+    const lanes_t f2_4_1 = f2_4 + f3_5;
+    const lanes_t f2_5_1 = f2_5 - cq3*f3_4 - f3_3*sq3;
+    const lanes_t f1_0_1 = f1_0 + 0.3*f2_5_1 + cq2*f2_0_1 - f2_1_1*sq2;
+    const lanes_t f1_1 = 0.0012*a1_1 + cq2*f2_1_1 + f2_0_1*sq2;
+    const lanes_t f1_2_1 = f1_2 + f2_2_1 + 0.3*f2_4_1*sq2 - 0.3*cq2*f2_3_1;
+    const lanes_t f0_2 = 0.0025*qdd[0] + cq1*f1_1 + f1_0_1*sq1;
+    tau[0] = f0_2;
+    tau[1] = f1_2_1;
+    tau[2] = f2_2_1;
+    tau[3] = f3_2;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void inverse_dynamics_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict tau)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t in_qd[4];
+        lanes_t in_qdd[4];
+        lanes_t out_tau[4];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qdd[k_][l_] = qdd[(b_ + l_) * 4 + k_];
+        }
+        memset(out_tau, 0, sizeof out_tau);
+        inverse_dynamics_lanes(in_q, in_qd, in_qdd, out_tau);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                tau[(b_ + l_) * 4 + k_] = out_tau[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_inverse_dynamics(q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, tau + b_ * 4);
+    }
+}
+
 void arm4_inverse_dynamics_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict tau)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_inverse_dynamics(q + (size_t)b * 4, qd + (size_t)b * 4, qdd + (size_t)b * 4, tau + (size_t)b * 4);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            inverse_dynamics_span(n_, q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, tau + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_inverse_dynamics(q + b * 4, qd + b * 4, qdd + b * 4, tau + b * 4);
-    }
+    inverse_dynamics_span(count, q, qd, qdd, tau);
 }
 
 void arm4_inverse_dynamics_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict tau)
@@ -991,26 +1843,81 @@ void arm4_gravity(const double *restrict q, double *restrict g)
     arm4_gravity_update(q, g);
 }
 
+
+#if ARM4_LANES > 1
+/* gravity of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void gravity_lanes(const lanes_t *restrict q, lanes_t *restrict g)
+{
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t a2_3 = 9.81*cq1*sq2 + 9.81*cq2*sq1;
+    const lanes_t a2_4 = 9.81*cq1*cq2 - 9.81*sq1*sq2;
+    const lanes_t a3_3 = a2_3*cq3;
+    const lanes_t a3_4 = -a2_3*sq3;
+    const lanes_t f2_0 = -0.207*a3_3*sq3 - 0.207*a3_4*cq3;
+    const lanes_t f2_2 = -0.125*a2_3 + 0.207*a3_4*sq3 - 0.207*a3_3*cq3;
+    const lanes_t f2_3 = a2_3 + 0.7*a3_3*cq3 - 0.7*a3_4*sq3;
+    const lanes_t f2_5 = -0.7*a3_3*sq3 - 0.7*a3_4*cq3;
+    const lanes_t f1_0 = 0.3*f2_5 + cq2*f2_0;
+    const lanes_t f1_1 = f2_0*sq2;
+    const lanes_t f1_2 = f2_2 - 2.2072499999999997*sq1 + 0.51*a2_4*sq2 - 0.3*cq2*f2_3;
+    const lanes_t f0_2 = cq1*f1_1 + f1_0*sq1;
+    g[0] = f0_2;
+    g[1] = f1_2;
+    g[2] = f2_2;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void gravity_span(size_t count, const double *restrict q, double *restrict g)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t out_g[4];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+        }
+        memset(out_g, 0, sizeof out_g);
+        gravity_lanes(in_q, out_g);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                g[(b_ + l_) * 4 + k_] = out_g[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_gravity(q + b_ * 4, g + b_ * 4);
+    }
+}
+
 void arm4_gravity_batch_threads(size_t count, int threads, const double *restrict q, double *restrict g)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_gravity(q + (size_t)b * 4, g + (size_t)b * 4);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            gravity_span(n_, q + b_ * 4, g + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_gravity(q + b * 4, g + b * 4);
-    }
+    gravity_span(count, q, g);
 }
 
 void arm4_gravity_batch(size_t count, const double *restrict q, double *restrict g)
@@ -1112,26 +2019,136 @@ void arm4_slotine_li(const double *restrict q, const double *restrict qd, const 
     arm4_slotine_li_update(q, qd, qd_r, qdd_r, tau_sl);
 }
 
+
+#if ARM4_LANES > 1
+/* slotine_li of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void slotine_li_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict tau_sl)
+{
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t v1_0 = qd[0]*sq1;
+    const lanes_t v1_1 = cq1*qd[0];
+    const lanes_t w1_0 = qd_r[0]*sq1;
+    const lanes_t w1_1 = cq1*qd_r[0];
+    const lanes_t a1_0 = qd_r[1]*v1_1 + qdd_r[0]*sq1;
+    const lanes_t a1_1 = cq1*qdd_r[0] - qd_r[1]*v1_0;
+    const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
+    const lanes_t v2_1 = cq2*v1_1 - sq2*v1_0;
+    const lanes_t v2_2 = qd[1] + qd[2];
+    const lanes_t v2_3 = -0.3*cq2*qd[1];
+    const lanes_t v2_4 = 0.3*qd[1]*sq2;
+    const lanes_t w2_0 = cq2*w1_0 + sq2*w1_1;
+    const lanes_t w2_1 = cq2*w1_1 - sq2*w1_0;
+    const lanes_t w2_2 = qd_r[1] + qd_r[2];
+    const lanes_t a2_0 = a1_0*cq2 + a1_1*sq2 + qd_r[2]*v2_1;
+    const lanes_t a2_1 = a1_1*cq2 - a1_0*sq2 - qd_r[2]*v2_0;
+    const lanes_t a2_2 = qdd_r[1] + qdd_r[2];
+    const lanes_t a2_3 = qd_r[2]*v2_4 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd_r[1];
+    const lanes_t a2_4 = -qd_r[2]*v2_3 + 0.3*qdd_r[1]*sq2 + 9.81*cq1*cq2 - 9.81*sq1*sq2;
+    const lanes_t v3_0 = cq3*v2_0 - sq3*v2_2;
+    const lanes_t v3_1 = -cq3*v2_2 - sq3*v2_0;
+    const lanes_t v3_2 = qd[3] + v2_1;
+    const lanes_t v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
+    const lanes_t v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
+    const lanes_t w3_0 = cq3*w2_0 - sq3*w2_2;
+    const lanes_t w3_1 = -cq3*w2_2 - sq3*w2_0;
+    const lanes_t w3_2 = qd_r[3] + w2_1;
+    const lanes_t a3_0 = a2_0*cq3 + qd_r[3]*v3_1 - a2_2*sq3;
+    const lanes_t a3_1 = -a2_0*sq3 - a2_2*cq3 - qd_r[3]*v3_0;
+    const lanes_t a3_2 = a2_1 + qdd_r[3];
+    const lanes_t a3_3 = a2_3*cq3 + qd_r[3]*v3_4 - 0.25*a2_0*sq3 - 0.25*a2_2*cq3 - 0.3*a1_0*sq3;
+    const lanes_t a3_4 = -a2_3*sq3 - qd_r[3]*v3_3 + 0.25*a2_2*sq3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3;
+    const lanes_t f1_0 = 0.0456*a1_0 + 0.045*qd[1]*w1_1 - 0.0006*qd_r[1]*v1_1;
+    const lanes_t f1_1 = 0.0012*a1_1 + 0.0006*qd_r[1]*v1_0 - 0.0006*qd[1]*w1_0;
+    const lanes_t f1_2 = 0.0456*qdd_r[1] - 2.2072499999999997*sq1 + 0.0006*v1_1*w1_0 - 0.045*v1_0*w1_1;
+    const lanes_t f2_0 = 0.0211396*a2_0 + 0.0375*a1_0 + w2_1*(0.02083335*v2_2 - 0.125*v2_3) + 0.125*v2_4*w2_0 - 0.00030625*v2_1*w2_2;
+    const lanes_t f2_1 = 0.0006125*a2_1 + 0.00030625*v2_0*w2_2 - 0.00030625*v2_2*w2_0;
+    const lanes_t f2_2 = 0.0211396*a2_2 - 0.125*a2_3 + w2_1*(-0.0375*v1_0 - 0.02083335*v2_0) + 0.125*v2_4*w2_2 + 0.00030625*v2_1*w2_0;
+    const lanes_t f2_3 = a2_3 - 0.125*a2_2 + w2_1*(0.125*v2_0 + 0.3*v1_0) - v2_4*w2_2;
+    const lanes_t f2_4 = a2_4 + w2_0*(-0.125*v2_0 - 0.3*v1_0) + w2_2*(v2_3 - 0.125*v2_2);
+    const lanes_t f2_5 = 0.125*a2_0 + 0.3*a1_0 + v2_4*w2_0 + w2_1*(-v2_3 + 0.125*v2_2);
+    const lanes_t f3_0 = 0.0024233300000000004*a3_0 - 0.032*a3_4 + w3_2*(-0.032*v3_3 - 0.0022933300000000005*v3_1) + 0.032*v2_4*w3_0 + 0.00012999999999999993*v3_2*w3_1;
+    const lanes_t f3_1 = 0.032*a3_3 + 0.0024733300000000006*a3_1 + w3_2*(0.0022933300000000005*v3_0 - 0.032*v3_4) + 0.032*v2_4*w3_1 - 0.00018000000000000007*v3_2*w3_0;
+    const lanes_t f3_2 = 0.00031*a3_2 + 0.00018000000000000007*v3_1*w3_0 - 0.00012999999999999993*v3_0*w3_1;
+    const lanes_t f3_3 = 0.032*a3_1 + 0.7*a3_3 + w3_2*(0.032*v3_0 - 0.7*v3_4) + 0.7*v2_4*w3_1;
+    const lanes_t f3_4 = 0.7*a3_4 - 0.032*a3_0 + w3_2*(0.032*v3_1 + 0.7*v3_3) - 0.7*v2_4*w3_0;
+    const lanes_t f3_5 = 0.7*a2_4 + w3_0*(0.7*v3_4 - 0.032*v3_0) + w3_1*(-0.032*v3_1 - 0.7*v3_3);
+    const lanes_t f2_0_1 = f2_0 + cq3*f3_0 - f3_1*sq3 - 0.25*cq3*f3_4 - 0.25*f3_3*sq3;
+    const lanes_t f2_1_1 = f2_1 + f3_2;
+    const lanes_t f2_2_1 = f2_2 - cq3*f3_1 - f3_0*sq3 + 0.25*f3_4*sq3 - 0.25*cq3*f3_3;
+    const lanes_t f2_3_1 = f2_3 + cq3*f3_3 - f3_4*sq3;
+    const lanes_t f2_4_1 = f2_4 + f3_5;
+    const lanes_t f2_5_1 = f2_5 - cq3*f3_4 - f3_3*sq3;
+    const lanes_t f1_0_1 = f1_0 + 0.3*f2_5_1 + cq2*f2_0_1 - f2_1_1*sq2;
+    const lanes_t f1_1_1 = f1_1 + cq2*f2_1_1 + f2_0_1*sq2;
+    const lanes_t f1_2_1 = f1_2 + f2_2_1 + 0.3*f2_4_1*sq2 - 0.3*cq2*f2_3_1;
+    const lanes_t f0_2 = 0.0025*qdd_r[0] + cq1*f1_1_1 + f1_0_1*sq1;
+    tau_sl[0] = f0_2;
+    tau_sl[1] = f1_2_1;
+    tau_sl[2] = f2_2_1;
+    tau_sl[3] = f3_2;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void slotine_li_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict tau_sl)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t in_qd[4];
+        lanes_t in_qd_r[4];
+        lanes_t in_qdd_r[4];
+        lanes_t out_tau_sl[4];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qd_r[k_][l_] = qd_r[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qdd_r[k_][l_] = qdd_r[(b_ + l_) * 4 + k_];
+        }
+        memset(out_tau_sl, 0, sizeof out_tau_sl);
+        slotine_li_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_tau_sl);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                tau_sl[(b_ + l_) * 4 + k_] = out_tau_sl[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_slotine_li(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, tau_sl + b_ * 4);
+    }
+}
+
 void arm4_slotine_li_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict tau_sl)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_slotine_li(q + (size_t)b * 4, qd + (size_t)b * 4, qd_r + (size_t)b * 4, qdd_r + (size_t)b * 4, tau_sl + (size_t)b * 4);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            slotine_li_span(n_, q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, tau_sl + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_slotine_li(q + b * 4, qd + b * 4, qd_r + b * 4, qdd_r + b * 4, tau_sl + b * 4);
-    }
+    slotine_li_span(count, q, qd, qd_r, qdd_r, tau_sl);
 }
 
 void arm4_slotine_li_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict tau_sl)
@@ -1539,26 +2556,366 @@ void arm4_regressor(const double *restrict q, const double *restrict qd, const d
     arm4_regressor_update(q, qd, qd_r, qdd_r, Y);
 }
 
+
+#if ARM4_LANES > 1
+/* regressor of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict Y)
+{
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t v1_0 = qd[0]*sq1;
+    const lanes_t v1_1 = cq1*qd[0];
+    const lanes_t w1_0 = qd_r[0]*sq1;
+    const lanes_t w1_1 = cq1*qd_r[0];
+    const lanes_t a1_0 = qd_r[1]*v1_1 + qdd_r[0]*sq1;
+    const lanes_t a1_1 = cq1*qdd_r[0] - qd_r[1]*v1_0;
+    const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
+    const lanes_t v2_1 = cq2*v1_1 - sq2*v1_0;
+    const lanes_t v2_2 = qd[1] + qd[2];
+    const lanes_t v2_3 = -0.3*cq2*qd[1];
+    const lanes_t v2_4 = 0.3*qd[1]*sq2;
+    const lanes_t w2_0 = cq2*w1_0 + sq2*w1_1;
+    const lanes_t w2_1 = cq2*w1_1 - sq2*w1_0;
+    const lanes_t w2_2 = qd_r[1] + qd_r[2];
+    const lanes_t a2_0 = a1_0*cq2 + a1_1*sq2 + qd_r[2]*v2_1;
+    const lanes_t a2_1 = a1_1*cq2 - a1_0*sq2 - qd_r[2]*v2_0;
+    const lanes_t a2_2 = qdd_r[1] + qdd_r[2];
+    const lanes_t a2_3 = qd_r[2]*v2_4 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd_r[1];
+    const lanes_t a2_4 = -qd_r[2]*v2_3 + 0.3*qdd_r[1]*sq2 + 9.81*cq1*cq2 - 9.81*sq1*sq2;
+    const lanes_t v3_0 = cq3*v2_0 - sq3*v2_2;
+    const lanes_t v3_1 = -cq3*v2_2 - sq3*v2_0;
+    const lanes_t v3_2 = qd[3] + v2_1;
+    const lanes_t v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
+    const lanes_t v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
+    const lanes_t w3_0 = cq3*w2_0 - sq3*w2_2;
+    const lanes_t w3_1 = -cq3*w2_2 - sq3*w2_0;
+    const lanes_t w3_2 = qd_r[3] + w2_1;
+    const lanes_t a3_0 = a2_0*cq3 + qd_r[3]*v3_1 - a2_2*sq3;
+    const lanes_t a3_1 = -a2_0*sq3 - a2_2*cq3 - qd_r[3]*v3_0;
+    const lanes_t a3_2 = a2_1 + qdd_r[3];
+    const lanes_t a3_3 = a2_3*cq3 + qd_r[3]*v3_4 - 0.25*a2_0*sq3 - 0.25*a2_2*cq3 - 0.3*a1_0*sq3;
+    const lanes_t a3_4 = -a2_3*sq3 - qd_r[3]*v3_3 + 0.25*a2_2*sq3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3;
+    const lanes_t Yb1_0_4 = a1_0 + 0.5*qd[1]*w1_1 - 0.5*qd_r[1]*v1_1;
+    const lanes_t Yb1_0_5 = a1_1 - qd[1]*w1_0;
+    const lanes_t Yb1_0_6 = -0.5*qd[1]*w1_1 - 0.5*qd_r[1]*v1_1;
+    const lanes_t Yb1_0_7 = qdd_r[1] + v1_1*w1_0;
+    const lanes_t Yb1_0_8 = v1_1*w1_1 - qd[1]*qd_r[1];
+    const lanes_t Yb1_0_9 = 0.5*qd[1]*w1_1 + 0.5*qd_r[1]*v1_1;
+    const lanes_t Yb1_1_4 = 0.5*qd[1]*w1_0 + 0.5*qd_r[1]*v1_0;
+    const lanes_t Yb1_1_5 = a1_0 + qd[1]*w1_1;
+    const lanes_t Yb1_1_6 = a1_1 + 0.5*qd_r[1]*v1_0 - 0.5*qd[1]*w1_0;
+    const lanes_t Yb1_1_7 = qd[1]*qd_r[1] - v1_0*w1_0;
+    const lanes_t Yb1_1_8 = qdd_r[1] - v1_0*w1_1;
+    const lanes_t Yb1_1_9 = -0.5*qd[1]*w1_0 - 0.5*qd_r[1]*v1_0;
+    const lanes_t Yb1_2_4 = -0.5*v1_0*w1_1 - 0.5*v1_1*w1_0;
+    const lanes_t Yb1_2_5 = v1_0*w1_0 - v1_1*w1_1;
+    const lanes_t Yb1_2_6 = 0.5*v1_0*w1_1 + 0.5*v1_1*w1_0;
+    const lanes_t Yb1_2_7 = a1_0 - qd_r[1]*v1_1;
+    const lanes_t Yb1_2_8 = a1_1 + qd_r[1]*v1_0;
+    const lanes_t Yb1_2_9 = qdd_r[1] + 0.5*v1_1*w1_0 - 0.5*v1_0*w1_1;
+    const lanes_t Yb1_0_2_4 = Yb1_0_4*sq1 + Yb1_1_4*cq1;
+    const lanes_t Yb1_0_2_5 = Yb1_0_5*sq1 + Yb1_1_5*cq1;
+    const lanes_t Yb1_0_2_6 = Yb1_0_6*sq1 + Yb1_1_6*cq1;
+    const lanes_t Yb1_0_2_7 = Yb1_0_7*sq1 + Yb1_1_7*cq1;
+    const lanes_t Yb1_0_2_8 = Yb1_0_8*sq1 + Yb1_1_8*cq1;
+    const lanes_t Yb1_0_2_9 = Yb1_0_9*sq1 + Yb1_1_9*cq1;
+    const lanes_t Yb2_0_2 = 0.3*a1_0 + v2_4*w2_0 - v2_3*w2_1;
+    const lanes_t Yb2_0_3 = -a2_4 - v2_3*w2_2 + 0.3*v1_0*w2_0;
+    const lanes_t Yb2_0_4 = a2_0 + 0.5*v2_2*w2_1 - 0.5*v2_1*w2_2;
+    const lanes_t Yb2_0_5 = a2_1 - v2_2*w2_0;
+    const lanes_t Yb2_0_6 = -0.5*v2_1*w2_2 - 0.5*v2_2*w2_1;
+    const lanes_t Yb2_0_7 = a2_2 + v2_1*w2_0;
+    const lanes_t Yb2_0_8 = v2_1*w2_1 - v2_2*w2_2;
+    const lanes_t Yb2_0_9 = 0.5*v2_1*w2_2 + 0.5*v2_2*w2_1;
+    const lanes_t Yb2_1_1 = -0.3*a1_0 + v2_3*w2_1 - v2_4*w2_0;
+    const lanes_t Yb2_1_3 = a2_3 - v2_4*w2_2 + 0.3*v1_0*w2_1;
+    const lanes_t Yb2_1_4 = 0.5*v2_0*w2_2 + 0.5*v2_2*w2_0;
+    const lanes_t Yb2_1_5 = a2_0 + v2_2*w2_1;
+    const lanes_t Yb2_1_6 = a2_1 + 0.5*v2_0*w2_2 - 0.5*v2_2*w2_0;
+    const lanes_t Yb2_1_7 = v2_2*w2_2 - v2_0*w2_0;
+    const lanes_t Yb2_1_8 = a2_2 - v2_0*w2_1;
+    const lanes_t Yb2_1_9 = -0.5*v2_0*w2_2 - 0.5*v2_2*w2_0;
+    const lanes_t Yb2_2_1 = a2_4 + v2_3*w2_2 - 0.3*v1_0*w2_0;
+    const lanes_t Yb2_2_2 = -a2_3 + v2_4*w2_2 - 0.3*v1_0*w2_1;
+    const lanes_t Yb2_2_4 = -0.5*v2_0*w2_1 - 0.5*v2_1*w2_0;
+    const lanes_t Yb2_2_5 = v2_0*w2_0 - v2_1*w2_1;
+    const lanes_t Yb2_2_6 = 0.5*v2_0*w2_1 + 0.5*v2_1*w2_0;
+    const lanes_t Yb2_2_7 = a2_0 - v2_1*w2_2;
+    const lanes_t Yb2_2_8 = a2_1 + v2_0*w2_2;
+    const lanes_t Yb2_2_9 = a2_2 + 0.5*v2_1*w2_0 - 0.5*v2_0*w2_1;
+    const lanes_t Yb2_3_1 = -v2_1*w2_1 - v2_2*w2_2;
+    const lanes_t Yb2_3_2 = -a2_2 + v2_0*w2_1;
+    const lanes_t Yb2_4_2 = -v2_0*w2_0 - v2_2*w2_2;
+    const lanes_t Yb2_4_3 = -a2_0 + v2_1*w2_2;
+    const lanes_t Yb2_5_1 = -a2_1 + v2_2*w2_0;
+    const lanes_t Yb2_5_3 = -v2_0*w2_0 - v2_1*w2_1;
+    const lanes_t Yb2_1_0_1 = 0.3*Yb2_5_1 - Yb2_1_1*sq2;
+    const lanes_t Yb2_1_0_2 = 0.3*Yb2_1_5 + Yb2_0_2*cq2;
+    const lanes_t Yb2_1_0_3 = 0.3*Yb2_5_3 + Yb2_0_3*cq2 - Yb2_1_3*sq2;
+    const lanes_t Yb2_1_0_4 = Yb2_0_4*cq2 - Yb2_1_4*sq2;
+    const lanes_t Yb2_1_0_5 = Yb2_0_5*cq2 - Yb2_1_5*sq2;
+    const lanes_t Yb2_1_0_6 = Yb2_0_6*cq2 - Yb2_1_6*sq2;
+    const lanes_t Yb2_1_0_7 = Yb2_0_7*cq2 - Yb2_1_7*sq2;
+    const lanes_t Yb2_1_0_8 = Yb2_0_8*cq2 - Yb2_1_8*sq2;
+    const lanes_t Yb2_1_0_9 = Yb2_0_9*cq2 - Yb2_1_9*sq2;
+    const lanes_t Yb2_1_1_1 = Yb2_1_1*cq2;
+    const lanes_t Yb2_1_1_2 = Yb2_0_2*sq2;
+    const lanes_t Yb2_1_1_3 = Yb2_0_3*sq2 + Yb2_1_3*cq2;
+    const lanes_t Yb2_1_1_4 = Yb2_0_4*sq2 + Yb2_1_4*cq2;
+    const lanes_t Yb2_1_1_5 = Yb2_0_5*sq2 + Yb2_1_5*cq2;
+    const lanes_t Yb2_1_1_6 = Yb2_0_6*sq2 + Yb2_1_6*cq2;
+    const lanes_t Yb2_1_1_7 = Yb2_0_7*sq2 + Yb2_1_7*cq2;
+    const lanes_t Yb2_1_1_8 = Yb2_0_8*sq2 + Yb2_1_8*cq2;
+    const lanes_t Yb2_1_1_9 = Yb2_0_9*sq2 + Yb2_1_9*cq2;
+    const lanes_t Yb2_1_2_0 = 0.3*Yb2_2_1*sq2 - 0.3*Yb2_1_3*cq2;
+    const lanes_t Yb2_1_2_1 = Yb2_2_1 + 0.3*Yb2_0_7*sq2 - 0.3*Yb2_3_1*cq2;
+    const lanes_t Yb2_1_2_2 = Yb2_2_2 + 0.3*Yb2_4_2*sq2 - 0.3*Yb2_3_2*cq2;
+    const lanes_t Yb2_1_2_3 = 0.3*Yb2_4_3*sq2 - 0.3*Yb2_2_8*cq2;
+    const lanes_t Yb2_0_2_0 = 0.3*Yb2_0_2*sq1;
+    const lanes_t Yb2_0_2_1 = Yb2_1_0_1*sq1 + Yb2_1_1_1*cq1;
+    const lanes_t Yb2_0_2_2 = Yb2_1_0_2*sq1 + Yb2_1_1_2*cq1;
+    const lanes_t Yb2_0_2_3 = Yb2_1_0_3*sq1 + Yb2_1_1_3*cq1;
+    const lanes_t Yb2_0_2_4 = Yb2_1_0_4*sq1 + Yb2_1_1_4*cq1;
+    const lanes_t Yb2_0_2_5 = Yb2_1_0_5*sq1 + Yb2_1_1_5*cq1;
+    const lanes_t Yb2_0_2_6 = Yb2_1_0_6*sq1 + Yb2_1_1_6*cq1;
+    const lanes_t Yb2_0_2_7 = Yb2_1_0_7*sq1 + Yb2_1_1_7*cq1;
+    const lanes_t Yb2_0_2_8 = Yb2_1_0_8*sq1 + Yb2_1_1_8*cq1;
+    const lanes_t Yb2_0_2_9 = Yb2_1_0_9*sq1 + Yb2_1_1_9*cq1;
+    const lanes_t Yb3_0_2 = a2_4 + v3_4*w3_0 - v3_3*w3_1;
+    const lanes_t Yb3_0_3 = -a3_4 + v2_4*w3_0 - v3_3*w3_2;
+    const lanes_t Yb3_0_4 = a3_0 + 0.5*v3_2*w3_1 - 0.5*v3_1*w3_2;
+    const lanes_t Yb3_0_5 = a3_1 - v3_2*w3_0;
+    const lanes_t Yb3_0_6 = -0.5*v3_1*w3_2 - 0.5*v3_2*w3_1;
+    const lanes_t Yb3_0_7 = a3_2 + v3_1*w3_0;
+    const lanes_t Yb3_0_8 = v3_1*w3_1 - v3_2*w3_2;
+    const lanes_t Yb3_0_9 = 0.5*v3_1*w3_2 + 0.5*v3_2*w3_1;
+    const lanes_t Yb3_1_1 = -a2_4 + v3_3*w3_1 - v3_4*w3_0;
+    const lanes_t Yb3_1_3 = a3_3 + v2_4*w3_1 - v3_4*w3_2;
+    const lanes_t Yb3_1_4 = 0.5*v3_0*w3_2 + 0.5*v3_2*w3_0;
+    const lanes_t Yb3_1_5 = a3_0 + v3_2*w3_1;
+    const lanes_t Yb3_1_6 = a3_1 + 0.5*v3_0*w3_2 - 0.5*v3_2*w3_0;
+    const lanes_t Yb3_1_7 = v3_2*w3_2 - v3_0*w3_0;
+    const lanes_t Yb3_1_8 = a3_2 - v3_0*w3_1;
+    const lanes_t Yb3_1_9 = -0.5*v3_0*w3_2 - 0.5*v3_2*w3_0;
+    const lanes_t Yb3_2_1 = a3_4 + v3_3*w3_2 - v2_4*w3_0;
+    const lanes_t Yb3_2_2 = -a3_3 + v3_4*w3_2 - v2_4*w3_1;
+    const lanes_t Yb3_2_4 = -0.5*v3_0*w3_1 - 0.5*v3_1*w3_0;
+    const lanes_t Yb3_2_5 = v3_0*w3_0 - v3_1*w3_1;
+    const lanes_t Yb3_2_6 = 0.5*v3_0*w3_1 + 0.5*v3_1*w3_0;
+    const lanes_t Yb3_2_7 = a3_0 - v3_1*w3_2;
+    const lanes_t Yb3_2_8 = a3_1 + v3_0*w3_2;
+    const lanes_t Yb3_2_9 = a3_2 + 0.5*v3_1*w3_0 - 0.5*v3_0*w3_1;
+    const lanes_t Yb3_3_1 = -v3_1*w3_1 - v3_2*w3_2;
+    const lanes_t Yb3_3_2 = -a3_2 + v3_0*w3_1;
+    const lanes_t Yb3_4_2 = -v3_0*w3_0 - v3_2*w3_2;
+    const lanes_t Yb3_4_3 = -a3_0 + v3_1*w3_2;
+    const lanes_t Yb3_5_1 = -a3_1 + v3_2*w3_0;
+    const lanes_t Yb3_5_3 = -v3_0*w3_0 - v3_1*w3_1;
+    const lanes_t Yb3_2_0_0 = -0.25*Yb3_1_3*sq3 - 0.25*Yb3_2_1*cq3;
+    const lanes_t Yb3_2_0_1 = -Yb3_1_1*sq3 - 0.25*Yb3_0_7*cq3 - 0.25*Yb3_3_1*sq3;
+    const lanes_t Yb3_2_0_2 = Yb3_0_2*cq3 - 0.25*Yb3_3_2*sq3 - 0.25*Yb3_4_2*cq3;
+    const lanes_t Yb3_2_0_3 = Yb3_0_3*cq3 - Yb3_1_3*sq3 - 0.25*Yb3_2_8*sq3 - 0.25*Yb3_4_3*cq3;
+    const lanes_t Yb3_2_0_4 = Yb3_0_4*cq3 - Yb3_1_4*sq3;
+    const lanes_t Yb3_2_0_5 = Yb3_0_5*cq3 - Yb3_1_5*sq3;
+    const lanes_t Yb3_2_0_6 = Yb3_0_6*cq3 - Yb3_1_6*sq3;
+    const lanes_t Yb3_2_0_7 = Yb3_0_7*cq3 - Yb3_1_7*sq3;
+    const lanes_t Yb3_2_0_8 = Yb3_0_8*cq3 - Yb3_1_8*sq3;
+    const lanes_t Yb3_2_0_9 = Yb3_0_9*cq3 - Yb3_1_9*sq3;
+    const lanes_t Yb3_2_2_0 = 0.25*Yb3_2_1*sq3 - 0.25*Yb3_1_3*cq3;
+    const lanes_t Yb3_2_2_1 = -Yb3_1_1*cq3 + 0.25*Yb3_0_7*sq3 - 0.25*Yb3_3_1*cq3;
+    const lanes_t Yb3_2_2_2 = -Yb3_0_2*sq3 + 0.25*Yb3_4_2*sq3 - 0.25*Yb3_3_2*cq3;
+    const lanes_t Yb3_2_2_3 = -Yb3_0_3*sq3 - Yb3_1_3*cq3 + 0.25*Yb3_4_3*sq3 - 0.25*Yb3_2_8*cq3;
+    const lanes_t Yb3_2_2_4 = -Yb3_0_4*sq3 - Yb3_1_4*cq3;
+    const lanes_t Yb3_2_2_5 = -Yb3_0_5*sq3 - Yb3_1_5*cq3;
+    const lanes_t Yb3_2_2_6 = -Yb3_0_6*sq3 - Yb3_1_6*cq3;
+    const lanes_t Yb3_2_2_7 = -Yb3_0_7*sq3 - Yb3_1_7*cq3;
+    const lanes_t Yb3_2_2_8 = -Yb3_0_8*sq3 - Yb3_1_8*cq3;
+    const lanes_t Yb3_2_2_9 = -Yb3_0_9*sq3 - Yb3_1_9*cq3;
+    const lanes_t Yb3_2_3_0 = Yb3_1_3*cq3 - Yb3_2_1*sq3;
+    const lanes_t Yb3_2_3_1 = Yb3_3_1*cq3 - Yb3_0_7*sq3;
+    const lanes_t Yb3_2_3_2 = Yb3_3_2*cq3 - Yb3_4_2*sq3;
+    const lanes_t Yb3_2_3_3 = Yb3_2_8*cq3 - Yb3_4_3*sq3;
+    const lanes_t Yb3_2_5_0 = -Yb3_1_3*sq3 - Yb3_2_1*cq3;
+    const lanes_t Yb3_2_5_1 = -Yb3_0_7*cq3 - Yb3_3_1*sq3;
+    const lanes_t Yb3_2_5_2 = -Yb3_3_2*sq3 - Yb3_4_2*cq3;
+    const lanes_t Yb3_2_5_3 = -Yb3_2_8*sq3 - Yb3_4_3*cq3;
+    const lanes_t Yb3_1_0_0 = 0.3*Yb3_2_5_0 + Yb3_2_0_0*cq2;
+    const lanes_t Yb3_1_0_1 = 0.3*Yb3_2_5_1 + Yb3_2_0_1*cq2 - Yb3_2_1*sq2;
+    const lanes_t Yb3_1_0_2 = 0.3*Yb3_2_5_2 + Yb3_2_0_2*cq2 - Yb3_2_2*sq2;
+    const lanes_t Yb3_1_0_3 = 0.3*Yb3_2_5_3 + Yb3_2_0_3*cq2;
+    const lanes_t Yb3_1_0_4 = Yb3_2_0_4*cq2 - Yb3_2_4*sq2;
+    const lanes_t Yb3_1_0_5 = Yb3_2_0_5*cq2 - Yb3_2_5*sq2;
+    const lanes_t Yb3_1_0_6 = Yb3_2_0_6*cq2 - Yb3_2_6*sq2;
+    const lanes_t Yb3_1_0_7 = Yb3_2_0_7*cq2 - Yb3_2_7*sq2;
+    const lanes_t Yb3_1_0_8 = Yb3_2_0_8*cq2 - Yb3_2_8*sq2;
+    const lanes_t Yb3_1_0_9 = Yb3_2_0_9*cq2 - Yb3_2_9*sq2;
+    const lanes_t Yb3_1_1_0 = Yb3_2_0_0*sq2;
+    const lanes_t Yb3_1_1_1 = Yb3_2_0_1*sq2 + Yb3_2_1*cq2;
+    const lanes_t Yb3_1_1_2 = Yb3_2_0_2*sq2 + Yb3_2_2*cq2;
+    const lanes_t Yb3_1_1_3 = Yb3_2_0_3*sq2;
+    const lanes_t Yb3_1_1_4 = Yb3_2_0_4*sq2 + Yb3_2_4*cq2;
+    const lanes_t Yb3_1_1_5 = Yb3_2_0_5*sq2 + Yb3_2_5*cq2;
+    const lanes_t Yb3_1_1_6 = Yb3_2_0_6*sq2 + Yb3_2_6*cq2;
+    const lanes_t Yb3_1_1_7 = Yb3_2_0_7*sq2 + Yb3_2_7*cq2;
+    const lanes_t Yb3_1_1_8 = Yb3_2_0_8*sq2 + Yb3_2_8*cq2;
+    const lanes_t Yb3_1_1_9 = Yb3_2_0_9*sq2 + Yb3_2_9*cq2;
+    const lanes_t Yb3_1_2_0 = Yb3_2_2_0 + 0.3*Yb3_0_2*sq2 - 0.3*Yb3_2_3_0*cq2;
+    const lanes_t Yb3_1_2_1 = Yb3_2_2_1 + 0.3*Yb3_5_1*sq2 - 0.3*Yb3_2_3_1*cq2;
+    const lanes_t Yb3_1_2_2 = Yb3_2_2_2 + 0.3*Yb3_1_5*sq2 - 0.3*Yb3_2_3_2*cq2;
+    const lanes_t Yb3_1_2_3 = Yb3_2_2_3 + 0.3*Yb3_5_3*sq2 - 0.3*Yb3_2_3_3*cq2;
+    const lanes_t Yb3_0_2_0 = Yb3_1_0_0*sq1 + Yb3_1_1_0*cq1;
+    const lanes_t Yb3_0_2_1 = Yb3_1_0_1*sq1 + Yb3_1_1_1*cq1;
+    const lanes_t Yb3_0_2_2 = Yb3_1_0_2*sq1 + Yb3_1_1_2*cq1;
+    const lanes_t Yb3_0_2_3 = Yb3_1_0_3*sq1 + Yb3_1_1_3*cq1;
+    const lanes_t Yb3_0_2_4 = Yb3_1_0_4*sq1 + Yb3_1_1_4*cq1;
+    const lanes_t Yb3_0_2_5 = Yb3_1_0_5*sq1 + Yb3_1_1_5*cq1;
+    const lanes_t Yb3_0_2_6 = Yb3_1_0_6*sq1 + Yb3_1_1_6*cq1;
+    const lanes_t Yb3_0_2_7 = Yb3_1_0_7*sq1 + Yb3_1_1_7*cq1;
+    const lanes_t Yb3_0_2_8 = Yb3_1_0_8*sq1 + Yb3_1_1_8*cq1;
+    const lanes_t Yb3_0_2_9 = Yb3_1_0_9*sq1 + Yb3_1_1_9*cq1;
+    Y[9] = qdd_r[0];
+    Y[14] = Yb1_0_2_4;
+    Y[15] = Yb1_0_2_5;
+    Y[16] = Yb1_0_2_6;
+    Y[17] = Yb1_0_2_7;
+    Y[18] = Yb1_0_2_8;
+    Y[19] = Yb1_0_2_9;
+    Y[20] = Yb2_0_2_0;
+    Y[21] = Yb2_0_2_1;
+    Y[22] = Yb2_0_2_2;
+    Y[23] = Yb2_0_2_3;
+    Y[24] = Yb2_0_2_4;
+    Y[25] = Yb2_0_2_5;
+    Y[26] = Yb2_0_2_6;
+    Y[27] = Yb2_0_2_7;
+    Y[28] = Yb2_0_2_8;
+    Y[29] = Yb2_0_2_9;
+    Y[30] = Yb3_0_2_0;
+    Y[31] = Yb3_0_2_1;
+    Y[32] = Yb3_0_2_2;
+    Y[33] = Yb3_0_2_3;
+    Y[34] = Yb3_0_2_4;
+    Y[35] = Yb3_0_2_5;
+    Y[36] = Yb3_0_2_6;
+    Y[37] = Yb3_0_2_7;
+    Y[38] = Yb3_0_2_8;
+    Y[39] = Yb3_0_2_9;
+    Y[51] = 9.81*cq1;
+    Y[52] = -9.81*sq1;
+    Y[54] = Yb1_2_4;
+    Y[55] = Yb1_2_5;
+    Y[56] = Yb1_2_6;
+    Y[57] = Yb1_2_7;
+    Y[58] = Yb1_2_8;
+    Y[59] = Yb1_2_9;
+    Y[60] = Yb2_1_2_0;
+    Y[61] = Yb2_1_2_1;
+    Y[62] = Yb2_1_2_2;
+    Y[63] = Yb2_1_2_3;
+    Y[64] = Yb2_2_4;
+    Y[65] = Yb2_2_5;
+    Y[66] = Yb2_2_6;
+    Y[67] = Yb2_2_7;
+    Y[68] = Yb2_2_8;
+    Y[69] = Yb2_2_9;
+    Y[70] = Yb3_1_2_0;
+    Y[71] = Yb3_1_2_1;
+    Y[72] = Yb3_1_2_2;
+    Y[73] = Yb3_1_2_3;
+    Y[74] = Yb3_2_2_4;
+    Y[75] = Yb3_2_2_5;
+    Y[76] = Yb3_2_2_6;
+    Y[77] = Yb3_2_2_7;
+    Y[78] = Yb3_2_2_8;
+    Y[79] = Yb3_2_2_9;
+    Y[101] = Yb2_2_1;
+    Y[102] = Yb2_2_2;
+    Y[104] = Yb2_2_4;
+    Y[105] = Yb2_2_5;
+    Y[106] = Yb2_2_6;
+    Y[107] = Yb2_2_7;
+    Y[108] = Yb2_2_8;
+    Y[109] = Yb2_2_9;
+    Y[110] = Yb3_2_2_0;
+    Y[111] = Yb3_2_2_1;
+    Y[112] = Yb3_2_2_2;
+    Y[113] = Yb3_2_2_3;
+    Y[114] = Yb3_2_2_4;
+    Y[115] = Yb3_2_2_5;
+    Y[116] = Yb3_2_2_6;
+    Y[117] = Yb3_2_2_7;
+    Y[118] = Yb3_2_2_8;
+    Y[119] = Yb3_2_2_9;
+    Y[151] = Yb3_2_1;
+    Y[152] = Yb3_2_2;
+    Y[154] = Yb3_2_4;
+    Y[155] = Yb3_2_5;
+    Y[156] = Yb3_2_6;
+    Y[157] = Yb3_2_7;
+    Y[158] = Yb3_2_8;
+    Y[159] = Yb3_2_9;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void regressor_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Y)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t in_qd[4];
+        lanes_t in_qd_r[4];
+        lanes_t in_qdd_r[4];
+        lanes_t out_Y[160];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qd_r[k_][l_] = qd_r[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qdd_r[k_][l_] = qdd_r[(b_ + l_) * 4 + k_];
+        }
+        memset(out_Y, 0, sizeof out_Y);
+        regressor_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Y);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 160; ++k_)
+                Y[(b_ + l_) * 160 + k_] = out_Y[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_regressor(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Y + b_ * 160);
+    }
+}
+
 void arm4_regressor_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Y)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_regressor(q + (size_t)b * 4, qd + (size_t)b * 4, qd_r + (size_t)b * 4, qdd_r + (size_t)b * 4, Y + (size_t)b * 160);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            regressor_span(n_, q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Y + b_ * 160);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_regressor(q + b * 4, qd + b * 4, qd_r + b * 4, qdd_r + b * 4, Y + b * 160);
-    }
+    regressor_span(count, q, qd, qd_r, qdd_r, Y);
 }
 
 void arm4_regressor_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Y)
@@ -1738,26 +3095,212 @@ void arm4_forward_dynamics(const double *restrict q, const double *restrict qd, 
     arm4_forward_dynamics_update(q, qd, tau, qdd);
 }
 
+
+#if ARM4_LANES > 1
+/* forward_dynamics of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void forward_dynamics_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict tau, lanes_t *restrict qdd)
+{
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t v1_0 = qd[0]*sq1;
+    const lanes_t v1_1 = cq1*qd[0];
+    const lanes_t c1_0 = qd[1]*v1_1;
+    const lanes_t c1_1 = -qd[1]*v1_0;
+    const lanes_t pA1_0 = 0.0444*qd[1]*v1_1;
+    const lanes_t pA1_2 = -0.0444*v1_0*v1_1;
+    const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
+    const lanes_t v2_1 = cq2*v1_1 - sq2*v1_0;
+    const lanes_t v2_2 = qd[1] + qd[2];
+    const lanes_t v2_3 = -0.3*cq2*qd[1];
+    const lanes_t v2_4 = 0.3*qd[1]*sq2;
+    const lanes_t c2_0 = qd[2]*v2_1;
+    const lanes_t c2_1 = -qd[2]*v2_0;
+    const lanes_t c2_3 = qd[2]*v2_4;
+    const lanes_t c2_4 = -qd[2]*v2_3;
+    const lanes_t h2_0 = 0.0211396*v2_0 + 0.0375*v1_0;
+    const lanes_t h2_2 = 0.0211396*v2_2 - 0.125*v2_3;
+    const lanes_t h2_3 = v2_3 - 0.125*v2_2;
+    const lanes_t h2_5 = 0.125*v2_0 + 0.3*v1_0;
+    const lanes_t pA2_0 = h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4;
+    const lanes_t pA2_1 = h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0;
+    const lanes_t pA2_2 = v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1;
+    const lanes_t pA2_3 = h2_5*v2_1 - v2_2*v2_4;
+    const lanes_t pA2_4 = h2_3*v2_2 - h2_5*v2_0;
+    const lanes_t pA2_5 = v2_0*v2_4 - h2_3*v2_1;
+    const lanes_t v3_0 = cq3*v2_0 - sq3*v2_2;
+    const lanes_t v3_1 = -cq3*v2_2 - sq3*v2_0;
+    const lanes_t v3_2 = qd[3] + v2_1;
+    const lanes_t v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
+    const lanes_t v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
+    const lanes_t c3_0 = qd[3]*v3_1;
+    const lanes_t c3_1 = -qd[3]*v3_0;
+    const lanes_t c3_3 = qd[3]*v3_4;
+    const lanes_t c3_4 = -qd[3]*v3_3;
+    const lanes_t h3_0 = 0.0024233300000000004*v3_0 - 0.032*v3_4;
+    const lanes_t h3_1 = 0.032*v3_3 + 0.0024733300000000006*v3_1;
+    const lanes_t h3_3 = 0.032*v3_1 + 0.7*v3_3;
+    const lanes_t h3_4 = 0.7*v3_4 - 0.032*v3_0;
+    const lanes_t pA3_0 = -h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2;
+    const lanes_t pA3_1 = h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2;
+    const lanes_t pA3_2 = h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4;
+    const lanes_t pA3_3 = -h3_4*v3_2 + 0.7*v2_4*v3_1;
+    const lanes_t pA3_4 = h3_3*v3_2 - 0.7*v2_4*v3_0;
+    const lanes_t pA3_5 = h3_4*v3_0 - h3_3*v3_1;
+    const lanes_t u3 = tau[3] - pA3_2;
+    const lanes_t pa3_0 = pA3_0 + 0.0024233300000000004*c3_0 - 0.032*c3_4;
+    const lanes_t pa3_1 = pA3_1 + 0.032*c3_3 + 0.0024733300000000006*c3_1;
+    const lanes_t pa3_2 = pA3_2 + 1.0*u3;
+    const lanes_t pa3_3 = pA3_3 + 0.032*c3_1 + 0.7*c3_3;
+    const lanes_t pa3_4 = pA3_4 + 0.7*c3_4 - 0.032*c3_0;
+    const lanes_t IA2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
+    const lanes_t IA2_0_2 = 5.000000000000013e-05*cq3*sq3;
+    const lanes_t IA2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
+    const lanes_t IA2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3;
+    const lanes_t IA2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
+    const lanes_t IA2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
+    const lanes_t pA2_0_1 = pA2_0 + cq3*pa3_0 - pa3_1*sq3 - 0.25*cq3*pa3_4 - 0.25*pa3_3*sq3;
+    const lanes_t pA2_1_1 = pA2_1 + pa3_2;
+    const lanes_t pA2_2_1 = pA2_2 - cq3*pa3_1 - pa3_0*sq3 + 0.25*pa3_4*sq3 - 0.25*cq3*pa3_3;
+    const lanes_t pA2_3_1 = pA2_3 + cq3*pa3_3 - pa3_4*sq3;
+    const lanes_t pA2_4_1 = pA2_4 + pA3_5;
+    const lanes_t pA2_5_1 = pA2_5 - cq3*pa3_4 - pa3_3*sq3;
+    const lanes_t Dinv2 = 1.0/IA2_2_2;
+    const lanes_t u2 = tau[2] - pA2_2_1;
+    const lanes_t UD2_0 = Dinv2*IA2_0_2;
+    const lanes_t UD2_2 = Dinv2*IA2_2_2;
+    const lanes_t UD2_3 = Dinv2*IA2_2_3;
+    const lanes_t Ia2_0_0 = IA2_0_0 - IA2_0_2*UD2_0;
+    const lanes_t Ia2_0_2 = IA2_0_2 - IA2_0_2*UD2_2;
+    const lanes_t Ia2_0_3 = -IA2_0_2*UD2_3;
+    const lanes_t Ia2_2_2 = IA2_2_2 - IA2_2_2*UD2_2;
+    const lanes_t Ia2_2_3 = IA2_2_3 - IA2_2_2*UD2_3;
+    const lanes_t Ia2_3_3 = IA2_3_3 - IA2_2_3*UD2_3;
+    const lanes_t pa2_0 = pA2_0_1 + Ia2_0_0*c2_0 + Ia2_0_3*c2_3 + UD2_0*u2;
+    const lanes_t pa2_1 = pA2_1_1 + 0.0006125*c2_1;
+    const lanes_t pa2_2 = pA2_2_1 + Ia2_0_2*c2_0 + Ia2_2_3*c2_3 + UD2_2*u2;
+    const lanes_t pa2_3 = pA2_3_1 + Ia2_0_3*c2_0 + Ia2_3_3*c2_3 + UD2_3*u2;
+    const lanes_t pa2_4 = pA2_4_1 + 1.7*c2_4;
+    const lanes_t pa2_5 = pA2_5_1 + IA2_0_5*c2_0;
+    const lanes_t IaX2_0_0 = 0.3*IA2_0_5 + Ia2_0_0*cq2;
+    const lanes_t IaX2_0_1 = Ia2_0_0*sq2;
+    const lanes_t IaX2_0_2 = Ia2_0_2 - 0.3*Ia2_0_3*cq2;
+    const lanes_t IaX2_0_3 = Ia2_0_3*cq2;
+    const lanes_t IaX2_0_4 = Ia2_0_3*sq2;
+    const lanes_t IaX2_2_2 = Ia2_2_2 - 0.3*Ia2_2_3*cq2;
+    const lanes_t IaX2_3_2 = Ia2_2_3 - 0.3*Ia2_3_3*cq2;
+    const lanes_t IaX2_5_0 = 0.3*IA2_3_3 + IA2_0_5*cq2;
+    const lanes_t IaX2_5_1 = IA2_0_5*sq2;
+    const lanes_t IA1_0_0 = 0.0456 + 0.0006125*sq2*sq2 + 0.3*IaX2_5_0 + IaX2_0_0*cq2;
+    const lanes_t IA1_0_1 = 0.3*IaX2_5_1 + IaX2_0_1*cq2 - 0.0006125*cq2*sq2;
+    const lanes_t IA1_0_2 = IaX2_0_2*cq2;
+    const lanes_t IA1_0_3 = IaX2_0_3*cq2;
+    const lanes_t IA1_0_4 = IaX2_0_4*cq2;
+    const lanes_t IA1_1_1 = 0.0012 + 0.0006125*cq2*cq2 + IaX2_0_1*sq2;
+    const lanes_t IA1_1_2 = IaX2_0_2*sq2;
+    const lanes_t IA1_1_3 = IaX2_0_3*sq2;
+    const lanes_t IA1_1_4 = IaX2_0_4*sq2;
+    const lanes_t IA1_2_2 = 0.0456 + IaX2_2_2 + 0.153*sq2*sq2 - 0.3*IaX2_3_2*cq2;
+    const lanes_t IA1_3_2 = -0.22499999999999998 - 0.51*sq2*sq2 + IaX2_3_2*cq2;
+    const lanes_t IA1_4_2 = IaX2_3_2*sq2 + 0.51*cq2*sq2;
+    const lanes_t pA1_0_1 = pA1_0 + 0.3*pa2_5 + cq2*pa2_0 - pa2_1*sq2;
+    const lanes_t pA1_1 = cq2*pa2_1 + pa2_0*sq2;
+    const lanes_t pA1_2_1 = pA1_2 + pa2_2 + 0.3*pa2_4*sq2 - 0.3*cq2*pa2_3;
+    const lanes_t Dinv1 = 1.0/IA1_2_2;
+    const lanes_t u1 = tau[1] - pA1_2_1;
+    const lanes_t UD1_0 = Dinv1*IA1_0_2;
+    const lanes_t UD1_1 = Dinv1*IA1_1_2;
+    const lanes_t UD1_3 = Dinv1*IA1_3_2;
+    const lanes_t UD1_4 = Dinv1*IA1_4_2;
+    const lanes_t Ia1_0_0 = IA1_0_0 - IA1_0_2*UD1_0;
+    const lanes_t Ia1_0_1 = IA1_0_1 - IA1_0_2*UD1_1;
+    const lanes_t Ia1_0_3 = IA1_0_3 - IA1_0_2*UD1_3;
+    const lanes_t Ia1_0_4 = IA1_0_4 - IA1_0_2*UD1_4;
+    const lanes_t Ia1_1_1 = IA1_1_1 - IA1_1_2*UD1_1;
+    const lanes_t Ia1_1_3 = IA1_1_3 - IA1_1_2*UD1_3;
+    const lanes_t Ia1_1_4 = IA1_1_4 - IA1_1_2*UD1_4;
+    const lanes_t pa1_0 = pA1_0_1 + Ia1_0_0*c1_0 + Ia1_0_1*c1_1 + UD1_0*u1;
+    const lanes_t pa1_1 = pA1_1 + Ia1_0_1*c1_0 + Ia1_1_1*c1_1 + UD1_1*u1;
+    const lanes_t IaX1_0_2 = Ia1_0_0*sq1 + Ia1_0_1*cq1;
+    const lanes_t IaX1_1_2 = Ia1_0_1*sq1 + Ia1_1_1*cq1;
+    const lanes_t IaX1_3_2 = Ia1_0_3*sq1 + Ia1_1_3*cq1;
+    const lanes_t IaX1_4_2 = Ia1_0_4*sq1 + Ia1_1_4*cq1;
+    const lanes_t IA0_2_2 = 0.0025 + IaX1_0_2*sq1 + IaX1_1_2*cq1;
+    const lanes_t IA0_5_2 = IaX1_3_2*sq1 + IaX1_4_2*cq1;
+    const lanes_t pA0_2 = cq1*pa1_1 + pa1_0*sq1;
+    const lanes_t Dinv0 = 1.0/IA0_2_2;
+    const lanes_t u0 = tau[0] - pA0_2;
+    const lanes_t qdd0 = Dinv0*(u0 - 9.81*IA0_5_2);
+    const lanes_t ap1_0 = c1_0 + qdd0*sq1;
+    const lanes_t ap1_1 = c1_1 + cq1*qdd0;
+    const lanes_t qdd1 = Dinv1*(u1 - IA1_0_2*ap1_0 - IA1_1_2*ap1_1 - 9.81*IA1_3_2*sq1 - 9.81*IA1_4_2*cq1);
+    const lanes_t ap2_0 = c2_0 + ap1_0*cq2 + ap1_1*sq2;
+    const lanes_t ap2_1 = c2_1 + ap1_1*cq2 - ap1_0*sq2;
+    const lanes_t ap2_3 = c2_3 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd1;
+    const lanes_t qdd2 = Dinv2*(u2 - IA2_0_2*ap2_0 - IA2_2_2*qdd1 - IA2_2_3*ap2_3);
+    const lanes_t qdd3 = 3225.8064516129034*u3 - 1.0*ap2_1;
+    qdd[0] = qdd0;
+    qdd[1] = qdd1;
+    qdd[2] = qdd2;
+    qdd[3] = qdd3;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void forward_dynamics_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict qdd)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t in_qd[4];
+        lanes_t in_tau[4];
+        lanes_t out_qdd[4];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_tau[k_][l_] = tau[(b_ + l_) * 4 + k_];
+        }
+        memset(out_qdd, 0, sizeof out_qdd);
+        forward_dynamics_lanes(in_q, in_qd, in_tau, out_qdd);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                qdd[(b_ + l_) * 4 + k_] = out_qdd[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_forward_dynamics(q + b_ * 4, qd + b_ * 4, tau + b_ * 4, qdd + b_ * 4);
+    }
+}
+
 void arm4_forward_dynamics_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict qdd)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_forward_dynamics(q + (size_t)b * 4, qd + (size_t)b * 4, tau + (size_t)b * 4, qdd + (size_t)b * 4);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            forward_dynamics_span(n_, q + b_ * 4, qd + b_ * 4, tau + b_ * 4, qdd + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_forward_dynamics(q + b * 4, qd + b * 4, tau + b * 4, qdd + b * 4);
-    }
+    forward_dynamics_span(count, q, qd, tau, qdd);
 }
 
 void arm4_forward_dynamics_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict qdd)
@@ -1852,26 +3395,124 @@ void arm4_mass_matrix_inverse(const double *restrict q, double *restrict Minv)
     arm4_mass_matrix_inverse_update(q, Minv);
 }
 
+
+#if ARM4_LANES > 1
+/* mass_matrix_inverse of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void mass_matrix_inverse_lanes(const lanes_t *restrict q, lanes_t *restrict Minv)
+{
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
+    const lanes_t IC2_0_2 = 5.000000000000013e-05*cq3*sq3;
+    const lanes_t IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
+    const lanes_t IC2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3;
+    const lanes_t IC2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
+    const lanes_t IC2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
+    const lanes_t ICX2_0_0 = 0.3*IC2_0_5 + IC2_0_0*cq2;
+    const lanes_t ICX2_0_1 = IC2_0_0*sq2;
+    const lanes_t ICX2_2_0 = IC2_0_2*cq2;
+    const lanes_t ICX2_2_1 = IC2_0_2*sq2;
+    const lanes_t ICX2_2_2 = IC2_2_2 - 0.3*IC2_2_3*cq2;
+    const lanes_t ICX2_3_2 = IC2_2_3 - 0.3*IC2_3_3*cq2;
+    const lanes_t ICX2_5_0 = 0.3*IC2_3_3 + IC2_0_5*cq2;
+    const lanes_t ICX2_5_1 = IC2_0_5*sq2;
+    const lanes_t IC1_0_0 = 0.0456 + 0.3*ICX2_5_0 + 0.0009224999999999999*sq2*sq2 + ICX2_0_0*cq2;
+    const lanes_t IC1_0_1 = 0.3*ICX2_5_1 + ICX2_0_1*cq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_0 = ICX2_0_0*sq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_1 = 0.0012 + 0.0009224999999999999*cq2*cq2 + ICX2_0_1*sq2;
+    const lanes_t IC1_2_2 = 0.0456 + ICX2_2_2 + 0.153*sq2*sq2 - 0.3*ICX2_3_2*cq2;
+    const lanes_t ICX1_0_2 = IC1_0_0*sq1 + IC1_0_1*cq1;
+    const lanes_t ICX1_1_2 = IC1_1_0*sq1 + IC1_1_1*cq1;
+    const lanes_t ICX1_2_2 = ICX2_2_0*sq1 + ICX2_2_1*cq1;
+    const lanes_t IC0_2_2 = 0.0025 + ICX1_0_2*sq1 + ICX1_1_2*cq1;
+    const lanes_t F3_2 = 0.00031*cq1*cq2 - 0.00031*sq1*sq2;
+    const lanes_t H0_0 = IC0_2_2 - 3225.8064516129034*F3_2*F3_2;
+    const lanes_t Dinv2 = 1.0/IC2_2_2;
+    const lanes_t L2_1 = Dinv2*ICX2_2_2;
+    const lanes_t H1_1 = IC1_2_2 - ICX2_2_2*L2_1;
+    const lanes_t H1_0 = ICX1_2_2 - ICX1_2_2*L2_1;
+    const lanes_t L2_0 = Dinv2*ICX1_2_2;
+    const lanes_t H0_0_1 = H0_0 - ICX1_2_2*L2_0;
+    const lanes_t Dinv1 = 1.0/H1_1;
+    const lanes_t L1_0 = Dinv1*H1_0;
+    const lanes_t H0_0_2 = H0_0_1 - H1_0*L1_0;
+    const lanes_t Dinv0 = 1.0/H0_0_2;
+    const lanes_t Z2_0 = -L2_0 + L1_0*L2_1;
+    const lanes_t minv0 = -Dinv0*L1_0;
+    const lanes_t minv1 = Dinv0*Z2_0;
+    const lanes_t minv2 = -3225.8064516129034*Dinv0*F3_2;
+    const lanes_t minv3 = -Dinv1*L2_1 - Dinv0*L1_0*Z2_0;
+    const lanes_t minv4 = 3225.8064516129034*Dinv0*F3_2*L1_0;
+    const lanes_t minv5 = -3225.8064516129034*Dinv0*F3_2*Z2_0;
+    Minv[0] = Dinv0;
+    Minv[1] = minv0;
+    Minv[2] = minv1;
+    Minv[3] = minv2;
+    Minv[4] = minv0;
+    Minv[5] = Dinv1 + Dinv0*L1_0*L1_0;
+    Minv[6] = minv3;
+    Minv[7] = minv4;
+    Minv[8] = minv1;
+    Minv[9] = minv3;
+    Minv[10] = Dinv2 + Dinv0*Z2_0*Z2_0 + Dinv1*L2_1*L2_1;
+    Minv[11] = minv5;
+    Minv[12] = minv2;
+    Minv[13] = minv4;
+    Minv[14] = minv5;
+    Minv[15] = 3225.8064516129034 + 10405827.26326743*Dinv0*F3_2*F3_2;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void mass_matrix_inverse_span(size_t count, const double *restrict q, double *restrict Minv)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t out_Minv[16];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+        }
+        memset(out_Minv, 0, sizeof out_Minv);
+        mass_matrix_inverse_lanes(in_q, out_Minv);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 16; ++k_)
+                Minv[(b_ + l_) * 16 + k_] = out_Minv[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_mass_matrix_inverse(q + b_ * 4, Minv + b_ * 16);
+    }
+}
+
 void arm4_mass_matrix_inverse_batch_threads(size_t count, int threads, const double *restrict q, double *restrict Minv)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_mass_matrix_inverse(q + (size_t)b * 4, Minv + (size_t)b * 16);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            mass_matrix_inverse_span(n_, q + b_ * 4, Minv + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_mass_matrix_inverse(q + b * 4, Minv + b * 16);
-    }
+    mass_matrix_inverse_span(count, q, Minv);
 }
 
 void arm4_mass_matrix_inverse_batch(size_t count, const double *restrict q, double *restrict Minv)
@@ -2098,26 +3739,249 @@ void arm4_all_terms(const double *restrict q, const double *restrict qd, double 
     arm4_all_terms_update(q, qd, M, C, g);
 }
 
+
+#if ARM4_LANES > 1
+/* all_terms of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void all_terms_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict M, lanes_t *restrict C, lanes_t *restrict g)
+{
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t v1_0 = qd[0]*sq1;
+    const lanes_t v1_1 = cq1*qd[0];
+    const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
+    const lanes_t v2_1 = cq2*v1_1 - sq2*v1_0;
+    const lanes_t v2_2 = qd[1] + qd[2];
+    const lanes_t v2_3 = -0.3*cq2*qd[1];
+    const lanes_t v2_4 = 0.3*qd[1]*sq2;
+    const lanes_t BC2_0_1 = 0.02083335*v2_2 - 0.125*v2_3;
+    const lanes_t BC2_2_1 = -0.0375*v1_0 - 0.02083335*v2_0;
+    const lanes_t BC2_3_1 = 0.125*v2_0 + 0.3*v1_0;
+    const lanes_t BC2_4_0 = -0.125*v2_0 - 0.3*v1_0;
+    const lanes_t BC2_4_2 = v2_3 - 0.125*v2_2;
+    const lanes_t BC2_5_1 = -v2_3 + 0.125*v2_2;
+    const lanes_t v3_0 = cq3*v2_0 - sq3*v2_2;
+    const lanes_t v3_1 = -cq3*v2_2 - sq3*v2_0;
+    const lanes_t v3_2 = qd[3] + v2_1;
+    const lanes_t v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
+    const lanes_t v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
+    const lanes_t BC3_0_2 = -0.032*v3_3 - 0.0022933300000000005*v3_1;
+    const lanes_t BC3_1_2 = 0.0022933300000000005*v3_0 - 0.032*v3_4;
+    const lanes_t BC3_3_2 = 0.032*v3_0 - 0.7*v3_4;
+    const lanes_t BC3_4_2 = 0.032*v3_1 + 0.7*v3_3;
+    const lanes_t BC3_5_0 = 0.7*v3_4 - 0.032*v3_0;
+    const lanes_t BC3_5_1 = -0.032*v3_1 - 0.7*v3_3;
+    const lanes_t F1_3_0 = BC3_0_2 + 0.032*v3_3 + 0.0024233300000000004*v3_1;
+    const lanes_t F1_3_1 = BC3_1_2 + 0.032*v3_4 - 0.0024733300000000006*v3_0;
+    const lanes_t F1_3_3 = BC3_3_2 + 0.7*v3_4 - 0.032*v3_0;
+    const lanes_t F1_3_4 = BC3_4_2 - 0.032*v3_1 - 0.7*v3_3;
+    const lanes_t F1_3_0_1 = F1_3_0*cq3 - F1_3_1*sq3 - 0.25*F1_3_3*sq3 - 0.25*F1_3_4*cq3;
+    const lanes_t F1_3_2 = -F1_3_0*sq3 - F1_3_1*cq3 + 0.25*F1_3_4*sq3 - 0.25*F1_3_3*cq3;
+    const lanes_t F1_3_3_1 = F1_3_3*cq3 - F1_3_4*sq3;
+    const lanes_t F1_3_5 = -F1_3_3*sq3 - F1_3_4*cq3;
+    const lanes_t F3_3_0 = 0.00012999999999999993*sq3*v3_0 + 0.00018000000000000007*cq3*v3_1;
+    const lanes_t F3_3_2 = 0.00012999999999999993*cq3*v3_0 - 0.00018000000000000007*sq3*v3_1;
+    const lanes_t F1_3_0_2 = 0.3*F1_3_5 + F1_3_0_1*cq2;
+    const lanes_t F1_3_1_1 = F1_3_0_1*sq2;
+    const lanes_t F1_3_2_1 = F1_3_2 - 0.3*F1_3_3_1*cq2;
+    const lanes_t F3_3_0_1 = F3_3_0*cq2;
+    const lanes_t F3_3_1 = F3_3_0*sq2;
+    const lanes_t F1_3_2_2 = F1_3_0_2*sq1 + F1_3_1_1*cq1;
+    const lanes_t F2_3_2 = 0.00031*cq1*cq2 - 0.00031*sq1*sq2;
+    const lanes_t F3_3_2_1 = F3_3_0_1*sq1 + F3_3_1*cq1;
+    const lanes_t IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
+    const lanes_t IC2_0_2 = 5.000000000000013e-05*cq3*sq3;
+    const lanes_t IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
+    const lanes_t IC2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3;
+    const lanes_t IC2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
+    const lanes_t IC2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
+    const lanes_t BCX3_0_0 = 0.032*cq3*v2_4 - 0.00012999999999999993*sq3*v3_2;
+    const lanes_t BCX3_0_2 = -0.032*sq3*v2_4 - 0.00012999999999999993*cq3*v3_2;
+    const lanes_t BCX3_1_0 = -0.032*sq3*v2_4 - 0.00018000000000000007*cq3*v3_2;
+    const lanes_t BCX3_1_2 = 0.00018000000000000007*sq3*v3_2 - 0.032*cq3*v2_4;
+    const lanes_t BCX3_3_0 = -0.7*sq3*v2_4;
+    const lanes_t BCX3_3_2 = -0.7*cq3*v2_4;
+    const lanes_t BCX3_4_2 = 0.7*sq3*v2_4;
+    const lanes_t BCX3_5_0 = BC3_5_0*cq3 - BC3_5_1*sq3;
+    const lanes_t BCX3_5_2 = -BC3_5_0*sq3 - BC3_5_1*cq3;
+    const lanes_t BC2_0_0 = 0.125*v2_4 + BCX3_0_0*cq3 - BCX3_1_0*sq3 - 0.25*BCX3_3_0*sq3 - 0.25*BCX3_3_2*cq3;
+    const lanes_t BC2_0_1_1 = BC2_0_1 + BC3_0_2*cq3 - BC3_1_2*sq3 - 0.25*BC3_3_2*sq3 - 0.25*BC3_4_2*cq3;
+    const lanes_t BC2_0_2 = -0.00030625*v2_1 + BCX3_0_2*cq3 - BCX3_1_2*sq3 - 0.25*BCX3_3_2*sq3 - 0.25*BCX3_4_2*cq3;
+    const lanes_t BC2_1_0 = F3_3_0 - 0.00030625*v2_2;
+    const lanes_t BC2_1_2 = F3_3_2 + 0.00030625*v2_0;
+    const lanes_t BC2_2_0 = 0.00030625*v2_1 - BCX3_0_0*sq3 - BCX3_1_0*cq3 + 0.25*BCX3_3_2*sq3 - 0.25*BCX3_3_0*cq3;
+    const lanes_t BC2_2_1_1 = BC2_2_1 - BC3_0_2*sq3 - BC3_1_2*cq3 + 0.25*BC3_4_2*sq3 - 0.25*BC3_3_2*cq3;
+    const lanes_t BC2_2_2 = 0.125*v2_4 - BCX3_0_2*sq3 - BCX3_1_2*cq3 + 0.25*BCX3_4_2*sq3 - 0.25*BCX3_3_2*cq3;
+    const lanes_t BC2_3_0 = BCX3_3_0*cq3 - BCX3_3_2*sq3;
+    const lanes_t BC2_3_1_1 = BC2_3_1 + BC3_3_2*cq3 - BC3_4_2*sq3;
+    const lanes_t BC2_3_2 = -v2_4 + BCX3_3_2*cq3 - BCX3_4_2*sq3;
+    const lanes_t BC2_4_0_1 = BC2_4_0 + BCX3_5_0;
+    const lanes_t BC2_4_2_1 = BC2_4_2 + BCX3_5_2;
+    const lanes_t BC2_5_0 = v2_4 - BCX3_3_0*sq3 - BCX3_3_2*cq3;
+    const lanes_t BC2_5_1_1 = BC2_5_1 - BC3_3_2*sq3 - BC3_4_2*cq3;
+    const lanes_t BC2_5_2 = -BCX3_3_2*sq3 - BCX3_4_2*cq3;
+    const lanes_t F1_2_0 = BC2_0_2 + IC2_0_0*v2_1;
+    const lanes_t F1_2_1 = BC2_1_2 - 0.0009224999999999999*v2_0;
+    const lanes_t F1_2_2 = BC2_2_2 + IC2_0_2*v2_1 + IC2_2_3*v2_4;
+    const lanes_t F1_2_3 = BC2_3_2 + IC2_3_3*v2_4;
+    const lanes_t F1_2_4 = BC2_4_2_1 - 1.7*v2_3;
+    const lanes_t F1_2_5 = BC2_5_2 + IC2_0_5*v2_1;
+    const lanes_t F1_2_0_1 = 0.3*F1_2_5 + F1_2_0*cq2 - F1_2_1*sq2;
+    const lanes_t F1_2_1_1 = F1_2_0*sq2 + F1_2_1*cq2;
+    const lanes_t F1_2_2_1 = F1_2_2 + 0.3*F1_2_4*sq2 - 0.3*F1_2_3*cq2;
+    const lanes_t F2_2_0 = IC2_0_2*cq2;
+    const lanes_t F2_2_1 = IC2_0_2*sq2;
+    const lanes_t F2_2_2 = IC2_2_2 - 0.3*IC2_2_3*cq2;
+    const lanes_t F3_2_0 = BC2_2_0*cq2 - BC2_2_1_1*sq2;
+    const lanes_t F3_2_1 = BC2_2_0*sq2 + BC2_2_1_1*cq2;
+    const lanes_t F1_2_2_2 = F1_2_0_1*sq1 + F1_2_1_1*cq1;
+    const lanes_t F2_2_2_1 = F2_2_0*sq1 + F2_2_1*cq1;
+    const lanes_t F3_2_2 = F3_2_0*sq1 + F3_2_1*cq1;
+    const lanes_t ICX2_0_0 = 0.3*IC2_0_5 + IC2_0_0*cq2;
+    const lanes_t ICX2_0_1 = IC2_0_0*sq2;
+    const lanes_t ICX2_3_2 = IC2_2_3 - 0.3*IC2_3_3*cq2;
+    const lanes_t ICX2_5_0 = 0.3*IC2_3_3 + IC2_0_5*cq2;
+    const lanes_t ICX2_5_1 = IC2_0_5*sq2;
+    const lanes_t IC1_0_0 = 0.0456 + 0.3*ICX2_5_0 + 0.0009224999999999999*sq2*sq2 + ICX2_0_0*cq2;
+    const lanes_t IC1_0_1 = 0.3*ICX2_5_1 + ICX2_0_1*cq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_0 = ICX2_0_0*sq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_1 = 0.0012 + 0.0009224999999999999*cq2*cq2 + ICX2_0_1*sq2;
+    const lanes_t IC1_2_2 = 0.0456 + F2_2_2 + 0.153*sq2*sq2 - 0.3*ICX2_3_2*cq2;
+    const lanes_t BCX2_0_0 = BC2_0_0*cq2 - BC2_0_1_1*sq2;
+    const lanes_t BCX2_0_1 = BC2_0_0*sq2 + BC2_0_1_1*cq2;
+    const lanes_t BCX2_1_0 = BC2_1_0*cq2;
+    const lanes_t BCX2_1_1 = BC2_1_0*sq2;
+    const lanes_t BCX2_3_0 = BC2_3_0*cq2 - BC2_3_1_1*sq2;
+    const lanes_t BCX2_3_1 = BC2_3_0*sq2 + BC2_3_1_1*cq2;
+    const lanes_t BCX2_4_0 = BC2_4_0_1*cq2;
+    const lanes_t BCX2_4_1 = BC2_4_0_1*sq2;
+    const lanes_t BCX2_5_0 = BC2_5_0*cq2 - BC2_5_1_1*sq2;
+    const lanes_t BCX2_5_1 = BC2_5_0*sq2 + BC2_5_1_1*cq2;
+    const lanes_t BC1_0_0 = 0.3*BCX2_5_0 + BCX2_0_0*cq2 - BCX2_1_0*sq2;
+    const lanes_t BC1_0_1 = 0.3*BCX2_5_1 + 0.045*qd[1] + BCX2_0_1*cq2 - BCX2_1_1*sq2;
+    const lanes_t BC1_0_2 = 0.3*BC2_5_2 - 0.0006*v1_1 + BC2_0_2*cq2 - BC2_1_2*sq2;
+    const lanes_t BC1_1_0 = -0.0006*qd[1] + BCX2_0_0*sq2 + BCX2_1_0*cq2;
+    const lanes_t BC1_1_1 = BCX2_0_1*sq2 + BCX2_1_1*cq2;
+    const lanes_t BC1_1_2 = 0.0006*v1_0 + BC2_0_2*sq2 + BC2_1_2*cq2;
+    const lanes_t BC1_2_0 = F3_2_0 + 0.0006*v1_1 + 0.3*BCX2_4_0*sq2 - 0.3*BCX2_3_0*cq2;
+    const lanes_t BC1_2_1 = F3_2_1 - 0.045*v1_0 + 0.3*BCX2_4_1*sq2 - 0.3*BCX2_3_1*cq2;
+    const lanes_t BC1_2_2 = BC2_2_2 + 0.3*BC2_4_2_1*sq2 - 0.3*BC2_3_2*cq2;
+    const lanes_t F1_1_0 = BC1_0_2 + IC1_0_0*v1_1 - IC1_0_1*v1_0;
+    const lanes_t F1_1_1 = BC1_1_2 + IC1_1_0*v1_1 - IC1_1_1*v1_0;
+    const lanes_t F1_1_2 = BC1_2_2 + F2_2_0*v1_1 - F2_2_1*v1_0;
+    const lanes_t F1_1_2_1 = F1_1_0*sq1 + F1_1_1*cq1;
+    const lanes_t F3_1_2 = BC1_2_0*sq1 + BC1_2_1*cq1;
+    const lanes_t ICX1_0_2 = IC1_0_0*sq1 + IC1_0_1*cq1;
+    const lanes_t ICX1_1_2 = IC1_1_0*sq1 + IC1_1_1*cq1;
+    const lanes_t IC0_2_2 = 0.0025 + ICX1_0_2*sq1 + ICX1_1_2*cq1;
+    const lanes_t BCX1_0_2 = BC1_0_0*sq1 + BC1_0_1*cq1;
+    const lanes_t BCX1_1_2 = BC1_1_0*sq1 + BC1_1_1*cq1;
+    const lanes_t BC0_2_2 = BCX1_0_2*sq1 + BCX1_1_2*cq1;
+    const lanes_t a2_3 = 9.81*cq1*sq2 + 9.81*cq2*sq1;
+    const lanes_t a2_4 = 9.81*cq1*cq2 - 9.81*sq1*sq2;
+    const lanes_t a3_3 = a2_3*cq3;
+    const lanes_t a3_4 = -a2_3*sq3;
+    const lanes_t f2_0 = -0.207*a3_3*sq3 - 0.207*a3_4*cq3;
+    const lanes_t f2_2 = -0.125*a2_3 + 0.207*a3_4*sq3 - 0.207*a3_3*cq3;
+    const lanes_t f2_3 = a2_3 + 0.7*a3_3*cq3 - 0.7*a3_4*sq3;
+    const lanes_t f2_5 = -0.7*a3_3*sq3 - 0.7*a3_4*cq3;
+    const lanes_t f1_0 = 0.3*f2_5 + cq2*f2_0;
+    const lanes_t f1_1 = f2_0*sq2;
+    const lanes_t f1_2 = f2_2 - 2.2072499999999997*sq1 + 0.51*a2_4*sq2 - 0.3*cq2*f2_3;
+    const lanes_t f0_2 = cq1*f1_1 + f1_0*sq1;
+    M[0] = IC0_2_2;
+    M[1] = F2_2_2_1;
+    M[2] = F2_2_2_1;
+    M[3] = F2_3_2;
+    M[4] = F2_2_2_1;
+    M[5] = IC1_2_2;
+    M[6] = F2_2_2;
+    M[8] = F2_2_2_1;
+    M[9] = F2_2_2;
+    M[10] = IC2_2_2;
+    M[12] = F2_3_2;
+    M[15] = lanes_splat(0.00031);
+    C[0] = BC0_2_2;
+    C[1] = F1_1_2_1;
+    C[2] = F1_2_2_2;
+    C[3] = F1_3_2_2;
+    C[4] = F3_1_2;
+    C[5] = F1_1_2;
+    C[6] = F1_2_2_1;
+    C[7] = F1_3_2_1;
+    C[8] = F3_2_2;
+    C[9] = BC2_2_2 + F2_2_0*v1_1 - F2_2_1*v1_0;
+    C[10] = F1_2_2;
+    C[11] = F1_3_2;
+    C[12] = F3_3_2_1;
+    C[13] = F3_3_2 - 0.00031*cq2*v1_0 - 0.00031*sq2*v1_1;
+    C[14] = F3_3_2 - 0.00031*v2_0;
+    g[0] = f0_2;
+    g[1] = f1_2;
+    g[2] = f2_2;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void all_terms_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict M, double *restrict C, double *restrict g)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t in_qd[4];
+        lanes_t out_M[16];
+        lanes_t out_C[16];
+        lanes_t out_g[4];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
+        }
+        memset(out_M, 0, sizeof out_M);
+        memset(out_C, 0, sizeof out_C);
+        memset(out_g, 0, sizeof out_g);
+        all_terms_lanes(in_q, in_qd, out_M, out_C, out_g);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 16; ++k_)
+                M[(b_ + l_) * 16 + k_] = out_M[k_][l_];
+            for (int k_ = 0; k_ < 16; ++k_)
+                C[(b_ + l_) * 16 + k_] = out_C[k_][l_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                g[(b_ + l_) * 4 + k_] = out_g[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_all_terms(q + b_ * 4, qd + b_ * 4, M + b_ * 16, C + b_ * 16, g + b_ * 4);
+    }
+}
+
 void arm4_all_terms_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict M, double *restrict C, double *restrict g)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_all_terms(q + (size_t)b * 4, qd + (size_t)b * 4, M + (size_t)b * 16, C + (size_t)b * 16, g + (size_t)b * 4);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            all_terms_span(n_, q + b_ * 4, qd + b_ * 4, M + b_ * 16, C + b_ * 16, g + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_all_terms(q + b * 4, qd + b * 4, M + b * 16, C + b * 16, g + b * 4);
-    }
+    all_terms_span(count, q, qd, M, C, g);
 }
 
 void arm4_all_terms_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict M, double *restrict C, double *restrict g)
@@ -2524,26 +4388,428 @@ void arm4_inverse_dynamics_derivatives(const double *restrict q, const double *r
     arm4_inverse_dynamics_derivatives_update(q, qd, qdd, dtau_dq, dtau_dqd);
 }
 
+
+#if ARM4_LANES > 1
+/* inverse_dynamics_derivatives of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void inverse_dynamics_derivatives_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qdd, lanes_t *restrict dtau_dq, lanes_t *restrict dtau_dqd)
+{
+    const lanes_t cq0 = lanes_cos(q[0]);
+    const lanes_t sq0 = lanes_sin(q[0]);
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t R1_0_0 = cq0*cq1;
+    const lanes_t R1_0_1 = -cq0*sq1;
+    const lanes_t R1_1_0 = cq1*sq0;
+    const lanes_t R1_1_1 = -sq0*sq1;
+    const lanes_t c1_2 = 0.2 + 0.15*cq1;
+    const lanes_t Ic1_0_0 = 0.01185*R1_0_0*R1_0_0 + 0.01185*sq0*sq0 + 0.0012*R1_0_1*R1_0_1;
+    const lanes_t Ic1_0_1 = 0.01185*R1_0_0*R1_1_0 + 0.0012*R1_0_1*R1_1_1 - 0.01185*cq0*sq0;
+    const lanes_t Ic1_0_2 = 0.01185*R1_0_0*sq1 + 0.0012*R1_0_1*cq1;
+    const lanes_t Ic1_1_1 = 0.01185*R1_1_0*R1_1_0 + 0.01185*cq0*cq0 + 0.0012*R1_1_1*R1_1_1;
+    const lanes_t Ic1_1_2 = 0.01185*R1_1_0*sq1 + 0.0012*R1_1_1*cq1;
+    const lanes_t Ic1_2_2 = 0.01185*sq1*sq1 + 0.0012*cq1*cq1;
+    const lanes_t I1_0_0 = Ic1_0_0 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_1_1*R1_1_1;
+    const lanes_t I1_0_1 = Ic1_0_1 - 0.033749999999999995*R1_0_1*R1_1_1;
+    const lanes_t I1_0_2 = Ic1_0_2 - 0.22499999999999998*R1_0_1*c1_2;
+    const lanes_t I1_1_1 = Ic1_1_1 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_0_1*R1_0_1;
+    const lanes_t I1_1_2 = Ic1_1_2 - 0.22499999999999998*R1_1_1*c1_2;
+    const lanes_t I1_2_2 = Ic1_2_2 + 0.033749999999999995*R1_0_1*R1_0_1 + 0.033749999999999995*R1_1_1*R1_1_1;
+    const lanes_t p2_2 = 0.2 + 0.3*cq1;
+    const lanes_t Phi2_0 = cq0*p2_2;
+    const lanes_t Phi2_1 = p2_2*sq0;
+    const lanes_t Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
+    const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
+    const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
+    const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
+    const lanes_t R2_2_0 = cq1*sq2 + cq2*sq1;
+    const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
+    const lanes_t c2_0 = 0.125*R2_0_1 + 0.3*R1_0_1;
+    const lanes_t c2_1 = 0.125*R2_1_1 + 0.3*R1_1_1;
+    const lanes_t c2_2 = p2_2 + 0.125*R2_2_1;
+    const lanes_t Ic2_0_0 = 0.0006125*R2_0_1*R2_0_1 + 0.0055146*R2_0_0*R2_0_0 + 0.0055146*sq0*sq0;
+    const lanes_t Ic2_0_1 = 0.0006125*R2_0_1*R2_1_1 + 0.0055146*R2_0_0*R2_1_0 - 0.0055146*cq0*sq0;
+    const lanes_t Ic2_0_2 = 0.0006125*R2_0_1*R2_2_1 + 0.0055146*R2_0_0*R2_2_0;
+    const lanes_t Ic2_1_1 = 0.0006125*R2_1_1*R2_1_1 + 0.0055146*R2_1_0*R2_1_0 + 0.0055146*cq0*cq0;
+    const lanes_t Ic2_1_2 = 0.0006125*R2_1_1*R2_2_1 + 0.0055146*R2_1_0*R2_2_0;
+    const lanes_t Ic2_2_2 = 0.0006125*R2_2_1*R2_2_1 + 0.0055146*R2_2_0*R2_2_0;
+    const lanes_t I2_0_0 = Ic2_0_0 + c2_1*c2_1 + c2_2*c2_2;
+    const lanes_t I2_0_1 = Ic2_0_1 - c2_0*c2_1;
+    const lanes_t I2_0_2 = Ic2_0_2 - c2_0*c2_2;
+    const lanes_t I2_1_1 = Ic2_1_1 + c2_0*c2_0 + c2_2*c2_2;
+    const lanes_t I2_1_2 = Ic2_1_2 - c2_1*c2_2;
+    const lanes_t I2_2_2 = Ic2_2_2 + c2_0*c2_0 + c2_1*c2_1;
+    const lanes_t p3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
+    const lanes_t p3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
+    const lanes_t p3_2 = p2_2 + 0.25*R2_2_1;
+    const lanes_t Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
+    const lanes_t Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
+    const lanes_t Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
+    const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
+    const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
+    const lanes_t R3_1_1 = cq0*cq3 - R2_1_0*sq3;
+    const lanes_t R3_2_0 = R2_2_0*cq3;
+    const lanes_t R3_2_1 = -R2_2_0*sq3;
+    const lanes_t c3_0 = p3_0 + 0.04571428571428572*R2_0_1;
+    const lanes_t c3_1 = p3_1 + 0.04571428571428572*R2_1_1;
+    const lanes_t c3_2 = p3_2 + 0.04571428571428572*R2_2_1;
+    const lanes_t Ic3_0_0 = 0.0010104728571428572*R3_0_1*R3_0_1 + 0.0009604728571428573*R3_0_0*R3_0_0 + 0.00031*R2_0_1*R2_0_1;
+    const lanes_t Ic3_0_1 = 0.0010104728571428572*R3_0_1*R3_1_1 + 0.0009604728571428573*R3_0_0*R3_1_0 + 0.00031*R2_0_1*R2_1_1;
+    const lanes_t Ic3_0_2 = 0.0010104728571428572*R3_0_1*R3_2_1 + 0.0009604728571428573*R3_0_0*R3_2_0 + 0.00031*R2_0_1*R2_2_1;
+    const lanes_t Ic3_1_1 = 0.0010104728571428572*R3_1_1*R3_1_1 + 0.0009604728571428573*R3_1_0*R3_1_0 + 0.00031*R2_1_1*R2_1_1;
+    const lanes_t Ic3_1_2 = 0.0010104728571428572*R3_1_1*R3_2_1 + 0.0009604728571428573*R3_1_0*R3_2_0 + 0.00031*R2_1_1*R2_2_1;
+    const lanes_t Ic3_2_2 = 0.0010104728571428572*R3_2_1*R3_2_1 + 0.0009604728571428573*R3_2_0*R3_2_0 + 0.00031*R2_2_1*R2_2_1;
+    const lanes_t I3_0_0 = Ic3_0_0 + 0.7*c3_1*c3_1 + 0.7*c3_2*c3_2;
+    const lanes_t I3_0_1 = Ic3_0_1 - 0.7*c3_0*c3_1;
+    const lanes_t I3_0_2 = Ic3_0_2 - 0.7*c3_0*c3_2;
+    const lanes_t I3_1_1 = Ic3_1_1 + 0.7*c3_0*c3_0 + 0.7*c3_2*c3_2;
+    const lanes_t I3_1_2 = Ic3_1_2 - 0.7*c3_1*c3_2;
+    const lanes_t I3_2_2 = Ic3_2_2 + 0.7*c3_0*c3_0 + 0.7*c3_1*c3_1;
+    const lanes_t v1_0 = qd[1]*sq0;
+    const lanes_t v1_1 = -cq0*qd[1];
+    const lanes_t v1_3 = 0.2*cq0*qd[1];
+    const lanes_t v1_4 = 0.2*qd[1]*sq0;
+    const lanes_t Phid1_0 = cq0*qd[0];
+    const lanes_t Phid1_1 = qd[0]*sq0;
+    const lanes_t Phid1_3 = -0.2*qd[0]*sq0;
+    const lanes_t Phid1_4 = 0.2*cq0*qd[0];
+    const lanes_t a1_0 = Phid1_0*qd[1] + qdd[1]*sq0;
+    const lanes_t a1_1 = Phid1_1*qd[1] - cq0*qdd[1];
+    const lanes_t a1_3 = Phid1_3*qd[1] + 0.2*cq0*qdd[1];
+    const lanes_t a1_4 = Phid1_4*qd[1] + 0.2*qdd[1]*sq0;
+    const lanes_t h1_0 = I1_0_0*v1_0 + I1_0_1*v1_1 + I1_0_2*qd[0] - 1.5*c1_2*v1_4;
+    const lanes_t h1_1 = I1_0_1*v1_0 + I1_1_1*v1_1 + I1_1_2*qd[0] + 1.5*c1_2*v1_3;
+    const lanes_t h1_2 = I1_0_2*v1_0 + I1_1_2*v1_1 + I1_2_2*qd[0] + 0.22499999999999998*R1_0_1*v1_4 - 0.22499999999999998*R1_1_1*v1_3;
+    const lanes_t h1_3 = 1.5*v1_3 + 1.5*c1_2*v1_1 - 0.22499999999999998*R1_1_1*qd[0];
+    const lanes_t h1_4 = 1.5*v1_4 - 1.5*c1_2*v1_0 + 0.22499999999999998*R1_0_1*qd[0];
+    const lanes_t h1_5 = 0.22499999999999998*R1_1_1*v1_0 - 0.22499999999999998*R1_0_1*v1_1;
+    const lanes_t f1_0 = 2.20725*R1_1_1 + I1_0_0*a1_0 + I1_0_1*a1_1 + I1_0_2*qdd[0] + h1_2*v1_1 + h1_5*v1_4 - h1_1*qd[0] - 1.5*a1_4*c1_2;
+    const lanes_t f1_1 = -2.20725*R1_0_1 + I1_0_1*a1_0 + I1_1_1*a1_1 + I1_1_2*qdd[0] + h1_0*qd[0] - h1_2*v1_0 - h1_5*v1_3 + 1.5*a1_3*c1_2;
+    const lanes_t f1_3 = 1.5*a1_3 + h1_5*v1_1 - h1_4*qd[0] + 1.5*a1_1*c1_2 - 0.22499999999999998*R1_1_1*qdd[0];
+    const lanes_t f1_4 = 1.5*a1_4 + h1_3*qd[0] - h1_5*v1_0 - 1.5*a1_0*c1_2 + 0.22499999999999998*R1_0_1*qdd[0];
+    const lanes_t v2_0 = v1_0 + qd[2]*sq0;
+    const lanes_t v2_1 = v1_1 - cq0*qd[2];
+    const lanes_t v2_3 = v1_3 + Phi2_0*qd[2];
+    const lanes_t v2_4 = v1_4 + Phi2_1*qd[2];
+    const lanes_t v2_5 = Phi2_2*qd[2];
+    const lanes_t Phid2_2 = -cq0*v1_0 - sq0*v1_1;
+    const lanes_t Phid2_3 = Phi2_2*v1_1 - Phi2_1*qd[0];
+    const lanes_t Phid2_4 = Phi2_0*qd[0] - Phi2_2*v1_0;
+    const lanes_t Phid2_5 = Phi2_1*v1_0 - Phi2_0*v1_1 - cq0*v1_3 - sq0*v1_4;
+    const lanes_t a2_0 = a1_0 + Phid1_0*qd[2] + qdd[2]*sq0;
+    const lanes_t a2_1 = a1_1 + Phid1_1*qd[2] - cq0*qdd[2];
+    const lanes_t a2_2 = qdd[0] + Phid2_2*qd[2];
+    const lanes_t a2_3 = a1_3 + Phi2_0*qdd[2] + Phid2_3*qd[2];
+    const lanes_t a2_4 = a1_4 + Phi2_1*qdd[2] + Phid2_4*qd[2];
+    const lanes_t a2_5 = 9.81 + Phi2_2*qdd[2] + Phid2_5*qd[2];
+    const lanes_t h2_0 = I2_0_0*v2_0 + I2_0_1*v2_1 + I2_0_2*qd[0] + c2_1*v2_5 - c2_2*v2_4;
+    const lanes_t h2_1 = I2_0_1*v2_0 + I2_1_1*v2_1 + I2_1_2*qd[0] + c2_2*v2_3 - c2_0*v2_5;
+    const lanes_t h2_2 = I2_0_2*v2_0 + I2_1_2*v2_1 + I2_2_2*qd[0] + c2_0*v2_4 - c2_1*v2_3;
+    const lanes_t h2_3 = v2_3 + c2_2*v2_1 - c2_1*qd[0];
+    const lanes_t h2_4 = v2_4 + c2_0*qd[0] - c2_2*v2_0;
+    const lanes_t h2_5 = v2_5 + c2_1*v2_0 - c2_0*v2_1;
+    const lanes_t f2_0 = I2_0_0*a2_0 + I2_0_1*a2_1 + I2_0_2*a2_2 + a2_5*c2_1 + h2_2*v2_1 + h2_5*v2_4 - a2_4*c2_2 - h2_1*qd[0] - h2_4*v2_5;
+    const lanes_t f2_1 = I2_0_1*a2_0 + I2_1_1*a2_1 + I2_1_2*a2_2 + a2_3*c2_2 + h2_0*qd[0] + h2_3*v2_5 - a2_5*c2_0 - h2_2*v2_0 - h2_5*v2_3;
+    const lanes_t f2_2 = I2_0_2*a2_0 + I2_1_2*a2_1 + I2_2_2*a2_2 + a2_4*c2_0 + h2_1*v2_0 + h2_4*v2_3 - a2_3*c2_1 - h2_0*v2_1 - h2_3*v2_4;
+    const lanes_t f2_3 = a2_3 + a2_1*c2_2 + h2_5*v2_1 - a2_2*c2_1 - h2_4*qd[0];
+    const lanes_t f2_4 = a2_4 + a2_2*c2_0 + h2_3*qd[0] - a2_0*c2_2 - h2_5*v2_0;
+    const lanes_t f2_5 = a2_5 + a2_0*c2_1 + h2_4*v2_0 - a2_1*c2_0 - h2_3*v2_1;
+    const lanes_t v3_0 = v2_0 + R2_0_1*qd[3];
+    const lanes_t v3_1 = v2_1 + R2_1_1*qd[3];
+    const lanes_t v3_2 = qd[0] + R2_2_1*qd[3];
+    const lanes_t v3_3 = v2_3 + Phi3_0*qd[3];
+    const lanes_t v3_4 = v2_4 + Phi3_1*qd[3];
+    const lanes_t v3_5 = v2_5 + Phi3_2*qd[3];
+    const lanes_t Phid3_0 = R2_2_1*v2_1 - R2_1_1*qd[0];
+    const lanes_t Phid3_1 = R2_0_1*qd[0] - R2_2_1*v2_0;
+    const lanes_t Phid3_2 = R2_1_1*v2_0 - R2_0_1*v2_1;
+    const lanes_t Phid3_3 = Phi3_2*v2_1 + R2_2_1*v2_4 - Phi3_1*qd[0] - R2_1_1*v2_5;
+    const lanes_t Phid3_4 = Phi3_0*qd[0] + R2_0_1*v2_5 - Phi3_2*v2_0 - R2_2_1*v2_3;
+    const lanes_t Phid3_5 = Phi3_1*v2_0 + R2_1_1*v2_3 - Phi3_0*v2_1 - R2_0_1*v2_4;
+    const lanes_t a3_0 = a2_0 + Phid3_0*qd[3] + R2_0_1*qdd[3];
+    const lanes_t a3_1 = a2_1 + Phid3_1*qd[3] + R2_1_1*qdd[3];
+    const lanes_t a3_2 = a2_2 + Phid3_2*qd[3] + R2_2_1*qdd[3];
+    const lanes_t a3_3 = a2_3 + Phi3_0*qdd[3] + Phid3_3*qd[3];
+    const lanes_t a3_4 = a2_4 + Phi3_1*qdd[3] + Phid3_4*qd[3];
+    const lanes_t a3_5 = a2_5 + Phi3_2*qdd[3] + Phid3_5*qd[3];
+    const lanes_t h3_0 = I3_0_0*v3_0 + I3_0_1*v3_1 + I3_0_2*v3_2 + 0.7*c3_1*v3_5 - 0.7*c3_2*v3_4;
+    const lanes_t h3_1 = I3_0_1*v3_0 + I3_1_1*v3_1 + I3_1_2*v3_2 + 0.7*c3_2*v3_3 - 0.7*c3_0*v3_5;
+    const lanes_t h3_2 = I3_0_2*v3_0 + I3_1_2*v3_1 + I3_2_2*v3_2 + 0.7*c3_0*v3_4 - 0.7*c3_1*v3_3;
+    const lanes_t h3_3 = 0.7*v3_3 + 0.7*c3_2*v3_1 - 0.7*c3_1*v3_2;
+    const lanes_t h3_4 = 0.7*v3_4 + 0.7*c3_0*v3_2 - 0.7*c3_2*v3_0;
+    const lanes_t h3_5 = 0.7*v3_5 + 0.7*c3_1*v3_0 - 0.7*c3_0*v3_1;
+    const lanes_t f3_0 = I3_0_0*a3_0 + I3_0_1*a3_1 + I3_0_2*a3_2 + h3_2*v3_1 + h3_5*v3_4 - h3_1*v3_2 - h3_4*v3_5 + 0.7*a3_5*c3_1 - 0.7*a3_4*c3_2;
+    const lanes_t f3_1 = I3_0_1*a3_0 + I3_1_1*a3_1 + I3_1_2*a3_2 + h3_0*v3_2 + h3_3*v3_5 - h3_2*v3_0 - h3_5*v3_3 + 0.7*a3_3*c3_2 - 0.7*a3_5*c3_0;
+    const lanes_t f3_2 = I3_0_2*a3_0 + I3_1_2*a3_1 + I3_2_2*a3_2 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4 + 0.7*a3_4*c3_0 - 0.7*a3_3*c3_1;
+    const lanes_t f3_3 = 0.7*a3_3 + h3_5*v3_1 - h3_4*v3_2 + 0.7*a3_1*c3_2 - 0.7*a3_2*c3_1;
+    const lanes_t f3_4 = 0.7*a3_4 + h3_3*v3_2 - h3_5*v3_0 + 0.7*a3_2*c3_0 - 0.7*a3_0*c3_2;
+    const lanes_t f3_5 = 0.7*a3_5 + h3_4*v3_0 - h3_3*v3_1 + 0.7*a3_0*c3_1 - 0.7*a3_1*c3_0;
+    const lanes_t IC2_0_0 = I2_0_0 + I3_0_0;
+    const lanes_t IC2_0_1 = I2_0_1 + I3_0_1;
+    const lanes_t IC2_0_2 = I2_0_2 + I3_0_2;
+    const lanes_t IC2_0_5 = c2_1 + 0.7*c3_1;
+    const lanes_t IC2_1_1 = I2_1_1 + I3_1_1;
+    const lanes_t IC2_1_2 = I2_1_2 + I3_1_2;
+    const lanes_t IC2_1_3 = c2_2 + 0.7*c3_2;
+    const lanes_t IC2_2_2 = I2_2_2 + I3_2_2;
+    const lanes_t IC2_2_4 = c2_0 + 0.7*c3_0;
+    const lanes_t IC1_0_0 = I1_0_0 + IC2_0_0;
+    const lanes_t IC1_0_1 = I1_0_1 + IC2_0_1;
+    const lanes_t IC1_0_2 = I1_0_2 + IC2_0_2;
+    const lanes_t IC1_0_5 = IC2_0_5 + 0.22499999999999998*R1_1_1;
+    const lanes_t IC1_1_1 = I1_1_1 + IC2_1_1;
+    const lanes_t IC1_1_2 = I1_1_2 + IC2_1_2;
+    const lanes_t IC1_1_3 = IC2_1_3 + 1.5*c1_2;
+    const lanes_t IC1_2_4 = IC2_2_4 + 0.22499999999999998*R1_0_1;
+    const lanes_t dI1_0_0 = -2.0*I1_0_1*qd[0] + 2.0*I1_0_2*v1_1 + 0.44999999999999996*R1_1_1*v1_4;
+    const lanes_t dI1_0_1 = I1_0_0*qd[0] + I1_1_2*v1_1 - I1_0_2*v1_0 - I1_1_1*qd[0] - 0.22499999999999998*R1_0_1*v1_4 - 0.22499999999999998*R1_1_1*v1_3;
+    const lanes_t dI1_0_2 = I1_0_1*v1_0 + I1_2_2*v1_1 - I1_0_0*v1_1 - I1_1_2*qd[0] - 1.5*c1_2*v1_3;
+    const lanes_t dI1_1_1 = -2.0*I1_1_2*v1_0 + 2.0*I1_0_1*qd[0] + 0.44999999999999996*R1_0_1*v1_3;
+    const lanes_t dI1_1_2 = I1_0_2*qd[0] + I1_1_1*v1_0 - I1_0_1*v1_1 - I1_2_2*v1_0 - 1.5*c1_2*v1_4;
+    const lanes_t dI1_2_2 = -2.0*I1_0_2*v1_1 + 2.0*I1_1_2*v1_0 + 0.44999999999999996*R1_0_1*v1_3 + 0.44999999999999996*R1_1_1*v1_4;
+    const lanes_t dAdq1_0 = cq0*qdd[0] - Phid1_1*qd[0];
+    const lanes_t dAdq1_1 = Phid1_0*qd[0] + qdd[0]*sq0;
+    const lanes_t dAdq1_3 = 9.81*cq0 - Phid1_4*qd[0] - 0.2*qdd[0]*sq0;
+    const lanes_t dAdq1_4 = 9.81*sq0 + Phid1_3*qd[0] + 0.2*cq0*qdd[0];
+    const lanes_t dI2_0_0 = -2.0*I2_0_1*qd[0] + 2.0*I2_0_2*v2_1 + 2.0*c2_1*v2_4 + 2.0*c2_2*v2_5;
+    const lanes_t dI2_0_1 = I2_0_0*qd[0] + I2_1_2*v2_1 - I2_0_2*v2_0 - I2_1_1*qd[0] - c2_0*v2_4 - c2_1*v2_3;
+    const lanes_t dI2_0_2 = I2_0_1*v2_0 + I2_2_2*v2_1 - I2_0_0*v2_1 - I2_1_2*qd[0] - c2_0*v2_5 - c2_2*v2_3;
+    const lanes_t dI2_1_1 = -2.0*I2_1_2*v2_0 + 2.0*I2_0_1*qd[0] + 2.0*c2_0*v2_3 + 2.0*c2_2*v2_5;
+    const lanes_t dI2_1_2 = I2_0_2*qd[0] + I2_1_1*v2_0 - I2_0_1*v2_1 - I2_2_2*v2_0 - c2_1*v2_5 - c2_2*v2_4;
+    const lanes_t dI2_2_2 = -2.0*I2_0_2*v2_1 + 2.0*I2_1_2*v2_0 + 2.0*c2_0*v2_3 + 2.0*c2_1*v2_4;
+    const lanes_t dAdq2_0 = Phid2_2*v1_1 + cq0*qdd[0] - Phid1_1*qd[0];
+    const lanes_t dAdq2_1 = Phid1_0*qd[0] + qdd[0]*sq0 - Phid2_2*v1_0;
+    const lanes_t dAdq2_2 = Phid1_1*v1_0 - Phid1_0*v1_1 - a1_0*cq0 - a1_1*sq0;
+    const lanes_t dAdq2_3 = 9.81*cq0 + Phi2_2*a1_1 + Phid2_2*v1_4 + Phid2_5*v1_1 - Phi2_1*qdd[0] - Phid2_4*qd[0];
+    const lanes_t dAdq2_4 = 9.81*sq0 + Phi2_0*qdd[0] + Phid2_3*qd[0] - Phi2_2*a1_0 - Phid2_2*v1_3 - Phid2_5*v1_0;
+    const lanes_t dAdq2_5 = Phi2_1*a1_0 + Phid1_1*v1_3 + Phid2_4*v1_0 - Phi2_0*a1_1 - Phid1_0*v1_4 - Phid2_3*v1_1 - a1_3*cq0 - a1_4*sq0;
+    const lanes_t dI3_0_0 = -2.0*I3_0_1*v3_2 + 2.0*I3_0_2*v3_1 + 1.4*c3_1*v3_4 + 1.4*c3_2*v3_5;
+    const lanes_t dI3_0_1 = I3_0_0*v3_2 + I3_1_2*v3_1 - I3_0_2*v3_0 - I3_1_1*v3_2 - 0.7*c3_0*v3_4 - 0.7*c3_1*v3_3;
+    const lanes_t dI3_0_2 = I3_0_1*v3_0 + I3_2_2*v3_1 - I3_0_0*v3_1 - I3_1_2*v3_2 - 0.7*c3_0*v3_5 - 0.7*c3_2*v3_3;
+    const lanes_t dI3_1_1 = -2.0*I3_1_2*v3_0 + 2.0*I3_0_1*v3_2 + 1.4*c3_0*v3_3 + 1.4*c3_2*v3_5;
+    const lanes_t dI3_1_2 = I3_0_2*v3_2 + I3_1_1*v3_0 - I3_0_1*v3_1 - I3_2_2*v3_0 - 0.7*c3_1*v3_5 - 0.7*c3_2*v3_4;
+    const lanes_t dI3_2_2 = -2.0*I3_0_2*v3_1 + 2.0*I3_1_2*v3_0 + 1.4*c3_0*v3_3 + 1.4*c3_1*v3_4;
+    const lanes_t dAdq3_0 = Phid3_2*v2_1 + R2_2_1*a2_1 - Phid3_1*qd[0] - R2_1_1*a2_2;
+    const lanes_t dAdq3_1 = Phid3_0*qd[0] + R2_0_1*a2_2 - Phid3_2*v2_0 - R2_2_1*a2_0;
+    const lanes_t dAdq3_2 = Phid3_1*v2_0 + R2_1_1*a2_0 - Phid3_0*v2_1 - R2_0_1*a2_1;
+    const lanes_t dAdq3_3 = Phi3_2*a2_1 + Phid3_2*v2_4 + Phid3_5*v2_1 + R2_2_1*a2_4 - Phi3_1*a2_2 - Phid3_1*v2_5 - Phid3_4*qd[0] - R2_1_1*a2_5;
+    const lanes_t dAdq3_4 = Phi3_0*a2_2 + Phid3_0*v2_5 + Phid3_3*qd[0] + R2_0_1*a2_5 - Phi3_2*a2_0 - Phid3_2*v2_3 - Phid3_5*v2_0 - R2_2_1*a2_3;
+    const lanes_t dAdq3_5 = Phi3_1*a2_0 + Phid3_1*v2_3 + Phid3_4*v2_0 + R2_1_1*a2_3 - Phi3_0*a2_1 - Phid3_0*v2_4 - Phid3_3*v2_1 - R2_0_1*a2_4;
+    const lanes_t f2_0_1 = f2_0 + f3_0;
+    const lanes_t f2_1_1 = f2_1 + f3_1;
+    const lanes_t f2_2_1 = f2_2 + f3_2;
+    const lanes_t f2_3_1 = f2_3 + f3_3;
+    const lanes_t f2_4_1 = f2_4 + f3_4;
+    const lanes_t f2_5_1 = f2_5 + f3_5;
+    const lanes_t f1_0_1 = f1_0 + f2_0_1;
+    const lanes_t f1_1_1 = f1_1 + f2_1_1;
+    const lanes_t f1_3_1 = f1_3 + f2_3_1;
+    const lanes_t f1_4_1 = f1_4 + f2_4_1;
+    const lanes_t dI2_0_0_1 = dI2_0_0 + dI3_0_0;
+    const lanes_t dI2_0_1_1 = dI2_0_1 + dI3_0_1;
+    const lanes_t dI2_0_2_1 = dI2_0_2 + dI3_0_2;
+    const lanes_t dI2_0_5 = h2_4 + h3_4;
+    const lanes_t dI2_1_1_1 = dI2_1_1 + dI3_1_1;
+    const lanes_t dI2_1_2_1 = dI2_1_2 + dI3_1_2;
+    const lanes_t dI2_1_3 = h2_5 + h3_5;
+    const lanes_t dI2_2_2_1 = dI2_2_2 + dI3_2_2;
+    const lanes_t dI2_2_4 = h2_3 + h3_3;
+    const lanes_t dI1_0_0_1 = dI1_0_0 + dI2_0_0_1;
+    const lanes_t dI1_0_1_1 = dI1_0_1 + dI2_0_1_1;
+    const lanes_t dI1_0_2_1 = dI1_0_2 + dI2_0_2_1;
+    const lanes_t dI1_0_5 = dI2_0_5 + h1_4;
+    const lanes_t dI1_1_1_1 = dI1_1_1 + dI2_1_1_1;
+    const lanes_t dI1_1_2_1 = dI1_1_2 + dI2_1_2_1;
+    const lanes_t dI1_1_3 = dI2_1_3 + h1_5;
+    const lanes_t dI1_2_2_1 = dI1_2_2 + dI2_2_2_1;
+    const lanes_t dI1_2_4 = dI2_2_4 + h1_3;
+    const lanes_t h2_0_1 = h2_0 + h3_0;
+    const lanes_t h2_1_1 = h2_1 + h3_1;
+    const lanes_t h2_2_1 = h2_2 + h3_2;
+    const lanes_t h1_0_1 = h1_0 + h2_0_1;
+    const lanes_t h1_1_1 = h1_1 + h2_1_1;
+    const lanes_t h1_2_1 = h1_2 + h2_2_1;
+    const lanes_t F2_3_0 = I3_0_0*R2_0_1 + I3_0_1*R2_1_1 + I3_0_2*R2_2_1 + 0.7*Phi3_2*c3_1 - 0.7*Phi3_1*c3_2;
+    const lanes_t F2_3_1 = I3_0_1*R2_0_1 + I3_1_1*R2_1_1 + I3_1_2*R2_2_1 + 0.7*Phi3_0*c3_2 - 0.7*Phi3_2*c3_0;
+    const lanes_t F2_3_2 = I3_0_2*R2_0_1 + I3_1_2*R2_1_1 + I3_2_2*R2_2_1 + 0.7*Phi3_1*c3_0 - 0.7*Phi3_0*c3_1;
+    const lanes_t F2_3_3 = 0.7*Phi3_0 + 0.7*R2_1_1*c3_2 - 0.7*R2_2_1*c3_1;
+    const lanes_t F2_3_4 = 0.7*Phi3_1 + 0.7*R2_2_1*c3_0 - 0.7*R2_0_1*c3_2;
+    const lanes_t F2_3_5 = 0.7*Phi3_2 + 0.7*R2_0_1*c3_1 - 0.7*R2_1_1*c3_0;
+    const lanes_t E3_0 = Phi3_2*h3_4 + R2_0_1*dI3_0_0 + R2_1_1*dI3_0_1 + R2_2_1*dI3_0_2 - Phi3_1*h3_5;
+    const lanes_t E3_1 = Phi3_0*h3_5 + R2_0_1*dI3_0_1 + R2_1_1*dI3_1_1 + R2_2_1*dI3_1_2 - Phi3_2*h3_3;
+    const lanes_t E3_2 = Phi3_1*h3_3 + R2_0_1*dI3_0_2 + R2_1_1*dI3_1_2 + R2_2_1*dI3_2_2 - Phi3_0*h3_4;
+    const lanes_t E3_3 = R2_1_1*h3_5 - R2_2_1*h3_4;
+    const lanes_t E3_4 = R2_2_1*h3_3 - R2_0_1*h3_5;
+    const lanes_t E3_5 = R2_0_1*h3_4 - R2_1_1*h3_3;
+    const lanes_t Q3_0 = Phi3_1*h3_5 + R2_1_1*h3_2 - Phi3_2*h3_4 - R2_2_1*h3_1;
+    const lanes_t Q3_1 = Phi3_2*h3_3 + R2_2_1*h3_0 - Phi3_0*h3_5 - R2_0_1*h3_2;
+    const lanes_t Q3_2 = Phi3_0*h3_4 + R2_0_1*h3_1 - Phi3_1*h3_3 - R2_1_1*h3_0;
+    const lanes_t F3_3_0 = E3_0 - Q3_0;
+    const lanes_t F3_3_1 = E3_1 - Q3_1;
+    const lanes_t F3_3_2 = E3_2 - Q3_2;
+    const lanes_t dFdq3_0 = I3_0_0*dAdq3_0 + I3_0_1*dAdq3_1 + I3_0_2*dAdq3_2 + Phid3_0*dI3_0_0 + Phid3_1*dI3_0_1 + Phid3_1*h3_2 + Phid3_2*dI3_0_2 - Phid3_2*h3_1 + 0.7*c3_1*dAdq3_5 - 0.7*c3_2*dAdq3_4;
+    const lanes_t dFdq3_1 = I3_0_1*dAdq3_0 + I3_1_1*dAdq3_1 + I3_1_2*dAdq3_2 + Phid3_0*dI3_0_1 + Phid3_1*dI3_1_1 + Phid3_2*dI3_1_2 + Phid3_2*h3_0 - Phid3_0*h3_2 + 0.7*c3_2*dAdq3_3 - 0.7*c3_0*dAdq3_5;
+    const lanes_t dFdq3_2 = I3_0_2*dAdq3_0 + I3_1_2*dAdq3_1 + I3_2_2*dAdq3_2 + Phid3_0*dI3_0_2 + Phid3_0*h3_1 + Phid3_1*dI3_1_2 + Phid3_2*dI3_2_2 - Phid3_1*h3_0 + 0.7*c3_0*dAdq3_4 - 0.7*c3_1*dAdq3_3;
+    const lanes_t dFdq3_3 = 0.7*dAdq3_3 - 2.0*Phid3_2*h3_4 + 2.0*Phid3_1*h3_5 + 0.7*c3_2*dAdq3_1 - 0.7*c3_1*dAdq3_2;
+    const lanes_t dFdq3_4 = 0.7*dAdq3_4 - 2.0*Phid3_0*h3_5 + 2.0*Phid3_2*h3_3 + 0.7*c3_0*dAdq3_2 - 0.7*c3_2*dAdq3_0;
+    const lanes_t dFdq3_5 = 0.7*dAdq3_5 - 2.0*Phid3_1*h3_3 + 2.0*Phid3_0*h3_4 + 0.7*c3_1*dAdq3_0 - 0.7*c3_0*dAdq3_1;
+    const lanes_t dFdv3_0 = E3_0 + Q3_0 + 2.0*I3_0_0*Phid3_0 + 2.0*I3_0_1*Phid3_1 + 2.0*I3_0_2*Phid3_2 + 1.4*Phid3_5*c3_1 - 1.4*Phid3_4*c3_2;
+    const lanes_t dFdv3_1 = E3_1 + Q3_1 + 2.0*I3_0_1*Phid3_0 + 2.0*I3_1_1*Phid3_1 + 2.0*I3_1_2*Phid3_2 + 1.4*Phid3_3*c3_2 - 1.4*Phid3_5*c3_0;
+    const lanes_t dFdv3_2 = E3_2 + Q3_2 + 2.0*I3_0_2*Phid3_0 + 2.0*I3_1_2*Phid3_1 + 2.0*I3_2_2*Phid3_2 + 1.4*Phid3_4*c3_0 - 1.4*Phid3_3*c3_1;
+    const lanes_t dFdv3_3 = 2.0*E3_3 + 1.4*Phid3_3 + 1.4*Phid3_1*c3_2 - 1.4*Phid3_2*c3_1;
+    const lanes_t dFdv3_4 = 2.0*E3_4 + 1.4*Phid3_4 + 1.4*Phid3_2*c3_0 - 1.4*Phid3_0*c3_2;
+    const lanes_t dFdv3_5 = 2.0*E3_5 + 1.4*Phid3_5 + 1.4*Phid3_0*c3_1 - 1.4*Phid3_1*c3_0;
+    const lanes_t dFdq3_0_1 = dFdq3_0 + Phi3_1*f3_5 + R2_1_1*f3_2 - Phi3_2*f3_4 - R2_2_1*f3_1;
+    const lanes_t dFdq3_1_1 = dFdq3_1 + Phi3_2*f3_3 + R2_2_1*f3_0 - Phi3_0*f3_5 - R2_0_1*f3_2;
+    const lanes_t dFdq3_2_1 = dFdq3_2 + Phi3_0*f3_4 + R2_0_1*f3_1 - Phi3_1*f3_3 - R2_1_1*f3_0;
+    const lanes_t dFdq3_3_1 = dFdq3_3 + R2_1_1*f3_5 - R2_2_1*f3_4;
+    const lanes_t dFdq3_4_1 = dFdq3_4 + R2_2_1*f3_3 - R2_0_1*f3_5;
+    const lanes_t dFdq3_5_1 = dFdq3_5 + R2_0_1*f3_4 - R2_1_1*f3_3;
+    const lanes_t F2_2_0 = IC2_0_0*sq0 + IC2_0_5*Phi2_2 - IC2_0_1*cq0 - IC2_1_3*Phi2_1;
+    const lanes_t F2_2_1 = IC2_0_1*sq0 + IC2_1_3*Phi2_0 - IC2_1_1*cq0 - IC2_2_4*Phi2_2;
+    const lanes_t F2_2_3 = 1.7*Phi2_0 - IC2_1_3*cq0;
+    const lanes_t F2_2_4 = 1.7*Phi2_1 - IC2_1_3*sq0;
+    const lanes_t E2_0 = Phi2_2*dI2_0_5 + dI2_0_0_1*sq0 - Phi2_1*dI2_1_3 - cq0*dI2_0_1_1;
+    const lanes_t E2_1 = Phi2_0*dI2_1_3 + dI2_0_1_1*sq0 - Phi2_2*dI2_2_4 - cq0*dI2_1_1_1;
+    const lanes_t E2_2 = Phi2_1*dI2_2_4 + dI2_0_2_1*sq0 - Phi2_0*dI2_0_5 - cq0*dI2_1_2_1;
+    const lanes_t E2_3 = -cq0*dI2_1_3;
+    const lanes_t E2_4 = -dI2_1_3*sq0;
+    const lanes_t E2_5 = cq0*dI2_2_4 + dI2_0_5*sq0;
+    const lanes_t Q2_0 = Phi2_1*dI2_1_3 - Phi2_2*dI2_0_5 - cq0*h2_2_1;
+    const lanes_t Q2_1 = Phi2_2*dI2_2_4 - Phi2_0*dI2_1_3 - h2_2_1*sq0;
+    const lanes_t Q2_2 = Phi2_0*dI2_0_5 + cq0*h2_0_1 + h2_1_1*sq0 - Phi2_1*dI2_2_4;
+    const lanes_t F3_2_0 = E2_0 - Q2_0;
+    const lanes_t F3_2_1 = E2_1 - Q2_1;
+    const lanes_t F3_2_2 = E2_2 - Q2_2;
+    const lanes_t dFdq2_0 = IC2_0_0*dAdq2_0 + IC2_0_1*dAdq2_1 + IC2_0_2*dAdq2_2 + IC2_0_5*dAdq2_5 + Phid1_0*dI2_0_0_1 + Phid1_1*dI2_0_1_1 + Phid1_1*h2_2_1 + Phid2_2*dI2_0_2_1 - IC2_1_3*dAdq2_4 - Phid2_2*h2_1_1;
+    const lanes_t dFdq2_1 = IC2_0_1*dAdq2_0 + IC2_1_1*dAdq2_1 + IC2_1_2*dAdq2_2 + IC2_1_3*dAdq2_3 + Phid1_0*dI2_0_1_1 + Phid1_1*dI2_1_1_1 + Phid2_2*dI2_1_2_1 + Phid2_2*h2_0_1 - IC2_2_4*dAdq2_5 - Phid1_0*h2_2_1;
+    const lanes_t dFdq2_2 = IC2_0_2*dAdq2_0 + IC2_1_2*dAdq2_1 + IC2_2_2*dAdq2_2 + IC2_2_4*dAdq2_4 + Phid1_0*dI2_0_2_1 + Phid1_0*h2_1_1 + Phid1_1*dI2_1_2_1 + Phid2_2*dI2_2_2_1 - IC2_0_5*dAdq2_3 - Phid1_1*h2_0_1;
+    const lanes_t dFdq2_3 = 1.7*dAdq2_3 + IC2_1_3*dAdq2_1 - IC2_0_5*dAdq2_2 - 2.0*Phid2_2*dI2_0_5 + 2.0*Phid1_1*dI2_1_3;
+    const lanes_t dFdq2_4 = 1.7*dAdq2_4 + IC2_2_4*dAdq2_2 - IC2_1_3*dAdq2_0 - 2.0*Phid1_0*dI2_1_3 + 2.0*Phid2_2*dI2_2_4;
+    const lanes_t dFdq2_5 = 1.7*dAdq2_5 + IC2_0_5*dAdq2_0 - IC2_2_4*dAdq2_1 - 2.0*Phid1_1*dI2_2_4 + 2.0*Phid1_0*dI2_0_5;
+    const lanes_t dFdv2_0 = E2_0 + Q2_0 - 2.0*IC2_1_3*Phid2_4 + 2.0*IC2_0_0*Phid1_0 + 2.0*IC2_0_1*Phid1_1 + 2.0*IC2_0_2*Phid2_2 + 2.0*IC2_0_5*Phid2_5;
+    const lanes_t dFdv2_1 = E2_1 + Q2_1 - 2.0*IC2_2_4*Phid2_5 + 2.0*IC2_0_1*Phid1_0 + 2.0*IC2_1_1*Phid1_1 + 2.0*IC2_1_2*Phid2_2 + 2.0*IC2_1_3*Phid2_3;
+    const lanes_t dFdv2_2 = E2_2 + Q2_2 - 2.0*IC2_0_5*Phid2_3 + 2.0*IC2_0_2*Phid1_0 + 2.0*IC2_1_2*Phid1_1 + 2.0*IC2_2_2*Phid2_2 + 2.0*IC2_2_4*Phid2_4;
+    const lanes_t dFdv2_3 = 2.0*E2_3 + 3.4*Phid2_3 - 2.0*IC2_0_5*Phid2_2 + 2.0*IC2_1_3*Phid1_1;
+    const lanes_t dFdv2_4 = 2.0*E2_4 + 3.4*Phid2_4 - 2.0*IC2_1_3*Phid1_0 + 2.0*IC2_2_4*Phid2_2;
+    const lanes_t dFdv2_5 = 2.0*E2_5 + 3.4*Phid2_5 - 2.0*IC2_2_4*Phid1_1 + 2.0*IC2_0_5*Phid1_0;
+    const lanes_t dFdq2_0_1 = dFdq2_0 + Phi2_1*f2_5_1 - Phi2_2*f2_4_1 - cq0*f2_2_1;
+    const lanes_t dFdq2_1_1 = dFdq2_1 + Phi2_2*f2_3_1 - Phi2_0*f2_5_1 - f2_2_1*sq0;
+    const lanes_t dFdq2_2_1 = dFdq2_2 + Phi2_0*f2_4_1 + cq0*f2_0_1 + f2_1_1*sq0 - Phi2_1*f2_3_1;
+    const lanes_t dFdq2_3_1 = dFdq2_3 - cq0*f2_5_1;
+    const lanes_t dFdq2_4_1 = dFdq2_4 - f2_5_1*sq0;
+    const lanes_t E1_0 = dI1_0_0_1*sq0 - cq0*dI1_0_1_1 - 0.2*dI1_1_3*sq0;
+    const lanes_t E1_1 = dI1_0_1_1*sq0 - cq0*dI1_1_1_1 + 0.2*cq0*dI1_1_3;
+    const lanes_t E1_2 = dI1_0_2_1*sq0 - cq0*dI1_1_2_1 + 0.2*dI1_2_4*sq0 - 0.2*cq0*dI1_0_5;
+    const lanes_t E1_3 = -cq0*dI1_1_3;
+    const lanes_t E1_4 = -dI1_1_3*sq0;
+    const lanes_t Q1_0 = -cq0*h1_2_1 + 0.2*dI1_1_3*sq0;
+    const lanes_t Q1_1 = -h1_2_1*sq0 - 0.2*cq0*dI1_1_3;
+    const lanes_t Q1_2 = cq0*h1_0_1 + h1_1_1*sq0 + 0.2*cq0*dI1_0_5 - 0.2*dI1_2_4*sq0;
+    const lanes_t F3_1_2 = E1_2 - Q1_2;
+    const lanes_t dFdq1_0 = IC1_0_0*dAdq1_0 + IC1_0_1*dAdq1_1 + Phid1_0*dI1_0_0_1 + Phid1_1*dI1_0_1_1 + Phid1_1*h1_2_1 - IC1_1_3*dAdq1_4;
+    const lanes_t dFdq1_1 = IC1_0_1*dAdq1_0 + IC1_1_1*dAdq1_1 + IC1_1_3*dAdq1_3 + Phid1_0*dI1_0_1_1 + Phid1_1*dI1_1_1_1 - Phid1_0*h1_2_1;
+    const lanes_t dFdq1_2 = IC1_0_2*dAdq1_0 + IC1_1_2*dAdq1_1 + IC1_2_4*dAdq1_4 + Phid1_0*dI1_0_2_1 + Phid1_0*h1_1_1 + Phid1_1*dI1_1_2_1 - IC1_0_5*dAdq1_3 - Phid1_1*h1_0_1;
+    const lanes_t dFdq1_3 = 3.2*dAdq1_3 + IC1_1_3*dAdq1_1 + 2.0*Phid1_1*dI1_1_3;
+    const lanes_t dFdq1_4 = 3.2*dAdq1_4 - IC1_1_3*dAdq1_0 - 2.0*Phid1_0*dI1_1_3;
+    const lanes_t dFdv1_0 = E1_0 + Q1_0 - 2.0*IC1_1_3*Phid1_4 + 2.0*IC1_0_0*Phid1_0 + 2.0*IC1_0_1*Phid1_1;
+    const lanes_t dFdv1_1 = E1_1 + Q1_1 + 2.0*IC1_0_1*Phid1_0 + 2.0*IC1_1_1*Phid1_1 + 2.0*IC1_1_3*Phid1_3;
+    const lanes_t dFdv1_2 = E1_2 + Q1_2 - 2.0*IC1_0_5*Phid1_3 + 2.0*IC1_0_2*Phid1_0 + 2.0*IC1_1_2*Phid1_1 + 2.0*IC1_2_4*Phid1_4;
+    const lanes_t dFdv1_3 = 2.0*E1_3 + 6.4*Phid1_3 + 2.0*IC1_1_3*Phid1_1;
+    const lanes_t dFdv1_4 = 2.0*E1_4 + 6.4*Phid1_4 - 2.0*IC1_1_3*Phid1_0;
+    const lanes_t dFdq1_2_1 = dFdq1_2 + cq0*f1_0_1 + f1_1_1*sq0 + 0.2*cq0*f1_4_1 - 0.2*f1_3_1*sq0;
+    dtau_dq[1] = dFdq1_2_1;
+    dtau_dq[2] = dFdq2_2_1;
+    dtau_dq[3] = dFdq3_2_1;
+    dtau_dq[5] = dFdq1_0*sq0 - cq0*dFdq1_1 + 0.2*cq0*dFdq1_3 + 0.2*dFdq1_4*sq0;
+    dtau_dq[6] = dFdq2_0_1*sq0 - cq0*dFdq2_1_1 + 0.2*cq0*dFdq2_3_1 + 0.2*dFdq2_4_1*sq0;
+    dtau_dq[7] = dFdq3_0_1*sq0 - cq0*dFdq3_1_1 + 0.2*cq0*dFdq3_3_1 + 0.2*dFdq3_4_1*sq0;
+    dtau_dq[9] = F2_2_0*dAdq1_0 + F2_2_1*dAdq1_1 + F2_2_3*dAdq1_3 + F2_2_4*dAdq1_4 + F3_2_0*Phid1_0 + F3_2_1*Phid1_1;
+    dtau_dq[10] = Phi2_0*dFdq2_3 + Phi2_1*dFdq2_4 + Phi2_2*dFdq2_5 + dFdq2_0*sq0 - cq0*dFdq2_1;
+    dtau_dq[11] = Phi2_0*dFdq3_3_1 + Phi2_1*dFdq3_4_1 + Phi2_2*dFdq3_5_1 + dFdq3_0_1*sq0 - cq0*dFdq3_1_1;
+    dtau_dq[13] = F2_3_0*dAdq1_0 + F2_3_1*dAdq1_1 + F2_3_3*dAdq1_3 + F2_3_4*dAdq1_4 + F3_3_0*Phid1_0 + F3_3_1*Phid1_1;
+    dtau_dq[14] = F2_3_0*dAdq2_0 + F2_3_1*dAdq2_1 + F2_3_2*dAdq2_2 + F2_3_3*dAdq2_3 + F2_3_4*dAdq2_4 + F2_3_5*dAdq2_5 + F3_3_0*Phid1_0 + F3_3_1*Phid1_1 + F3_3_2*Phid2_2;
+    dtau_dq[15] = Phi3_0*dFdq3_3 + Phi3_1*dFdq3_4 + Phi3_2*dFdq3_5 + R2_0_1*dFdq3_0 + R2_1_1*dFdq3_1 + R2_2_1*dFdq3_2;
+    dtau_dqd[0] = dI1_2_2_1;
+    dtau_dqd[1] = dFdv1_2;
+    dtau_dqd[2] = dFdv2_2;
+    dtau_dqd[3] = dFdv3_2;
+    dtau_dqd[4] = F3_1_2;
+    dtau_dqd[5] = dFdv1_0*sq0 - cq0*dFdv1_1 + 0.2*cq0*dFdv1_3 + 0.2*dFdv1_4*sq0;
+    dtau_dqd[6] = dFdv2_0*sq0 - cq0*dFdv2_1 + 0.2*cq0*dFdv2_3 + 0.2*dFdv2_4*sq0;
+    dtau_dqd[7] = dFdv3_0*sq0 - cq0*dFdv3_1 + 0.2*cq0*dFdv3_3 + 0.2*dFdv3_4*sq0;
+    dtau_dqd[8] = F3_2_2;
+    dtau_dqd[9] = F3_2_0*sq0 - F3_2_1*cq0 + 2.0*F2_2_0*Phid1_0 + 2.0*F2_2_1*Phid1_1 + 2.0*F2_2_3*Phid1_3 + 2.0*F2_2_4*Phid1_4;
+    dtau_dqd[10] = Phi2_0*dFdv2_3 + Phi2_1*dFdv2_4 + Phi2_2*dFdv2_5 + dFdv2_0*sq0 - cq0*dFdv2_1;
+    dtau_dqd[11] = Phi2_0*dFdv3_3 + Phi2_1*dFdv3_4 + Phi2_2*dFdv3_5 + dFdv3_0*sq0 - cq0*dFdv3_1;
+    dtau_dqd[12] = F3_3_2;
+    dtau_dqd[13] = F3_3_0*sq0 - F3_3_1*cq0 + 2.0*F2_3_0*Phid1_0 + 2.0*F2_3_1*Phid1_1 + 2.0*F2_3_3*Phid1_3 + 2.0*F2_3_4*Phid1_4;
+    dtau_dqd[14] = F3_3_0*sq0 - F3_3_1*cq0 + 2.0*F2_3_0*Phid1_0 + 2.0*F2_3_1*Phid1_1 + 2.0*F2_3_2*Phid2_2 + 2.0*F2_3_3*Phid2_3 + 2.0*F2_3_4*Phid2_4 + 2.0*F2_3_5*Phid2_5;
+    dtau_dqd[15] = Phi3_0*dFdv3_3 + Phi3_1*dFdv3_4 + Phi3_2*dFdv3_5 + R2_0_1*dFdv3_0 + R2_1_1*dFdv3_1 + R2_2_1*dFdv3_2;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void inverse_dynamics_derivatives_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict dtau_dq, double *restrict dtau_dqd)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t in_qd[4];
+        lanes_t in_qdd[4];
+        lanes_t out_dtau_dq[16];
+        lanes_t out_dtau_dqd[16];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qdd[k_][l_] = qdd[(b_ + l_) * 4 + k_];
+        }
+        memset(out_dtau_dq, 0, sizeof out_dtau_dq);
+        memset(out_dtau_dqd, 0, sizeof out_dtau_dqd);
+        inverse_dynamics_derivatives_lanes(in_q, in_qd, in_qdd, out_dtau_dq, out_dtau_dqd);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 16; ++k_)
+                dtau_dq[(b_ + l_) * 16 + k_] = out_dtau_dq[k_][l_];
+            for (int k_ = 0; k_ < 16; ++k_)
+                dtau_dqd[(b_ + l_) * 16 + k_] = out_dtau_dqd[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_inverse_dynamics_derivatives(q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, dtau_dq + b_ * 16, dtau_dqd + b_ * 16);
+    }
+}
+
 void arm4_inverse_dynamics_derivatives_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict dtau_dq, double *restrict dtau_dqd)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_inverse_dynamics_derivatives(q + (size_t)b * 4, qd + (size_t)b * 4, qdd + (size_t)b * 4, dtau_dq + (size_t)b * 16, dtau_dqd + (size_t)b * 16);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            inverse_dynamics_derivatives_span(n_, q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, dtau_dq + b_ * 16, dtau_dqd + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_inverse_dynamics_derivatives(q + b * 4, qd + b * 4, qdd + b * 4, dtau_dq + b * 16, dtau_dqd + b * 16);
-    }
+    inverse_dynamics_derivatives_span(count, q, qd, qdd, dtau_dq, dtau_dqd);
 }
 
 void arm4_inverse_dynamics_derivatives_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict dtau_dq, double *restrict dtau_dqd)
@@ -3206,26 +5472,608 @@ void arm4_forward_dynamics_derivatives(const double *restrict q, const double *r
     arm4_forward_dynamics_derivatives_update(q, qd, tau, dqdd_dq, dqdd_dqd);
 }
 
+
+#if ARM4_LANES > 1
+/* forward_dynamics_derivatives of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void forward_dynamics_derivatives_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict tau, lanes_t *restrict dqdd_dq, lanes_t *restrict dqdd_dqd)
+{
+    const lanes_t cq0 = lanes_cos(q[0]);
+    const lanes_t sq0 = lanes_sin(q[0]);
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t R1_0_0 = cq0*cq1;
+    const lanes_t R1_0_1 = -cq0*sq1;
+    const lanes_t R1_1_0 = cq1*sq0;
+    const lanes_t R1_1_1 = -sq0*sq1;
+    const lanes_t c1_2 = 0.2 + 0.15*cq1;
+    const lanes_t Ic1_0_0 = 0.01185*R1_0_0*R1_0_0 + 0.01185*sq0*sq0 + 0.0012*R1_0_1*R1_0_1;
+    const lanes_t Ic1_0_1 = 0.01185*R1_0_0*R1_1_0 + 0.0012*R1_0_1*R1_1_1 - 0.01185*cq0*sq0;
+    const lanes_t Ic1_0_2 = 0.01185*R1_0_0*sq1 + 0.0012*R1_0_1*cq1;
+    const lanes_t Ic1_1_1 = 0.01185*R1_1_0*R1_1_0 + 0.01185*cq0*cq0 + 0.0012*R1_1_1*R1_1_1;
+    const lanes_t Ic1_1_2 = 0.01185*R1_1_0*sq1 + 0.0012*R1_1_1*cq1;
+    const lanes_t Ic1_2_2 = 0.01185*sq1*sq1 + 0.0012*cq1*cq1;
+    const lanes_t I1_0_0 = Ic1_0_0 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_1_1*R1_1_1;
+    const lanes_t I1_0_1 = Ic1_0_1 - 0.033749999999999995*R1_0_1*R1_1_1;
+    const lanes_t I1_0_2 = Ic1_0_2 - 0.22499999999999998*R1_0_1*c1_2;
+    const lanes_t I1_1_1 = Ic1_1_1 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_0_1*R1_0_1;
+    const lanes_t I1_1_2 = Ic1_1_2 - 0.22499999999999998*R1_1_1*c1_2;
+    const lanes_t I1_2_2 = Ic1_2_2 + 0.033749999999999995*R1_0_1*R1_0_1 + 0.033749999999999995*R1_1_1*R1_1_1;
+    const lanes_t p2_2 = 0.2 + 0.3*cq1;
+    const lanes_t Phi2_0 = cq0*p2_2;
+    const lanes_t Phi2_1 = p2_2*sq0;
+    const lanes_t Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
+    const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
+    const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
+    const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
+    const lanes_t R2_2_0 = cq1*sq2 + cq2*sq1;
+    const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
+    const lanes_t c2_0 = 0.125*R2_0_1 + 0.3*R1_0_1;
+    const lanes_t c2_1 = 0.125*R2_1_1 + 0.3*R1_1_1;
+    const lanes_t c2_2 = p2_2 + 0.125*R2_2_1;
+    const lanes_t Ic2_0_0 = 0.0006125*R2_0_1*R2_0_1 + 0.0055146*R2_0_0*R2_0_0 + 0.0055146*sq0*sq0;
+    const lanes_t Ic2_0_1 = 0.0006125*R2_0_1*R2_1_1 + 0.0055146*R2_0_0*R2_1_0 - 0.0055146*cq0*sq0;
+    const lanes_t Ic2_0_2 = 0.0006125*R2_0_1*R2_2_1 + 0.0055146*R2_0_0*R2_2_0;
+    const lanes_t Ic2_1_1 = 0.0006125*R2_1_1*R2_1_1 + 0.0055146*R2_1_0*R2_1_0 + 0.0055146*cq0*cq0;
+    const lanes_t Ic2_1_2 = 0.0006125*R2_1_1*R2_2_1 + 0.0055146*R2_1_0*R2_2_0;
+    const lanes_t Ic2_2_2 = 0.0006125*R2_2_1*R2_2_1 + 0.0055146*R2_2_0*R2_2_0;
+    const lanes_t I2_0_0 = Ic2_0_0 + c2_1*c2_1 + c2_2*c2_2;
+    const lanes_t I2_0_1 = Ic2_0_1 - c2_0*c2_1;
+    const lanes_t I2_0_2 = Ic2_0_2 - c2_0*c2_2;
+    const lanes_t I2_1_1 = Ic2_1_1 + c2_0*c2_0 + c2_2*c2_2;
+    const lanes_t I2_1_2 = Ic2_1_2 - c2_1*c2_2;
+    const lanes_t I2_2_2 = Ic2_2_2 + c2_0*c2_0 + c2_1*c2_1;
+    const lanes_t p3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
+    const lanes_t p3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
+    const lanes_t p3_2 = p2_2 + 0.25*R2_2_1;
+    const lanes_t Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
+    const lanes_t Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
+    const lanes_t Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
+    const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
+    const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
+    const lanes_t R3_1_1 = cq0*cq3 - R2_1_0*sq3;
+    const lanes_t R3_2_0 = R2_2_0*cq3;
+    const lanes_t R3_2_1 = -R2_2_0*sq3;
+    const lanes_t c3_0 = p3_0 + 0.04571428571428572*R2_0_1;
+    const lanes_t c3_1 = p3_1 + 0.04571428571428572*R2_1_1;
+    const lanes_t c3_2 = p3_2 + 0.04571428571428572*R2_2_1;
+    const lanes_t Ic3_0_0 = 0.0010104728571428572*R3_0_1*R3_0_1 + 0.0009604728571428573*R3_0_0*R3_0_0 + 0.00031*R2_0_1*R2_0_1;
+    const lanes_t Ic3_0_1 = 0.0010104728571428572*R3_0_1*R3_1_1 + 0.0009604728571428573*R3_0_0*R3_1_0 + 0.00031*R2_0_1*R2_1_1;
+    const lanes_t Ic3_0_2 = 0.0010104728571428572*R3_0_1*R3_2_1 + 0.0009604728571428573*R3_0_0*R3_2_0 + 0.00031*R2_0_1*R2_2_1;
+    const lanes_t Ic3_1_1 = 0.0010104728571428572*R3_1_1*R3_1_1 + 0.0009604728571428573*R3_1_0*R3_1_0 + 0.00031*R2_1_1*R2_1_1;
+    const lanes_t Ic3_1_2 = 0.0010104728571428572*R3_1_1*R3_2_1 + 0.0009604728571428573*R3_1_0*R3_2_0 + 0.00031*R2_1_1*R2_2_1;
+    const lanes_t Ic3_2_2 = 0.0010104728571428572*R3_2_1*R3_2_1 + 0.0009604728571428573*R3_2_0*R3_2_0 + 0.00031*R2_2_1*R2_2_1;
+    const lanes_t I3_0_0 = Ic3_0_0 + 0.7*c3_1*c3_1 + 0.7*c3_2*c3_2;
+    const lanes_t I3_0_1 = Ic3_0_1 - 0.7*c3_0*c3_1;
+    const lanes_t I3_0_2 = Ic3_0_2 - 0.7*c3_0*c3_2;
+    const lanes_t I3_1_1 = Ic3_1_1 + 0.7*c3_0*c3_0 + 0.7*c3_2*c3_2;
+    const lanes_t I3_1_2 = Ic3_1_2 - 0.7*c3_1*c3_2;
+    const lanes_t I3_2_2 = Ic3_2_2 + 0.7*c3_0*c3_0 + 0.7*c3_1*c3_1;
+    const lanes_t v1_0 = qd[1]*sq0;
+    const lanes_t v1_1 = -cq0*qd[1];
+    const lanes_t v1_3 = 0.2*cq0*qd[1];
+    const lanes_t v1_4 = 0.2*qd[1]*sq0;
+    const lanes_t Phid1_0 = cq0*qd[0];
+    const lanes_t Phid1_1 = qd[0]*sq0;
+    const lanes_t Phid1_3 = -0.2*qd[0]*sq0;
+    const lanes_t Phid1_4 = 0.2*cq0*qd[0];
+    const lanes_t a1_0 = Phid1_0*qd[1];
+    const lanes_t a1_1 = Phid1_1*qd[1];
+    const lanes_t a1_3 = Phid1_3*qd[1];
+    const lanes_t a1_4 = Phid1_4*qd[1];
+    const lanes_t h1_0 = I1_0_0*v1_0 + I1_0_1*v1_1 + I1_0_2*qd[0] - 1.5*c1_2*v1_4;
+    const lanes_t h1_1 = I1_0_1*v1_0 + I1_1_1*v1_1 + I1_1_2*qd[0] + 1.5*c1_2*v1_3;
+    const lanes_t h1_2 = I1_0_2*v1_0 + I1_1_2*v1_1 + I1_2_2*qd[0] + 0.22499999999999998*R1_0_1*v1_4 - 0.22499999999999998*R1_1_1*v1_3;
+    const lanes_t h1_3 = 1.5*v1_3 + 1.5*c1_2*v1_1 - 0.22499999999999998*R1_1_1*qd[0];
+    const lanes_t h1_4 = 1.5*v1_4 - 1.5*c1_2*v1_0 + 0.22499999999999998*R1_0_1*qd[0];
+    const lanes_t h1_5 = 0.22499999999999998*R1_1_1*v1_0 - 0.22499999999999998*R1_0_1*v1_1;
+    const lanes_t f1_0 = 2.20725*R1_1_1 + I1_0_0*a1_0 + I1_0_1*a1_1 + h1_2*v1_1 + h1_5*v1_4 - h1_1*qd[0] - 1.5*a1_4*c1_2;
+    const lanes_t f1_1 = -2.20725*R1_0_1 + I1_0_1*a1_0 + I1_1_1*a1_1 + h1_0*qd[0] - h1_2*v1_0 - h1_5*v1_3 + 1.5*a1_3*c1_2;
+    const lanes_t f1_2 = I1_0_2*a1_0 + I1_1_2*a1_1 + h1_1*v1_0 + h1_4*v1_3 - h1_0*v1_1 - h1_3*v1_4 + 0.22499999999999998*R1_0_1*a1_4 - 0.22499999999999998*R1_1_1*a1_3;
+    const lanes_t f1_3 = 1.5*a1_3 + h1_5*v1_1 - h1_4*qd[0] + 1.5*a1_1*c1_2;
+    const lanes_t f1_4 = 1.5*a1_4 + h1_3*qd[0] - h1_5*v1_0 - 1.5*a1_0*c1_2;
+    const lanes_t v2_0 = v1_0 + qd[2]*sq0;
+    const lanes_t v2_1 = v1_1 - cq0*qd[2];
+    const lanes_t v2_3 = v1_3 + Phi2_0*qd[2];
+    const lanes_t v2_4 = v1_4 + Phi2_1*qd[2];
+    const lanes_t v2_5 = Phi2_2*qd[2];
+    const lanes_t Phid2_2 = -cq0*v1_0 - sq0*v1_1;
+    const lanes_t Phid2_3 = Phi2_2*v1_1 - Phi2_1*qd[0];
+    const lanes_t Phid2_4 = Phi2_0*qd[0] - Phi2_2*v1_0;
+    const lanes_t Phid2_5 = Phi2_1*v1_0 - Phi2_0*v1_1 - cq0*v1_3 - sq0*v1_4;
+    const lanes_t a2_0 = a1_0 + Phid1_0*qd[2];
+    const lanes_t a2_1 = a1_1 + Phid1_1*qd[2];
+    const lanes_t a2_2 = Phid2_2*qd[2];
+    const lanes_t a2_3 = a1_3 + Phid2_3*qd[2];
+    const lanes_t a2_4 = a1_4 + Phid2_4*qd[2];
+    const lanes_t a2_5 = 9.81 + Phid2_5*qd[2];
+    const lanes_t h2_0 = I2_0_0*v2_0 + I2_0_1*v2_1 + I2_0_2*qd[0] + c2_1*v2_5 - c2_2*v2_4;
+    const lanes_t h2_1 = I2_0_1*v2_0 + I2_1_1*v2_1 + I2_1_2*qd[0] + c2_2*v2_3 - c2_0*v2_5;
+    const lanes_t h2_2 = I2_0_2*v2_0 + I2_1_2*v2_1 + I2_2_2*qd[0] + c2_0*v2_4 - c2_1*v2_3;
+    const lanes_t h2_3 = v2_3 + c2_2*v2_1 - c2_1*qd[0];
+    const lanes_t h2_4 = v2_4 + c2_0*qd[0] - c2_2*v2_0;
+    const lanes_t h2_5 = v2_5 + c2_1*v2_0 - c2_0*v2_1;
+    const lanes_t f2_0 = I2_0_0*a2_0 + I2_0_1*a2_1 + I2_0_2*a2_2 + a2_5*c2_1 + h2_2*v2_1 + h2_5*v2_4 - a2_4*c2_2 - h2_1*qd[0] - h2_4*v2_5;
+    const lanes_t f2_1 = I2_0_1*a2_0 + I2_1_1*a2_1 + I2_1_2*a2_2 + a2_3*c2_2 + h2_0*qd[0] + h2_3*v2_5 - a2_5*c2_0 - h2_2*v2_0 - h2_5*v2_3;
+    const lanes_t f2_2 = I2_0_2*a2_0 + I2_1_2*a2_1 + I2_2_2*a2_2 + a2_4*c2_0 + h2_1*v2_0 + h2_4*v2_3 - a2_3*c2_1 - h2_0*v2_1 - h2_3*v2_4;
+    const lanes_t f2_3 = a2_3 + a2_1*c2_2 + h2_5*v2_1 - a2_2*c2_1 - h2_4*qd[0];
+    const lanes_t f2_4 = a2_4 + a2_2*c2_0 + h2_3*qd[0] - a2_0*c2_2 - h2_5*v2_0;
+    const lanes_t f2_5 = a2_5 + a2_0*c2_1 + h2_4*v2_0 - a2_1*c2_0 - h2_3*v2_1;
+    const lanes_t v3_0 = v2_0 + R2_0_1*qd[3];
+    const lanes_t v3_1 = v2_1 + R2_1_1*qd[3];
+    const lanes_t v3_2 = qd[0] + R2_2_1*qd[3];
+    const lanes_t v3_3 = v2_3 + Phi3_0*qd[3];
+    const lanes_t v3_4 = v2_4 + Phi3_1*qd[3];
+    const lanes_t v3_5 = v2_5 + Phi3_2*qd[3];
+    const lanes_t Phid3_0 = R2_2_1*v2_1 - R2_1_1*qd[0];
+    const lanes_t Phid3_1 = R2_0_1*qd[0] - R2_2_1*v2_0;
+    const lanes_t Phid3_2 = R2_1_1*v2_0 - R2_0_1*v2_1;
+    const lanes_t Phid3_3 = Phi3_2*v2_1 + R2_2_1*v2_4 - Phi3_1*qd[0] - R2_1_1*v2_5;
+    const lanes_t Phid3_4 = Phi3_0*qd[0] + R2_0_1*v2_5 - Phi3_2*v2_0 - R2_2_1*v2_3;
+    const lanes_t Phid3_5 = Phi3_1*v2_0 + R2_1_1*v2_3 - Phi3_0*v2_1 - R2_0_1*v2_4;
+    const lanes_t a3_0 = a2_0 + Phid3_0*qd[3];
+    const lanes_t a3_1 = a2_1 + Phid3_1*qd[3];
+    const lanes_t a3_2 = a2_2 + Phid3_2*qd[3];
+    const lanes_t a3_3 = a2_3 + Phid3_3*qd[3];
+    const lanes_t a3_4 = a2_4 + Phid3_4*qd[3];
+    const lanes_t a3_5 = a2_5 + Phid3_5*qd[3];
+    const lanes_t h3_0 = I3_0_0*v3_0 + I3_0_1*v3_1 + I3_0_2*v3_2 + 0.7*c3_1*v3_5 - 0.7*c3_2*v3_4;
+    const lanes_t h3_1 = I3_0_1*v3_0 + I3_1_1*v3_1 + I3_1_2*v3_2 + 0.7*c3_2*v3_3 - 0.7*c3_0*v3_5;
+    const lanes_t h3_2 = I3_0_2*v3_0 + I3_1_2*v3_1 + I3_2_2*v3_2 + 0.7*c3_0*v3_4 - 0.7*c3_1*v3_3;
+    const lanes_t h3_3 = 0.7*v3_3 + 0.7*c3_2*v3_1 - 0.7*c3_1*v3_2;
+    const lanes_t h3_4 = 0.7*v3_4 + 0.7*c3_0*v3_2 - 0.7*c3_2*v3_0;
+    const lanes_t h3_5 = 0.7*v3_5 + 0.7*c3_1*v3_0 - 0.7*c3_0*v3_1;
+    const lanes_t f3_0 = I3_0_0*a3_0 + I3_0_1*a3_1 + I3_0_2*a3_2 + h3_2*v3_1 + h3_5*v3_4 - h3_1*v3_2 - h3_4*v3_5 + 0.7*a3_5*c3_1 - 0.7*a3_4*c3_2;
+    const lanes_t f3_1 = I3_0_1*a3_0 + I3_1_1*a3_1 + I3_1_2*a3_2 + h3_0*v3_2 + h3_3*v3_5 - h3_2*v3_0 - h3_5*v3_3 + 0.7*a3_3*c3_2 - 0.7*a3_5*c3_0;
+    const lanes_t f3_2 = I3_0_2*a3_0 + I3_1_2*a3_1 + I3_2_2*a3_2 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4 + 0.7*a3_4*c3_0 - 0.7*a3_3*c3_1;
+    const lanes_t f3_3 = 0.7*a3_3 + h3_5*v3_1 - h3_4*v3_2 + 0.7*a3_1*c3_2 - 0.7*a3_2*c3_1;
+    const lanes_t f3_4 = 0.7*a3_4 + h3_3*v3_2 - h3_5*v3_0 + 0.7*a3_2*c3_0 - 0.7*a3_0*c3_2;
+    const lanes_t f3_5 = 0.7*a3_5 + h3_4*v3_0 - h3_3*v3_1 + 0.7*a3_0*c3_1 - 0.7*a3_1*c3_0;
+    const lanes_t IC2_0_0 = I2_0_0 + I3_0_0;
+    const lanes_t IC2_0_1 = I2_0_1 + I3_0_1;
+    const lanes_t IC2_0_2 = I2_0_2 + I3_0_2;
+    const lanes_t IC2_0_5 = c2_1 + 0.7*c3_1;
+    const lanes_t IC2_1_1 = I2_1_1 + I3_1_1;
+    const lanes_t IC2_1_2 = I2_1_2 + I3_1_2;
+    const lanes_t IC2_1_3 = c2_2 + 0.7*c3_2;
+    const lanes_t IC2_2_2 = I2_2_2 + I3_2_2;
+    const lanes_t IC2_2_4 = c2_0 + 0.7*c3_0;
+    const lanes_t IC1_0_0 = I1_0_0 + IC2_0_0;
+    const lanes_t IC1_0_1 = I1_0_1 + IC2_0_1;
+    const lanes_t IC1_0_2 = I1_0_2 + IC2_0_2;
+    const lanes_t IC1_0_5 = IC2_0_5 + 0.22499999999999998*R1_1_1;
+    const lanes_t IC1_1_1 = I1_1_1 + IC2_1_1;
+    const lanes_t IC1_1_2 = I1_1_2 + IC2_1_2;
+    const lanes_t IC1_1_3 = IC2_1_3 + 1.5*c1_2;
+    const lanes_t IC1_2_2 = I1_2_2 + IC2_2_2;
+    const lanes_t IC1_2_4 = IC2_2_4 + 0.22499999999999998*R1_0_1;
+    const lanes_t IC0_2_2 = 0.0025 + IC1_2_2;
+    const lanes_t f2_0_1 = f2_0 + f3_0;
+    const lanes_t f2_1_1 = f2_1 + f3_1;
+    const lanes_t f2_2_1 = f2_2 + f3_2;
+    const lanes_t f2_3_1 = f2_3 + f3_3;
+    const lanes_t f2_4_1 = f2_4 + f3_4;
+    const lanes_t f2_5_1 = f2_5 + f3_5;
+    const lanes_t f1_0_1 = f1_0 + f2_0_1;
+    const lanes_t f1_1_1 = f1_1 + f2_1_1;
+    const lanes_t f1_2_1 = f1_2 + f2_2_1;
+    const lanes_t f1_3_1 = f1_3 + f2_3_1;
+    const lanes_t f1_4_1 = f1_4 + f2_4_1;
+    const lanes_t F2_1_0 = IC1_0_0*sq0 - IC1_0_1*cq0 - 0.2*IC1_1_3*sq0;
+    const lanes_t F2_1_1 = IC1_0_1*sq0 - IC1_1_1*cq0 + 0.2*IC1_1_3*cq0;
+    const lanes_t F2_1_2 = IC1_0_2*sq0 - IC1_1_2*cq0 + 0.2*IC1_2_4*sq0 - 0.2*IC1_0_5*cq0;
+    const lanes_t F2_1_3 = 0.64*cq0 - IC1_1_3*cq0;
+    const lanes_t F2_1_4 = 0.64*sq0 - IC1_1_3*sq0;
+    const lanes_t F2_2_0 = IC2_0_0*sq0 + IC2_0_5*Phi2_2 - IC2_0_1*cq0 - IC2_1_3*Phi2_1;
+    const lanes_t F2_2_1 = IC2_0_1*sq0 + IC2_1_3*Phi2_0 - IC2_1_1*cq0 - IC2_2_4*Phi2_2;
+    const lanes_t F2_2_2 = IC2_0_2*sq0 + IC2_2_4*Phi2_1 - IC2_0_5*Phi2_0 - IC2_1_2*cq0;
+    const lanes_t F2_2_3 = 1.7*Phi2_0 - IC2_1_3*cq0;
+    const lanes_t F2_2_4 = 1.7*Phi2_1 - IC2_1_3*sq0;
+    const lanes_t F2_2_5 = 1.7*Phi2_2 + IC2_0_5*sq0 + IC2_2_4*cq0;
+    const lanes_t F2_3_0 = I3_0_0*R2_0_1 + I3_0_1*R2_1_1 + I3_0_2*R2_2_1 + 0.7*Phi3_2*c3_1 - 0.7*Phi3_1*c3_2;
+    const lanes_t F2_3_1 = I3_0_1*R2_0_1 + I3_1_1*R2_1_1 + I3_1_2*R2_2_1 + 0.7*Phi3_0*c3_2 - 0.7*Phi3_2*c3_0;
+    const lanes_t F2_3_2 = I3_0_2*R2_0_1 + I3_1_2*R2_1_1 + I3_2_2*R2_2_1 + 0.7*Phi3_1*c3_0 - 0.7*Phi3_0*c3_1;
+    const lanes_t F2_3_3 = 0.7*Phi3_0 + 0.7*R2_1_1*c3_2 - 0.7*R2_2_1*c3_1;
+    const lanes_t F2_3_4 = 0.7*Phi3_1 + 0.7*R2_2_1*c3_0 - 0.7*R2_0_1*c3_2;
+    const lanes_t F2_3_5 = 0.7*Phi3_2 + 0.7*R2_0_1*c3_1 - 0.7*R2_1_1*c3_0;
+    const lanes_t Dinv3 = 1.0/(F2_3_0*R2_0_1 + F2_3_1*R2_1_1 + F2_3_2*R2_2_1 + F2_3_3*Phi3_0 + F2_3_4*Phi3_1 + F2_3_5*Phi3_2);
+    const lanes_t L3_2 = Dinv3*(F2_3_0*sq0 + F2_3_3*Phi2_0 + F2_3_4*Phi2_1 + F2_3_5*Phi2_2 - F2_3_1*cq0);
+    const lanes_t H2_2 = F2_2_0*sq0 + F2_2_3*Phi2_0 + F2_2_4*Phi2_1 + F2_2_5*Phi2_2 - F2_2_1*cq0 - L3_2*(F2_3_0*sq0 + F2_3_3*Phi2_0 + F2_3_4*Phi2_1 + F2_3_5*Phi2_2 - F2_3_1*cq0);
+    const lanes_t H2_1 = F2_2_0*sq0 - F2_2_1*cq0 - L3_2*(F2_3_0*sq0 - F2_3_1*cq0 + 0.2*F2_3_3*cq0 + 0.2*F2_3_4*sq0) + 0.2*F2_2_3*cq0 + 0.2*F2_2_4*sq0;
+    const lanes_t H2_0 = F2_2_2 - F2_3_2*L3_2;
+    const lanes_t L3_1 = Dinv3*(F2_3_0*sq0 - F2_3_1*cq0 + 0.2*F2_3_3*cq0 + 0.2*F2_3_4*sq0);
+    const lanes_t H1_1 = F2_1_0*sq0 - F2_1_1*cq0 - L3_1*(F2_3_0*sq0 - F2_3_1*cq0 + 0.2*F2_3_3*cq0 + 0.2*F2_3_4*sq0) + 0.2*F2_1_3*cq0 + 0.2*F2_1_4*sq0;
+    const lanes_t H1_0 = F2_1_2 - F2_3_2*L3_1;
+    const lanes_t L3_0 = Dinv3*F2_3_2;
+    const lanes_t H0_0 = IC0_2_2 - F2_3_2*L3_0;
+    const lanes_t Dinv2 = 1.0/H2_2;
+    const lanes_t L2_1 = Dinv2*H2_1;
+    const lanes_t H1_1_1 = H1_1 - H2_1*L2_1;
+    const lanes_t H1_0_1 = H1_0 - H2_0*L2_1;
+    const lanes_t L2_0 = Dinv2*H2_0;
+    const lanes_t H0_0_1 = H0_0 - H2_0*L2_0;
+    const lanes_t Dinv1 = 1.0/H1_1_1;
+    const lanes_t L1_0 = Dinv1*H1_0_1;
+    const lanes_t H0_0_2 = H0_0_1 - H1_0_1*L1_0;
+    const lanes_t Dinv0 = 1.0/H0_0_2;
+    const lanes_t z2 = tau[2] + cq0*f2_1_1 - L3_2*(tau[3] - Phi3_0*f3_3 - Phi3_1*f3_4 - Phi3_2*f3_5 - R2_0_1*f3_0 - R2_1_1*f3_1 - R2_2_1*f3_2) - Phi2_0*f2_3_1 - Phi2_1*f2_4_1 - Phi2_2*f2_5_1 - f2_0_1*sq0;
+    const lanes_t z1 = tau[1] + cq0*f1_1_1 - L3_1*(tau[3] - Phi3_0*f3_3 - Phi3_1*f3_4 - Phi3_2*f3_5 - R2_0_1*f3_0 - R2_1_1*f3_1 - R2_2_1*f3_2) - f1_0_1*sq0 - 0.2*cq0*f1_3_1 - 0.2*f1_4_1*sq0;
+    const lanes_t z0 = tau[0] - f1_2_1 - L3_0*(tau[3] - Phi3_0*f3_3 - Phi3_1*f3_4 - Phi3_2*f3_5 - R2_0_1*f3_0 - R2_1_1*f3_1 - R2_2_1*f3_2);
+    const lanes_t z1_1 = z1 - L2_1*z2;
+    const lanes_t z0_1 = z0 - L2_0*z2;
+    const lanes_t z0_2 = z0_1 - L1_0*z1_1;
+    const lanes_t x0 = Dinv0*z0_2;
+    const lanes_t x1 = Dinv1*z1_1 - L1_0*x0;
+    const lanes_t x2 = Dinv2*z2 - L2_0*x0 - L2_1*x1;
+    const lanes_t x3 = Dinv3*(tau[3] - Phi3_0*f3_3 - Phi3_1*f3_4 - Phi3_2*f3_5 - R2_0_1*f3_0 - R2_1_1*f3_1 - R2_2_1*f3_2) - L3_0*x0 - L3_1*x1 - L3_2*x2;
+    const lanes_t alpha1_0 = sq0*x1;
+    const lanes_t alpha1_1 = -cq0*x1;
+    const lanes_t alpha1_3 = 0.2*cq0*x1;
+    const lanes_t alpha1_4 = 0.2*sq0*x1;
+    const lanes_t a1_0_1 = a1_0 + alpha1_0;
+    const lanes_t a1_1_1 = a1_1 + alpha1_1;
+    const lanes_t a1_3_1 = a1_3 + alpha1_3;
+    const lanes_t a1_4_1 = a1_4 + alpha1_4;
+    const lanes_t f1_0_2 = f1_0 + I1_0_0*alpha1_0 + I1_0_1*alpha1_1 + I1_0_2*x0 - 1.5*alpha1_4*c1_2;
+    const lanes_t f1_1_2 = f1_1 + I1_0_1*alpha1_0 + I1_1_1*alpha1_1 + I1_1_2*x0 + 1.5*alpha1_3*c1_2;
+    const lanes_t f1_3_2 = f1_3 + 1.5*alpha1_3 + 1.5*alpha1_1*c1_2 - 0.22499999999999998*R1_1_1*x0;
+    const lanes_t f1_4_2 = f1_4 + 1.5*alpha1_4 - 1.5*alpha1_0*c1_2 + 0.22499999999999998*R1_0_1*x0;
+    const lanes_t alpha2_0 = alpha1_0 + sq0*x2;
+    const lanes_t alpha2_1 = alpha1_1 - cq0*x2;
+    const lanes_t alpha2_3 = alpha1_3 + Phi2_0*x2;
+    const lanes_t alpha2_4 = alpha1_4 + Phi2_1*x2;
+    const lanes_t alpha2_5 = Phi2_2*x2;
+    const lanes_t a2_0_1 = a2_0 + alpha2_0;
+    const lanes_t a2_1_1 = a2_1 + alpha2_1;
+    const lanes_t a2_2_1 = a2_2 + x0;
+    const lanes_t a2_3_1 = a2_3 + alpha2_3;
+    const lanes_t a2_4_1 = a2_4 + alpha2_4;
+    const lanes_t a2_5_1 = a2_5 + alpha2_5;
+    const lanes_t f2_0_2 = f2_0 + I2_0_0*alpha2_0 + I2_0_1*alpha2_1 + I2_0_2*x0 + alpha2_5*c2_1 - alpha2_4*c2_2;
+    const lanes_t f2_1_2 = f2_1 + I2_0_1*alpha2_0 + I2_1_1*alpha2_1 + I2_1_2*x0 + alpha2_3*c2_2 - alpha2_5*c2_0;
+    const lanes_t f2_2_2 = f2_2 + I2_0_2*alpha2_0 + I2_1_2*alpha2_1 + I2_2_2*x0 + alpha2_4*c2_0 - alpha2_3*c2_1;
+    const lanes_t f2_3_2 = alpha2_3 + f2_3 + alpha2_1*c2_2 - c2_1*x0;
+    const lanes_t f2_4_2 = alpha2_4 + f2_4 + c2_0*x0 - alpha2_0*c2_2;
+    const lanes_t f2_5_2 = alpha2_5 + f2_5 + alpha2_0*c2_1 - alpha2_1*c2_0;
+    const lanes_t alpha3_0 = alpha2_0 + R2_0_1*x3;
+    const lanes_t alpha3_1 = alpha2_1 + R2_1_1*x3;
+    const lanes_t alpha3_2 = x0 + R2_2_1*x3;
+    const lanes_t alpha3_3 = alpha2_3 + Phi3_0*x3;
+    const lanes_t alpha3_4 = alpha2_4 + Phi3_1*x3;
+    const lanes_t alpha3_5 = alpha2_5 + Phi3_2*x3;
+    const lanes_t f3_0_1 = f3_0 + I3_0_0*alpha3_0 + I3_0_1*alpha3_1 + I3_0_2*alpha3_2 + 0.7*alpha3_5*c3_1 - 0.7*alpha3_4*c3_2;
+    const lanes_t f3_1_1 = f3_1 + I3_0_1*alpha3_0 + I3_1_1*alpha3_1 + I3_1_2*alpha3_2 + 0.7*alpha3_3*c3_2 - 0.7*alpha3_5*c3_0;
+    const lanes_t f3_2_1 = f3_2 + I3_0_2*alpha3_0 + I3_1_2*alpha3_1 + I3_2_2*alpha3_2 + 0.7*alpha3_4*c3_0 - 0.7*alpha3_3*c3_1;
+    const lanes_t f3_3_1 = f3_3 + 0.7*alpha3_3 + 0.7*alpha3_1*c3_2 - 0.7*alpha3_2*c3_1;
+    const lanes_t f3_4_1 = f3_4 + 0.7*alpha3_4 + 0.7*alpha3_2*c3_0 - 0.7*alpha3_0*c3_2;
+    const lanes_t f3_5_1 = f3_5 + 0.7*alpha3_5 + 0.7*alpha3_0*c3_1 - 0.7*alpha3_1*c3_0;
+    const lanes_t dI1_0_0 = -2.0*I1_0_1*qd[0] + 2.0*I1_0_2*v1_1 + 0.44999999999999996*R1_1_1*v1_4;
+    const lanes_t dI1_0_1 = I1_0_0*qd[0] + I1_1_2*v1_1 - I1_0_2*v1_0 - I1_1_1*qd[0] - 0.22499999999999998*R1_0_1*v1_4 - 0.22499999999999998*R1_1_1*v1_3;
+    const lanes_t dI1_0_2 = I1_0_1*v1_0 + I1_2_2*v1_1 - I1_0_0*v1_1 - I1_1_2*qd[0] - 1.5*c1_2*v1_3;
+    const lanes_t dI1_1_1 = -2.0*I1_1_2*v1_0 + 2.0*I1_0_1*qd[0] + 0.44999999999999996*R1_0_1*v1_3;
+    const lanes_t dI1_1_2 = I1_0_2*qd[0] + I1_1_1*v1_0 - I1_0_1*v1_1 - I1_2_2*v1_0 - 1.5*c1_2*v1_4;
+    const lanes_t dI1_2_2 = -2.0*I1_0_2*v1_1 + 2.0*I1_1_2*v1_0 + 0.44999999999999996*R1_0_1*v1_3 + 0.44999999999999996*R1_1_1*v1_4;
+    const lanes_t dAdq1_0 = cq0*x0 - Phid1_1*qd[0];
+    const lanes_t dAdq1_1 = Phid1_0*qd[0] + sq0*x0;
+    const lanes_t dAdq1_3 = 9.81*cq0 - Phid1_4*qd[0] - 0.2*sq0*x0;
+    const lanes_t dAdq1_4 = 9.81*sq0 + Phid1_3*qd[0] + 0.2*cq0*x0;
+    const lanes_t dI2_0_0 = -2.0*I2_0_1*qd[0] + 2.0*I2_0_2*v2_1 + 2.0*c2_1*v2_4 + 2.0*c2_2*v2_5;
+    const lanes_t dI2_0_1 = I2_0_0*qd[0] + I2_1_2*v2_1 - I2_0_2*v2_0 - I2_1_1*qd[0] - c2_0*v2_4 - c2_1*v2_3;
+    const lanes_t dI2_0_2 = I2_0_1*v2_0 + I2_2_2*v2_1 - I2_0_0*v2_1 - I2_1_2*qd[0] - c2_0*v2_5 - c2_2*v2_3;
+    const lanes_t dI2_1_1 = -2.0*I2_1_2*v2_0 + 2.0*I2_0_1*qd[0] + 2.0*c2_0*v2_3 + 2.0*c2_2*v2_5;
+    const lanes_t dI2_1_2 = I2_0_2*qd[0] + I2_1_1*v2_0 - I2_0_1*v2_1 - I2_2_2*v2_0 - c2_1*v2_5 - c2_2*v2_4;
+    const lanes_t dI2_2_2 = -2.0*I2_0_2*v2_1 + 2.0*I2_1_2*v2_0 + 2.0*c2_0*v2_3 + 2.0*c2_1*v2_4;
+    const lanes_t dAdq2_0 = Phid2_2*v1_1 + cq0*x0 - Phid1_1*qd[0];
+    const lanes_t dAdq2_1 = Phid1_0*qd[0] + sq0*x0 - Phid2_2*v1_0;
+    const lanes_t dAdq2_2 = Phid1_1*v1_0 - Phid1_0*v1_1 - a1_0_1*cq0 - a1_1_1*sq0;
+    const lanes_t dAdq2_3 = 9.81*cq0 + Phi2_2*a1_1_1 + Phid2_2*v1_4 + Phid2_5*v1_1 - Phi2_1*x0 - Phid2_4*qd[0];
+    const lanes_t dAdq2_4 = 9.81*sq0 + Phi2_0*x0 + Phid2_3*qd[0] - Phi2_2*a1_0_1 - Phid2_2*v1_3 - Phid2_5*v1_0;
+    const lanes_t dAdq2_5 = Phi2_1*a1_0_1 + Phid1_1*v1_3 + Phid2_4*v1_0 - Phi2_0*a1_1_1 - Phid1_0*v1_4 - Phid2_3*v1_1 - a1_3_1*cq0 - a1_4_1*sq0;
+    const lanes_t dI3_0_0 = -2.0*I3_0_1*v3_2 + 2.0*I3_0_2*v3_1 + 1.4*c3_1*v3_4 + 1.4*c3_2*v3_5;
+    const lanes_t dI3_0_1 = I3_0_0*v3_2 + I3_1_2*v3_1 - I3_0_2*v3_0 - I3_1_1*v3_2 - 0.7*c3_0*v3_4 - 0.7*c3_1*v3_3;
+    const lanes_t dI3_0_2 = I3_0_1*v3_0 + I3_2_2*v3_1 - I3_0_0*v3_1 - I3_1_2*v3_2 - 0.7*c3_0*v3_5 - 0.7*c3_2*v3_3;
+    const lanes_t dI3_1_1 = -2.0*I3_1_2*v3_0 + 2.0*I3_0_1*v3_2 + 1.4*c3_0*v3_3 + 1.4*c3_2*v3_5;
+    const lanes_t dI3_1_2 = I3_0_2*v3_2 + I3_1_1*v3_0 - I3_0_1*v3_1 - I3_2_2*v3_0 - 0.7*c3_1*v3_5 - 0.7*c3_2*v3_4;
+    const lanes_t dI3_2_2 = -2.0*I3_0_2*v3_1 + 2.0*I3_1_2*v3_0 + 1.4*c3_0*v3_3 + 1.4*c3_1*v3_4;
+    const lanes_t dAdq3_0 = Phid3_2*v2_1 + R2_2_1*a2_1_1 - Phid3_1*qd[0] - R2_1_1*a2_2_1;
+    const lanes_t dAdq3_1 = Phid3_0*qd[0] + R2_0_1*a2_2_1 - Phid3_2*v2_0 - R2_2_1*a2_0_1;
+    const lanes_t dAdq3_2 = Phid3_1*v2_0 + R2_1_1*a2_0_1 - Phid3_0*v2_1 - R2_0_1*a2_1_1;
+    const lanes_t dAdq3_3 = Phi3_2*a2_1_1 + Phid3_2*v2_4 + Phid3_5*v2_1 + R2_2_1*a2_4_1 - Phi3_1*a2_2_1 - Phid3_1*v2_5 - Phid3_4*qd[0] - R2_1_1*a2_5_1;
+    const lanes_t dAdq3_4 = Phi3_0*a2_2_1 + Phid3_0*v2_5 + Phid3_3*qd[0] + R2_0_1*a2_5_1 - Phi3_2*a2_0_1 - Phid3_2*v2_3 - Phid3_5*v2_0 - R2_2_1*a2_3_1;
+    const lanes_t dAdq3_5 = Phi3_1*a2_0_1 + Phid3_1*v2_3 + Phid3_4*v2_0 + R2_1_1*a2_3_1 - Phi3_0*a2_1_1 - Phid3_0*v2_4 - Phid3_3*v2_1 - R2_0_1*a2_4_1;
+    const lanes_t f2_0_3 = f2_0_2 + f3_0_1;
+    const lanes_t f2_1_3 = f2_1_2 + f3_1_1;
+    const lanes_t f2_2_3 = f2_2_2 + f3_2_1;
+    const lanes_t f2_3_3 = f2_3_2 + f3_3_1;
+    const lanes_t f2_4_3 = f2_4_2 + f3_4_1;
+    const lanes_t f2_5_3 = f2_5_2 + f3_5_1;
+    const lanes_t f1_0_3 = f1_0_2 + f2_0_3;
+    const lanes_t f1_1_3 = f1_1_2 + f2_1_3;
+    const lanes_t f1_3_3 = f1_3_2 + f2_3_3;
+    const lanes_t f1_4_3 = f1_4_2 + f2_4_3;
+    const lanes_t dI2_0_0_1 = dI2_0_0 + dI3_0_0;
+    const lanes_t dI2_0_1_1 = dI2_0_1 + dI3_0_1;
+    const lanes_t dI2_0_2_1 = dI2_0_2 + dI3_0_2;
+    const lanes_t dI2_0_5 = h2_4 + h3_4;
+    const lanes_t dI2_1_1_1 = dI2_1_1 + dI3_1_1;
+    const lanes_t dI2_1_2_1 = dI2_1_2 + dI3_1_2;
+    const lanes_t dI2_1_3 = h2_5 + h3_5;
+    const lanes_t dI2_2_2_1 = dI2_2_2 + dI3_2_2;
+    const lanes_t dI2_2_4 = h2_3 + h3_3;
+    const lanes_t dI1_0_0_1 = dI1_0_0 + dI2_0_0_1;
+    const lanes_t dI1_0_1_1 = dI1_0_1 + dI2_0_1_1;
+    const lanes_t dI1_0_2_1 = dI1_0_2 + dI2_0_2_1;
+    const lanes_t dI1_0_5 = dI2_0_5 + h1_4;
+    const lanes_t dI1_1_1_1 = dI1_1_1 + dI2_1_1_1;
+    const lanes_t dI1_1_2_1 = dI1_1_2 + dI2_1_2_1;
+    const lanes_t dI1_1_3 = dI2_1_3 + h1_5;
+    const lanes_t dI1_2_2_1 = dI1_2_2 + dI2_2_2_1;
+    const lanes_t dI1_2_4 = dI2_2_4 + h1_3;
+    const lanes_t h2_0_1 = h2_0 + h3_0;
+    const lanes_t h2_1_1 = h2_1 + h3_1;
+    const lanes_t h2_2_1 = h2_2 + h3_2;
+    const lanes_t h1_0_1 = h1_0 + h2_0_1;
+    const lanes_t h1_1_1 = h1_1 + h2_1_1;
+    const lanes_t h1_2_1 = h1_2 + h2_2_1;
+    const lanes_t E3_0 = Phi3_2*h3_4 + R2_0_1*dI3_0_0 + R2_1_1*dI3_0_1 + R2_2_1*dI3_0_2 - Phi3_1*h3_5;
+    const lanes_t E3_1 = Phi3_0*h3_5 + R2_0_1*dI3_0_1 + R2_1_1*dI3_1_1 + R2_2_1*dI3_1_2 - Phi3_2*h3_3;
+    const lanes_t E3_2 = Phi3_1*h3_3 + R2_0_1*dI3_0_2 + R2_1_1*dI3_1_2 + R2_2_1*dI3_2_2 - Phi3_0*h3_4;
+    const lanes_t E3_3 = R2_1_1*h3_5 - R2_2_1*h3_4;
+    const lanes_t E3_4 = R2_2_1*h3_3 - R2_0_1*h3_5;
+    const lanes_t E3_5 = R2_0_1*h3_4 - R2_1_1*h3_3;
+    const lanes_t Q3_0 = Phi3_1*h3_5 + R2_1_1*h3_2 - Phi3_2*h3_4 - R2_2_1*h3_1;
+    const lanes_t Q3_1 = Phi3_2*h3_3 + R2_2_1*h3_0 - Phi3_0*h3_5 - R2_0_1*h3_2;
+    const lanes_t Q3_2 = Phi3_0*h3_4 + R2_0_1*h3_1 - Phi3_1*h3_3 - R2_1_1*h3_0;
+    const lanes_t F3_3_0 = E3_0 - Q3_0;
+    const lanes_t F3_3_1 = E3_1 - Q3_1;
+    const lanes_t F3_3_2 = E3_2 - Q3_2;
+    const lanes_t dFdq3_0 = I3_0_0*dAdq3_0 + I3_0_1*dAdq3_1 + I3_0_2*dAdq3_2 + Phid3_0*dI3_0_0 + Phid3_1*dI3_0_1 + Phid3_1*h3_2 + Phid3_2*dI3_0_2 - Phid3_2*h3_1 + 0.7*c3_1*dAdq3_5 - 0.7*c3_2*dAdq3_4;
+    const lanes_t dFdq3_1 = I3_0_1*dAdq3_0 + I3_1_1*dAdq3_1 + I3_1_2*dAdq3_2 + Phid3_0*dI3_0_1 + Phid3_1*dI3_1_1 + Phid3_2*dI3_1_2 + Phid3_2*h3_0 - Phid3_0*h3_2 + 0.7*c3_2*dAdq3_3 - 0.7*c3_0*dAdq3_5;
+    const lanes_t dFdq3_2 = I3_0_2*dAdq3_0 + I3_1_2*dAdq3_1 + I3_2_2*dAdq3_2 + Phid3_0*dI3_0_2 + Phid3_0*h3_1 + Phid3_1*dI3_1_2 + Phid3_2*dI3_2_2 - Phid3_1*h3_0 + 0.7*c3_0*dAdq3_4 - 0.7*c3_1*dAdq3_3;
+    const lanes_t dFdq3_3 = 0.7*dAdq3_3 - 2.0*Phid3_2*h3_4 + 2.0*Phid3_1*h3_5 + 0.7*c3_2*dAdq3_1 - 0.7*c3_1*dAdq3_2;
+    const lanes_t dFdq3_4 = 0.7*dAdq3_4 - 2.0*Phid3_0*h3_5 + 2.0*Phid3_2*h3_3 + 0.7*c3_0*dAdq3_2 - 0.7*c3_2*dAdq3_0;
+    const lanes_t dFdq3_5 = 0.7*dAdq3_5 - 2.0*Phid3_1*h3_3 + 2.0*Phid3_0*h3_4 + 0.7*c3_1*dAdq3_0 - 0.7*c3_0*dAdq3_1;
+    const lanes_t dFdv3_0 = E3_0 + Q3_0 + 2.0*I3_0_0*Phid3_0 + 2.0*I3_0_1*Phid3_1 + 2.0*I3_0_2*Phid3_2 + 1.4*Phid3_5*c3_1 - 1.4*Phid3_4*c3_2;
+    const lanes_t dFdv3_1 = E3_1 + Q3_1 + 2.0*I3_0_1*Phid3_0 + 2.0*I3_1_1*Phid3_1 + 2.0*I3_1_2*Phid3_2 + 1.4*Phid3_3*c3_2 - 1.4*Phid3_5*c3_0;
+    const lanes_t dFdv3_2 = E3_2 + Q3_2 + 2.0*I3_0_2*Phid3_0 + 2.0*I3_1_2*Phid3_1 + 2.0*I3_2_2*Phid3_2 + 1.4*Phid3_4*c3_0 - 1.4*Phid3_3*c3_1;
+    const lanes_t dFdv3_3 = 2.0*E3_3 + 1.4*Phid3_3 + 1.4*Phid3_1*c3_2 - 1.4*Phid3_2*c3_1;
+    const lanes_t dFdv3_4 = 2.0*E3_4 + 1.4*Phid3_4 + 1.4*Phid3_2*c3_0 - 1.4*Phid3_0*c3_2;
+    const lanes_t dFdv3_5 = 2.0*E3_5 + 1.4*Phid3_5 + 1.4*Phid3_0*c3_1 - 1.4*Phid3_1*c3_0;
+    const lanes_t dFdq3_0_1 = dFdq3_0 + Phi3_1*f3_5_1 + R2_1_1*f3_2_1 - Phi3_2*f3_4_1 - R2_2_1*f3_1_1;
+    const lanes_t dFdq3_1_1 = dFdq3_1 + Phi3_2*f3_3_1 + R2_2_1*f3_0_1 - Phi3_0*f3_5_1 - R2_0_1*f3_2_1;
+    const lanes_t dFdq3_2_1 = dFdq3_2 + Phi3_0*f3_4_1 + R2_0_1*f3_1_1 - Phi3_1*f3_3_1 - R2_1_1*f3_0_1;
+    const lanes_t dFdq3_3_1 = dFdq3_3 + R2_1_1*f3_5_1 - R2_2_1*f3_4_1;
+    const lanes_t dFdq3_4_1 = dFdq3_4 + R2_2_1*f3_3_1 - R2_0_1*f3_5_1;
+    const lanes_t dFdq3_5_1 = dFdq3_5 + R2_0_1*f3_4_1 - R2_1_1*f3_3_1;
+    const lanes_t E2_0 = Phi2_2*dI2_0_5 + dI2_0_0_1*sq0 - Phi2_1*dI2_1_3 - cq0*dI2_0_1_1;
+    const lanes_t E2_1 = Phi2_0*dI2_1_3 + dI2_0_1_1*sq0 - Phi2_2*dI2_2_4 - cq0*dI2_1_1_1;
+    const lanes_t E2_2 = Phi2_1*dI2_2_4 + dI2_0_2_1*sq0 - Phi2_0*dI2_0_5 - cq0*dI2_1_2_1;
+    const lanes_t E2_3 = -cq0*dI2_1_3;
+    const lanes_t E2_4 = -dI2_1_3*sq0;
+    const lanes_t E2_5 = cq0*dI2_2_4 + dI2_0_5*sq0;
+    const lanes_t Q2_0 = Phi2_1*dI2_1_3 - Phi2_2*dI2_0_5 - cq0*h2_2_1;
+    const lanes_t Q2_1 = Phi2_2*dI2_2_4 - Phi2_0*dI2_1_3 - h2_2_1*sq0;
+    const lanes_t Q2_2 = Phi2_0*dI2_0_5 + cq0*h2_0_1 + h2_1_1*sq0 - Phi2_1*dI2_2_4;
+    const lanes_t F3_2_0 = E2_0 - Q2_0;
+    const lanes_t F3_2_1 = E2_1 - Q2_1;
+    const lanes_t F3_2_2 = E2_2 - Q2_2;
+    const lanes_t dFdq2_0 = IC2_0_0*dAdq2_0 + IC2_0_1*dAdq2_1 + IC2_0_2*dAdq2_2 + IC2_0_5*dAdq2_5 + Phid1_0*dI2_0_0_1 + Phid1_1*dI2_0_1_1 + Phid1_1*h2_2_1 + Phid2_2*dI2_0_2_1 - IC2_1_3*dAdq2_4 - Phid2_2*h2_1_1;
+    const lanes_t dFdq2_1 = IC2_0_1*dAdq2_0 + IC2_1_1*dAdq2_1 + IC2_1_2*dAdq2_2 + IC2_1_3*dAdq2_3 + Phid1_0*dI2_0_1_1 + Phid1_1*dI2_1_1_1 + Phid2_2*dI2_1_2_1 + Phid2_2*h2_0_1 - IC2_2_4*dAdq2_5 - Phid1_0*h2_2_1;
+    const lanes_t dFdq2_2 = IC2_0_2*dAdq2_0 + IC2_1_2*dAdq2_1 + IC2_2_2*dAdq2_2 + IC2_2_4*dAdq2_4 + Phid1_0*dI2_0_2_1 + Phid1_0*h2_1_1 + Phid1_1*dI2_1_2_1 + Phid2_2*dI2_2_2_1 - IC2_0_5*dAdq2_3 - Phid1_1*h2_0_1;
+    const lanes_t dFdq2_3 = 1.7*dAdq2_3 + IC2_1_3*dAdq2_1 - IC2_0_5*dAdq2_2 - 2.0*Phid2_2*dI2_0_5 + 2.0*Phid1_1*dI2_1_3;
+    const lanes_t dFdq2_4 = 1.7*dAdq2_4 + IC2_2_4*dAdq2_2 - IC2_1_3*dAdq2_0 - 2.0*Phid1_0*dI2_1_3 + 2.0*Phid2_2*dI2_2_4;
+    const lanes_t dFdq2_5 = 1.7*dAdq2_5 + IC2_0_5*dAdq2_0 - IC2_2_4*dAdq2_1 - 2.0*Phid1_1*dI2_2_4 + 2.0*Phid1_0*dI2_0_5;
+    const lanes_t dFdv2_0 = E2_0 + Q2_0 - 2.0*IC2_1_3*Phid2_4 + 2.0*IC2_0_0*Phid1_0 + 2.0*IC2_0_1*Phid1_1 + 2.0*IC2_0_2*Phid2_2 + 2.0*IC2_0_5*Phid2_5;
+    const lanes_t dFdv2_1 = E2_1 + Q2_1 - 2.0*IC2_2_4*Phid2_5 + 2.0*IC2_0_1*Phid1_0 + 2.0*IC2_1_1*Phid1_1 + 2.0*IC2_1_2*Phid2_2 + 2.0*IC2_1_3*Phid2_3;
+    const lanes_t dFdv2_2 = E2_2 + Q2_2 - 2.0*IC2_0_5*Phid2_3 + 2.0*IC2_0_2*Phid1_0 + 2.0*IC2_1_2*Phid1_1 + 2.0*IC2_2_2*Phid2_2 + 2.0*IC2_2_4*Phid2_4;
+    const lanes_t dFdv2_3 = 2.0*E2_3 + 3.4*Phid2_3 - 2.0*IC2_0_5*Phid2_2 + 2.0*IC2_1_3*Phid1_1;
+    const lanes_t dFdv2_4 = 2.0*E2_4 + 3.4*Phid2_4 - 2.0*IC2_1_3*Phid1_0 + 2.0*IC2_2_4*Phid2_2;
+    const lanes_t dFdv2_5 = 2.0*E2_5 + 3.4*Phid2_5 - 2.0*IC2_2_4*Phid1_1 + 2.0*IC2_0_5*Phid1_0;
+    const lanes_t dFdq2_0_1 = dFdq2_0 + Phi2_1*f2_5_3 - Phi2_2*f2_4_3 - cq0*f2_2_3;
+    const lanes_t dFdq2_1_1 = dFdq2_1 + Phi2_2*f2_3_3 - Phi2_0*f2_5_3 - f2_2_3*sq0;
+    const lanes_t dFdq2_2_1 = dFdq2_2 + Phi2_0*f2_4_3 + cq0*f2_0_3 + f2_1_3*sq0 - Phi2_1*f2_3_3;
+    const lanes_t dFdq2_3_1 = dFdq2_3 - cq0*f2_5_3;
+    const lanes_t dFdq2_4_1 = dFdq2_4 - f2_5_3*sq0;
+    const lanes_t E1_0 = dI1_0_0_1*sq0 - cq0*dI1_0_1_1 - 0.2*dI1_1_3*sq0;
+    const lanes_t E1_1 = dI1_0_1_1*sq0 - cq0*dI1_1_1_1 + 0.2*cq0*dI1_1_3;
+    const lanes_t E1_2 = dI1_0_2_1*sq0 - cq0*dI1_1_2_1 + 0.2*dI1_2_4*sq0 - 0.2*cq0*dI1_0_5;
+    const lanes_t E1_3 = -cq0*dI1_1_3;
+    const lanes_t E1_4 = -dI1_1_3*sq0;
+    const lanes_t Q1_0 = -cq0*h1_2_1 + 0.2*dI1_1_3*sq0;
+    const lanes_t Q1_1 = -h1_2_1*sq0 - 0.2*cq0*dI1_1_3;
+    const lanes_t Q1_2 = cq0*h1_0_1 + h1_1_1*sq0 + 0.2*cq0*dI1_0_5 - 0.2*dI1_2_4*sq0;
+    const lanes_t F3_1_2 = E1_2 - Q1_2;
+    const lanes_t dFdq1_0 = IC1_0_0*dAdq1_0 + IC1_0_1*dAdq1_1 + Phid1_0*dI1_0_0_1 + Phid1_1*dI1_0_1_1 + Phid1_1*h1_2_1 - IC1_1_3*dAdq1_4;
+    const lanes_t dFdq1_1 = IC1_0_1*dAdq1_0 + IC1_1_1*dAdq1_1 + IC1_1_3*dAdq1_3 + Phid1_0*dI1_0_1_1 + Phid1_1*dI1_1_1_1 - Phid1_0*h1_2_1;
+    const lanes_t dFdq1_2 = IC1_0_2*dAdq1_0 + IC1_1_2*dAdq1_1 + IC1_2_4*dAdq1_4 + Phid1_0*dI1_0_2_1 + Phid1_0*h1_1_1 + Phid1_1*dI1_1_2_1 - IC1_0_5*dAdq1_3 - Phid1_1*h1_0_1;
+    const lanes_t dFdq1_3 = 3.2*dAdq1_3 + IC1_1_3*dAdq1_1 + 2.0*Phid1_1*dI1_1_3;
+    const lanes_t dFdq1_4 = 3.2*dAdq1_4 - IC1_1_3*dAdq1_0 - 2.0*Phid1_0*dI1_1_3;
+    const lanes_t dFdv1_0 = E1_0 + Q1_0 - 2.0*IC1_1_3*Phid1_4 + 2.0*IC1_0_0*Phid1_0 + 2.0*IC1_0_1*Phid1_1;
+    const lanes_t dFdv1_1 = E1_1 + Q1_1 + 2.0*IC1_0_1*Phid1_0 + 2.0*IC1_1_1*Phid1_1 + 2.0*IC1_1_3*Phid1_3;
+    const lanes_t dFdv1_2 = E1_2 + Q1_2 - 2.0*IC1_0_5*Phid1_3 + 2.0*IC1_0_2*Phid1_0 + 2.0*IC1_1_2*Phid1_1 + 2.0*IC1_2_4*Phid1_4;
+    const lanes_t dFdv1_3 = 2.0*E1_3 + 6.4*Phid1_3 + 2.0*IC1_1_3*Phid1_1;
+    const lanes_t dFdv1_4 = 2.0*E1_4 + 6.4*Phid1_4 - 2.0*IC1_1_3*Phid1_0;
+    const lanes_t dFdq1_2_1 = dFdq1_2 + cq0*f1_0_3 + f1_1_3*sq0 + 0.2*cq0*f1_4_3 - 0.2*f1_3_3*sq0;
+    const lanes_t dtau_dq_1_1 = cq0*dFdq1_1 - dFdq1_0*sq0 - 0.2*cq0*dFdq1_3 - 0.2*dFdq1_4*sq0;
+    const lanes_t dtau_dq_1_2 = cq0*dFdq2_1_1 - dFdq2_0_1*sq0 - 0.2*cq0*dFdq2_3_1 - 0.2*dFdq2_4_1*sq0;
+    const lanes_t dtau_dq_1_3 = cq0*dFdq3_1_1 - dFdq3_0_1*sq0 - 0.2*cq0*dFdq3_3_1 - 0.2*dFdq3_4_1*sq0;
+    const lanes_t dtau_dq_2_1 = -F2_2_0*dAdq1_0 - F2_2_1*dAdq1_1 - F2_2_3*dAdq1_3 - F2_2_4*dAdq1_4 - F3_2_0*Phid1_0 - F3_2_1*Phid1_1;
+    const lanes_t dtau_dq_2_2 = cq0*dFdq2_1 - Phi2_0*dFdq2_3 - Phi2_1*dFdq2_4 - Phi2_2*dFdq2_5 - dFdq2_0*sq0;
+    const lanes_t dtau_dq_2_3 = cq0*dFdq3_1_1 - Phi2_0*dFdq3_3_1 - Phi2_1*dFdq3_4_1 - Phi2_2*dFdq3_5_1 - dFdq3_0_1*sq0;
+    const lanes_t dtau_dq_3_1 = -F2_3_0*dAdq1_0 - F2_3_1*dAdq1_1 - F2_3_3*dAdq1_3 - F2_3_4*dAdq1_4 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1;
+    const lanes_t dtau_dq_3_2 = -F2_3_0*dAdq2_0 - F2_3_1*dAdq2_1 - F2_3_2*dAdq2_2 - F2_3_3*dAdq2_3 - F2_3_4*dAdq2_4 - F2_3_5*dAdq2_5 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1 - F3_3_2*Phid2_2;
+    const lanes_t dtau_dq_3_3 = -Phi3_0*dFdq3_3 - Phi3_1*dFdq3_4 - Phi3_2*dFdq3_5 - R2_0_1*dFdq3_0 - R2_1_1*dFdq3_1 - R2_2_1*dFdq3_2;
+    const lanes_t z2_1 = dtau_dq_2_1 - L3_2*dtau_dq_3_1;
+    const lanes_t z1_2 = dtau_dq_1_1 - L3_1*dtau_dq_3_1;
+    const lanes_t z0_3 = -dFdq1_2_1 - L3_0*dtau_dq_3_1;
+    const lanes_t z1_3 = z1_2 - L2_1*z2_1;
+    const lanes_t z0_4 = z0_3 - L2_0*z2_1;
+    const lanes_t z0_5 = z0_4 - L1_0*z1_3;
+    const lanes_t x0_1 = Dinv0*z0_5;
+    const lanes_t x1_1 = Dinv1*z1_3 - L1_0*x0_1;
+    const lanes_t x2_1 = Dinv2*z2_1 - L2_0*x0_1 - L2_1*x1_1;
+    const lanes_t x3_1 = Dinv3*dtau_dq_3_1 - L3_0*x0_1 - L3_1*x1_1 - L3_2*x2_1;
+    const lanes_t z2_2 = dtau_dq_2_2 - L3_2*dtau_dq_3_2;
+    const lanes_t z1_4 = dtau_dq_1_2 - L3_1*dtau_dq_3_2;
+    const lanes_t z0_6 = -dFdq2_2_1 - L3_0*dtau_dq_3_2;
+    const lanes_t z1_5 = z1_4 - L2_1*z2_2;
+    const lanes_t z0_7 = z0_6 - L2_0*z2_2;
+    const lanes_t z0_8 = z0_7 - L1_0*z1_5;
+    const lanes_t x0_2 = Dinv0*z0_8;
+    const lanes_t x1_2 = Dinv1*z1_5 - L1_0*x0_2;
+    const lanes_t x2_2 = Dinv2*z2_2 - L2_0*x0_2 - L2_1*x1_2;
+    const lanes_t x3_2 = Dinv3*dtau_dq_3_2 - L3_0*x0_2 - L3_1*x1_2 - L3_2*x2_2;
+    const lanes_t z2_3 = dtau_dq_2_3 - L3_2*dtau_dq_3_3;
+    const lanes_t z1_6 = dtau_dq_1_3 - L3_1*dtau_dq_3_3;
+    const lanes_t z0_9 = -dFdq3_2_1 - L3_0*dtau_dq_3_3;
+    const lanes_t z1_7 = z1_6 - L2_1*z2_3;
+    const lanes_t z0_10 = z0_9 - L2_0*z2_3;
+    const lanes_t z0_11 = z0_10 - L1_0*z1_7;
+    const lanes_t x0_3 = Dinv0*z0_11;
+    const lanes_t x1_3 = Dinv1*z1_7 - L1_0*x0_3;
+    const lanes_t x2_3 = Dinv2*z2_3 - L2_0*x0_3 - L2_1*x1_3;
+    const lanes_t x3_3 = Dinv3*dtau_dq_3_3 - L3_0*x0_3 - L3_1*x1_3 - L3_2*x2_3;
+    const lanes_t dtau_dqd_1_1 = cq0*dFdv1_1 - dFdv1_0*sq0 - 0.2*cq0*dFdv1_3 - 0.2*dFdv1_4*sq0;
+    const lanes_t dtau_dqd_1_2 = cq0*dFdv2_1 - dFdv2_0*sq0 - 0.2*cq0*dFdv2_3 - 0.2*dFdv2_4*sq0;
+    const lanes_t dtau_dqd_1_3 = cq0*dFdv3_1 - dFdv3_0*sq0 - 0.2*cq0*dFdv3_3 - 0.2*dFdv3_4*sq0;
+    const lanes_t dtau_dqd_2_1 = F3_2_1*cq0 - F3_2_0*sq0 - 2.0*F2_2_0*Phid1_0 - 2.0*F2_2_1*Phid1_1 - 2.0*F2_2_3*Phid1_3 - 2.0*F2_2_4*Phid1_4;
+    const lanes_t dtau_dqd_2_2 = cq0*dFdv2_1 - Phi2_0*dFdv2_3 - Phi2_1*dFdv2_4 - Phi2_2*dFdv2_5 - dFdv2_0*sq0;
+    const lanes_t dtau_dqd_2_3 = cq0*dFdv3_1 - Phi2_0*dFdv3_3 - Phi2_1*dFdv3_4 - Phi2_2*dFdv3_5 - dFdv3_0*sq0;
+    const lanes_t dtau_dqd_3_1 = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_3*Phid1_3 - 2.0*F2_3_4*Phid1_4;
+    const lanes_t dtau_dqd_3_2 = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_2*Phid2_2 - 2.0*F2_3_3*Phid2_3 - 2.0*F2_3_4*Phid2_4 - 2.0*F2_3_5*Phid2_5;
+    const lanes_t dtau_dqd_3_3 = -Phi3_0*dFdv3_3 - Phi3_1*dFdv3_4 - Phi3_2*dFdv3_5 - R2_0_1*dFdv3_0 - R2_1_1*dFdv3_1 - R2_2_1*dFdv3_2;
+    const lanes_t z2_4 = -F3_2_2 + F3_3_2*L3_2;
+    const lanes_t z1_8 = -F3_1_2 + F3_3_2*L3_1;
+    const lanes_t z0_12 = -dI1_2_2_1 + F3_3_2*L3_0;
+    const lanes_t z1_9 = z1_8 - L2_1*z2_4;
+    const lanes_t z0_13 = z0_12 - L2_0*z2_4;
+    const lanes_t z0_14 = z0_13 - L1_0*z1_9;
+    const lanes_t x0_4 = Dinv0*z0_14;
+    const lanes_t x1_4 = Dinv1*z1_9 - L1_0*x0_4;
+    const lanes_t x2_4 = Dinv2*z2_4 - L2_0*x0_4 - L2_1*x1_4;
+    const lanes_t x3_4 = -Dinv3*F3_3_2 - L3_0*x0_4 - L3_1*x1_4 - L3_2*x2_4;
+    const lanes_t z2_5 = dtau_dqd_2_1 - L3_2*dtau_dqd_3_1;
+    const lanes_t z1_10 = dtau_dqd_1_1 - L3_1*dtau_dqd_3_1;
+    const lanes_t z0_15 = -dFdv1_2 - L3_0*dtau_dqd_3_1;
+    const lanes_t z1_11 = z1_10 - L2_1*z2_5;
+    const lanes_t z0_16 = z0_15 - L2_0*z2_5;
+    const lanes_t z0_17 = z0_16 - L1_0*z1_11;
+    const lanes_t x0_5 = Dinv0*z0_17;
+    const lanes_t x1_5 = Dinv1*z1_11 - L1_0*x0_5;
+    const lanes_t x2_5 = Dinv2*z2_5 - L2_0*x0_5 - L2_1*x1_5;
+    const lanes_t x3_5 = Dinv3*dtau_dqd_3_1 - L3_0*x0_5 - L3_1*x1_5 - L3_2*x2_5;
+    const lanes_t z2_6 = dtau_dqd_2_2 - L3_2*dtau_dqd_3_2;
+    const lanes_t z1_12 = dtau_dqd_1_2 - L3_1*dtau_dqd_3_2;
+    const lanes_t z0_18 = -dFdv2_2 - L3_0*dtau_dqd_3_2;
+    const lanes_t z1_13 = z1_12 - L2_1*z2_6;
+    const lanes_t z0_19 = z0_18 - L2_0*z2_6;
+    const lanes_t z0_20 = z0_19 - L1_0*z1_13;
+    const lanes_t x0_6 = Dinv0*z0_20;
+    const lanes_t x1_6 = Dinv1*z1_13 - L1_0*x0_6;
+    const lanes_t x2_6 = Dinv2*z2_6 - L2_0*x0_6 - L2_1*x1_6;
+    const lanes_t x3_6 = Dinv3*dtau_dqd_3_2 - L3_0*x0_6 - L3_1*x1_6 - L3_2*x2_6;
+    const lanes_t z2_7 = dtau_dqd_2_3 - L3_2*dtau_dqd_3_3;
+    const lanes_t z1_14 = dtau_dqd_1_3 - L3_1*dtau_dqd_3_3;
+    const lanes_t z0_21 = -dFdv3_2 - L3_0*dtau_dqd_3_3;
+    const lanes_t z1_15 = z1_14 - L2_1*z2_7;
+    const lanes_t z0_22 = z0_21 - L2_0*z2_7;
+    const lanes_t z0_23 = z0_22 - L1_0*z1_15;
+    const lanes_t x0_7 = Dinv0*z0_23;
+    const lanes_t x1_7 = Dinv1*z1_15 - L1_0*x0_7;
+    const lanes_t x2_7 = Dinv2*z2_7 - L2_0*x0_7 - L2_1*x1_7;
+    const lanes_t x3_7 = Dinv3*dtau_dqd_3_3 - L3_0*x0_7 - L3_1*x1_7 - L3_2*x2_7;
+    dqdd_dq[1] = x0_1;
+    dqdd_dq[2] = x0_2;
+    dqdd_dq[3] = x0_3;
+    dqdd_dq[5] = x1_1;
+    dqdd_dq[6] = x1_2;
+    dqdd_dq[7] = x1_3;
+    dqdd_dq[9] = x2_1;
+    dqdd_dq[10] = x2_2;
+    dqdd_dq[11] = x2_3;
+    dqdd_dq[13] = x3_1;
+    dqdd_dq[14] = x3_2;
+    dqdd_dq[15] = x3_3;
+    dqdd_dqd[0] = x0_4;
+    dqdd_dqd[1] = x0_5;
+    dqdd_dqd[2] = x0_6;
+    dqdd_dqd[3] = x0_7;
+    dqdd_dqd[4] = x1_4;
+    dqdd_dqd[5] = x1_5;
+    dqdd_dqd[6] = x1_6;
+    dqdd_dqd[7] = x1_7;
+    dqdd_dqd[8] = x2_4;
+    dqdd_dqd[9] = x2_5;
+    dqdd_dqd[10] = x2_6;
+    dqdd_dqd[11] = x2_7;
+    dqdd_dqd[12] = x3_4;
+    dqdd_dqd[13] = x3_5;
+    dqdd_dqd[14] = x3_6;
+    dqdd_dqd[15] = x3_7;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void forward_dynamics_derivatives_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict dqdd_dq, double *restrict dqdd_dqd)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t in_qd[4];
+        lanes_t in_tau[4];
+        lanes_t out_dqdd_dq[16];
+        lanes_t out_dqdd_dqd[16];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_tau[k_][l_] = tau[(b_ + l_) * 4 + k_];
+        }
+        memset(out_dqdd_dq, 0, sizeof out_dqdd_dq);
+        memset(out_dqdd_dqd, 0, sizeof out_dqdd_dqd);
+        forward_dynamics_derivatives_lanes(in_q, in_qd, in_tau, out_dqdd_dq, out_dqdd_dqd);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 16; ++k_)
+                dqdd_dq[(b_ + l_) * 16 + k_] = out_dqdd_dq[k_][l_];
+            for (int k_ = 0; k_ < 16; ++k_)
+                dqdd_dqd[(b_ + l_) * 16 + k_] = out_dqdd_dqd[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_forward_dynamics_derivatives(q + b_ * 4, qd + b_ * 4, tau + b_ * 4, dqdd_dq + b_ * 16, dqdd_dqd + b_ * 16);
+    }
+}
+
 void arm4_forward_dynamics_derivatives_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict dqdd_dq, double *restrict dqdd_dqd)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_forward_dynamics_derivatives(q + (size_t)b * 4, qd + (size_t)b * 4, tau + (size_t)b * 4, dqdd_dq + (size_t)b * 16, dqdd_dqd + (size_t)b * 16);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            forward_dynamics_derivatives_span(n_, q + b_ * 4, qd + b_ * 4, tau + b_ * 4, dqdd_dq + b_ * 16, dqdd_dqd + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_forward_dynamics_derivatives(q + b * 4, qd + b * 4, tau + b * 4, dqdd_dq + b * 16, dqdd_dqd + b * 16);
-    }
+    forward_dynamics_derivatives_span(count, q, qd, tau, dqdd_dq, dqdd_dqd);
 }
 
 void arm4_forward_dynamics_derivatives_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict dqdd_dq, double *restrict dqdd_dqd)
@@ -3298,26 +6146,104 @@ void arm4_frame_placement(const double *restrict q, double *restrict oMf)
     arm4_frame_placement_update(q, oMf);
 }
 
+
+#if ARM4_LANES > 1
+/* frame_placement of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void frame_placement_lanes(const lanes_t *restrict q, lanes_t *restrict oMf)
+{
+    const lanes_t cq0 = lanes_cos(q[0]);
+    const lanes_t sq0 = lanes_sin(q[0]);
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t R1_0_0 = cq0*cq1;
+    const lanes_t R1_0_1 = -cq0*sq1;
+    const lanes_t R1_1_0 = cq1*sq0;
+    const lanes_t R1_1_1 = -sq0*sq1;
+    const lanes_t p0_2_2 = 0.2 + 0.3*cq1;
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
+    const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
+    const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
+    const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
+    const lanes_t R2_2_0 = cq1*sq2 + cq2*sq1;
+    const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
+    const lanes_t p0_3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
+    const lanes_t p0_3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
+    const lanes_t p0_3_2 = p0_2_2 + 0.25*R2_2_1;
+    const lanes_t cq3 = lanes_cos(q[3]);
+    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
+    const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
+    const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
+    const lanes_t R3_1_1 = cq0*cq3 - R2_1_0*sq3;
+    const lanes_t R3_2_0 = R2_2_0*cq3;
+    const lanes_t R3_2_1 = -R2_2_0*sq3;
+    const lanes_t pf0_0 = p0_3_0 + 0.04*R2_0_1;
+    const lanes_t pf0_1 = p0_3_1 + 0.04*R2_1_1;
+    const lanes_t pf0_2 = p0_3_2 + 0.04*R2_2_1;
+    oMf[0] = R3_0_0;
+    oMf[1] = R3_0_1;
+    oMf[2] = R2_0_1;
+    oMf[3] = pf0_0;
+    oMf[4] = R3_1_0;
+    oMf[5] = R3_1_1;
+    oMf[6] = R2_1_1;
+    oMf[7] = pf0_1;
+    oMf[8] = R3_2_0;
+    oMf[9] = R3_2_1;
+    oMf[10] = R2_2_1;
+    oMf[11] = pf0_2;
+    oMf[15] = lanes_splat(1.0);
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void frame_placement_span(size_t count, const double *restrict q, double *restrict oMf)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t out_oMf[16];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+        }
+        memset(out_oMf, 0, sizeof out_oMf);
+        frame_placement_lanes(in_q, out_oMf);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 16; ++k_)
+                oMf[(b_ + l_) * 16 + k_] = out_oMf[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_frame_placement(q + b_ * 4, oMf + b_ * 16);
+    }
+}
+
 void arm4_frame_placement_batch_threads(size_t count, int threads, const double *restrict q, double *restrict oMf)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_frame_placement(q + (size_t)b * 4, oMf + (size_t)b * 16);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            frame_placement_span(n_, q + b_ * 4, oMf + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_frame_placement(q + b * 4, oMf + b * 16);
-    }
+    frame_placement_span(count, q, oMf);
 }
 
 void arm4_frame_placement_batch(size_t count, const double *restrict q, double *restrict oMf)
@@ -3397,26 +6323,109 @@ void arm4_frame_jacobian(const double *restrict q, double *restrict J)
     arm4_frame_jacobian_update(q, J);
 }
 
+
+#if ARM4_LANES > 1
+/* frame_jacobian of ARM4_LANES states at once: argument k of lane l is state l's. */
+static void frame_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict J)
+{
+    const lanes_t cq0 = lanes_cos(q[0]);
+    const lanes_t sq0 = lanes_sin(q[0]);
+    const lanes_t cq1 = lanes_cos(q[1]);
+    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t R1_0_0 = cq0*cq1;
+    const lanes_t R1_0_1 = -cq0*sq1;
+    const lanes_t R1_1_0 = cq1*sq0;
+    const lanes_t R1_1_1 = -sq0*sq1;
+    const lanes_t p0_2_2 = 0.2 + 0.3*cq1;
+    const lanes_t cq2 = lanes_cos(q[2]);
+    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
+    const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
+    const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
+    const lanes_t p0_3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
+    const lanes_t p0_3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
+    const lanes_t p0_3_2 = p0_2_2 + 0.25*R2_2_1;
+    const lanes_t pf0_0 = p0_3_0 + 0.04*R2_0_1;
+    const lanes_t pf0_1 = p0_3_1 + 0.04*R2_1_1;
+    const lanes_t pf0_2 = p0_3_2 + 0.04*R2_2_1;
+    const lanes_t Jv0_3_0 = R2_1_1*(pf0_2 - p0_3_2) - R2_2_1*(pf0_1 - p0_3_1);
+    const lanes_t Jv0_3_1 = R2_2_1*(pf0_0 - p0_3_0) - R2_0_1*(pf0_2 - p0_3_2);
+    const lanes_t Jv0_3_2 = R2_0_1*(pf0_1 - p0_3_1) - R2_1_1*(pf0_0 - p0_3_0);
+    const lanes_t Jv0_2_0 = -cq0*(pf0_2 - p0_2_2);
+    const lanes_t Jv0_2_1 = -sq0*(pf0_2 - p0_2_2);
+    const lanes_t Jv0_2_2 = cq0*(pf0_0 - 0.3*R1_0_1) + sq0*(pf0_1 - 0.3*R1_1_1);
+    const lanes_t Jv0_1_0 = -cq0*(-0.2 + pf0_2);
+    const lanes_t Jv0_1_1 = -sq0*(-0.2 + pf0_2);
+    const lanes_t Jv0_1_2 = cq0*pf0_0 + pf0_1*sq0;
+    const lanes_t j0 = -cq0;
+    J[0] = -pf0_1;
+    J[1] = Jv0_1_0;
+    J[2] = Jv0_2_0;
+    J[3] = Jv0_3_0;
+    J[4] = pf0_0;
+    J[5] = Jv0_1_1;
+    J[6] = Jv0_2_1;
+    J[7] = Jv0_3_1;
+    J[9] = Jv0_1_2;
+    J[10] = Jv0_2_2;
+    J[11] = Jv0_3_2;
+    J[13] = sq0;
+    J[14] = sq0;
+    J[15] = R2_0_1;
+    J[17] = j0;
+    J[18] = j0;
+    J[19] = R2_1_1;
+    J[20] = lanes_splat(1.0);
+    J[23] = R2_2_1;
+}
+#endif
+
+/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
+static void frame_jacobian_span(size_t count, const double *restrict q, double *restrict J)
+{
+    size_t b_ = 0;
+#if ARM4_LANES > 1
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t in_q[4];
+        lanes_t out_J[24];
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 4; ++k_)
+                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
+        }
+        memset(out_J, 0, sizeof out_J);
+        frame_jacobian_lanes(in_q, out_J);
+        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
+            for (int k_ = 0; k_ < 24; ++k_)
+                J[(b_ + l_) * 24 + k_] = out_J[k_][l_];
+        }
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_frame_jacobian(q + b_ * 4, J + b_ * 24);
+    }
+}
+
 void arm4_frame_jacobian_batch_threads(size_t count, int threads, const double *restrict q, double *restrict J)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
-        const long long items = (long long)count;
+        /* groups of LANES states, as the serial loop makes them (so no result depends on the
+         * thread count), one contiguous chunk of groups per thread */
+        const long long groups_ = (long long)((count + ARM4_LANES - 1) / ARM4_LANES);
         if (threads <= 0)
             threads = omp_get_max_threads();
-        /* one contiguous chunk of states per thread: each writes its own part of the outputs */
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long b = 0; b < items; ++b) {
-            arm4_frame_jacobian(q + (size_t)b * 4, J + (size_t)b * 24);
+        for (long long grp_ = 0; grp_ < groups_; ++grp_) {
+            const size_t b_ = (size_t)grp_ * ARM4_LANES;
+            const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
+            frame_jacobian_span(n_, q + b_ * 4, J + b_ * 24);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    for (size_t b = 0; b < count; ++b) {
-        arm4_frame_jacobian(q + b * 4, J + b * 24);
-    }
+    frame_jacobian_span(count, q, J);
 }
 
 void arm4_frame_jacobian_batch(size_t count, const double *restrict q, double *restrict J)

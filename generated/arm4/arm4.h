@@ -27,6 +27,20 @@
 
 #define ARM4_NQ 4
 #define ARM4_NV 4
+/* Batches compute groups of ARM4_LANES consecutive states together (GCC/Clang vector
+ * extensions: 4 with AVX, else 2; define ARM4_NO_LANES to compute each alone), states
+ * b * LANES to b * LANES + LANES - 1 of a batch in one group whatever the threads: a batch's
+ * result may differ from one-state calls in the last bits (the compiler contracts a * b + c
+ * into FMAs differently in the two codes), never with the thread count. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(ARM4_NO_LANES)
+#ifdef __AVX__
+#define ARM4_LANES 4
+#else
+#define ARM4_LANES 2
+#endif
+#else
+#define ARM4_LANES 1
+#endif
 #ifndef ARM4_PARALLEL_MIN
 #define ARM4_PARALLEL_MIN 64  /* smaller batches run serially: starting threads costs more */
 #endif

@@ -22,6 +22,9 @@ from .render import render
 C_PART_SIZE = 200
 #: functions up to this many statements stay whole (they compile in well under a second)
 C_SPLIT_ABOVE = 2000
+#: a whole function with at most this many output entries also gets a lanes version for batches
+#: (its inputs and outputs for LANES states live on the stack: 4 x 8 bytes an entry)
+LANES_MAX_OUT = 1024
 
 
 def _comments(robot, assignments):
@@ -130,7 +133,7 @@ def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -
     parameters = robot_parameters(robot)
     ctx = {
         "header": header_lines(robot, opts, version), "name": name, "prefix": name, "PREFIX": name.upper(),
-        "n": robot.n, "nq": robot.nq, "functions": contexts,
+        "n": robot.n, "nq": robot.nq, "functions": contexts, "lanes_max_out": LANES_MAX_OUT,
         "robot_literal": py_literal(robot.name), "robot_comment": comment_text(robot.name),
         "joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.joint_names) + ")",
         "link_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.link_names) + ")",

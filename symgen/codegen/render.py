@@ -2,6 +2,7 @@
 lines; they do no math."""
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,13 +19,32 @@ def templates_dir() -> Path:
     raise BuildError(f"{here}: symgen's templates folder is missing (broken installation)")
 
 
+_TRIG = re.compile(r"\b(sin|cos)\(")
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_]")          # an identifier, not a number's exponent
+
+
+def lane_expr(c: str) -> str:
+    """A printed C expression on doubles as the same expression on ``lanes_t`` (several states
+    at once, GCC's vector extension): sin and cos lane by lane, a constant splatted to every lane
+    (arithmetic mixes vectors and scalars as it is)."""
+    c = _TRIG.sub(r"lanes_\1(", c)
+    return c if _NAME.search(c) else f"lanes_splat({c})"
+
+
+def lane_lhs(lhs: str) -> str:
+    """``const double t`` as ``const lanes_t t``; a work-array slot ``w[k]`` as it is."""
+    return lhs.replace("const double ", "const lanes_t ", 1)
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True, autoescape=False,
     )
+    env.filters.update(lane_expr=lane_expr, lane_lhs=lane_lhs)
+    return env
 
 
 def render(template: str, context: dict) -> str:

@@ -167,11 +167,15 @@ static void parallel(chunk_fn run, const void *job, size_t count, int threads)
         run(job, 0, count);
         return;
     }
+    /* whole groups of LANES states per chunk (the last takes the rest): each state computed by
+     * the code a serial batch uses for it, so threads change no bit */
+    const size_t groups = (count + ARM4_LANES - 1) / ARM4_LANES;
     for (k = 0; k < parts; ++k) {
+        const size_t g = groups / parts + (k < groups % parts);
         chunks[k].run = run;
         chunks[k].job = job;
         chunks[k].first = first;
-        chunks[k].count = count / parts + (k < count % parts);
+        chunks[k].count = k + 1 == parts ? count - first : g * ARM4_LANES;
         first += chunks[k].count;
     }
     for (k = 1; k < parts; ++k)
@@ -2418,9 +2422,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_d44250b3", NULL, -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_c937198a", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__arm4_ext_d44250b3(void)
+PyMODINIT_FUNC PyInit__arm4_ext_c937198a(void)
 {
     PyObject *m = PyModule_Create(&module);
 #ifdef _OPENMP
