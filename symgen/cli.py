@@ -271,15 +271,18 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
               "casadi: the bench extra).")
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 99),
               help="Run the C loop in this many fresh processes; report the median of their medians.")
+@click.option("--cppadcg", is_flag=True, help="Also time Pinocchio's own generated code (CppADCodeGen: tau, Minv, "
+              "qdd, dtau, dqdd), compiled with the same flags, checked against Pinocchio first (needs --urdf and "
+              "cmeel-cppadcodegen: the cppadcg extra; builds its harness once, minutes).")
 def bench_command(package, urdf, functions, flags, repeats, min_time, compile_timeout, pin_cpp, json_path, casadi,
-                  processes):
+                  processes, cppadcg):
     """Time a generated package: its C in a C loop and from Python, beside Pinocchio."""
     from .bench import bench_package, format_report
     from .bench.cloop import DEFAULT_FLAGS
 
     result = bench_package(package, urdf=urdf, quantities=Q.parse(functions, "--functions"),
                            flags=flags or DEFAULT_FLAGS, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
-                           pin_cpp=pin_cpp, casadi=casadi, processes=processes)
+                           pin_cpp=pin_cpp, casadi=casadi, processes=processes, cppadcg=cppadcg)
     click.echo(format_report(result))
     if json_path:
         import json

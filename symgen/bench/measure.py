@@ -205,11 +205,13 @@ def prepare_casadi(m: Measurement, urdf, manifest: dict, quantities):
 
 def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS,
                   repeats: int = 7, min_time: float = 0.05, compile_timeout: float | None = None,
-                  pin_cpp: str = "build", batch: int = 10_000, casadi: bool = False, processes: int = 1) -> dict:
+                  pin_cpp: str = "build", batch: int = 10_000, casadi: bool = False, processes: int = 1,
+                  cppadcg: bool = False) -> dict:
     """Everything ``symgen bench`` reports for one package, as a JSON-ready dict: per quantity,
     µs per call of the C loop, the Python call (one state; per state in a batch), and Pinocchio
     from Python and C++ on ``urdf`` when given; with ``casadi``, CasADi's generated C of the same
-    robot in the same C loop (op counts beside ours)."""
+    robot in the same C loop (op counts beside ours); with ``cppadcg``, Pinocchio's own generated
+    code (CppADCodeGen, :mod:`symgen.bench.cppadcg`)."""
     settings = Settings(flags=flags, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
                         batch=batch, update=True, pin_cpp=pin_cpp, casadi=casadi, processes=processes)
     manifest = read_manifest(package_dir)
@@ -218,4 +220,7 @@ def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str 
     time_package(m, package_dir, quantities, settings, rival=rival)
     if urdf is not None:
         time_pinocchio(m, urdf, quantities, dimensions(manifest)[1], settings)
+    if cppadcg:
+        from . import cppadcg as cg
+        cg.measure(m, package_dir, urdf, manifest, quantities, settings)
     return bench_result(m, package_dir, manifest, quantities, flags)

@@ -15,14 +15,17 @@ import numpy as np
 from .harness import compiler_version
 from .pin import pin_version
 
-RATIO_PAIRS = (("pin_cpp", "c_loop"), ("pin_cpp_n_c", "c_loop"), ("pin_py", "c_py_single"), ("casadi_c", "c_loop"))
+RATIO_PAIRS = (("pin_cpp", "c_loop"), ("pin_cpp_n_c", "c_loop"), ("pin_py", "c_py_single"), ("casadi_c", "c_loop"),
+               ("cppadcg", "c_loop"), ("cppadcg_eval", "c_loop"))
 
 BENCH_LABELS = {"c_loop": "generated C, C loop",
                 "c_loop_update": "generated C, C loop, _update (no zeroing)", "c_py_single": "generated C from Python, one state",
                 "c_py_batch": "generated C from Python, per state in a batch",
                 "pin_cpp": "Pinocchio C++", "pin_cpp_n_c": "Pinocchio C++, n x computeCoriolisMatrix",
                 "pin_py": "Pinocchio from Python",
-                "casadi_c": "CasADi's generated C, same C loop"}
+                "casadi_c": "CasADi's generated C, same C loop",
+                "cppadcg": "Pinocchio's generated code (CppADCodeGen)",
+                "cppadcg_eval": "... through Pinocchio's evalFunction"}
 
 
 def ratios(us: dict, spread: dict) -> dict:
@@ -49,6 +52,8 @@ def bench_result(measurement, package_dir, manifest: dict, quantities, flags: st
               "ratios": {qty: ratios(us[qty], spread_us[qty]) for qty in quantities}}
     if "casadi" in measurement.info:
         result["casadi"] = casadi_summary(measurement.info["casadi"], manifest, quantities)
+    if "cppadcg" in measurement.info:
+        result["cppadcg"] = measurement.info["cppadcg"]
     return result
 
 
@@ -93,6 +98,12 @@ def format_report(result: dict) -> str:
             o, c = ops["symgen"], ops["casadi"]
             lines.append(f"  ops {qty}: symgen {o.get('total', '?')} ({o.get('trig', '?')} sin/cos), "
                          f"CasADi {c['total']} ({c['trig']} sin/cos, {c['neg']} negations)")
+    cg = result.get("cppadcg")
+    if cg:
+        v = cg["versions"]
+        lines.append(f"CppADCodeGen {v['cppadcodegen']} (CppAD {v['cppad']}, Pinocchio {v['pinocchio']}), compiled with "
+                     f"{cg['flags']}; checked against Pinocchio, max relative error "
+                     + ", ".join(f"{q} {e:.1e}" for q, e in cg["check"].items()))
     for note, where in grouped_notes(result["notes"].items()).items():
         lines.append(f"note {', '.join(where)}: {note}")
     return "\n".join(lines)
