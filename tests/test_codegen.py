@@ -425,3 +425,16 @@ def test_a_big_c_file_compiles_as_parallel_units_that_give_the_same_binding(tmp_
     for f in support.FUNCTIONS:
         got, expected = support.call(pkg.c, f, q, qd, qdd), support.call(pkg.numpy, f, q, qd, qdd)
         support.assert_agree(Q_.flat(got), Q_.flat(expected), f"{f} from the split compile (seed 4)")
+
+
+def test_a_build_on_several_processes_writes_the_same_bytes(tmp_path, monkeypatch):
+    """The sweeps traced and printed by forked workers (SYMGEN_JOBS=3) give the files one process
+    writes, byte for byte."""
+    robot = robots.make("tree", 5, 4)
+    opts = BuildOptions(quantities=("M", "C", "Gamma", "tau", "qdd", "dtau", "Y", "J"), compile=False)
+    written = {}
+    for jobs in ("1", "3"):
+        monkeypatch.setenv("SYMGEN_JOBS", jobs)
+        path = build(robot, tmp_path / jobs, opts=opts).path
+        written[jobs] = {p.name: p.read_bytes() for p in sorted(path.iterdir())}
+    assert written["1"] == written["3"]

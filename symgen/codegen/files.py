@@ -125,10 +125,10 @@ def _embedding(robot):
     return getattr(robot, "embedding", None)
 
 
-def generate(robot, name: str, opts, functions: dict, ops: dict, version: str) -> dict:
-    """All files of the package as ``{filename: text}``, from the optimized Functions
-    (``{key: Function}``, in build order) and their op counts (``{function name: counts}``)."""
-    contexts = [function_context(robot, fn, key) for key, fn in functions.items()]
+def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) -> dict:
+    """All files of the package as ``{filename: text}``, from the printed Functions
+    (:func:`function_context` of each, in build order) and their op counts (``{function name:
+    counts}``)."""
     frames = Q.frames_of(robot, opts.frames)
     parameters = robot_parameters(robot)
     ctx = {
