@@ -136,6 +136,8 @@ void arm4_mass_matrix(const double *restrict q, double *restrict M)
 /* mass_matrix of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void mass_matrix_lanes(const lanes_t *restrict q, lanes_t *restrict M)
 {
+    (void)q;
+    (void)M;
     const lanes_t cq1 = lanes_cos(q[1]);
     const lanes_t sq1 = lanes_sin(q[1]);
     const lanes_t cq2 = lanes_cos(q[2]);
@@ -414,6 +416,9 @@ void arm4_mass_matrix_dot(const double *restrict q, const double *restrict qd, d
 /* mass_matrix_dot of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void mass_matrix_dot_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Mdot)
 {
+    (void)q;
+    (void)qd;
+    (void)Mdot;
     const lanes_t cq1 = lanes_cos(q[1]);
     const lanes_t sq1 = lanes_sin(q[1]);
     const lanes_t cq2 = lanes_cos(q[2]);
@@ -795,6 +800,9 @@ void arm4_coriolis_matrix(const double *restrict q, const double *restrict qd, d
 /* coriolis_matrix of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void coriolis_matrix_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict C)
 {
+    (void)q;
+    (void)qd;
+    (void)C;
     const lanes_t cq1 = lanes_cos(q[1]);
     const lanes_t sq1 = lanes_sin(q[1]);
     const lanes_t cq2 = lanes_cos(q[2]);
@@ -1281,6 +1289,8 @@ void arm4_christoffel(const double *restrict q, double *restrict Gamma)
 /* christoffel of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void christoffel_lanes(const lanes_t *restrict q, lanes_t *restrict Gamma)
 {
+    (void)q;
+    (void)Gamma;
     const lanes_t cq0 = lanes_cos(q[0]);
     const lanes_t sq0 = lanes_sin(q[0]);
     const lanes_t cq1 = lanes_cos(q[1]);
@@ -1673,6 +1683,10 @@ void arm4_inverse_dynamics(const double *restrict q, const double *restrict qd, 
 /* inverse_dynamics of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void inverse_dynamics_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qdd, lanes_t *restrict tau)
 {
+    (void)q;
+    (void)qd;
+    (void)qdd;
+    (void)tau;
     const lanes_t cq1 = lanes_cos(q[1]);
     const lanes_t sq1 = lanes_sin(q[1]);
     const lanes_t cq2 = lanes_cos(q[2]);
@@ -1848,6 +1862,8 @@ void arm4_gravity(const double *restrict q, double *restrict g)
 /* gravity of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void gravity_lanes(const lanes_t *restrict q, lanes_t *restrict g)
 {
+    (void)q;
+    (void)g;
     const lanes_t cq1 = lanes_cos(q[1]);
     const lanes_t sq1 = lanes_sin(q[1]);
     const lanes_t cq2 = lanes_cos(q[2]);
@@ -2024,6 +2040,11 @@ void arm4_slotine_li(const double *restrict q, const double *restrict qd, const 
 /* slotine_li of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void slotine_li_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict tau_sl)
 {
+    (void)q;
+    (void)qd;
+    (void)qd_r;
+    (void)qdd_r;
+    (void)tau_sl;
     const lanes_t cq1 = lanes_cos(q[1]);
     const lanes_t sq1 = lanes_sin(q[1]);
     const lanes_t cq2 = lanes_cos(q[2]);
@@ -2561,6 +2582,11 @@ void arm4_regressor(const double *restrict q, const double *restrict qd, const d
 /* regressor of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict Y)
 {
+    (void)q;
+    (void)qd;
+    (void)qd_r;
+    (void)qdd_r;
+    (void)Y;
     const lanes_t cq1 = lanes_cos(q[1]);
     const lanes_t sq1 = lanes_sin(q[1]);
     const lanes_t cq2 = lanes_cos(q[2]);
@@ -3100,6 +3126,10 @@ void arm4_forward_dynamics(const double *restrict q, const double *restrict qd, 
 /* forward_dynamics of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void forward_dynamics_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict tau, lanes_t *restrict qdd)
 {
+    (void)q;
+    (void)qd;
+    (void)tau;
+    (void)qdd;
     const lanes_t cq1 = lanes_cos(q[1]);
     const lanes_t sq1 = lanes_sin(q[1]);
     const lanes_t cq2 = lanes_cos(q[2]);
@@ -3400,6 +3430,8 @@ void arm4_mass_matrix_inverse(const double *restrict q, double *restrict Minv)
 /* mass_matrix_inverse of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void mass_matrix_inverse_lanes(const lanes_t *restrict q, lanes_t *restrict Minv)
 {
+    (void)q;
+    (void)Minv;
     const lanes_t cq1 = lanes_cos(q[1]);
     const lanes_t sq1 = lanes_sin(q[1]);
     const lanes_t cq2 = lanes_cos(q[2]);
@@ -3744,6 +3776,11 @@ void arm4_all_terms(const double *restrict q, const double *restrict qd, double 
 /* all_terms of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void all_terms_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict M, lanes_t *restrict C, lanes_t *restrict g)
 {
+    (void)q;
+    (void)qd;
+    (void)M;
+    (void)C;
+    (void)g;
     const lanes_t cq1 = lanes_cos(q[1]);
     const lanes_t sq1 = lanes_sin(q[1]);
     const lanes_t cq2 = lanes_cos(q[2]);
@@ -4393,6 +4430,11 @@ void arm4_inverse_dynamics_derivatives(const double *restrict q, const double *r
 /* inverse_dynamics_derivatives of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void inverse_dynamics_derivatives_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qdd, lanes_t *restrict dtau_dq, lanes_t *restrict dtau_dqd)
 {
+    (void)q;
+    (void)qd;
+    (void)qdd;
+    (void)dtau_dq;
+    (void)dtau_dqd;
     const lanes_t cq0 = lanes_cos(q[0]);
     const lanes_t sq0 = lanes_sin(q[0]);
     const lanes_t cq1 = lanes_cos(q[1]);
@@ -5477,6 +5519,11 @@ void arm4_forward_dynamics_derivatives(const double *restrict q, const double *r
 /* forward_dynamics_derivatives of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void forward_dynamics_derivatives_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict tau, lanes_t *restrict dqdd_dq, lanes_t *restrict dqdd_dqd)
 {
+    (void)q;
+    (void)qd;
+    (void)tau;
+    (void)dqdd_dq;
+    (void)dqdd_dqd;
     const lanes_t cq0 = lanes_cos(q[0]);
     const lanes_t sq0 = lanes_sin(q[0]);
     const lanes_t cq1 = lanes_cos(q[1]);
@@ -6151,6 +6198,8 @@ void arm4_frame_placement(const double *restrict q, double *restrict oMf)
 /* frame_placement of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void frame_placement_lanes(const lanes_t *restrict q, lanes_t *restrict oMf)
 {
+    (void)q;
+    (void)oMf;
     const lanes_t cq0 = lanes_cos(q[0]);
     const lanes_t sq0 = lanes_sin(q[0]);
     const lanes_t cq1 = lanes_cos(q[1]);
@@ -6328,6 +6377,8 @@ void arm4_frame_jacobian(const double *restrict q, double *restrict J)
 /* frame_jacobian of ARM4_LANES states at once: argument k of lane l is state l's. */
 static void frame_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict J)
 {
+    (void)q;
+    (void)J;
     const lanes_t cq0 = lanes_cos(q[0]);
     const lanes_t sq0 = lanes_sin(q[0]);
     const lanes_t cq1 = lanes_cos(q[1]);
