@@ -18,14 +18,9 @@ Two versions, side by side and line for line:
       line 3      velocities add without a transform: v_i = v_p(i) + Phi_i qd_i;
       line 4      the same formula, (v_i x) Phi_i, now the rate of Phi_i(q);
       line 6      BC_i is kept in two parts, BC = Bs + (p x*) with Bs = 1/2 [(v x*) I - I (v x)]
-                  symmetric, of the inertia form, and p = 1/2 I v ((p x*) is antisymmetric);
-                  the sweep carries K = 2 Bs (A' and hd, 9 numbers) and the angular part h of
-                  2 p (3 numbers): the linear part of 2 p is hd (m v + w x h, both), so it is
-                  not carried. Lines 9 and 11 then need BC Phi = E + Q and BC^T Phi = E - Q with
-                  E = Bs Phi, Q = (Phi x*) p; with Phi = [a; b] their hd x b terms cancel in E + Q
-                  and their linear parts in E - Q:
-                      E + Q = [(A' a + a x h) / 2; a x hd],  E - Q = [(A' a - a x h) / 2 + hd x b; 0]
-                  (F3's linear part is zero, so C_ji costs 9 products, not 12);
+                  symmetric, of the inertia form (9 numbers), and p = 1/2 I v ((p x*) is
+                  antisymmetric): 15 numbers instead of 36. Then BC Phi = E + Q and
+                  BC^T Phi = E - Q with E = Bs Phi, Q = (Phi x*) p (lines 9 and 11);
       line 17     the identity: F1..F3 are already in the frame of every Phi_i, so each entry
                   is a dot product;
       lines 24-25 composites add without a congruence.
@@ -35,7 +30,7 @@ Two versions, side by side and line for line:
 from __future__ import annotations
 
 from ..kinematics import body_frames, body_inertia, ground_frames, rate_velocity
-from ..spatial import congruence, crm, cross, cross_motion, factor_B, inertia_rate, inertia_times
+from ..spatial import congruence, crm, cross_force, cross_motion, factor_B, inertia_rate, inertia_times
 
 
 def coriolis(robot, q, qd, bk):
@@ -79,29 +74,21 @@ def coriolis_ground(robot, q, qd, bk):
     """Return (M, Mdot, C) at (q, qd), computed in ground coordinates."""
     n, parent = robot.n, robot.parent
     Phi, I = ground_frames(robot, q, bk)
-    v, Phid, IC, KC, hC = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
+    v, Phid, IC, BsC, pC = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
     for i in range(n):                                                  # line 2
         vJ = Phi[i] * qd[i]
         v[i] = bk.bind(vJ if parent[i] < 0 else v[parent[i]] + vJ, f"v{i}", i)  # line 3
         Phid[i] = bk.bind(cross_motion(rate_velocity(robot, v, Phi, qd, i, bk), Phi[i], bk), f"Phid{i}", i)  # 4
         IC[i] = I[i]                                                    # line 5
-        KC[i] = bk.bind(inertia_rate(v[i], I[i], bk, f"K{i}", i), f"K{i}", i)  # line 6: K = 2 Bs
-        hC[i] = bk.bind(inertia_times(I[i], v[i], bk)[:3], f"h{i}", i)    # 2 p, its angular part
+        BsC[i] = bk.bind(inertia_rate(v[i], I[i], bk) * bk.half, f"Bs{i}", i)   # line 6, eq. (10):
+        pC[i] = bk.bind(inertia_times(I[i], v[i], bk) * bk.half, f"p{i}", i)   # BC = Bs + (p x*)
     M, Mdot, C = bk.zeros((n, n)), bk.zeros((n, n)), bk.zeros((n, n))
     for j in reversed(range(n)):                                        # line 8
-        a, b = Phi[j][:3], Phi[j][3:]
-        A, hd = KC[j][:3, :3], [KC[j][2, 4], KC[j][0, 5], KC[j][1, 3]]  # K = [[A, S(hd)], [S(hd)^T, 0]]
-        X = bk.bind(A @ a, f"X{j}", j)                                     # 2 E = [X + hd x b; a x hd]
-        Y = bk.bind(cross(a, hC[j], bk), f"Y{j}", j)                      # 2 Q = [Y + b x hd; a x hd]
-        ICPhid = inertia_times(IC[j], Phid[j], bk)
-        F1 = bk.zeros(6)                                                # line 9
-        F1[:3] = ICPhid[:3] + bk.bind(X + Y, f"S{j}", j) * bk.half
-        F1[3:] = ICPhid[3:] + cross(a, hd, bk)
-        F1 = bk.bind(F1, f"F1_{j}", j)
+        E = bk.bind(inertia_times(BsC[j], Phi[j], bk), f"E{j}", j)         # Bs Phi_j
+        Q = bk.bind(cross_force(Phi[j], pC[j], bk), f"Q{j}", j)           # (Phi_j x*) p
+        F1 = bk.bind(inertia_times(IC[j], Phid[j], bk) + E + Q, f"F1_{j}", j)  # line 9
         F2 = bk.bind(inertia_times(IC[j], Phi[j], bk), f"F2_{j}", j)       # line 10
-        F3 = bk.zeros(6)                                                # line 11: linear part 0
-        F3[:3] = bk.bind(X - Y, f"D{j}", j) * bk.half + cross(hd, b, bk)
-        F3 = bk.bind(F3, f"F3_{j}", j)
+        F3 = bk.bind(E - Q, f"F3_{j}", j)                                  # line 11
         F13 = bk.bind(F1 + F3, f"F13_{j}", j)                              # F1 + F3, lines 14, 22
         C[j, j] = Phi[j] @ F1                                           # line 12
         M[j, j] = Phi[j] @ F2                                           # line 13
@@ -117,7 +104,7 @@ def coriolis_ground(robot, q, qd, bk):
         p = parent[j]
         if p >= 0:                                                      # lines 24-25
             IC[p] = bk.bind(IC[p] + IC[j], f"IC{p}", p)
-            KC[p] = bk.bind(KC[p] + KC[j], f"K{p}", p)
-            hC[p] = bk.bind(hC[p] + hC[j], f"h{p}", p)
+            BsC[p] = bk.bind(BsC[p] + BsC[j], f"Bs{p}", p)
+            pC[p] = bk.bind(pC[p] + pC[j], f"p{p}", p)
         bk.tick(n - j, n)
     return M, Mdot, C
