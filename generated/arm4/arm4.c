@@ -3022,187 +3022,69 @@ void arm4_forward_dynamics_derivatives_update(const double *restrict q, const do
     const double dFdv1_3 = 2.0*E1_3 + 6.4*Phid1_3 + 2.0*IC1_1_3*Phid1_1;
     const double dFdv1_4 = 2.0*E1_4 + 6.4*Phid1_4 - 2.0*IC1_1_3*Phid1_0;
     const double dFdq1_2_1 = dFdq1_2 + cq0*f1_0_3 + f1_1_3*sq0 + 0.2*cq0*f1_4_3 - 0.2*f1_3_3*sq0;
-    const double dtau_dq_1_1 = cq0*dFdq1_1 - dFdq1_0*sq0 - 0.2*cq0*dFdq1_3 - 0.2*dFdq1_4*sq0;
-    const double dtau_dq_1_2 = cq0*dFdq2_1_1 - dFdq2_0_1*sq0 - 0.2*cq0*dFdq2_3_1 - 0.2*dFdq2_4_1*sq0;
-    const double dtau_dq_1_3 = cq0*dFdq3_1_1 - dFdq3_0_1*sq0 - 0.2*cq0*dFdq3_3_1 - 0.2*dFdq3_4_1*sq0;
-    const double dtau_dq_2_1 = -F2_2_0*dAdq1_0 - F2_2_1*dAdq1_1 - F2_2_3*dAdq1_3 - F2_2_4*dAdq1_4 - F3_2_0*Phid1_0 - F3_2_1*Phid1_1;
-    const double dtau_dq_2_2 = cq0*dFdq2_1 - Phi2_0*dFdq2_3 - Phi2_1*dFdq2_4 - Phi2_2*dFdq2_5 - dFdq2_0*sq0;
-    const double dtau_dq_2_3 = cq0*dFdq3_1_1 - Phi2_0*dFdq3_3_1 - Phi2_1*dFdq3_4_1 - Phi2_2*dFdq3_5_1 - dFdq3_0_1*sq0;
-    const double dtau_dq_3_1 = -F2_3_0*dAdq1_0 - F2_3_1*dAdq1_1 - F2_3_3*dAdq1_3 - F2_3_4*dAdq1_4 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1;
-    const double dtau_dq_3_2 = -F2_3_0*dAdq2_0 - F2_3_1*dAdq2_1 - F2_3_2*dAdq2_2 - F2_3_3*dAdq2_3 - F2_3_4*dAdq2_4 - F2_3_5*dAdq2_5 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1 - F3_3_2*Phid2_2;
-    const double dtau_dq_3_3 = -Phi3_0*dFdq3_3 - Phi3_1*dFdq3_4 - Phi3_2*dFdq3_5 - R2_0_1*dFdq3_0 - R2_1_1*dFdq3_1 - R2_2_1*dFdq3_2;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_1 = dtau_dq_2_1 - L3_2*dtau_dq_3_1;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_2 = dtau_dq_1_1 - L3_1*dtau_dq_3_1;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_3 = -dFdq1_2_1 - L3_0*dtau_dq_3_1;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_3 = z1_2 - L2_1*z2_1;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_4 = z0_3 - L2_0*z2_1;
-    const double z0_5 = z0_4 - L1_0*z1_3;
-    const double x0_1 = Dinv0*z0_5;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_1 = Dinv1*z1_3 - L1_0*x0_1;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_1 = Dinv2*z2_1 - L2_0*x0_1 - L2_1*x1_1;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_1 = Dinv3*dtau_dq_3_1 - L3_0*x0_1 - L3_1*x1_1 - L3_2*x2_1;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_2 = dtau_dq_2_2 - L3_2*dtau_dq_3_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_4 = dtau_dq_1_2 - L3_1*dtau_dq_3_2;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_6 = -dFdq2_2_1 - L3_0*dtau_dq_3_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_5 = z1_4 - L2_1*z2_2;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_7 = z0_6 - L2_0*z2_2;
-    const double z0_8 = z0_7 - L1_0*z1_5;
-    const double x0_2 = Dinv0*z0_8;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_2 = Dinv1*z1_5 - L1_0*x0_2;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_2 = Dinv2*z2_2 - L2_0*x0_2 - L2_1*x1_2;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_2 = Dinv3*dtau_dq_3_2 - L3_0*x0_2 - L3_1*x1_2 - L3_2*x2_2;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_3 = dtau_dq_2_3 - L3_2*dtau_dq_3_3;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_6 = dtau_dq_1_3 - L3_1*dtau_dq_3_3;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_9 = -dFdq3_2_1 - L3_0*dtau_dq_3_3;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_7 = z1_6 - L2_1*z2_3;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_10 = z0_9 - L2_0*z2_3;
-    const double z0_11 = z0_10 - L1_0*z1_7;
-    const double x0_3 = Dinv0*z0_11;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_3 = Dinv1*z1_7 - L1_0*x0_3;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_3 = Dinv2*z2_3 - L2_0*x0_3 - L2_1*x1_3;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_3 = Dinv3*dtau_dq_3_3 - L3_0*x0_3 - L3_1*x1_3 - L3_2*x2_3;
-    const double dtau_dqd_1_1 = cq0*dFdv1_1 - dFdv1_0*sq0 - 0.2*cq0*dFdv1_3 - 0.2*dFdv1_4*sq0;
-    const double dtau_dqd_1_2 = cq0*dFdv2_1 - dFdv2_0*sq0 - 0.2*cq0*dFdv2_3 - 0.2*dFdv2_4*sq0;
-    const double dtau_dqd_1_3 = cq0*dFdv3_1 - dFdv3_0*sq0 - 0.2*cq0*dFdv3_3 - 0.2*dFdv3_4*sq0;
-    const double dtau_dqd_2_1 = F3_2_1*cq0 - F3_2_0*sq0 - 2.0*F2_2_0*Phid1_0 - 2.0*F2_2_1*Phid1_1 - 2.0*F2_2_3*Phid1_3 - 2.0*F2_2_4*Phid1_4;
-    const double dtau_dqd_2_2 = cq0*dFdv2_1 - Phi2_0*dFdv2_3 - Phi2_1*dFdv2_4 - Phi2_2*dFdv2_5 - dFdv2_0*sq0;
-    const double dtau_dqd_2_3 = cq0*dFdv3_1 - Phi2_0*dFdv3_3 - Phi2_1*dFdv3_4 - Phi2_2*dFdv3_5 - dFdv3_0*sq0;
-    const double dtau_dqd_3_1 = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_3*Phid1_3 - 2.0*F2_3_4*Phid1_4;
-    const double dtau_dqd_3_2 = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_2*Phid2_2 - 2.0*F2_3_3*Phid2_3 - 2.0*F2_3_4*Phid2_4 - 2.0*F2_3_5*Phid2_5;
-    const double dtau_dqd_3_3 = -Phi3_0*dFdv3_3 - Phi3_1*dFdv3_4 - Phi3_2*dFdv3_5 - R2_0_1*dFdv3_0 - R2_1_1*dFdv3_1 - R2_2_1*dFdv3_2;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_4 = -F3_2_2 + F3_3_2*L3_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_8 = -F3_1_2 + F3_3_2*L3_1;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_12 = -dI1_2_2_1 + F3_3_2*L3_0;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_9 = z1_8 - L2_1*z2_4;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_13 = z0_12 - L2_0*z2_4;
-    const double z0_14 = z0_13 - L1_0*z1_9;
-    const double x0_4 = Dinv0*z0_14;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_4 = Dinv1*z1_9 - L1_0*x0_4;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_4 = Dinv2*z2_4 - L2_0*x0_4 - L2_1*x1_4;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_4 = -Dinv3*F3_3_2 - L3_0*x0_4 - L3_1*x1_4 - L3_2*x2_4;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_5 = dtau_dqd_2_1 - L3_2*dtau_dqd_3_1;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_10 = dtau_dqd_1_1 - L3_1*dtau_dqd_3_1;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_15 = -dFdv1_2 - L3_0*dtau_dqd_3_1;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_11 = z1_10 - L2_1*z2_5;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_16 = z0_15 - L2_0*z2_5;
-    const double z0_17 = z0_16 - L1_0*z1_11;
-    const double x0_5 = Dinv0*z0_17;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_5 = Dinv1*z1_11 - L1_0*x0_5;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_5 = Dinv2*z2_5 - L2_0*x0_5 - L2_1*x1_5;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_5 = Dinv3*dtau_dqd_3_1 - L3_0*x0_5 - L3_1*x1_5 - L3_2*x2_5;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_6 = dtau_dqd_2_2 - L3_2*dtau_dqd_3_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_12 = dtau_dqd_1_2 - L3_1*dtau_dqd_3_2;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_18 = -dFdv2_2 - L3_0*dtau_dqd_3_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_13 = z1_12 - L2_1*z2_6;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_19 = z0_18 - L2_0*z2_6;
-    const double z0_20 = z0_19 - L1_0*z1_13;
-    const double x0_6 = Dinv0*z0_20;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_6 = Dinv1*z1_13 - L1_0*x0_6;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_6 = Dinv2*z2_6 - L2_0*x0_6 - L2_1*x1_6;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_6 = Dinv3*dtau_dqd_3_2 - L3_0*x0_6 - L3_1*x1_6 - L3_2*x2_6;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_7 = dtau_dqd_2_3 - L3_2*dtau_dqd_3_3;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_14 = dtau_dqd_1_3 - L3_1*dtau_dqd_3_3;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_21 = -dFdv3_2 - L3_0*dtau_dqd_3_3;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_15 = z1_14 - L2_1*z2_7;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_22 = z0_21 - L2_0*z2_7;
-    const double z0_23 = z0_22 - L1_0*z1_15;
-    const double x0_7 = Dinv0*z0_23;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_7 = Dinv1*z1_15 - L1_0*x0_7;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_7 = Dinv2*z2_7 - L2_0*x0_7 - L2_1*x1_7;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_7 = Dinv3*dtau_dqd_3_3 - L3_0*x0_7 - L3_1*x1_7 - L3_2*x2_7;
-    dqdd_dq[1] = x0_1;
-    dqdd_dq[2] = x0_2;
-    dqdd_dq[3] = x0_3;
-    dqdd_dq[5] = x1_1;
-    dqdd_dq[6] = x1_2;
-    dqdd_dq[7] = x1_3;
-    dqdd_dq[9] = x2_1;
-    dqdd_dq[10] = x2_2;
-    dqdd_dq[11] = x2_3;
-    dqdd_dq[13] = x3_1;
-    dqdd_dq[14] = x3_2;
-    dqdd_dq[15] = x3_3;
-    dqdd_dqd[0] = x0_4;
-    dqdd_dqd[1] = x0_5;
-    dqdd_dqd[2] = x0_6;
-    dqdd_dqd[3] = x0_7;
-    dqdd_dqd[4] = x1_4;
-    dqdd_dqd[5] = x1_5;
-    dqdd_dqd[6] = x1_6;
-    dqdd_dqd[7] = x1_7;
-    dqdd_dqd[8] = x2_4;
-    dqdd_dqd[9] = x2_5;
-    dqdd_dqd[10] = x2_6;
-    dqdd_dqd[11] = x2_7;
-    dqdd_dqd[12] = x3_4;
-    dqdd_dqd[13] = x3_5;
-    dqdd_dqd[14] = x3_6;
-    dqdd_dqd[15] = x3_7;
+    dqdd_dq[0] = 0.0;
+    dqdd_dq[1] = -dFdq1_2_1;
+    dqdd_dq[2] = -dFdq2_2_1;
+    dqdd_dq[3] = -dFdq3_2_1;
+    dqdd_dq[4] = 0.0;
+    dqdd_dq[5] = cq0*dFdq1_1 - dFdq1_0*sq0 - 0.2*cq0*dFdq1_3 - 0.2*dFdq1_4*sq0;
+    dqdd_dq[6] = cq0*dFdq2_1_1 - dFdq2_0_1*sq0 - 0.2*cq0*dFdq2_3_1 - 0.2*dFdq2_4_1*sq0;
+    dqdd_dq[7] = cq0*dFdq3_1_1 - dFdq3_0_1*sq0 - 0.2*cq0*dFdq3_3_1 - 0.2*dFdq3_4_1*sq0;
+    dqdd_dq[8] = 0.0;
+    dqdd_dq[9] = -F2_2_0*dAdq1_0 - F2_2_1*dAdq1_1 - F2_2_3*dAdq1_3 - F2_2_4*dAdq1_4 - F3_2_0*Phid1_0 - F3_2_1*Phid1_1;
+    dqdd_dq[10] = cq0*dFdq2_1 - Phi2_0*dFdq2_3 - Phi2_1*dFdq2_4 - Phi2_2*dFdq2_5 - dFdq2_0*sq0;
+    dqdd_dq[11] = cq0*dFdq3_1_1 - Phi2_0*dFdq3_3_1 - Phi2_1*dFdq3_4_1 - Phi2_2*dFdq3_5_1 - dFdq3_0_1*sq0;
+    dqdd_dq[12] = 0.0;
+    dqdd_dq[13] = -F2_3_0*dAdq1_0 - F2_3_1*dAdq1_1 - F2_3_3*dAdq1_3 - F2_3_4*dAdq1_4 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1;
+    dqdd_dq[14] = -F2_3_0*dAdq2_0 - F2_3_1*dAdq2_1 - F2_3_2*dAdq2_2 - F2_3_3*dAdq2_3 - F2_3_4*dAdq2_4 - F2_3_5*dAdq2_5 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1 - F3_3_2*Phid2_2;
+    dqdd_dq[15] = -Phi3_0*dFdq3_3 - Phi3_1*dFdq3_4 - Phi3_2*dFdq3_5 - R2_0_1*dFdq3_0 - R2_1_1*dFdq3_1 - R2_2_1*dFdq3_2;
+    dqdd_dqd[0] = -dI1_2_2_1;
+    dqdd_dqd[1] = -dFdv1_2;
+    dqdd_dqd[2] = -dFdv2_2;
+    dqdd_dqd[3] = -dFdv3_2;
+    dqdd_dqd[4] = -F3_1_2;
+    dqdd_dqd[5] = cq0*dFdv1_1 - dFdv1_0*sq0 - 0.2*cq0*dFdv1_3 - 0.2*dFdv1_4*sq0;
+    dqdd_dqd[6] = cq0*dFdv2_1 - dFdv2_0*sq0 - 0.2*cq0*dFdv2_3 - 0.2*dFdv2_4*sq0;
+    dqdd_dqd[7] = cq0*dFdv3_1 - dFdv3_0*sq0 - 0.2*cq0*dFdv3_3 - 0.2*dFdv3_4*sq0;
+    dqdd_dqd[8] = -F3_2_2;
+    dqdd_dqd[9] = F3_2_1*cq0 - F3_2_0*sq0 - 2.0*F2_2_0*Phid1_0 - 2.0*F2_2_1*Phid1_1 - 2.0*F2_2_3*Phid1_3 - 2.0*F2_2_4*Phid1_4;
+    dqdd_dqd[10] = cq0*dFdv2_1 - Phi2_0*dFdv2_3 - Phi2_1*dFdv2_4 - Phi2_2*dFdv2_5 - dFdv2_0*sq0;
+    dqdd_dqd[11] = cq0*dFdv3_1 - Phi2_0*dFdv3_3 - Phi2_1*dFdv3_4 - Phi2_2*dFdv3_5 - dFdv3_0*sq0;
+    dqdd_dqd[12] = -F3_3_2;
+    dqdd_dqd[13] = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_3*Phid1_3 - 2.0*F2_3_4*Phid1_4;
+    dqdd_dqd[14] = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_2*Phid2_2 - 2.0*F2_3_3*Phid2_3 - 2.0*F2_3_4*Phid2_4 - 2.0*F2_3_5*Phid2_5;
+    dqdd_dqd[15] = -Phi3_0*dFdv3_3 - Phi3_1*dFdv3_4 - Phi3_2*dFdv3_5 - R2_0_1*dFdv3_0 - R2_1_1*dFdv3_1 - R2_2_1*dFdv3_2;
+    /* column loop 0: columns 0 to 3 of dqdd_dq, dqdd_dqd (4 x 4), overwritten
+     * in place; one body for every column, so the compiler vectorizes it across columns */
+    double *const targets_0[2] = { dqdd_dq, dqdd_dqd };
+    for (int t_ = 0; t_ < 2; ++t_) {
+        double *restrict X_ = targets_0[t_];
+        for (int c_ = 0; c_ < 4; ++c_) {
+            const double col0_b0 = X_[0 + c_];
+            const double col0_b1 = X_[4 + c_];
+            const double col0_b2 = X_[8 + c_];
+            const double col0_b3 = X_[12 + c_];
+            const double col0_z2 = col0_b2 - L3_2*col0_b3;
+            const double col0_z1 = col0_b1 - L3_1*col0_b3;
+            const double col0_z0 = col0_b0 - L3_0*col0_b3;
+            const double col0_z1_1 = col0_z1 - L2_1*col0_z2;
+            const double col0_z0_1 = col0_z0 - L2_0*col0_z2;
+            const double col0_z0_2 = col0_z0_1 - L1_0*col0_z1_1;
+            const double col0_x0 = Dinv0*col0_z0_2;
+            const double col0_x1 = Dinv1*col0_z1_1 - L1_0*col0_x0;
+            const double col0_x2 = Dinv2*col0_z2 - L2_0*col0_x0 - L2_1*col0_x1;
+            const double col0_x3 = Dinv3*col0_b3 - L3_0*col0_x0 - L3_1*col0_x1 - L3_2*col0_x2;
+            X_[0 + c_] = col0_x0;
+            X_[4 + c_] = col0_x1;
+            X_[8 + c_] = col0_x2;
+            X_[12 + c_] = col0_x3;
+        }
+    }
 }
 
 /* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. */
 void arm4_forward_dynamics_derivatives(const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict dqdd_dq, double *restrict dqdd_dqd)
 {
-    dqdd_dq[0] = 0.0;
-    dqdd_dq[4] = 0.0;
-    dqdd_dq[8] = 0.0;
-    dqdd_dq[12] = 0.0;
     arm4_forward_dynamics_derivatives_update(q, qd, tau, dqdd_dq, dqdd_dqd);
 }
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from ..model import GRAVITY
 from .crba import crba, crba_ground
+
+#: columns per loop of M^-1's column loop over the identity (see :data:`.aba.COLUMN_BLOCK`)
+COLUMN_BLOCK = 4
 from .rnea import rnea
 
 
@@ -63,6 +66,14 @@ def ltdl_solve(L, Dinv, parent, b, bk):
     return out
 
 
+def solve_dense(L, Dinv, parent, blocks, bk, name="col", symmetric=False, width=None):
+    """M^-1 B for each matrix B of ``blocks`` through the factors, as one loop over the columns
+    (``bk.column_loop``): generated code runs the unrolled single-column solve of
+    :func:`ltdl_solve` once per column, in a loop the compiler vectorizes across columns, where
+    :func:`~symgen.algorithms.derivatives.solve_columns` unrolls every column as scalar code."""
+    return bk.column_loop(lambda b, sub: ltdl_solve(L, Dinv, parent, b, sub), blocks, name, symmetric, width)
+
+
 def _mass_matrix(robot, q, bk, frame):
     return (crba_ground if frame == "ground" else crba)(robot, q, bk)
 
@@ -73,6 +84,19 @@ def forward_dynamics(robot, q, qd, tau, bk, frame="ground", gravity=GRAVITY):
     bias = rnea(robot, q, qd, bk.zeros(robot.n), bk, gravity=gravity)      # C qd + g
     L, Dinv = ltdl(M, robot.parent, bk)
     return ltdl_solve(L, Dinv, robot.parent, tau - bias, bk)
+
+
+def mass_matrix_inverse_dense(robot, q, bk):
+    """M(q)^-1 as M^-1 1, the columns of the identity solved with the factors of the
+    ground-coordinate CRBA's M in column loops (:func:`solve_dense`), one per
+    :data:`COLUMN_BLOCK` columns with those columns' zeros folded; the upper triangle mirrored,
+    exactly symmetric."""
+    n = robot.n
+    L, Dinv = ltdl(crba_ground(robot, q, bk), robot.parent, bk)
+    identity = bk.zeros((n, n))
+    for i in range(n):
+        identity[i, i] = 1
+    return solve_dense(L, Dinv, robot.parent, [identity], bk, "col", symmetric=True, width=COLUMN_BLOCK)[0]
 
 
 def mass_matrix_inverse(robot, q, bk, frame="ground"):
