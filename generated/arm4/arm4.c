@@ -1822,28 +1822,35 @@ void arm4_mass_matrix_inverse_update(const double *restrict q, double *restrict 
     const double Dinv0 = 1.0/H0_0_2;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double Z2_0 = -L2_0 + L1_0*L2_1;
+    /* body 1: link 'upper_arm_link', joint 'joint2' */
+    const double W1_0 = -Dinv0*L1_0;
+    /* body 2: link 'forearm_link', joint 'joint3' */
+    const double W2_1 = -Dinv1*L2_1;
+    const double W2_0 = Dinv0*Z2_0;
+    /* body 3: link 'wrist_link', joint 'joint4' */
+    const double W3_0 = -3225.8064516129034*Dinv0*F3_2;
     const double minv0 = -Dinv0*L1_0;
     const double minv1 = Dinv0*Z2_0;
     const double minv2 = -3225.8064516129034*Dinv0*F3_2;
-    const double minv3 = -Dinv1*L2_1 - Dinv0*L1_0*Z2_0;
-    const double minv4 = 3225.8064516129034*Dinv0*F3_2*L1_0;
-    const double minv5 = -3225.8064516129034*Dinv0*F3_2*Z2_0;
+    const double minv3 = W1_0*Z2_0 - Dinv1*L2_1;
+    const double minv4 = -3225.8064516129034*F3_2*W1_0;
+    const double minv5 = -3225.8064516129034*F3_2*W2_0;
     Minv[0] = Dinv0;
     Minv[1] = minv0;
     Minv[2] = minv1;
     Minv[3] = minv2;
     Minv[4] = minv0;
-    Minv[5] = Dinv1 + Dinv0*L1_0*L1_0;
+    Minv[5] = Dinv1 - L1_0*W1_0;
     Minv[6] = minv3;
     Minv[7] = minv4;
     Minv[8] = minv1;
     Minv[9] = minv3;
-    Minv[10] = Dinv2 + Dinv0*Z2_0*Z2_0 + Dinv1*L2_1*L2_1;
+    Minv[10] = Dinv2 + W2_0*Z2_0 - L2_1*W2_1;
     Minv[11] = minv5;
     Minv[12] = minv2;
     Minv[13] = minv4;
     Minv[14] = minv5;
-    Minv[15] = 3225.8064516129034 + 10405827.26326743*Dinv0*F3_2*F3_2;
+    Minv[15] = 3225.8064516129034 - 3225.8064516129034*F3_2*W3_0;
 }
 
 /* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. */

@@ -1671,29 +1671,36 @@ def _mass_matrix_inverse(q, sin, cos):
     Dinv0 = 1.0/H0_0_2
     # body 2: link 'forearm_link', joint 'joint3'
     Z2_0 = -L2_0 + L1_0*L2_1
+    # body 1: link 'upper_arm_link', joint 'joint2'
+    W1_0 = -Dinv0*L1_0
+    # body 2: link 'forearm_link', joint 'joint3'
+    W2_1 = -Dinv1*L2_1
+    W2_0 = Dinv0*Z2_0
+    # body 3: link 'wrist_link', joint 'joint4'
+    W3_0 = -3225.8064516129034*Dinv0*F3_2
     minv0 = -Dinv0*L1_0
     minv1 = Dinv0*Z2_0
     minv2 = -3225.8064516129034*Dinv0*F3_2
-    minv3 = -Dinv1*L2_1 - Dinv0*L1_0*Z2_0
-    minv4 = 3225.8064516129034*Dinv0*F3_2*L1_0
-    minv5 = -3225.8064516129034*Dinv0*F3_2*Z2_0
+    minv3 = W1_0*Z2_0 - Dinv1*L2_1
+    minv4 = -3225.8064516129034*F3_2*W1_0
+    minv5 = -3225.8064516129034*F3_2*W2_0
     return (
         Dinv0,
         minv0,
         minv1,
         minv2,
         minv0,
-        Dinv1 + Dinv0*L1_0*L1_0,
+        Dinv1 - L1_0*W1_0,
         minv3,
         minv4,
         minv1,
         minv3,
-        Dinv2 + Dinv0*Z2_0*Z2_0 + Dinv1*L2_1*L2_1,
+        Dinv2 + W2_0*Z2_0 - L2_1*W2_1,
         minv5,
         minv2,
         minv4,
         minv5,
-        3225.8064516129034 + 10405827.26326743*Dinv0*F3_2*F3_2,
+        3225.8064516129034 - 3225.8064516129034*F3_2*W3_0,
     )
 
 

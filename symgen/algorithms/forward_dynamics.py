@@ -102,7 +102,8 @@ def mass_matrix_inverse_dense(robot, q, bk):
 def mass_matrix_inverse(robot, q, bk, frame="ground"):
     """M(q)^-1 = L^-1 D^-1 L^-T, exactly symmetric: with Z = L^-1 (unit lower triangular,
     Z_ij != 0 only for j an ancestor of i), (M^-1)_ab = sum over common ancestors k of a and b of
-    Z_ak Z_bk / D_k; each entry computed once for a <= b and mirrored."""
+    Z_ak Z_bk / D_k = sum W_ak Z_bk with W = Z D^-1 formed once (n^3/6 products fewer than
+    dividing in every term); each entry computed once for a <= b and mirrored."""
     n, parent = robot.n, robot.parent
     L, Dinv = ltdl(_mass_matrix(robot, q, bk, frame), parent, bk)
     Z = bk.zeros((n, n))
@@ -117,9 +118,13 @@ def mass_matrix_inverse(robot, q, bk, frame="ground"):
                 k = parent[k]
             Z[i, j] = bk.bind(-acc, f"Z{i}_{j}", i)
             j = parent[j]
+    W = bk.zeros((n, n))                                 # W = Z D^-1, once: a product less per term
+    for a in range(n):
+        for k in robot.ancestors(a):
+            W[a, k] = bk.bind(Z[a, k] * Dinv[k], f"W{a}_{k}", a) if a != k else Dinv[k]
     Minv = bk.zeros((n, n))
     for a in range(n):
         for b in range(a, n):
             common = [k for k in robot.ancestors(a) if k in robot.ancestors(b)]
-            Minv[a, b] = Minv[b, a] = sum((Z[a, k] * Z[b, k] * Dinv[k] for k in common), start=0 * Dinv[0])
+            Minv[a, b] = Minv[b, a] = sum((W[a, k] * Z[b, k] for k in common), start=0 * Dinv[0])
     return Minv
