@@ -36,7 +36,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_3cd6b616"
+    _ext = "_arm4_ext_e5e06e37"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -52,7 +52,7 @@ _best = c if c is not None else numpy
 backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
-manifest_sha256 = "aafb34ecf5b277c03e1dea58cf85a4c35ccafea664355c94b9f33fcc1887dab8"  # manifest.json as built, without its file hashes
+manifest_sha256 = "edc971efc1391e5d267ee75b607ff4e86134d8ccf7d9b855248c79566f3c618e"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

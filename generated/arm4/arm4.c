@@ -3063,46 +3063,28 @@ void arm4_forward_dynamics_derivatives_update(const double *restrict q, const do
     dqdd_dqd[15] = -Phi3_0*dFdv3_3 - Phi3_1*dFdv3_4 - Phi3_2*dFdv3_5 - R2_0_1*dFdv3_0 - R2_1_1*dFdv3_1 - R2_2_1*dFdv3_2;
     /* column loop 0: columns 0 to 3 of dqdd_dq, dqdd_dqd (4 x 4), overwritten
      * in place; one body for every column, so the compiler vectorizes it across columns */
-    {
-        double *restrict X0_ = dqdd_dq;
-        double *restrict X1_ = dqdd_dqd;
+    double *const targets_0[2] = { dqdd_dq, dqdd_dqd };
+    for (int t_ = 0; t_ < 2; ++t_) {
+        double *restrict X_ = targets_0[t_];
         for (int c_ = 0; c_ < 4; ++c_) {
-            const double col0_b0__0 = X0_[0 + c_];
-            const double col0_b0__1 = X1_[0 + c_];
-            const double col0_b1__0 = X0_[4 + c_];
-            const double col0_b1__1 = X1_[4 + c_];
-            const double col0_b2__0 = X0_[8 + c_];
-            const double col0_b2__1 = X1_[8 + c_];
-            const double col0_b3__0 = X0_[12 + c_];
-            const double col0_b3__1 = X1_[12 + c_];
-            const double col0_z2__0 = col0_b2__0 - L3_2*col0_b3__0;
-            const double col0_z2__1 = col0_b2__1 - L3_2*col0_b3__1;
-            const double col0_z1__0 = col0_b1__0 - L3_1*col0_b3__0;
-            const double col0_z1__1 = col0_b1__1 - L3_1*col0_b3__1;
-            const double col0_z0__0 = col0_b0__0 - L3_0*col0_b3__0;
-            const double col0_z0__1 = col0_b0__1 - L3_0*col0_b3__1;
-            const double col0_z1_1__0 = col0_z1__0 - L2_1*col0_z2__0;
-            const double col0_z1_1__1 = col0_z1__1 - L2_1*col0_z2__1;
-            const double col0_z0_1__0 = col0_z0__0 - L2_0*col0_z2__0;
-            const double col0_z0_1__1 = col0_z0__1 - L2_0*col0_z2__1;
-            const double col0_z0_2__0 = col0_z0_1__0 - L1_0*col0_z1_1__0;
-            const double col0_z0_2__1 = col0_z0_1__1 - L1_0*col0_z1_1__1;
-            const double col0_x0__0 = Dinv0*col0_z0_2__0;
-            const double col0_x0__1 = Dinv0*col0_z0_2__1;
-            const double col0_x1__0 = Dinv1*col0_z1_1__0 - L1_0*col0_x0__0;
-            const double col0_x1__1 = Dinv1*col0_z1_1__1 - L1_0*col0_x0__1;
-            const double col0_x2__0 = Dinv2*col0_z2__0 - L2_0*col0_x0__0 - L2_1*col0_x1__0;
-            const double col0_x2__1 = Dinv2*col0_z2__1 - L2_0*col0_x0__1 - L2_1*col0_x1__1;
-            const double col0_x3__0 = Dinv3*col0_b3__0 - L3_0*col0_x0__0 - L3_1*col0_x1__0 - L3_2*col0_x2__0;
-            const double col0_x3__1 = Dinv3*col0_b3__1 - L3_0*col0_x0__1 - L3_1*col0_x1__1 - L3_2*col0_x2__1;
-            X0_[0 + c_] = col0_x0__0;
-            X1_[0 + c_] = col0_x0__1;
-            X0_[4 + c_] = col0_x1__0;
-            X1_[4 + c_] = col0_x1__1;
-            X0_[8 + c_] = col0_x2__0;
-            X1_[8 + c_] = col0_x2__1;
-            X0_[12 + c_] = col0_x3__0;
-            X1_[12 + c_] = col0_x3__1;
+            const double col0_b0 = X_[0 + c_];
+            const double col0_b1 = X_[4 + c_];
+            const double col0_b2 = X_[8 + c_];
+            const double col0_b3 = X_[12 + c_];
+            const double col0_z2 = col0_b2 - L3_2*col0_b3;
+            const double col0_z1 = col0_b1 - L3_1*col0_b3;
+            const double col0_z0 = col0_b0 - L3_0*col0_b3;
+            const double col0_z1_1 = col0_z1 - L2_1*col0_z2;
+            const double col0_z0_1 = col0_z0 - L2_0*col0_z2;
+            const double col0_z0_2 = col0_z0_1 - L1_0*col0_z1_1;
+            const double col0_x0 = Dinv0*col0_z0_2;
+            const double col0_x1 = Dinv1*col0_z1_1 - L1_0*col0_x0;
+            const double col0_x2 = Dinv2*col0_z2 - L2_0*col0_x0 - L2_1*col0_x1;
+            const double col0_x3 = Dinv3*col0_b3 - L3_0*col0_x0 - L3_1*col0_x1 - L3_2*col0_x2;
+            X_[0 + c_] = col0_x0;
+            X_[4 + c_] = col0_x1;
+            X_[8 + c_] = col0_x2;
+            X_[12 + c_] = col0_x3;
         }
     }
 }

@@ -62,23 +62,15 @@ def _output_context(out, entries, pypr, loop_values=None) -> dict:
 
 def _loop_context(fn, lp, number, cpr, pypr) -> dict:
     """What the templates print for one column loop (:class:`~symgen.codegen.program.Loop`): its
-    body in C (one column ``c_`` of each target ``X<t>_``: rows read in, rows overwritten; the
-    targets' copies of the body interleaved statement by statement, their temps suffixed
-    ``__<t>``, so that each factor read serves them all and their dependency chains overlap) and
-    in Python (a nested function of the rows read, each an array over the loop's columns)."""
+    body in C (one column ``c_`` of ``X_``, a target: rows read in, rows overwritten) and in
+    Python (a nested function of the rows read, each an array over the loop's columns)."""
     rows, cols = fn.outputs[lp.targets[0]].shape
-    local = list(lp.column) + [a.temp for a in lp.assignments]
-    copies = [{s: sp.Symbol(f"{s.name}__{t}") for s in local} if len(lp.targets) > 1 else {}
-              for t in range(len(lp.targets))]
     return {
         "number": number, "rows": rows, "cols": cols, "start": lp.start, "stop": lp.stop,
         "symmetric": lp.symmetric, "targets": [fn.outputs[t].name for t in lp.targets],
-        "c_reads": [(copies[t].get(s, s).name, t, i * cols) for s, i in zip(lp.column, lp.rows_in)
-                    for t in range(len(lp.targets))],
-        "c_lines": [{"temp": copies[t].get(a.temp, a.temp).name, "c": cpr.doprint(a.expr.xreplace(copies[t]))}
-                    for a in lp.assignments for t in range(len(lp.targets))],
-        "c_writes": [(t, i * cols, cpr.doprint(sp.sympify(e).xreplace(copies[t])))
-                     for i, e in zip(lp.rows_out, lp.results) for t in range(len(lp.targets))],
+        "column": [(s.name, i * cols) for s, i in zip(lp.column, lp.rows_in)],
+        "c_lines": [{"temp": a.temp.name, "c": cpr.doprint(a.expr)} for a in lp.assignments],
+        "c_results": [(i * cols, cpr.doprint(e)) for i, e in zip(lp.rows_out, lp.results)],
         "py_column": [s.name for s in lp.column],
         "py_lines": [{"temp": a.temp.name, "py": pypr.doprint(a.expr)} for a in lp.assignments],
         "py_results": [pypr.doprint(e) for e in lp.results],

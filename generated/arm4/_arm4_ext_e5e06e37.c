@@ -2418,9 +2418,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_3cd6b616", NULL, -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_e5e06e37", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__arm4_ext_3cd6b616(void)
+PyMODINIT_FUNC PyInit__arm4_ext_e5e06e37(void)
 {
     PyObject *m = PyModule_Create(&module);
 #ifdef _OPENMP
