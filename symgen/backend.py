@@ -40,6 +40,14 @@ class NumericBackend:
     def bind(self, value, name, body=None):
         return value
 
+    def column_loop(self, body, blocks, name, symmetric=False, width=None):
+        """``body(column, bk)`` applied to every column of each matrix of ``blocks`` (the symbolic
+        backend prints it as loops over the columns, see :class:`SymbolicBackend`)."""
+        out = [np.column_stack([body(B[:, c], self) for c in range(B.shape[1])]) for B in blocks]
+        if symmetric:                                   # the upper triangle, mirrored (as printed)
+            out = [np.triu(X) + np.triu(X, 1).T for X in out]
+        return out
+
     def tick(self, done, total):
         """Progress of a long loop (a symbolic run reports it; numbers do not)."""
 
@@ -101,6 +109,8 @@ class SymbolicBackend:
         self.naming = naming
         self._tick = tick
         self.assignments: list = []
+        #: column loops recorded by :meth:`column_loop`, in order
+        self.loops: list = []
         self._trig: dict = {}
         self._known: dict = {}
         self._counts: dict[str, int] = {}
@@ -186,6 +196,53 @@ class SymbolicBackend:
             return e
         known = self._known.get(e)
         return known if known is not None else self._record(name, e, body)
+
+    def column_loop(self, body, blocks, name, symmetric=False, width=None):
+        """``body(column, bk)`` (a map from a column vector to a column vector, linear or not)
+        applied to every column of each matrix of ``blocks`` (all of one shape), recorded as
+        loops over the columns instead of unrolled: the body is traced on symbols of one column
+        (its temps named ``NAMEk_...``, local to the loop), and the returned matrices hold
+        placeholder symbols that the program maps back to the loops
+        (:func:`symgen.codegen.program.make_function`: they must be a function's outputs as they
+        are, each then computed in place from the block's entries). ``width``: one loop per run of
+        that many columns, each traced with the rows that are zero in all its columns as exact
+        zeros; ``symmetric``: the results are symmetric, a loop keeps the rows up to its last
+        column (the upper triangle) and the rest is mirrored. Without naming, the body is
+        applied column by column (unrolled)."""
+        if not self.naming:
+            return NumericBackend.column_loop(self, body, blocks, name, symmetric)
+        sp = self.sp
+        rows, cols = blocks[0].shape
+        width = width or cols
+        segments = []
+        for k, start in enumerate(range(0, cols, width)):
+            stop = min(cols, start + width)
+            rows_in = tuple(i for i in range(rows)
+                            if any(B[i, c] != 0 for B in blocks for c in range(start, stop))) or (0,)
+            sub = SymbolicBackend(prefix=f"{name}{k}_", naming=True)
+            column = np.array([sp.Symbol(f"{name}{k}_b{i}") if i in rows_in else sp.S.Zero for i in range(rows)],
+                              dtype=object).view(SymArray)
+            values = [sp.sympify(x) for x in body(column, sub)]
+            rows_out = tuple(range(min(rows, stop) if symmetric else rows))
+            results = tuple(values[i] for i in rows_out)
+            live = set().union(*(e.free_symbols for e in results))
+            kept = []
+            for sym, expr, tag in reversed(sub.assignments):     # the temps the kept rows need
+                if sym in live:
+                    kept.append((sym, expr, tag))
+                    live |= expr.free_symbols
+            segments.append({"start": start, "stop": stop, "rows_in": rows_in, "rows_out": rows_out,
+                             "column": tuple(column[i] for i in rows_in), "assignments": kept[::-1],
+                             "results": results})
+        out = []
+        for t, B in enumerate(blocks):
+            X = np.empty(B.shape, dtype=object)
+            for idx in np.ndindex(*B.shape):
+                X[idx] = sp.Symbol(f"{name}_X{t}_{idx[0]}_{idx[1]}")
+            out.append(X.view(SymArray))
+        self.loops.append({"name": name, "segments": segments, "symmetric": symmetric,
+                           "blocks": [np.asarray(B) for B in blocks], "placeholders": [np.asarray(X) for X in out]})
+        return out
 
     def _bind_one(self, e, name, body):
         e = self.sp.sympify(e)

@@ -269,6 +269,22 @@ def _minverse_ground(robot, args, bk, opts):
     return {"Minv": alg.minverse_ground(robot, args["q"], bk)}
 
 
+def _minverse_dense(robot, args, bk, opts):
+    """M^-1 as the identity's columns solved with the L^T D L factors of the ground CRBA's M in
+    column loops, which the compiler vectorizes across the columns (see program.loop_cost)."""
+    from .algorithms.forward_dynamics import mass_matrix_inverse_dense
+
+    return {"Minv": mass_matrix_inverse_dense(robot, args["q"], bk)}
+
+
+def _minverse_aba_dense(robot, args, bk, opts):
+    """M^-1 by the dedicated algorithm's passes, the articulated inertias straight-line and
+    the passes over the identity's columns in column loops (see program.loop_cost)."""
+    from .algorithms.aba import minverse_dense
+
+    return {"Minv": minverse_dense(robot, args["q"], bk)}
+
+
 def _all_terms(robot, args, bk, opts):
     """Algorithm 1 and the gravity sweep on one backend: value numbering gives the kinematics and
     composite inertias both read one name each, so the fused call pays for them once."""
@@ -287,6 +303,16 @@ def _fd_derivatives(robot, args, bk, opts):
     from . import algorithms as alg
 
     dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, opts.frame, gravity=opts.gravity)
+    return {"dqdd_dq": dq, "dqdd_dqd": dqd}
+
+
+def _fd_derivatives_dense(robot, args, bk, opts):
+    """The ground sweep with the 2n solves -M^-1 dtau/du as one column loop over the 2n columns,
+    vectorized by the compiler across columns (see program.loop_cost)."""
+    from . import algorithms as alg
+
+    dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, "ground",
+                                               gravity=opts.gravity, dense=True)
     return {"dqdd_dq": dq, "dqdd_dqd": dqd}
 
 
@@ -327,11 +353,12 @@ SWEEPS = {s.name: s for s in (
                                    "and leaf pivots D_i constant (fewer divisions)"), _aba_ground, _aba_body)),
     Sweep("mass_matrix_inverse", ("q",), _mass_matrix_inverse,
           variants=(in_body_frames(_mass_matrix_inverse, "L^T D L of the body-frame CRBA's M: fewest operations "
-                                   "on small robots (panda 2,395, solo12 680, against 3,162 and 1,712)"), _minverse_ground)),
+                                   "on small robots (panda 2,395, solo12 680, against 3,162 and 1,712)"), _minverse_ground,
+                    _minverse_dense, _minverse_aba_dense)),
     Sweep("all_terms", ("q", "qd"), _all_terms,
           variants=(in_body_frames(_all_terms, "ur5 2,161 against 2,642, panda 4,240 against 4,882"),)),
     Sweep("id_derivatives", ("q", "qd", "qdd"), _id_derivatives),
-    Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives),
+    Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives, variants=(_fd_derivatives_dense,)),
     Sweep("frames", ("q",), _frames, inertial=False),
 )}
 

@@ -109,11 +109,8 @@ def _symbolic_program(robot, run, arguments, outputs):
 
 
 def _evaluate(fn, values):
-    """Run a straight-line Function on numbers, one assignment after the other."""
-    env = {s: sp.Float(float(x), 30) for inp in fn.inputs for s, x in zip(inp.symbols, values[inp.name])}
-    for a in fn.assignments:
-        env[a.temp] = a.expr.xreplace(env)
-    return [np.array([float(sp.sympify(e).xreplace(env)) for e in o.exprs]).reshape(o.shape) for o in fn.outputs]
+    """Run a straight-line Function (and its column loops) on numbers, one statement after the other."""
+    return P.evaluate(fn, values)
 
 
 @pytest.mark.parametrize("frame", FRAMES)

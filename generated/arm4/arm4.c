@@ -55,6 +55,7 @@ static inline lanes_t lanes_splat(double x)
 }
 #endif
 
+
 /* @symgen-data: the package's data, defined once (see codegen/package.py: compile units) */
 const char *const arm4_joint_names[4] = {
     "joint1",
@@ -3395,28 +3396,35 @@ void arm4_mass_matrix_inverse_update(const double *restrict q, double *restrict 
     const double Dinv0 = 1.0/H0_0_2;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double Z2_0 = -L2_0 + L1_0*L2_1;
+    /* body 1: link 'upper_arm_link', joint 'joint2' */
+    const double W1_0 = -Dinv0*L1_0;
+    /* body 2: link 'forearm_link', joint 'joint3' */
+    const double W2_1 = -Dinv1*L2_1;
+    const double W2_0 = Dinv0*Z2_0;
+    /* body 3: link 'wrist_link', joint 'joint4' */
+    const double W3_0 = -3225.8064516129034*Dinv0*F3_2;
     const double minv0 = -Dinv0*L1_0;
     const double minv1 = Dinv0*Z2_0;
     const double minv2 = -3225.8064516129034*Dinv0*F3_2;
-    const double minv3 = -Dinv1*L2_1 - Dinv0*L1_0*Z2_0;
-    const double minv4 = 3225.8064516129034*Dinv0*F3_2*L1_0;
-    const double minv5 = -3225.8064516129034*Dinv0*F3_2*Z2_0;
+    const double minv3 = W1_0*Z2_0 - Dinv1*L2_1;
+    const double minv4 = -3225.8064516129034*F3_2*W1_0;
+    const double minv5 = -3225.8064516129034*F3_2*W2_0;
     Minv[0] = Dinv0;
     Minv[1] = minv0;
     Minv[2] = minv1;
     Minv[3] = minv2;
     Minv[4] = minv0;
-    Minv[5] = Dinv1 + Dinv0*L1_0*L1_0;
+    Minv[5] = Dinv1 - L1_0*W1_0;
     Minv[6] = minv3;
     Minv[7] = minv4;
     Minv[8] = minv1;
     Minv[9] = minv3;
-    Minv[10] = Dinv2 + Dinv0*Z2_0*Z2_0 + Dinv1*L2_1*L2_1;
+    Minv[10] = Dinv2 + W2_0*Z2_0 - L2_1*W2_1;
     Minv[11] = minv5;
     Minv[12] = minv2;
     Minv[13] = minv4;
     Minv[14] = minv5;
-    Minv[15] = 3225.8064516129034 + 10405827.26326743*Dinv0*F3_2*F3_2;
+    Minv[15] = 3225.8064516129034 - 3225.8064516129034*F3_2*W3_0;
 }
 
 /* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. */
@@ -3474,28 +3482,32 @@ static void mass_matrix_inverse_lanes(const lanes_t *restrict q, lanes_t *restri
     const lanes_t H0_0_2 = H0_0_1 - H1_0*L1_0;
     const lanes_t Dinv0 = 1.0/H0_0_2;
     const lanes_t Z2_0 = -L2_0 + L1_0*L2_1;
+    const lanes_t W1_0 = -Dinv0*L1_0;
+    const lanes_t W2_1 = -Dinv1*L2_1;
+    const lanes_t W2_0 = Dinv0*Z2_0;
+    const lanes_t W3_0 = -3225.8064516129034*Dinv0*F3_2;
     const lanes_t minv0 = -Dinv0*L1_0;
     const lanes_t minv1 = Dinv0*Z2_0;
     const lanes_t minv2 = -3225.8064516129034*Dinv0*F3_2;
-    const lanes_t minv3 = -Dinv1*L2_1 - Dinv0*L1_0*Z2_0;
-    const lanes_t minv4 = 3225.8064516129034*Dinv0*F3_2*L1_0;
-    const lanes_t minv5 = -3225.8064516129034*Dinv0*F3_2*Z2_0;
+    const lanes_t minv3 = W1_0*Z2_0 - Dinv1*L2_1;
+    const lanes_t minv4 = -3225.8064516129034*F3_2*W1_0;
+    const lanes_t minv5 = -3225.8064516129034*F3_2*W2_0;
     Minv[0] = Dinv0;
     Minv[1] = minv0;
     Minv[2] = minv1;
     Minv[3] = minv2;
     Minv[4] = minv0;
-    Minv[5] = Dinv1 + Dinv0*L1_0*L1_0;
+    Minv[5] = Dinv1 - L1_0*W1_0;
     Minv[6] = minv3;
     Minv[7] = minv4;
     Minv[8] = minv1;
     Minv[9] = minv3;
-    Minv[10] = Dinv2 + Dinv0*Z2_0*Z2_0 + Dinv1*L2_1*L2_1;
+    Minv[10] = Dinv2 + W2_0*Z2_0 - L2_1*W2_1;
     Minv[11] = minv5;
     Minv[12] = minv2;
     Minv[13] = minv4;
     Minv[14] = minv5;
-    Minv[15] = 3225.8064516129034 + 10405827.26326743*Dinv0*F3_2*F3_2;
+    Minv[15] = 3225.8064516129034 - 3225.8064516129034*F3_2*W3_0;
 }
 #endif
 
@@ -5330,771 +5342,77 @@ void arm4_forward_dynamics_derivatives_update(const double *restrict q, const do
     const double dFdv1_3 = 2.0*E1_3 + 6.4*Phid1_3 + 2.0*IC1_1_3*Phid1_1;
     const double dFdv1_4 = 2.0*E1_4 + 6.4*Phid1_4 - 2.0*IC1_1_3*Phid1_0;
     const double dFdq1_2_1 = dFdq1_2 + cq0*f1_0_3 + f1_1_3*sq0 + 0.2*cq0*f1_4_3 - 0.2*f1_3_3*sq0;
-    const double dtau_dq_1_1 = cq0*dFdq1_1 - dFdq1_0*sq0 - 0.2*cq0*dFdq1_3 - 0.2*dFdq1_4*sq0;
-    const double dtau_dq_1_2 = cq0*dFdq2_1_1 - dFdq2_0_1*sq0 - 0.2*cq0*dFdq2_3_1 - 0.2*dFdq2_4_1*sq0;
-    const double dtau_dq_1_3 = cq0*dFdq3_1_1 - dFdq3_0_1*sq0 - 0.2*cq0*dFdq3_3_1 - 0.2*dFdq3_4_1*sq0;
-    const double dtau_dq_2_1 = -F2_2_0*dAdq1_0 - F2_2_1*dAdq1_1 - F2_2_3*dAdq1_3 - F2_2_4*dAdq1_4 - F3_2_0*Phid1_0 - F3_2_1*Phid1_1;
-    const double dtau_dq_2_2 = cq0*dFdq2_1 - Phi2_0*dFdq2_3 - Phi2_1*dFdq2_4 - Phi2_2*dFdq2_5 - dFdq2_0*sq0;
-    const double dtau_dq_2_3 = cq0*dFdq3_1_1 - Phi2_0*dFdq3_3_1 - Phi2_1*dFdq3_4_1 - Phi2_2*dFdq3_5_1 - dFdq3_0_1*sq0;
-    const double dtau_dq_3_1 = -F2_3_0*dAdq1_0 - F2_3_1*dAdq1_1 - F2_3_3*dAdq1_3 - F2_3_4*dAdq1_4 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1;
-    const double dtau_dq_3_2 = -F2_3_0*dAdq2_0 - F2_3_1*dAdq2_1 - F2_3_2*dAdq2_2 - F2_3_3*dAdq2_3 - F2_3_4*dAdq2_4 - F2_3_5*dAdq2_5 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1 - F3_3_2*Phid2_2;
-    const double dtau_dq_3_3 = -Phi3_0*dFdq3_3 - Phi3_1*dFdq3_4 - Phi3_2*dFdq3_5 - R2_0_1*dFdq3_0 - R2_1_1*dFdq3_1 - R2_2_1*dFdq3_2;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_1 = dtau_dq_2_1 - L3_2*dtau_dq_3_1;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_2 = dtau_dq_1_1 - L3_1*dtau_dq_3_1;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_3 = -dFdq1_2_1 - L3_0*dtau_dq_3_1;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_3 = z1_2 - L2_1*z2_1;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_4 = z0_3 - L2_0*z2_1;
-    const double z0_5 = z0_4 - L1_0*z1_3;
-    const double x0_1 = Dinv0*z0_5;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_1 = Dinv1*z1_3 - L1_0*x0_1;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_1 = Dinv2*z2_1 - L2_0*x0_1 - L2_1*x1_1;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_1 = Dinv3*dtau_dq_3_1 - L3_0*x0_1 - L3_1*x1_1 - L3_2*x2_1;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_2 = dtau_dq_2_2 - L3_2*dtau_dq_3_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_4 = dtau_dq_1_2 - L3_1*dtau_dq_3_2;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_6 = -dFdq2_2_1 - L3_0*dtau_dq_3_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_5 = z1_4 - L2_1*z2_2;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_7 = z0_6 - L2_0*z2_2;
-    const double z0_8 = z0_7 - L1_0*z1_5;
-    const double x0_2 = Dinv0*z0_8;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_2 = Dinv1*z1_5 - L1_0*x0_2;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_2 = Dinv2*z2_2 - L2_0*x0_2 - L2_1*x1_2;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_2 = Dinv3*dtau_dq_3_2 - L3_0*x0_2 - L3_1*x1_2 - L3_2*x2_2;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_3 = dtau_dq_2_3 - L3_2*dtau_dq_3_3;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_6 = dtau_dq_1_3 - L3_1*dtau_dq_3_3;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_9 = -dFdq3_2_1 - L3_0*dtau_dq_3_3;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_7 = z1_6 - L2_1*z2_3;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_10 = z0_9 - L2_0*z2_3;
-    const double z0_11 = z0_10 - L1_0*z1_7;
-    const double x0_3 = Dinv0*z0_11;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_3 = Dinv1*z1_7 - L1_0*x0_3;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_3 = Dinv2*z2_3 - L2_0*x0_3 - L2_1*x1_3;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_3 = Dinv3*dtau_dq_3_3 - L3_0*x0_3 - L3_1*x1_3 - L3_2*x2_3;
-    const double dtau_dqd_1_1 = cq0*dFdv1_1 - dFdv1_0*sq0 - 0.2*cq0*dFdv1_3 - 0.2*dFdv1_4*sq0;
-    const double dtau_dqd_1_2 = cq0*dFdv2_1 - dFdv2_0*sq0 - 0.2*cq0*dFdv2_3 - 0.2*dFdv2_4*sq0;
-    const double dtau_dqd_1_3 = cq0*dFdv3_1 - dFdv3_0*sq0 - 0.2*cq0*dFdv3_3 - 0.2*dFdv3_4*sq0;
-    const double dtau_dqd_2_1 = F3_2_1*cq0 - F3_2_0*sq0 - 2.0*F2_2_0*Phid1_0 - 2.0*F2_2_1*Phid1_1 - 2.0*F2_2_3*Phid1_3 - 2.0*F2_2_4*Phid1_4;
-    const double dtau_dqd_2_2 = cq0*dFdv2_1 - Phi2_0*dFdv2_3 - Phi2_1*dFdv2_4 - Phi2_2*dFdv2_5 - dFdv2_0*sq0;
-    const double dtau_dqd_2_3 = cq0*dFdv3_1 - Phi2_0*dFdv3_3 - Phi2_1*dFdv3_4 - Phi2_2*dFdv3_5 - dFdv3_0*sq0;
-    const double dtau_dqd_3_1 = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_3*Phid1_3 - 2.0*F2_3_4*Phid1_4;
-    const double dtau_dqd_3_2 = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_2*Phid2_2 - 2.0*F2_3_3*Phid2_3 - 2.0*F2_3_4*Phid2_4 - 2.0*F2_3_5*Phid2_5;
-    const double dtau_dqd_3_3 = -Phi3_0*dFdv3_3 - Phi3_1*dFdv3_4 - Phi3_2*dFdv3_5 - R2_0_1*dFdv3_0 - R2_1_1*dFdv3_1 - R2_2_1*dFdv3_2;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_4 = -F3_2_2 + F3_3_2*L3_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_8 = -F3_1_2 + F3_3_2*L3_1;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_12 = -dI1_2_2_1 + F3_3_2*L3_0;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_9 = z1_8 - L2_1*z2_4;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_13 = z0_12 - L2_0*z2_4;
-    const double z0_14 = z0_13 - L1_0*z1_9;
-    const double x0_4 = Dinv0*z0_14;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_4 = Dinv1*z1_9 - L1_0*x0_4;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_4 = Dinv2*z2_4 - L2_0*x0_4 - L2_1*x1_4;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_4 = -Dinv3*F3_3_2 - L3_0*x0_4 - L3_1*x1_4 - L3_2*x2_4;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_5 = dtau_dqd_2_1 - L3_2*dtau_dqd_3_1;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_10 = dtau_dqd_1_1 - L3_1*dtau_dqd_3_1;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_15 = -dFdv1_2 - L3_0*dtau_dqd_3_1;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_11 = z1_10 - L2_1*z2_5;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_16 = z0_15 - L2_0*z2_5;
-    const double z0_17 = z0_16 - L1_0*z1_11;
-    const double x0_5 = Dinv0*z0_17;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_5 = Dinv1*z1_11 - L1_0*x0_5;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_5 = Dinv2*z2_5 - L2_0*x0_5 - L2_1*x1_5;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_5 = Dinv3*dtau_dqd_3_1 - L3_0*x0_5 - L3_1*x1_5 - L3_2*x2_5;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_6 = dtau_dqd_2_2 - L3_2*dtau_dqd_3_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_12 = dtau_dqd_1_2 - L3_1*dtau_dqd_3_2;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_18 = -dFdv2_2 - L3_0*dtau_dqd_3_2;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_13 = z1_12 - L2_1*z2_6;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_19 = z0_18 - L2_0*z2_6;
-    const double z0_20 = z0_19 - L1_0*z1_13;
-    const double x0_6 = Dinv0*z0_20;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_6 = Dinv1*z1_13 - L1_0*x0_6;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_6 = Dinv2*z2_6 - L2_0*x0_6 - L2_1*x1_6;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_6 = Dinv3*dtau_dqd_3_2 - L3_0*x0_6 - L3_1*x1_6 - L3_2*x2_6;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double z2_7 = dtau_dqd_2_3 - L3_2*dtau_dqd_3_3;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_14 = dtau_dqd_1_3 - L3_1*dtau_dqd_3_3;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_21 = -dFdv3_2 - L3_0*dtau_dqd_3_3;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double z1_15 = z1_14 - L2_1*z2_7;
-    /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double z0_22 = z0_21 - L2_0*z2_7;
-    const double z0_23 = z0_22 - L1_0*z1_15;
-    const double x0_7 = Dinv0*z0_23;
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double x1_7 = Dinv1*z1_15 - L1_0*x0_7;
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double x2_7 = Dinv2*z2_7 - L2_0*x0_7 - L2_1*x1_7;
-    /* body 3: link 'wrist_link', joint 'joint4' */
-    const double x3_7 = Dinv3*dtau_dqd_3_3 - L3_0*x0_7 - L3_1*x1_7 - L3_2*x2_7;
-    dqdd_dq[1] = x0_1;
-    dqdd_dq[2] = x0_2;
-    dqdd_dq[3] = x0_3;
-    dqdd_dq[5] = x1_1;
-    dqdd_dq[6] = x1_2;
-    dqdd_dq[7] = x1_3;
-    dqdd_dq[9] = x2_1;
-    dqdd_dq[10] = x2_2;
-    dqdd_dq[11] = x2_3;
-    dqdd_dq[13] = x3_1;
-    dqdd_dq[14] = x3_2;
-    dqdd_dq[15] = x3_3;
-    dqdd_dqd[0] = x0_4;
-    dqdd_dqd[1] = x0_5;
-    dqdd_dqd[2] = x0_6;
-    dqdd_dqd[3] = x0_7;
-    dqdd_dqd[4] = x1_4;
-    dqdd_dqd[5] = x1_5;
-    dqdd_dqd[6] = x1_6;
-    dqdd_dqd[7] = x1_7;
-    dqdd_dqd[8] = x2_4;
-    dqdd_dqd[9] = x2_5;
-    dqdd_dqd[10] = x2_6;
-    dqdd_dqd[11] = x2_7;
-    dqdd_dqd[12] = x3_4;
-    dqdd_dqd[13] = x3_5;
-    dqdd_dqd[14] = x3_6;
-    dqdd_dqd[15] = x3_7;
+    dqdd_dq[0] = 0.0;
+    dqdd_dq[1] = -dFdq1_2_1;
+    dqdd_dq[2] = -dFdq2_2_1;
+    dqdd_dq[3] = -dFdq3_2_1;
+    dqdd_dq[4] = 0.0;
+    dqdd_dq[5] = cq0*dFdq1_1 - dFdq1_0*sq0 - 0.2*cq0*dFdq1_3 - 0.2*dFdq1_4*sq0;
+    dqdd_dq[6] = cq0*dFdq2_1_1 - dFdq2_0_1*sq0 - 0.2*cq0*dFdq2_3_1 - 0.2*dFdq2_4_1*sq0;
+    dqdd_dq[7] = cq0*dFdq3_1_1 - dFdq3_0_1*sq0 - 0.2*cq0*dFdq3_3_1 - 0.2*dFdq3_4_1*sq0;
+    dqdd_dq[8] = 0.0;
+    dqdd_dq[9] = -F2_2_0*dAdq1_0 - F2_2_1*dAdq1_1 - F2_2_3*dAdq1_3 - F2_2_4*dAdq1_4 - F3_2_0*Phid1_0 - F3_2_1*Phid1_1;
+    dqdd_dq[10] = cq0*dFdq2_1 - Phi2_0*dFdq2_3 - Phi2_1*dFdq2_4 - Phi2_2*dFdq2_5 - dFdq2_0*sq0;
+    dqdd_dq[11] = cq0*dFdq3_1_1 - Phi2_0*dFdq3_3_1 - Phi2_1*dFdq3_4_1 - Phi2_2*dFdq3_5_1 - dFdq3_0_1*sq0;
+    dqdd_dq[12] = 0.0;
+    dqdd_dq[13] = -F2_3_0*dAdq1_0 - F2_3_1*dAdq1_1 - F2_3_3*dAdq1_3 - F2_3_4*dAdq1_4 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1;
+    dqdd_dq[14] = -F2_3_0*dAdq2_0 - F2_3_1*dAdq2_1 - F2_3_2*dAdq2_2 - F2_3_3*dAdq2_3 - F2_3_4*dAdq2_4 - F2_3_5*dAdq2_5 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1 - F3_3_2*Phid2_2;
+    dqdd_dq[15] = -Phi3_0*dFdq3_3 - Phi3_1*dFdq3_4 - Phi3_2*dFdq3_5 - R2_0_1*dFdq3_0 - R2_1_1*dFdq3_1 - R2_2_1*dFdq3_2;
+    dqdd_dqd[0] = -dI1_2_2_1;
+    dqdd_dqd[1] = -dFdv1_2;
+    dqdd_dqd[2] = -dFdv2_2;
+    dqdd_dqd[3] = -dFdv3_2;
+    dqdd_dqd[4] = -F3_1_2;
+    dqdd_dqd[5] = cq0*dFdv1_1 - dFdv1_0*sq0 - 0.2*cq0*dFdv1_3 - 0.2*dFdv1_4*sq0;
+    dqdd_dqd[6] = cq0*dFdv2_1 - dFdv2_0*sq0 - 0.2*cq0*dFdv2_3 - 0.2*dFdv2_4*sq0;
+    dqdd_dqd[7] = cq0*dFdv3_1 - dFdv3_0*sq0 - 0.2*cq0*dFdv3_3 - 0.2*dFdv3_4*sq0;
+    dqdd_dqd[8] = -F3_2_2;
+    dqdd_dqd[9] = F3_2_1*cq0 - F3_2_0*sq0 - 2.0*F2_2_0*Phid1_0 - 2.0*F2_2_1*Phid1_1 - 2.0*F2_2_3*Phid1_3 - 2.0*F2_2_4*Phid1_4;
+    dqdd_dqd[10] = cq0*dFdv2_1 - Phi2_0*dFdv2_3 - Phi2_1*dFdv2_4 - Phi2_2*dFdv2_5 - dFdv2_0*sq0;
+    dqdd_dqd[11] = cq0*dFdv3_1 - Phi2_0*dFdv3_3 - Phi2_1*dFdv3_4 - Phi2_2*dFdv3_5 - dFdv3_0*sq0;
+    dqdd_dqd[12] = -F3_3_2;
+    dqdd_dqd[13] = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_3*Phid1_3 - 2.0*F2_3_4*Phid1_4;
+    dqdd_dqd[14] = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_2*Phid2_2 - 2.0*F2_3_3*Phid2_3 - 2.0*F2_3_4*Phid2_4 - 2.0*F2_3_5*Phid2_5;
+    dqdd_dqd[15] = -Phi3_0*dFdv3_3 - Phi3_1*dFdv3_4 - Phi3_2*dFdv3_5 - R2_0_1*dFdv3_0 - R2_1_1*dFdv3_1 - R2_2_1*dFdv3_2;
+    /* column loop 0: columns 0 to 3 of dqdd_dq, dqdd_dqd (4 x 4), overwritten
+     * in place; one body for every column, so the compiler vectorizes it across columns */
+    double *const targets_0[2] = { dqdd_dq, dqdd_dqd };
+    for (int t_ = 0; t_ < 2; ++t_) {
+        double *restrict X_ = targets_0[t_];
+        for (int c_ = 0; c_ < 4; ++c_) {
+            const double col0_b0 = X_[0 + c_];
+            const double col0_b1 = X_[4 + c_];
+            const double col0_b2 = X_[8 + c_];
+            const double col0_b3 = X_[12 + c_];
+            const double col0_z2 = col0_b2 - L3_2*col0_b3;
+            const double col0_z1 = col0_b1 - L3_1*col0_b3;
+            const double col0_z0 = col0_b0 - L3_0*col0_b3;
+            const double col0_z1_1 = col0_z1 - L2_1*col0_z2;
+            const double col0_z0_1 = col0_z0 - L2_0*col0_z2;
+            const double col0_z0_2 = col0_z0_1 - L1_0*col0_z1_1;
+            const double col0_x0 = Dinv0*col0_z0_2;
+            const double col0_x1 = Dinv1*col0_z1_1 - L1_0*col0_x0;
+            const double col0_x2 = Dinv2*col0_z2 - L2_0*col0_x0 - L2_1*col0_x1;
+            const double col0_x3 = Dinv3*col0_b3 - L3_0*col0_x0 - L3_1*col0_x1 - L3_2*col0_x2;
+            X_[0 + c_] = col0_x0;
+            X_[4 + c_] = col0_x1;
+            X_[8 + c_] = col0_x2;
+            X_[12 + c_] = col0_x3;
+        }
+    }
 }
 
 /* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. */
 void arm4_forward_dynamics_derivatives(const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict dqdd_dq, double *restrict dqdd_dqd)
 {
-    dqdd_dq[0] = 0.0;
-    dqdd_dq[4] = 0.0;
-    dqdd_dq[8] = 0.0;
-    dqdd_dq[12] = 0.0;
     arm4_forward_dynamics_derivatives_update(q, qd, tau, dqdd_dq, dqdd_dqd);
 }
 
-
-#if ARM4_LANES > 1
-/* forward_dynamics_derivatives of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void forward_dynamics_derivatives_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict tau, lanes_t *restrict dqdd_dq, lanes_t *restrict dqdd_dqd)
-{
-    (void)q;
-    (void)qd;
-    (void)tau;
-    (void)dqdd_dq;
-    (void)dqdd_dqd;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t R1_0_0 = cq0*cq1;
-    const lanes_t R1_0_1 = -cq0*sq1;
-    const lanes_t R1_1_0 = cq1*sq0;
-    const lanes_t R1_1_1 = -sq0*sq1;
-    const lanes_t c1_2 = 0.2 + 0.15*cq1;
-    const lanes_t Ic1_0_0 = 0.0012 + 0.010650000000000001*R1_0_0*R1_0_0 + 0.010650000000000001*sq0*sq0;
-    const lanes_t Ic1_0_1 = 0.010650000000000001*R1_0_0*R1_1_0 - 0.010650000000000001*cq0*sq0;
-    const lanes_t Ic1_0_2 = 0.010650000000000001*R1_0_0*sq1;
-    const lanes_t Ic1_1_1 = 0.0012 + 0.010650000000000001*R1_1_0*R1_1_0 + 0.010650000000000001*cq0*cq0;
-    const lanes_t Ic1_1_2 = 0.010650000000000001*R1_1_0*sq1;
-    const lanes_t Ic1_2_2 = 0.0012 + 0.010650000000000001*sq1*sq1;
-    const lanes_t I1_0_0 = Ic1_0_0 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_1_1*R1_1_1;
-    const lanes_t I1_0_1 = Ic1_0_1 - 0.033749999999999995*R1_0_1*R1_1_1;
-    const lanes_t I1_0_2 = Ic1_0_2 - 0.22499999999999998*R1_0_1*c1_2;
-    const lanes_t I1_1_1 = Ic1_1_1 + 1.5*c1_2*c1_2 + 0.033749999999999995*R1_0_1*R1_0_1;
-    const lanes_t I1_1_2 = Ic1_1_2 - 0.22499999999999998*R1_1_1*c1_2;
-    const lanes_t I1_2_2 = Ic1_2_2 + 0.033749999999999995*R1_0_1*R1_0_1 + 0.033749999999999995*R1_1_1*R1_1_1;
-    const lanes_t p2_2 = 0.2 + 0.3*cq1;
-    const lanes_t Phi2_0 = cq0*p2_2;
-    const lanes_t Phi2_1 = p2_2*sq0;
-    const lanes_t Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
-    const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
-    const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
-    const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
-    const lanes_t R2_2_0 = cq1*sq2 + cq2*sq1;
-    const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
-    const lanes_t c2_0 = 0.125*R2_0_1 + 0.3*R1_0_1;
-    const lanes_t c2_1 = 0.125*R2_1_1 + 0.3*R1_1_1;
-    const lanes_t c2_2 = p2_2 + 0.125*R2_2_1;
-    const lanes_t Ic2_0_0 = 0.0006125 + 0.0049021*R2_0_0*R2_0_0 + 0.0049021*sq0*sq0;
-    const lanes_t Ic2_0_1 = 0.0049021*R2_0_0*R2_1_0 - 0.0049021*cq0*sq0;
-    const lanes_t Ic2_0_2 = 0.0049021*R2_0_0*R2_2_0;
-    const lanes_t Ic2_1_1 = 0.0006125 + 0.0049021*R2_1_0*R2_1_0 + 0.0049021*cq0*cq0;
-    const lanes_t Ic2_1_2 = 0.0049021*R2_1_0*R2_2_0;
-    const lanes_t Ic2_2_2 = 0.0006125 + 0.0049021*R2_2_0*R2_2_0;
-    const lanes_t I2_0_0 = Ic2_0_0 + c2_1*c2_1 + c2_2*c2_2;
-    const lanes_t I2_0_1 = Ic2_0_1 - c2_0*c2_1;
-    const lanes_t I2_0_2 = Ic2_0_2 - c2_0*c2_2;
-    const lanes_t I2_1_1 = Ic2_1_1 + c2_0*c2_0 + c2_2*c2_2;
-    const lanes_t I2_1_2 = Ic2_1_2 - c2_1*c2_2;
-    const lanes_t I2_2_2 = Ic2_2_2 + c2_0*c2_0 + c2_1*c2_1;
-    const lanes_t p3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
-    const lanes_t p3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
-    const lanes_t p3_2 = p2_2 + 0.25*R2_2_1;
-    const lanes_t Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
-    const lanes_t Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
-    const lanes_t Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
-    const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
-    const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
-    const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
-    const lanes_t R3_1_1 = cq0*cq3 - R2_1_0*sq3;
-    const lanes_t R3_2_0 = R2_2_0*cq3;
-    const lanes_t R3_2_1 = -R2_2_0*sq3;
-    const lanes_t c3_0 = p3_0 + 0.04571428571428572*R2_0_1;
-    const lanes_t c3_1 = p3_1 + 0.04571428571428572*R2_1_1;
-    const lanes_t c3_2 = p3_2 + 0.04571428571428572*R2_2_1;
-    const lanes_t Ic3_0_0 = 0.00031 + 0.0006504728571428574*R3_0_0*R3_0_0 + 0.0007004728571428573*R3_0_1*R3_0_1;
-    const lanes_t Ic3_0_1 = 0.0006504728571428574*R3_0_0*R3_1_0 + 0.0007004728571428573*R3_0_1*R3_1_1;
-    const lanes_t Ic3_0_2 = 0.0006504728571428574*R3_0_0*R3_2_0 + 0.0007004728571428573*R3_0_1*R3_2_1;
-    const lanes_t Ic3_1_1 = 0.00031 + 0.0006504728571428574*R3_1_0*R3_1_0 + 0.0007004728571428573*R3_1_1*R3_1_1;
-    const lanes_t Ic3_1_2 = 0.0006504728571428574*R3_1_0*R3_2_0 + 0.0007004728571428573*R3_1_1*R3_2_1;
-    const lanes_t Ic3_2_2 = 0.00031 + 0.0006504728571428574*R3_2_0*R3_2_0 + 0.0007004728571428573*R3_2_1*R3_2_1;
-    const lanes_t I3_0_0 = Ic3_0_0 + 0.7*c3_1*c3_1 + 0.7*c3_2*c3_2;
-    const lanes_t I3_0_1 = Ic3_0_1 - 0.7*c3_0*c3_1;
-    const lanes_t I3_0_2 = Ic3_0_2 - 0.7*c3_0*c3_2;
-    const lanes_t I3_1_1 = Ic3_1_1 + 0.7*c3_0*c3_0 + 0.7*c3_2*c3_2;
-    const lanes_t I3_1_2 = Ic3_1_2 - 0.7*c3_1*c3_2;
-    const lanes_t I3_2_2 = Ic3_2_2 + 0.7*c3_0*c3_0 + 0.7*c3_1*c3_1;
-    const lanes_t v1_0 = qd[1]*sq0;
-    const lanes_t v1_1 = -cq0*qd[1];
-    const lanes_t v1_3 = 0.2*cq0*qd[1];
-    const lanes_t v1_4 = 0.2*qd[1]*sq0;
-    const lanes_t Phid1_0 = cq0*qd[0];
-    const lanes_t Phid1_1 = qd[0]*sq0;
-    const lanes_t Phid1_3 = -0.2*qd[0]*sq0;
-    const lanes_t Phid1_4 = 0.2*cq0*qd[0];
-    const lanes_t a1_0 = Phid1_0*qd[1];
-    const lanes_t a1_1 = Phid1_1*qd[1];
-    const lanes_t a1_3 = Phid1_3*qd[1];
-    const lanes_t a1_4 = Phid1_4*qd[1];
-    const lanes_t h1_0 = I1_0_0*v1_0 + I1_0_1*v1_1 + I1_0_2*qd[0] - 1.5*c1_2*v1_4;
-    const lanes_t h1_1 = I1_0_1*v1_0 + I1_1_1*v1_1 + I1_1_2*qd[0] + 1.5*c1_2*v1_3;
-    const lanes_t h1_2 = I1_0_2*v1_0 + I1_1_2*v1_1 + I1_2_2*qd[0] + 0.22499999999999998*R1_0_1*v1_4 - 0.22499999999999998*R1_1_1*v1_3;
-    const lanes_t h1_3 = 1.5*v1_3 + 1.5*c1_2*v1_1 - 0.22499999999999998*R1_1_1*qd[0];
-    const lanes_t h1_4 = 1.5*v1_4 - 1.5*c1_2*v1_0 + 0.22499999999999998*R1_0_1*qd[0];
-    const lanes_t h1_5 = 0.22499999999999998*R1_1_1*v1_0 - 0.22499999999999998*R1_0_1*v1_1;
-    const lanes_t f1_0 = 2.20725*R1_1_1 + I1_0_0*a1_0 + I1_0_1*a1_1 + h1_2*v1_1 + h1_5*v1_4 - h1_1*qd[0] - 1.5*a1_4*c1_2;
-    const lanes_t f1_1 = -2.20725*R1_0_1 + I1_0_1*a1_0 + I1_1_1*a1_1 + h1_0*qd[0] - h1_2*v1_0 - h1_5*v1_3 + 1.5*a1_3*c1_2;
-    const lanes_t f1_2 = I1_0_2*a1_0 + I1_1_2*a1_1 + h1_1*v1_0 + h1_4*v1_3 - h1_0*v1_1 - h1_3*v1_4 + 0.22499999999999998*R1_0_1*a1_4 - 0.22499999999999998*R1_1_1*a1_3;
-    const lanes_t f1_3 = 1.5*a1_3 + h1_5*v1_1 - h1_4*qd[0] + 1.5*a1_1*c1_2;
-    const lanes_t f1_4 = 1.5*a1_4 + h1_3*qd[0] - h1_5*v1_0 - 1.5*a1_0*c1_2;
-    const lanes_t v2_0 = v1_0 + qd[2]*sq0;
-    const lanes_t v2_1 = v1_1 - cq0*qd[2];
-    const lanes_t v2_3 = v1_3 + Phi2_0*qd[2];
-    const lanes_t v2_4 = v1_4 + Phi2_1*qd[2];
-    const lanes_t v2_5 = Phi2_2*qd[2];
-    const lanes_t Phid2_2 = -cq0*v1_0 - sq0*v1_1;
-    const lanes_t Phid2_3 = Phi2_2*v1_1 - Phi2_1*qd[0];
-    const lanes_t Phid2_4 = Phi2_0*qd[0] - Phi2_2*v1_0;
-    const lanes_t Phid2_5 = Phi2_1*v1_0 - Phi2_0*v1_1 - cq0*v1_3 - sq0*v1_4;
-    const lanes_t a2_0 = a1_0 + Phid1_0*qd[2];
-    const lanes_t a2_1 = a1_1 + Phid1_1*qd[2];
-    const lanes_t a2_2 = Phid2_2*qd[2];
-    const lanes_t a2_3 = a1_3 + Phid2_3*qd[2];
-    const lanes_t a2_4 = a1_4 + Phid2_4*qd[2];
-    const lanes_t a2_5 = 9.81 + Phid2_5*qd[2];
-    const lanes_t h2_0 = I2_0_0*v2_0 + I2_0_1*v2_1 + I2_0_2*qd[0] + c2_1*v2_5 - c2_2*v2_4;
-    const lanes_t h2_1 = I2_0_1*v2_0 + I2_1_1*v2_1 + I2_1_2*qd[0] + c2_2*v2_3 - c2_0*v2_5;
-    const lanes_t h2_2 = I2_0_2*v2_0 + I2_1_2*v2_1 + I2_2_2*qd[0] + c2_0*v2_4 - c2_1*v2_3;
-    const lanes_t h2_3 = v2_3 + c2_2*v2_1 - c2_1*qd[0];
-    const lanes_t h2_4 = v2_4 + c2_0*qd[0] - c2_2*v2_0;
-    const lanes_t h2_5 = v2_5 + c2_1*v2_0 - c2_0*v2_1;
-    const lanes_t f2_0 = I2_0_0*a2_0 + I2_0_1*a2_1 + I2_0_2*a2_2 + a2_5*c2_1 + h2_2*v2_1 + h2_5*v2_4 - a2_4*c2_2 - h2_1*qd[0] - h2_4*v2_5;
-    const lanes_t f2_1 = I2_0_1*a2_0 + I2_1_1*a2_1 + I2_1_2*a2_2 + a2_3*c2_2 + h2_0*qd[0] + h2_3*v2_5 - a2_5*c2_0 - h2_2*v2_0 - h2_5*v2_3;
-    const lanes_t f2_2 = I2_0_2*a2_0 + I2_1_2*a2_1 + I2_2_2*a2_2 + a2_4*c2_0 + h2_1*v2_0 + h2_4*v2_3 - a2_3*c2_1 - h2_0*v2_1 - h2_3*v2_4;
-    const lanes_t f2_3 = a2_3 + a2_1*c2_2 + h2_5*v2_1 - a2_2*c2_1 - h2_4*qd[0];
-    const lanes_t f2_4 = a2_4 + a2_2*c2_0 + h2_3*qd[0] - a2_0*c2_2 - h2_5*v2_0;
-    const lanes_t f2_5 = a2_5 + a2_0*c2_1 + h2_4*v2_0 - a2_1*c2_0 - h2_3*v2_1;
-    const lanes_t v3_0 = v2_0 + R2_0_1*qd[3];
-    const lanes_t v3_1 = v2_1 + R2_1_1*qd[3];
-    const lanes_t v3_2 = qd[0] + R2_2_1*qd[3];
-    const lanes_t v3_3 = v2_3 + Phi3_0*qd[3];
-    const lanes_t v3_4 = v2_4 + Phi3_1*qd[3];
-    const lanes_t v3_5 = v2_5 + Phi3_2*qd[3];
-    const lanes_t Phid3_0 = R2_2_1*v2_1 - R2_1_1*qd[0];
-    const lanes_t Phid3_1 = R2_0_1*qd[0] - R2_2_1*v2_0;
-    const lanes_t Phid3_2 = R2_1_1*v2_0 - R2_0_1*v2_1;
-    const lanes_t Phid3_3 = Phi3_2*v2_1 + R2_2_1*v2_4 - Phi3_1*qd[0] - R2_1_1*v2_5;
-    const lanes_t Phid3_4 = Phi3_0*qd[0] + R2_0_1*v2_5 - Phi3_2*v2_0 - R2_2_1*v2_3;
-    const lanes_t Phid3_5 = Phi3_1*v2_0 + R2_1_1*v2_3 - Phi3_0*v2_1 - R2_0_1*v2_4;
-    const lanes_t a3_0 = a2_0 + Phid3_0*qd[3];
-    const lanes_t a3_1 = a2_1 + Phid3_1*qd[3];
-    const lanes_t a3_2 = a2_2 + Phid3_2*qd[3];
-    const lanes_t a3_3 = a2_3 + Phid3_3*qd[3];
-    const lanes_t a3_4 = a2_4 + Phid3_4*qd[3];
-    const lanes_t a3_5 = a2_5 + Phid3_5*qd[3];
-    const lanes_t h3_0 = I3_0_0*v3_0 + I3_0_1*v3_1 + I3_0_2*v3_2 + 0.7*c3_1*v3_5 - 0.7*c3_2*v3_4;
-    const lanes_t h3_1 = I3_0_1*v3_0 + I3_1_1*v3_1 + I3_1_2*v3_2 + 0.7*c3_2*v3_3 - 0.7*c3_0*v3_5;
-    const lanes_t h3_2 = I3_0_2*v3_0 + I3_1_2*v3_1 + I3_2_2*v3_2 + 0.7*c3_0*v3_4 - 0.7*c3_1*v3_3;
-    const lanes_t h3_3 = 0.7*v3_3 + 0.7*c3_2*v3_1 - 0.7*c3_1*v3_2;
-    const lanes_t h3_4 = 0.7*v3_4 + 0.7*c3_0*v3_2 - 0.7*c3_2*v3_0;
-    const lanes_t h3_5 = 0.7*v3_5 + 0.7*c3_1*v3_0 - 0.7*c3_0*v3_1;
-    const lanes_t f3_0 = I3_0_0*a3_0 + I3_0_1*a3_1 + I3_0_2*a3_2 + h3_2*v3_1 + h3_5*v3_4 - h3_1*v3_2 - h3_4*v3_5 + 0.7*a3_5*c3_1 - 0.7*a3_4*c3_2;
-    const lanes_t f3_1 = I3_0_1*a3_0 + I3_1_1*a3_1 + I3_1_2*a3_2 + h3_0*v3_2 + h3_3*v3_5 - h3_2*v3_0 - h3_5*v3_3 + 0.7*a3_3*c3_2 - 0.7*a3_5*c3_0;
-    const lanes_t f3_2 = I3_0_2*a3_0 + I3_1_2*a3_1 + I3_2_2*a3_2 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4 + 0.7*a3_4*c3_0 - 0.7*a3_3*c3_1;
-    const lanes_t f3_3 = 0.7*a3_3 + h3_5*v3_1 - h3_4*v3_2 + 0.7*a3_1*c3_2 - 0.7*a3_2*c3_1;
-    const lanes_t f3_4 = 0.7*a3_4 + h3_3*v3_2 - h3_5*v3_0 + 0.7*a3_2*c3_0 - 0.7*a3_0*c3_2;
-    const lanes_t f3_5 = 0.7*a3_5 + h3_4*v3_0 - h3_3*v3_1 + 0.7*a3_0*c3_1 - 0.7*a3_1*c3_0;
-    const lanes_t IC2_0_0 = I2_0_0 + I3_0_0;
-    const lanes_t IC2_0_1 = I2_0_1 + I3_0_1;
-    const lanes_t IC2_0_2 = I2_0_2 + I3_0_2;
-    const lanes_t IC2_0_5 = c2_1 + 0.7*c3_1;
-    const lanes_t IC2_1_1 = I2_1_1 + I3_1_1;
-    const lanes_t IC2_1_2 = I2_1_2 + I3_1_2;
-    const lanes_t IC2_1_3 = c2_2 + 0.7*c3_2;
-    const lanes_t IC2_2_2 = I2_2_2 + I3_2_2;
-    const lanes_t IC2_2_4 = c2_0 + 0.7*c3_0;
-    const lanes_t IC1_0_0 = I1_0_0 + IC2_0_0;
-    const lanes_t IC1_0_1 = I1_0_1 + IC2_0_1;
-    const lanes_t IC1_0_2 = I1_0_2 + IC2_0_2;
-    const lanes_t IC1_0_5 = IC2_0_5 + 0.22499999999999998*R1_1_1;
-    const lanes_t IC1_1_1 = I1_1_1 + IC2_1_1;
-    const lanes_t IC1_1_2 = I1_1_2 + IC2_1_2;
-    const lanes_t IC1_1_3 = IC2_1_3 + 1.5*c1_2;
-    const lanes_t IC1_2_2 = I1_2_2 + IC2_2_2;
-    const lanes_t IC1_2_4 = IC2_2_4 + 0.22499999999999998*R1_0_1;
-    const lanes_t IC0_2_2 = 0.0025 + IC1_2_2;
-    const lanes_t f2_0_1 = f2_0 + f3_0;
-    const lanes_t f2_1_1 = f2_1 + f3_1;
-    const lanes_t f2_2_1 = f2_2 + f3_2;
-    const lanes_t f2_3_1 = f2_3 + f3_3;
-    const lanes_t f2_4_1 = f2_4 + f3_4;
-    const lanes_t f2_5_1 = f2_5 + f3_5;
-    const lanes_t f1_0_1 = f1_0 + f2_0_1;
-    const lanes_t f1_1_1 = f1_1 + f2_1_1;
-    const lanes_t f1_2_1 = f1_2 + f2_2_1;
-    const lanes_t f1_3_1 = f1_3 + f2_3_1;
-    const lanes_t f1_4_1 = f1_4 + f2_4_1;
-    const lanes_t F2_1_0 = IC1_0_0*sq0 - IC1_0_1*cq0 - 0.2*IC1_1_3*sq0;
-    const lanes_t F2_1_1 = IC1_0_1*sq0 - IC1_1_1*cq0 + 0.2*IC1_1_3*cq0;
-    const lanes_t F2_1_2 = IC1_0_2*sq0 - IC1_1_2*cq0 + 0.2*IC1_2_4*sq0 - 0.2*IC1_0_5*cq0;
-    const lanes_t F2_1_3 = 0.64*cq0 - IC1_1_3*cq0;
-    const lanes_t F2_1_4 = 0.64*sq0 - IC1_1_3*sq0;
-    const lanes_t F2_2_0 = IC2_0_0*sq0 + IC2_0_5*Phi2_2 - IC2_0_1*cq0 - IC2_1_3*Phi2_1;
-    const lanes_t F2_2_1 = IC2_0_1*sq0 + IC2_1_3*Phi2_0 - IC2_1_1*cq0 - IC2_2_4*Phi2_2;
-    const lanes_t F2_2_2 = IC2_0_2*sq0 + IC2_2_4*Phi2_1 - IC2_0_5*Phi2_0 - IC2_1_2*cq0;
-    const lanes_t F2_2_3 = 1.7*Phi2_0 - IC2_1_3*cq0;
-    const lanes_t F2_2_4 = 1.7*Phi2_1 - IC2_1_3*sq0;
-    const lanes_t F2_2_5 = 1.7*Phi2_2 + IC2_0_5*sq0 + IC2_2_4*cq0;
-    const lanes_t F2_3_0 = I3_0_0*R2_0_1 + I3_0_1*R2_1_1 + I3_0_2*R2_2_1 + 0.7*Phi3_2*c3_1 - 0.7*Phi3_1*c3_2;
-    const lanes_t F2_3_1 = I3_0_1*R2_0_1 + I3_1_1*R2_1_1 + I3_1_2*R2_2_1 + 0.7*Phi3_0*c3_2 - 0.7*Phi3_2*c3_0;
-    const lanes_t F2_3_2 = I3_0_2*R2_0_1 + I3_1_2*R2_1_1 + I3_2_2*R2_2_1 + 0.7*Phi3_1*c3_0 - 0.7*Phi3_0*c3_1;
-    const lanes_t F2_3_3 = 0.7*Phi3_0 + 0.7*R2_1_1*c3_2 - 0.7*R2_2_1*c3_1;
-    const lanes_t F2_3_4 = 0.7*Phi3_1 + 0.7*R2_2_1*c3_0 - 0.7*R2_0_1*c3_2;
-    const lanes_t F2_3_5 = 0.7*Phi3_2 + 0.7*R2_0_1*c3_1 - 0.7*R2_1_1*c3_0;
-    const lanes_t Dinv3 = 1.0/(F2_3_0*R2_0_1 + F2_3_1*R2_1_1 + F2_3_2*R2_2_1 + F2_3_3*Phi3_0 + F2_3_4*Phi3_1 + F2_3_5*Phi3_2);
-    const lanes_t L3_2 = Dinv3*(F2_3_0*sq0 + F2_3_3*Phi2_0 + F2_3_4*Phi2_1 + F2_3_5*Phi2_2 - F2_3_1*cq0);
-    const lanes_t H2_2 = F2_2_0*sq0 + F2_2_3*Phi2_0 + F2_2_4*Phi2_1 + F2_2_5*Phi2_2 - F2_2_1*cq0 - L3_2*(F2_3_0*sq0 + F2_3_3*Phi2_0 + F2_3_4*Phi2_1 + F2_3_5*Phi2_2 - F2_3_1*cq0);
-    const lanes_t H2_1 = F2_2_0*sq0 - F2_2_1*cq0 - L3_2*(F2_3_0*sq0 - F2_3_1*cq0 + 0.2*F2_3_3*cq0 + 0.2*F2_3_4*sq0) + 0.2*F2_2_3*cq0 + 0.2*F2_2_4*sq0;
-    const lanes_t H2_0 = F2_2_2 - F2_3_2*L3_2;
-    const lanes_t L3_1 = Dinv3*(F2_3_0*sq0 - F2_3_1*cq0 + 0.2*F2_3_3*cq0 + 0.2*F2_3_4*sq0);
-    const lanes_t H1_1 = F2_1_0*sq0 - F2_1_1*cq0 - L3_1*(F2_3_0*sq0 - F2_3_1*cq0 + 0.2*F2_3_3*cq0 + 0.2*F2_3_4*sq0) + 0.2*F2_1_3*cq0 + 0.2*F2_1_4*sq0;
-    const lanes_t H1_0 = F2_1_2 - F2_3_2*L3_1;
-    const lanes_t L3_0 = Dinv3*F2_3_2;
-    const lanes_t H0_0 = IC0_2_2 - F2_3_2*L3_0;
-    const lanes_t Dinv2 = 1.0/H2_2;
-    const lanes_t L2_1 = Dinv2*H2_1;
-    const lanes_t H1_1_1 = H1_1 - H2_1*L2_1;
-    const lanes_t H1_0_1 = H1_0 - H2_0*L2_1;
-    const lanes_t L2_0 = Dinv2*H2_0;
-    const lanes_t H0_0_1 = H0_0 - H2_0*L2_0;
-    const lanes_t Dinv1 = 1.0/H1_1_1;
-    const lanes_t L1_0 = Dinv1*H1_0_1;
-    const lanes_t H0_0_2 = H0_0_1 - H1_0_1*L1_0;
-    const lanes_t Dinv0 = 1.0/H0_0_2;
-    const lanes_t z2 = tau[2] + cq0*f2_1_1 - L3_2*(tau[3] - Phi3_0*f3_3 - Phi3_1*f3_4 - Phi3_2*f3_5 - R2_0_1*f3_0 - R2_1_1*f3_1 - R2_2_1*f3_2) - Phi2_0*f2_3_1 - Phi2_1*f2_4_1 - Phi2_2*f2_5_1 - f2_0_1*sq0;
-    const lanes_t z1 = tau[1] + cq0*f1_1_1 - L3_1*(tau[3] - Phi3_0*f3_3 - Phi3_1*f3_4 - Phi3_2*f3_5 - R2_0_1*f3_0 - R2_1_1*f3_1 - R2_2_1*f3_2) - f1_0_1*sq0 - 0.2*cq0*f1_3_1 - 0.2*f1_4_1*sq0;
-    const lanes_t z0 = tau[0] - f1_2_1 - L3_0*(tau[3] - Phi3_0*f3_3 - Phi3_1*f3_4 - Phi3_2*f3_5 - R2_0_1*f3_0 - R2_1_1*f3_1 - R2_2_1*f3_2);
-    const lanes_t z1_1 = z1 - L2_1*z2;
-    const lanes_t z0_1 = z0 - L2_0*z2;
-    const lanes_t z0_2 = z0_1 - L1_0*z1_1;
-    const lanes_t x0 = Dinv0*z0_2;
-    const lanes_t x1 = Dinv1*z1_1 - L1_0*x0;
-    const lanes_t x2 = Dinv2*z2 - L2_0*x0 - L2_1*x1;
-    const lanes_t x3 = Dinv3*(tau[3] - Phi3_0*f3_3 - Phi3_1*f3_4 - Phi3_2*f3_5 - R2_0_1*f3_0 - R2_1_1*f3_1 - R2_2_1*f3_2) - L3_0*x0 - L3_1*x1 - L3_2*x2;
-    const lanes_t alpha1_0 = sq0*x1;
-    const lanes_t alpha1_1 = -cq0*x1;
-    const lanes_t alpha1_3 = 0.2*cq0*x1;
-    const lanes_t alpha1_4 = 0.2*sq0*x1;
-    const lanes_t a1_0_1 = a1_0 + alpha1_0;
-    const lanes_t a1_1_1 = a1_1 + alpha1_1;
-    const lanes_t a1_3_1 = a1_3 + alpha1_3;
-    const lanes_t a1_4_1 = a1_4 + alpha1_4;
-    const lanes_t f1_0_2 = f1_0 + I1_0_0*alpha1_0 + I1_0_1*alpha1_1 + I1_0_2*x0 - 1.5*alpha1_4*c1_2;
-    const lanes_t f1_1_2 = f1_1 + I1_0_1*alpha1_0 + I1_1_1*alpha1_1 + I1_1_2*x0 + 1.5*alpha1_3*c1_2;
-    const lanes_t f1_3_2 = f1_3 + 1.5*alpha1_3 + 1.5*alpha1_1*c1_2 - 0.22499999999999998*R1_1_1*x0;
-    const lanes_t f1_4_2 = f1_4 + 1.5*alpha1_4 - 1.5*alpha1_0*c1_2 + 0.22499999999999998*R1_0_1*x0;
-    const lanes_t alpha2_0 = alpha1_0 + sq0*x2;
-    const lanes_t alpha2_1 = alpha1_1 - cq0*x2;
-    const lanes_t alpha2_3 = alpha1_3 + Phi2_0*x2;
-    const lanes_t alpha2_4 = alpha1_4 + Phi2_1*x2;
-    const lanes_t alpha2_5 = Phi2_2*x2;
-    const lanes_t a2_0_1 = a2_0 + alpha2_0;
-    const lanes_t a2_1_1 = a2_1 + alpha2_1;
-    const lanes_t a2_2_1 = a2_2 + x0;
-    const lanes_t a2_3_1 = a2_3 + alpha2_3;
-    const lanes_t a2_4_1 = a2_4 + alpha2_4;
-    const lanes_t a2_5_1 = a2_5 + alpha2_5;
-    const lanes_t f2_0_2 = f2_0 + I2_0_0*alpha2_0 + I2_0_1*alpha2_1 + I2_0_2*x0 + alpha2_5*c2_1 - alpha2_4*c2_2;
-    const lanes_t f2_1_2 = f2_1 + I2_0_1*alpha2_0 + I2_1_1*alpha2_1 + I2_1_2*x0 + alpha2_3*c2_2 - alpha2_5*c2_0;
-    const lanes_t f2_2_2 = f2_2 + I2_0_2*alpha2_0 + I2_1_2*alpha2_1 + I2_2_2*x0 + alpha2_4*c2_0 - alpha2_3*c2_1;
-    const lanes_t f2_3_2 = alpha2_3 + f2_3 + alpha2_1*c2_2 - c2_1*x0;
-    const lanes_t f2_4_2 = alpha2_4 + f2_4 + c2_0*x0 - alpha2_0*c2_2;
-    const lanes_t f2_5_2 = alpha2_5 + f2_5 + alpha2_0*c2_1 - alpha2_1*c2_0;
-    const lanes_t alpha3_0 = alpha2_0 + R2_0_1*x3;
-    const lanes_t alpha3_1 = alpha2_1 + R2_1_1*x3;
-    const lanes_t alpha3_2 = x0 + R2_2_1*x3;
-    const lanes_t alpha3_3 = alpha2_3 + Phi3_0*x3;
-    const lanes_t alpha3_4 = alpha2_4 + Phi3_1*x3;
-    const lanes_t alpha3_5 = alpha2_5 + Phi3_2*x3;
-    const lanes_t f3_0_1 = f3_0 + I3_0_0*alpha3_0 + I3_0_1*alpha3_1 + I3_0_2*alpha3_2 + 0.7*alpha3_5*c3_1 - 0.7*alpha3_4*c3_2;
-    const lanes_t f3_1_1 = f3_1 + I3_0_1*alpha3_0 + I3_1_1*alpha3_1 + I3_1_2*alpha3_2 + 0.7*alpha3_3*c3_2 - 0.7*alpha3_5*c3_0;
-    const lanes_t f3_2_1 = f3_2 + I3_0_2*alpha3_0 + I3_1_2*alpha3_1 + I3_2_2*alpha3_2 + 0.7*alpha3_4*c3_0 - 0.7*alpha3_3*c3_1;
-    const lanes_t f3_3_1 = f3_3 + 0.7*alpha3_3 + 0.7*alpha3_1*c3_2 - 0.7*alpha3_2*c3_1;
-    const lanes_t f3_4_1 = f3_4 + 0.7*alpha3_4 + 0.7*alpha3_2*c3_0 - 0.7*alpha3_0*c3_2;
-    const lanes_t f3_5_1 = f3_5 + 0.7*alpha3_5 + 0.7*alpha3_0*c3_1 - 0.7*alpha3_1*c3_0;
-    const lanes_t dI1_0_0 = -2.0*I1_0_1*qd[0] + 2.0*I1_0_2*v1_1 + 0.44999999999999996*R1_1_1*v1_4;
-    const lanes_t dI1_0_1 = I1_0_0*qd[0] + I1_1_2*v1_1 - I1_0_2*v1_0 - I1_1_1*qd[0] - 0.22499999999999998*R1_0_1*v1_4 - 0.22499999999999998*R1_1_1*v1_3;
-    const lanes_t dI1_0_2 = I1_0_1*v1_0 + I1_2_2*v1_1 - I1_0_0*v1_1 - I1_1_2*qd[0] - 1.5*c1_2*v1_3;
-    const lanes_t dI1_1_1 = -2.0*I1_1_2*v1_0 + 2.0*I1_0_1*qd[0] + 0.44999999999999996*R1_0_1*v1_3;
-    const lanes_t dI1_1_2 = I1_0_2*qd[0] + I1_1_1*v1_0 - I1_0_1*v1_1 - I1_2_2*v1_0 - 1.5*c1_2*v1_4;
-    const lanes_t dI1_2_2 = -2.0*I1_0_2*v1_1 + 2.0*I1_1_2*v1_0 + 0.44999999999999996*R1_0_1*v1_3 + 0.44999999999999996*R1_1_1*v1_4;
-    const lanes_t dAdq1_0 = cq0*x0 - Phid1_1*qd[0];
-    const lanes_t dAdq1_1 = Phid1_0*qd[0] + sq0*x0;
-    const lanes_t dAdq1_3 = 9.81*cq0 - Phid1_4*qd[0] - 0.2*sq0*x0;
-    const lanes_t dAdq1_4 = 9.81*sq0 + Phid1_3*qd[0] + 0.2*cq0*x0;
-    const lanes_t dI2_0_0 = -2.0*I2_0_1*qd[0] + 2.0*I2_0_2*v2_1 + 2.0*c2_1*v2_4 + 2.0*c2_2*v2_5;
-    const lanes_t dI2_0_1 = I2_0_0*qd[0] + I2_1_2*v2_1 - I2_0_2*v2_0 - I2_1_1*qd[0] - c2_0*v2_4 - c2_1*v2_3;
-    const lanes_t dI2_0_2 = I2_0_1*v2_0 + I2_2_2*v2_1 - I2_0_0*v2_1 - I2_1_2*qd[0] - c2_0*v2_5 - c2_2*v2_3;
-    const lanes_t dI2_1_1 = -2.0*I2_1_2*v2_0 + 2.0*I2_0_1*qd[0] + 2.0*c2_0*v2_3 + 2.0*c2_2*v2_5;
-    const lanes_t dI2_1_2 = I2_0_2*qd[0] + I2_1_1*v2_0 - I2_0_1*v2_1 - I2_2_2*v2_0 - c2_1*v2_5 - c2_2*v2_4;
-    const lanes_t dI2_2_2 = -2.0*I2_0_2*v2_1 + 2.0*I2_1_2*v2_0 + 2.0*c2_0*v2_3 + 2.0*c2_1*v2_4;
-    const lanes_t dAdq2_0 = Phid2_2*v1_1 + cq0*x0 - Phid1_1*qd[0];
-    const lanes_t dAdq2_1 = Phid1_0*qd[0] + sq0*x0 - Phid2_2*v1_0;
-    const lanes_t dAdq2_2 = Phid1_1*v1_0 - Phid1_0*v1_1 - a1_0_1*cq0 - a1_1_1*sq0;
-    const lanes_t dAdq2_3 = 9.81*cq0 + Phi2_2*a1_1_1 + Phid2_2*v1_4 + Phid2_5*v1_1 - Phi2_1*x0 - Phid2_4*qd[0];
-    const lanes_t dAdq2_4 = 9.81*sq0 + Phi2_0*x0 + Phid2_3*qd[0] - Phi2_2*a1_0_1 - Phid2_2*v1_3 - Phid2_5*v1_0;
-    const lanes_t dAdq2_5 = Phi2_1*a1_0_1 + Phid1_1*v1_3 + Phid2_4*v1_0 - Phi2_0*a1_1_1 - Phid1_0*v1_4 - Phid2_3*v1_1 - a1_3_1*cq0 - a1_4_1*sq0;
-    const lanes_t dI3_0_0 = -2.0*I3_0_1*v3_2 + 2.0*I3_0_2*v3_1 + 1.4*c3_1*v3_4 + 1.4*c3_2*v3_5;
-    const lanes_t dI3_0_1 = I3_0_0*v3_2 + I3_1_2*v3_1 - I3_0_2*v3_0 - I3_1_1*v3_2 - 0.7*c3_0*v3_4 - 0.7*c3_1*v3_3;
-    const lanes_t dI3_0_2 = I3_0_1*v3_0 + I3_2_2*v3_1 - I3_0_0*v3_1 - I3_1_2*v3_2 - 0.7*c3_0*v3_5 - 0.7*c3_2*v3_3;
-    const lanes_t dI3_1_1 = -2.0*I3_1_2*v3_0 + 2.0*I3_0_1*v3_2 + 1.4*c3_0*v3_3 + 1.4*c3_2*v3_5;
-    const lanes_t dI3_1_2 = I3_0_2*v3_2 + I3_1_1*v3_0 - I3_0_1*v3_1 - I3_2_2*v3_0 - 0.7*c3_1*v3_5 - 0.7*c3_2*v3_4;
-    const lanes_t dI3_2_2 = -2.0*I3_0_2*v3_1 + 2.0*I3_1_2*v3_0 + 1.4*c3_0*v3_3 + 1.4*c3_1*v3_4;
-    const lanes_t dAdq3_0 = Phid3_2*v2_1 + R2_2_1*a2_1_1 - Phid3_1*qd[0] - R2_1_1*a2_2_1;
-    const lanes_t dAdq3_1 = Phid3_0*qd[0] + R2_0_1*a2_2_1 - Phid3_2*v2_0 - R2_2_1*a2_0_1;
-    const lanes_t dAdq3_2 = Phid3_1*v2_0 + R2_1_1*a2_0_1 - Phid3_0*v2_1 - R2_0_1*a2_1_1;
-    const lanes_t dAdq3_3 = Phi3_2*a2_1_1 + Phid3_2*v2_4 + Phid3_5*v2_1 + R2_2_1*a2_4_1 - Phi3_1*a2_2_1 - Phid3_1*v2_5 - Phid3_4*qd[0] - R2_1_1*a2_5_1;
-    const lanes_t dAdq3_4 = Phi3_0*a2_2_1 + Phid3_0*v2_5 + Phid3_3*qd[0] + R2_0_1*a2_5_1 - Phi3_2*a2_0_1 - Phid3_2*v2_3 - Phid3_5*v2_0 - R2_2_1*a2_3_1;
-    const lanes_t dAdq3_5 = Phi3_1*a2_0_1 + Phid3_1*v2_3 + Phid3_4*v2_0 + R2_1_1*a2_3_1 - Phi3_0*a2_1_1 - Phid3_0*v2_4 - Phid3_3*v2_1 - R2_0_1*a2_4_1;
-    const lanes_t f2_0_3 = f2_0_2 + f3_0_1;
-    const lanes_t f2_1_3 = f2_1_2 + f3_1_1;
-    const lanes_t f2_2_3 = f2_2_2 + f3_2_1;
-    const lanes_t f2_3_3 = f2_3_2 + f3_3_1;
-    const lanes_t f2_4_3 = f2_4_2 + f3_4_1;
-    const lanes_t f2_5_3 = f2_5_2 + f3_5_1;
-    const lanes_t f1_0_3 = f1_0_2 + f2_0_3;
-    const lanes_t f1_1_3 = f1_1_2 + f2_1_3;
-    const lanes_t f1_3_3 = f1_3_2 + f2_3_3;
-    const lanes_t f1_4_3 = f1_4_2 + f2_4_3;
-    const lanes_t dI2_0_0_1 = dI2_0_0 + dI3_0_0;
-    const lanes_t dI2_0_1_1 = dI2_0_1 + dI3_0_1;
-    const lanes_t dI2_0_2_1 = dI2_0_2 + dI3_0_2;
-    const lanes_t dI2_0_5 = h2_4 + h3_4;
-    const lanes_t dI2_1_1_1 = dI2_1_1 + dI3_1_1;
-    const lanes_t dI2_1_2_1 = dI2_1_2 + dI3_1_2;
-    const lanes_t dI2_1_3 = h2_5 + h3_5;
-    const lanes_t dI2_2_2_1 = dI2_2_2 + dI3_2_2;
-    const lanes_t dI2_2_4 = h2_3 + h3_3;
-    const lanes_t dI1_0_0_1 = dI1_0_0 + dI2_0_0_1;
-    const lanes_t dI1_0_1_1 = dI1_0_1 + dI2_0_1_1;
-    const lanes_t dI1_0_2_1 = dI1_0_2 + dI2_0_2_1;
-    const lanes_t dI1_0_5 = dI2_0_5 + h1_4;
-    const lanes_t dI1_1_1_1 = dI1_1_1 + dI2_1_1_1;
-    const lanes_t dI1_1_2_1 = dI1_1_2 + dI2_1_2_1;
-    const lanes_t dI1_1_3 = dI2_1_3 + h1_5;
-    const lanes_t dI1_2_2_1 = dI1_2_2 + dI2_2_2_1;
-    const lanes_t dI1_2_4 = dI2_2_4 + h1_3;
-    const lanes_t h2_0_1 = h2_0 + h3_0;
-    const lanes_t h2_1_1 = h2_1 + h3_1;
-    const lanes_t h2_2_1 = h2_2 + h3_2;
-    const lanes_t h1_0_1 = h1_0 + h2_0_1;
-    const lanes_t h1_1_1 = h1_1 + h2_1_1;
-    const lanes_t h1_2_1 = h1_2 + h2_2_1;
-    const lanes_t E3_0 = Phi3_2*h3_4 + R2_0_1*dI3_0_0 + R2_1_1*dI3_0_1 + R2_2_1*dI3_0_2 - Phi3_1*h3_5;
-    const lanes_t E3_1 = Phi3_0*h3_5 + R2_0_1*dI3_0_1 + R2_1_1*dI3_1_1 + R2_2_1*dI3_1_2 - Phi3_2*h3_3;
-    const lanes_t E3_2 = Phi3_1*h3_3 + R2_0_1*dI3_0_2 + R2_1_1*dI3_1_2 + R2_2_1*dI3_2_2 - Phi3_0*h3_4;
-    const lanes_t E3_3 = R2_1_1*h3_5 - R2_2_1*h3_4;
-    const lanes_t E3_4 = R2_2_1*h3_3 - R2_0_1*h3_5;
-    const lanes_t E3_5 = R2_0_1*h3_4 - R2_1_1*h3_3;
-    const lanes_t Q3_0 = Phi3_1*h3_5 + R2_1_1*h3_2 - Phi3_2*h3_4 - R2_2_1*h3_1;
-    const lanes_t Q3_1 = Phi3_2*h3_3 + R2_2_1*h3_0 - Phi3_0*h3_5 - R2_0_1*h3_2;
-    const lanes_t Q3_2 = Phi3_0*h3_4 + R2_0_1*h3_1 - Phi3_1*h3_3 - R2_1_1*h3_0;
-    const lanes_t F3_3_0 = E3_0 - Q3_0;
-    const lanes_t F3_3_1 = E3_1 - Q3_1;
-    const lanes_t F3_3_2 = E3_2 - Q3_2;
-    const lanes_t dFdq3_0 = I3_0_0*dAdq3_0 + I3_0_1*dAdq3_1 + I3_0_2*dAdq3_2 + Phid3_0*dI3_0_0 + Phid3_1*dI3_0_1 + Phid3_1*h3_2 + Phid3_2*dI3_0_2 - Phid3_2*h3_1 + 0.7*c3_1*dAdq3_5 - 0.7*c3_2*dAdq3_4;
-    const lanes_t dFdq3_1 = I3_0_1*dAdq3_0 + I3_1_1*dAdq3_1 + I3_1_2*dAdq3_2 + Phid3_0*dI3_0_1 + Phid3_1*dI3_1_1 + Phid3_2*dI3_1_2 + Phid3_2*h3_0 - Phid3_0*h3_2 + 0.7*c3_2*dAdq3_3 - 0.7*c3_0*dAdq3_5;
-    const lanes_t dFdq3_2 = I3_0_2*dAdq3_0 + I3_1_2*dAdq3_1 + I3_2_2*dAdq3_2 + Phid3_0*dI3_0_2 + Phid3_0*h3_1 + Phid3_1*dI3_1_2 + Phid3_2*dI3_2_2 - Phid3_1*h3_0 + 0.7*c3_0*dAdq3_4 - 0.7*c3_1*dAdq3_3;
-    const lanes_t dFdq3_3 = 0.7*dAdq3_3 - 2.0*Phid3_2*h3_4 + 2.0*Phid3_1*h3_5 + 0.7*c3_2*dAdq3_1 - 0.7*c3_1*dAdq3_2;
-    const lanes_t dFdq3_4 = 0.7*dAdq3_4 - 2.0*Phid3_0*h3_5 + 2.0*Phid3_2*h3_3 + 0.7*c3_0*dAdq3_2 - 0.7*c3_2*dAdq3_0;
-    const lanes_t dFdq3_5 = 0.7*dAdq3_5 - 2.0*Phid3_1*h3_3 + 2.0*Phid3_0*h3_4 + 0.7*c3_1*dAdq3_0 - 0.7*c3_0*dAdq3_1;
-    const lanes_t dFdv3_0 = E3_0 + Q3_0 + 2.0*I3_0_0*Phid3_0 + 2.0*I3_0_1*Phid3_1 + 2.0*I3_0_2*Phid3_2 + 1.4*Phid3_5*c3_1 - 1.4*Phid3_4*c3_2;
-    const lanes_t dFdv3_1 = E3_1 + Q3_1 + 2.0*I3_0_1*Phid3_0 + 2.0*I3_1_1*Phid3_1 + 2.0*I3_1_2*Phid3_2 + 1.4*Phid3_3*c3_2 - 1.4*Phid3_5*c3_0;
-    const lanes_t dFdv3_2 = E3_2 + Q3_2 + 2.0*I3_0_2*Phid3_0 + 2.0*I3_1_2*Phid3_1 + 2.0*I3_2_2*Phid3_2 + 1.4*Phid3_4*c3_0 - 1.4*Phid3_3*c3_1;
-    const lanes_t dFdv3_3 = 2.0*E3_3 + 1.4*Phid3_3 + 1.4*Phid3_1*c3_2 - 1.4*Phid3_2*c3_1;
-    const lanes_t dFdv3_4 = 2.0*E3_4 + 1.4*Phid3_4 + 1.4*Phid3_2*c3_0 - 1.4*Phid3_0*c3_2;
-    const lanes_t dFdv3_5 = 2.0*E3_5 + 1.4*Phid3_5 + 1.4*Phid3_0*c3_1 - 1.4*Phid3_1*c3_0;
-    const lanes_t dFdq3_0_1 = dFdq3_0 + Phi3_1*f3_5_1 + R2_1_1*f3_2_1 - Phi3_2*f3_4_1 - R2_2_1*f3_1_1;
-    const lanes_t dFdq3_1_1 = dFdq3_1 + Phi3_2*f3_3_1 + R2_2_1*f3_0_1 - Phi3_0*f3_5_1 - R2_0_1*f3_2_1;
-    const lanes_t dFdq3_2_1 = dFdq3_2 + Phi3_0*f3_4_1 + R2_0_1*f3_1_1 - Phi3_1*f3_3_1 - R2_1_1*f3_0_1;
-    const lanes_t dFdq3_3_1 = dFdq3_3 + R2_1_1*f3_5_1 - R2_2_1*f3_4_1;
-    const lanes_t dFdq3_4_1 = dFdq3_4 + R2_2_1*f3_3_1 - R2_0_1*f3_5_1;
-    const lanes_t dFdq3_5_1 = dFdq3_5 + R2_0_1*f3_4_1 - R2_1_1*f3_3_1;
-    const lanes_t E2_0 = Phi2_2*dI2_0_5 + dI2_0_0_1*sq0 - Phi2_1*dI2_1_3 - cq0*dI2_0_1_1;
-    const lanes_t E2_1 = Phi2_0*dI2_1_3 + dI2_0_1_1*sq0 - Phi2_2*dI2_2_4 - cq0*dI2_1_1_1;
-    const lanes_t E2_2 = Phi2_1*dI2_2_4 + dI2_0_2_1*sq0 - Phi2_0*dI2_0_5 - cq0*dI2_1_2_1;
-    const lanes_t E2_3 = -cq0*dI2_1_3;
-    const lanes_t E2_4 = -dI2_1_3*sq0;
-    const lanes_t E2_5 = cq0*dI2_2_4 + dI2_0_5*sq0;
-    const lanes_t Q2_0 = Phi2_1*dI2_1_3 - Phi2_2*dI2_0_5 - cq0*h2_2_1;
-    const lanes_t Q2_1 = Phi2_2*dI2_2_4 - Phi2_0*dI2_1_3 - h2_2_1*sq0;
-    const lanes_t Q2_2 = Phi2_0*dI2_0_5 + cq0*h2_0_1 + h2_1_1*sq0 - Phi2_1*dI2_2_4;
-    const lanes_t F3_2_0 = E2_0 - Q2_0;
-    const lanes_t F3_2_1 = E2_1 - Q2_1;
-    const lanes_t F3_2_2 = E2_2 - Q2_2;
-    const lanes_t dFdq2_0 = IC2_0_0*dAdq2_0 + IC2_0_1*dAdq2_1 + IC2_0_2*dAdq2_2 + IC2_0_5*dAdq2_5 + Phid1_0*dI2_0_0_1 + Phid1_1*dI2_0_1_1 + Phid1_1*h2_2_1 + Phid2_2*dI2_0_2_1 - IC2_1_3*dAdq2_4 - Phid2_2*h2_1_1;
-    const lanes_t dFdq2_1 = IC2_0_1*dAdq2_0 + IC2_1_1*dAdq2_1 + IC2_1_2*dAdq2_2 + IC2_1_3*dAdq2_3 + Phid1_0*dI2_0_1_1 + Phid1_1*dI2_1_1_1 + Phid2_2*dI2_1_2_1 + Phid2_2*h2_0_1 - IC2_2_4*dAdq2_5 - Phid1_0*h2_2_1;
-    const lanes_t dFdq2_2 = IC2_0_2*dAdq2_0 + IC2_1_2*dAdq2_1 + IC2_2_2*dAdq2_2 + IC2_2_4*dAdq2_4 + Phid1_0*dI2_0_2_1 + Phid1_0*h2_1_1 + Phid1_1*dI2_1_2_1 + Phid2_2*dI2_2_2_1 - IC2_0_5*dAdq2_3 - Phid1_1*h2_0_1;
-    const lanes_t dFdq2_3 = 1.7*dAdq2_3 + IC2_1_3*dAdq2_1 - IC2_0_5*dAdq2_2 - 2.0*Phid2_2*dI2_0_5 + 2.0*Phid1_1*dI2_1_3;
-    const lanes_t dFdq2_4 = 1.7*dAdq2_4 + IC2_2_4*dAdq2_2 - IC2_1_3*dAdq2_0 - 2.0*Phid1_0*dI2_1_3 + 2.0*Phid2_2*dI2_2_4;
-    const lanes_t dFdq2_5 = 1.7*dAdq2_5 + IC2_0_5*dAdq2_0 - IC2_2_4*dAdq2_1 - 2.0*Phid1_1*dI2_2_4 + 2.0*Phid1_0*dI2_0_5;
-    const lanes_t dFdv2_0 = E2_0 + Q2_0 - 2.0*IC2_1_3*Phid2_4 + 2.0*IC2_0_0*Phid1_0 + 2.0*IC2_0_1*Phid1_1 + 2.0*IC2_0_2*Phid2_2 + 2.0*IC2_0_5*Phid2_5;
-    const lanes_t dFdv2_1 = E2_1 + Q2_1 - 2.0*IC2_2_4*Phid2_5 + 2.0*IC2_0_1*Phid1_0 + 2.0*IC2_1_1*Phid1_1 + 2.0*IC2_1_2*Phid2_2 + 2.0*IC2_1_3*Phid2_3;
-    const lanes_t dFdv2_2 = E2_2 + Q2_2 - 2.0*IC2_0_5*Phid2_3 + 2.0*IC2_0_2*Phid1_0 + 2.0*IC2_1_2*Phid1_1 + 2.0*IC2_2_2*Phid2_2 + 2.0*IC2_2_4*Phid2_4;
-    const lanes_t dFdv2_3 = 2.0*E2_3 + 3.4*Phid2_3 - 2.0*IC2_0_5*Phid2_2 + 2.0*IC2_1_3*Phid1_1;
-    const lanes_t dFdv2_4 = 2.0*E2_4 + 3.4*Phid2_4 - 2.0*IC2_1_3*Phid1_0 + 2.0*IC2_2_4*Phid2_2;
-    const lanes_t dFdv2_5 = 2.0*E2_5 + 3.4*Phid2_5 - 2.0*IC2_2_4*Phid1_1 + 2.0*IC2_0_5*Phid1_0;
-    const lanes_t dFdq2_0_1 = dFdq2_0 + Phi2_1*f2_5_3 - Phi2_2*f2_4_3 - cq0*f2_2_3;
-    const lanes_t dFdq2_1_1 = dFdq2_1 + Phi2_2*f2_3_3 - Phi2_0*f2_5_3 - f2_2_3*sq0;
-    const lanes_t dFdq2_2_1 = dFdq2_2 + Phi2_0*f2_4_3 + cq0*f2_0_3 + f2_1_3*sq0 - Phi2_1*f2_3_3;
-    const lanes_t dFdq2_3_1 = dFdq2_3 - cq0*f2_5_3;
-    const lanes_t dFdq2_4_1 = dFdq2_4 - f2_5_3*sq0;
-    const lanes_t E1_0 = dI1_0_0_1*sq0 - cq0*dI1_0_1_1 - 0.2*dI1_1_3*sq0;
-    const lanes_t E1_1 = dI1_0_1_1*sq0 - cq0*dI1_1_1_1 + 0.2*cq0*dI1_1_3;
-    const lanes_t E1_2 = dI1_0_2_1*sq0 - cq0*dI1_1_2_1 + 0.2*dI1_2_4*sq0 - 0.2*cq0*dI1_0_5;
-    const lanes_t E1_3 = -cq0*dI1_1_3;
-    const lanes_t E1_4 = -dI1_1_3*sq0;
-    const lanes_t Q1_0 = -cq0*h1_2_1 + 0.2*dI1_1_3*sq0;
-    const lanes_t Q1_1 = -h1_2_1*sq0 - 0.2*cq0*dI1_1_3;
-    const lanes_t Q1_2 = cq0*h1_0_1 + h1_1_1*sq0 + 0.2*cq0*dI1_0_5 - 0.2*dI1_2_4*sq0;
-    const lanes_t F3_1_2 = E1_2 - Q1_2;
-    const lanes_t dFdq1_0 = IC1_0_0*dAdq1_0 + IC1_0_1*dAdq1_1 + Phid1_0*dI1_0_0_1 + Phid1_1*dI1_0_1_1 + Phid1_1*h1_2_1 - IC1_1_3*dAdq1_4;
-    const lanes_t dFdq1_1 = IC1_0_1*dAdq1_0 + IC1_1_1*dAdq1_1 + IC1_1_3*dAdq1_3 + Phid1_0*dI1_0_1_1 + Phid1_1*dI1_1_1_1 - Phid1_0*h1_2_1;
-    const lanes_t dFdq1_2 = IC1_0_2*dAdq1_0 + IC1_1_2*dAdq1_1 + IC1_2_4*dAdq1_4 + Phid1_0*dI1_0_2_1 + Phid1_0*h1_1_1 + Phid1_1*dI1_1_2_1 - IC1_0_5*dAdq1_3 - Phid1_1*h1_0_1;
-    const lanes_t dFdq1_3 = 3.2*dAdq1_3 + IC1_1_3*dAdq1_1 + 2.0*Phid1_1*dI1_1_3;
-    const lanes_t dFdq1_4 = 3.2*dAdq1_4 - IC1_1_3*dAdq1_0 - 2.0*Phid1_0*dI1_1_3;
-    const lanes_t dFdv1_0 = E1_0 + Q1_0 - 2.0*IC1_1_3*Phid1_4 + 2.0*IC1_0_0*Phid1_0 + 2.0*IC1_0_1*Phid1_1;
-    const lanes_t dFdv1_1 = E1_1 + Q1_1 + 2.0*IC1_0_1*Phid1_0 + 2.0*IC1_1_1*Phid1_1 + 2.0*IC1_1_3*Phid1_3;
-    const lanes_t dFdv1_2 = E1_2 + Q1_2 - 2.0*IC1_0_5*Phid1_3 + 2.0*IC1_0_2*Phid1_0 + 2.0*IC1_1_2*Phid1_1 + 2.0*IC1_2_4*Phid1_4;
-    const lanes_t dFdv1_3 = 2.0*E1_3 + 6.4*Phid1_3 + 2.0*IC1_1_3*Phid1_1;
-    const lanes_t dFdv1_4 = 2.0*E1_4 + 6.4*Phid1_4 - 2.0*IC1_1_3*Phid1_0;
-    const lanes_t dFdq1_2_1 = dFdq1_2 + cq0*f1_0_3 + f1_1_3*sq0 + 0.2*cq0*f1_4_3 - 0.2*f1_3_3*sq0;
-    const lanes_t dtau_dq_1_1 = cq0*dFdq1_1 - dFdq1_0*sq0 - 0.2*cq0*dFdq1_3 - 0.2*dFdq1_4*sq0;
-    const lanes_t dtau_dq_1_2 = cq0*dFdq2_1_1 - dFdq2_0_1*sq0 - 0.2*cq0*dFdq2_3_1 - 0.2*dFdq2_4_1*sq0;
-    const lanes_t dtau_dq_1_3 = cq0*dFdq3_1_1 - dFdq3_0_1*sq0 - 0.2*cq0*dFdq3_3_1 - 0.2*dFdq3_4_1*sq0;
-    const lanes_t dtau_dq_2_1 = -F2_2_0*dAdq1_0 - F2_2_1*dAdq1_1 - F2_2_3*dAdq1_3 - F2_2_4*dAdq1_4 - F3_2_0*Phid1_0 - F3_2_1*Phid1_1;
-    const lanes_t dtau_dq_2_2 = cq0*dFdq2_1 - Phi2_0*dFdq2_3 - Phi2_1*dFdq2_4 - Phi2_2*dFdq2_5 - dFdq2_0*sq0;
-    const lanes_t dtau_dq_2_3 = cq0*dFdq3_1_1 - Phi2_0*dFdq3_3_1 - Phi2_1*dFdq3_4_1 - Phi2_2*dFdq3_5_1 - dFdq3_0_1*sq0;
-    const lanes_t dtau_dq_3_1 = -F2_3_0*dAdq1_0 - F2_3_1*dAdq1_1 - F2_3_3*dAdq1_3 - F2_3_4*dAdq1_4 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1;
-    const lanes_t dtau_dq_3_2 = -F2_3_0*dAdq2_0 - F2_3_1*dAdq2_1 - F2_3_2*dAdq2_2 - F2_3_3*dAdq2_3 - F2_3_4*dAdq2_4 - F2_3_5*dAdq2_5 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1 - F3_3_2*Phid2_2;
-    const lanes_t dtau_dq_3_3 = -Phi3_0*dFdq3_3 - Phi3_1*dFdq3_4 - Phi3_2*dFdq3_5 - R2_0_1*dFdq3_0 - R2_1_1*dFdq3_1 - R2_2_1*dFdq3_2;
-    const lanes_t z2_1 = dtau_dq_2_1 - L3_2*dtau_dq_3_1;
-    const lanes_t z1_2 = dtau_dq_1_1 - L3_1*dtau_dq_3_1;
-    const lanes_t z0_3 = -dFdq1_2_1 - L3_0*dtau_dq_3_1;
-    const lanes_t z1_3 = z1_2 - L2_1*z2_1;
-    const lanes_t z0_4 = z0_3 - L2_0*z2_1;
-    const lanes_t z0_5 = z0_4 - L1_0*z1_3;
-    const lanes_t x0_1 = Dinv0*z0_5;
-    const lanes_t x1_1 = Dinv1*z1_3 - L1_0*x0_1;
-    const lanes_t x2_1 = Dinv2*z2_1 - L2_0*x0_1 - L2_1*x1_1;
-    const lanes_t x3_1 = Dinv3*dtau_dq_3_1 - L3_0*x0_1 - L3_1*x1_1 - L3_2*x2_1;
-    const lanes_t z2_2 = dtau_dq_2_2 - L3_2*dtau_dq_3_2;
-    const lanes_t z1_4 = dtau_dq_1_2 - L3_1*dtau_dq_3_2;
-    const lanes_t z0_6 = -dFdq2_2_1 - L3_0*dtau_dq_3_2;
-    const lanes_t z1_5 = z1_4 - L2_1*z2_2;
-    const lanes_t z0_7 = z0_6 - L2_0*z2_2;
-    const lanes_t z0_8 = z0_7 - L1_0*z1_5;
-    const lanes_t x0_2 = Dinv0*z0_8;
-    const lanes_t x1_2 = Dinv1*z1_5 - L1_0*x0_2;
-    const lanes_t x2_2 = Dinv2*z2_2 - L2_0*x0_2 - L2_1*x1_2;
-    const lanes_t x3_2 = Dinv3*dtau_dq_3_2 - L3_0*x0_2 - L3_1*x1_2 - L3_2*x2_2;
-    const lanes_t z2_3 = dtau_dq_2_3 - L3_2*dtau_dq_3_3;
-    const lanes_t z1_6 = dtau_dq_1_3 - L3_1*dtau_dq_3_3;
-    const lanes_t z0_9 = -dFdq3_2_1 - L3_0*dtau_dq_3_3;
-    const lanes_t z1_7 = z1_6 - L2_1*z2_3;
-    const lanes_t z0_10 = z0_9 - L2_0*z2_3;
-    const lanes_t z0_11 = z0_10 - L1_0*z1_7;
-    const lanes_t x0_3 = Dinv0*z0_11;
-    const lanes_t x1_3 = Dinv1*z1_7 - L1_0*x0_3;
-    const lanes_t x2_3 = Dinv2*z2_3 - L2_0*x0_3 - L2_1*x1_3;
-    const lanes_t x3_3 = Dinv3*dtau_dq_3_3 - L3_0*x0_3 - L3_1*x1_3 - L3_2*x2_3;
-    const lanes_t dtau_dqd_1_1 = cq0*dFdv1_1 - dFdv1_0*sq0 - 0.2*cq0*dFdv1_3 - 0.2*dFdv1_4*sq0;
-    const lanes_t dtau_dqd_1_2 = cq0*dFdv2_1 - dFdv2_0*sq0 - 0.2*cq0*dFdv2_3 - 0.2*dFdv2_4*sq0;
-    const lanes_t dtau_dqd_1_3 = cq0*dFdv3_1 - dFdv3_0*sq0 - 0.2*cq0*dFdv3_3 - 0.2*dFdv3_4*sq0;
-    const lanes_t dtau_dqd_2_1 = F3_2_1*cq0 - F3_2_0*sq0 - 2.0*F2_2_0*Phid1_0 - 2.0*F2_2_1*Phid1_1 - 2.0*F2_2_3*Phid1_3 - 2.0*F2_2_4*Phid1_4;
-    const lanes_t dtau_dqd_2_2 = cq0*dFdv2_1 - Phi2_0*dFdv2_3 - Phi2_1*dFdv2_4 - Phi2_2*dFdv2_5 - dFdv2_0*sq0;
-    const lanes_t dtau_dqd_2_3 = cq0*dFdv3_1 - Phi2_0*dFdv3_3 - Phi2_1*dFdv3_4 - Phi2_2*dFdv3_5 - dFdv3_0*sq0;
-    const lanes_t dtau_dqd_3_1 = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_3*Phid1_3 - 2.0*F2_3_4*Phid1_4;
-    const lanes_t dtau_dqd_3_2 = F3_3_1*cq0 - F3_3_0*sq0 - 2.0*F2_3_0*Phid1_0 - 2.0*F2_3_1*Phid1_1 - 2.0*F2_3_2*Phid2_2 - 2.0*F2_3_3*Phid2_3 - 2.0*F2_3_4*Phid2_4 - 2.0*F2_3_5*Phid2_5;
-    const lanes_t dtau_dqd_3_3 = -Phi3_0*dFdv3_3 - Phi3_1*dFdv3_4 - Phi3_2*dFdv3_5 - R2_0_1*dFdv3_0 - R2_1_1*dFdv3_1 - R2_2_1*dFdv3_2;
-    const lanes_t z2_4 = -F3_2_2 + F3_3_2*L3_2;
-    const lanes_t z1_8 = -F3_1_2 + F3_3_2*L3_1;
-    const lanes_t z0_12 = -dI1_2_2_1 + F3_3_2*L3_0;
-    const lanes_t z1_9 = z1_8 - L2_1*z2_4;
-    const lanes_t z0_13 = z0_12 - L2_0*z2_4;
-    const lanes_t z0_14 = z0_13 - L1_0*z1_9;
-    const lanes_t x0_4 = Dinv0*z0_14;
-    const lanes_t x1_4 = Dinv1*z1_9 - L1_0*x0_4;
-    const lanes_t x2_4 = Dinv2*z2_4 - L2_0*x0_4 - L2_1*x1_4;
-    const lanes_t x3_4 = -Dinv3*F3_3_2 - L3_0*x0_4 - L3_1*x1_4 - L3_2*x2_4;
-    const lanes_t z2_5 = dtau_dqd_2_1 - L3_2*dtau_dqd_3_1;
-    const lanes_t z1_10 = dtau_dqd_1_1 - L3_1*dtau_dqd_3_1;
-    const lanes_t z0_15 = -dFdv1_2 - L3_0*dtau_dqd_3_1;
-    const lanes_t z1_11 = z1_10 - L2_1*z2_5;
-    const lanes_t z0_16 = z0_15 - L2_0*z2_5;
-    const lanes_t z0_17 = z0_16 - L1_0*z1_11;
-    const lanes_t x0_5 = Dinv0*z0_17;
-    const lanes_t x1_5 = Dinv1*z1_11 - L1_0*x0_5;
-    const lanes_t x2_5 = Dinv2*z2_5 - L2_0*x0_5 - L2_1*x1_5;
-    const lanes_t x3_5 = Dinv3*dtau_dqd_3_1 - L3_0*x0_5 - L3_1*x1_5 - L3_2*x2_5;
-    const lanes_t z2_6 = dtau_dqd_2_2 - L3_2*dtau_dqd_3_2;
-    const lanes_t z1_12 = dtau_dqd_1_2 - L3_1*dtau_dqd_3_2;
-    const lanes_t z0_18 = -dFdv2_2 - L3_0*dtau_dqd_3_2;
-    const lanes_t z1_13 = z1_12 - L2_1*z2_6;
-    const lanes_t z0_19 = z0_18 - L2_0*z2_6;
-    const lanes_t z0_20 = z0_19 - L1_0*z1_13;
-    const lanes_t x0_6 = Dinv0*z0_20;
-    const lanes_t x1_6 = Dinv1*z1_13 - L1_0*x0_6;
-    const lanes_t x2_6 = Dinv2*z2_6 - L2_0*x0_6 - L2_1*x1_6;
-    const lanes_t x3_6 = Dinv3*dtau_dqd_3_2 - L3_0*x0_6 - L3_1*x1_6 - L3_2*x2_6;
-    const lanes_t z2_7 = dtau_dqd_2_3 - L3_2*dtau_dqd_3_3;
-    const lanes_t z1_14 = dtau_dqd_1_3 - L3_1*dtau_dqd_3_3;
-    const lanes_t z0_21 = -dFdv3_2 - L3_0*dtau_dqd_3_3;
-    const lanes_t z1_15 = z1_14 - L2_1*z2_7;
-    const lanes_t z0_22 = z0_21 - L2_0*z2_7;
-    const lanes_t z0_23 = z0_22 - L1_0*z1_15;
-    const lanes_t x0_7 = Dinv0*z0_23;
-    const lanes_t x1_7 = Dinv1*z1_15 - L1_0*x0_7;
-    const lanes_t x2_7 = Dinv2*z2_7 - L2_0*x0_7 - L2_1*x1_7;
-    const lanes_t x3_7 = Dinv3*dtau_dqd_3_3 - L3_0*x0_7 - L3_1*x1_7 - L3_2*x2_7;
-    dqdd_dq[1] = x0_1;
-    dqdd_dq[2] = x0_2;
-    dqdd_dq[3] = x0_3;
-    dqdd_dq[5] = x1_1;
-    dqdd_dq[6] = x1_2;
-    dqdd_dq[7] = x1_3;
-    dqdd_dq[9] = x2_1;
-    dqdd_dq[10] = x2_2;
-    dqdd_dq[11] = x2_3;
-    dqdd_dq[13] = x3_1;
-    dqdd_dq[14] = x3_2;
-    dqdd_dq[15] = x3_3;
-    dqdd_dqd[0] = x0_4;
-    dqdd_dqd[1] = x0_5;
-    dqdd_dqd[2] = x0_6;
-    dqdd_dqd[3] = x0_7;
-    dqdd_dqd[4] = x1_4;
-    dqdd_dqd[5] = x1_5;
-    dqdd_dqd[6] = x1_6;
-    dqdd_dqd[7] = x1_7;
-    dqdd_dqd[8] = x2_4;
-    dqdd_dqd[9] = x2_5;
-    dqdd_dqd[10] = x2_6;
-    dqdd_dqd[11] = x2_7;
-    dqdd_dqd[12] = x3_4;
-    dqdd_dqd[13] = x3_5;
-    dqdd_dqd[14] = x3_6;
-    dqdd_dqd[15] = x3_7;
-}
-#endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
 static void forward_dynamics_derivatives_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict dqdd_dq, double *restrict dqdd_dqd)
 {
     size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t in_tau[4];
-        lanes_t out_dqdd_dq[16];
-        lanes_t out_dqdd_dqd[16];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_tau[k_][l_] = tau[(b_ + l_) * 4 + k_];
-        }
-        memset(out_dqdd_dq, 0, sizeof out_dqdd_dq);
-        memset(out_dqdd_dqd, 0, sizeof out_dqdd_dqd);
-        forward_dynamics_derivatives_lanes(in_q, in_qd, in_tau, out_dqdd_dq, out_dqdd_dqd);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 16; ++k_)
-                dqdd_dq[(b_ + l_) * 16 + k_] = out_dqdd_dq[k_][l_];
-            for (int k_ = 0; k_ < 16; ++k_)
-                dqdd_dqd[(b_ + l_) * 16 + k_] = out_dqdd_dqd[k_][l_];
-        }
-    }
-#endif
     for (; b_ < count; ++b_) {
         arm4_forward_dynamics_derivatives(q + b_ * 4, qd + b_ * 4, tau + b_ * 4, dqdd_dq + b_ * 16, dqdd_dqd + b_ * 16);
     }

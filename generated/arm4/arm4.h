@@ -165,7 +165,7 @@ void arm4_inverse_dynamics_derivatives_batch_threads(size_t count, int threads, 
 /* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. */
 #define ARM4_FORWARD_DYNAMICS_DERIVATIVES_WORK_BYTES 0  /* its work array on the stack */
 void arm4_forward_dynamics_derivatives(const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);
-/* The same, writing only the 28 of 32 entries that can be nonzero: the others must
+/* The same, writing only the 32 of 32 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_forward_dynamics_derivatives). */
 void arm4_forward_dynamics_derivatives_update(const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);
 void arm4_forward_dynamics_derivatives_batch(size_t count, const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);

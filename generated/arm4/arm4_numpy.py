@@ -86,6 +86,13 @@ def _out(out, names, shapes, inputs):
     return given
 
 
+def _column(lead, *entries):
+    """One row of a column loop's block: its entries over the columns, an array of shape
+    (columns,) for one state or (columns, count) for a batch (``lead``: an input's entry, a
+    float or an array of the batch's shape)."""
+    return np.stack(np.broadcast_arrays(*entries, lead))[:-1]
+
+
 def _scatter(values, index, size, lead, shape):
     if not lead:
         out = np.zeros(size)
@@ -1664,29 +1671,36 @@ def _mass_matrix_inverse(q, sin, cos):
     Dinv0 = 1.0/H0_0_2
     # body 2: link 'forearm_link', joint 'joint3'
     Z2_0 = -L2_0 + L1_0*L2_1
+    # body 1: link 'upper_arm_link', joint 'joint2'
+    W1_0 = -Dinv0*L1_0
+    # body 2: link 'forearm_link', joint 'joint3'
+    W2_1 = -Dinv1*L2_1
+    W2_0 = Dinv0*Z2_0
+    # body 3: link 'wrist_link', joint 'joint4'
+    W3_0 = -3225.8064516129034*Dinv0*F3_2
     minv0 = -Dinv0*L1_0
     minv1 = Dinv0*Z2_0
     minv2 = -3225.8064516129034*Dinv0*F3_2
-    minv3 = -Dinv1*L2_1 - Dinv0*L1_0*Z2_0
-    minv4 = 3225.8064516129034*Dinv0*F3_2*L1_0
-    minv5 = -3225.8064516129034*Dinv0*F3_2*Z2_0
+    minv3 = W1_0*Z2_0 - Dinv1*L2_1
+    minv4 = -3225.8064516129034*F3_2*W1_0
+    minv5 = -3225.8064516129034*F3_2*W2_0
     return (
         Dinv0,
         minv0,
         minv1,
         minv2,
         minv0,
-        Dinv1 + Dinv0*L1_0*L1_0,
+        Dinv1 - L1_0*W1_0,
         minv3,
         minv4,
         minv1,
         minv3,
-        Dinv2 + Dinv0*Z2_0*Z2_0 + Dinv1*L2_1*L2_1,
+        Dinv2 + W2_0*Z2_0 - L2_1*W2_1,
         minv5,
         minv2,
         minv4,
         minv5,
-        3225.8064516129034 + 10405827.26326743*Dinv0*F3_2*F3_2,
+        3225.8064516129034 - 3225.8064516129034*F3_2*W3_0,
     )
 
 
@@ -2353,7 +2367,7 @@ def inverse_dynamics_derivatives(q, qd, qdd, *, out=None, threads=None):
     return result
 
 
-_FORWARD_DYNAMICS_DERIVATIVES_INDEX_0 = [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15]  # dqdd_dq
+_FORWARD_DYNAMICS_DERIVATIVES_INDEX_0 = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]  # dqdd_dq
 _FORWARD_DYNAMICS_DERIVATIVES_INDEX_1 = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]  # dqdd_dqd
 
 
@@ -2822,179 +2836,71 @@ def _forward_dynamics_derivatives(q, qd, tau, sin, cos):
     dFdv1_3 = 2*E1_3 + 6.4*Phid1_3 + 2*IC1_1_3*Phid1_1
     dFdv1_4 = 2*E1_4 + 6.4*Phid1_4 - 2*IC1_1_3*Phid1_0
     dFdq1_2_1 = dFdq1_2 + cq0*f1_0_3 + f1_1_3*sq0 + 0.2*cq0*f1_4_3 - 0.2*f1_3_3*sq0
-    dtau_dq_1_1 = cq0*dFdq1_1 - dFdq1_0*sq0 - 0.2*cq0*dFdq1_3 - 0.2*dFdq1_4*sq0
-    dtau_dq_1_2 = cq0*dFdq2_1_1 - dFdq2_0_1*sq0 - 0.2*cq0*dFdq2_3_1 - 0.2*dFdq2_4_1*sq0
-    dtau_dq_1_3 = cq0*dFdq3_1_1 - dFdq3_0_1*sq0 - 0.2*cq0*dFdq3_3_1 - 0.2*dFdq3_4_1*sq0
-    dtau_dq_2_1 = -F2_2_0*dAdq1_0 - F2_2_1*dAdq1_1 - F2_2_3*dAdq1_3 - F2_2_4*dAdq1_4 - F3_2_0*Phid1_0 - F3_2_1*Phid1_1
-    dtau_dq_2_2 = cq0*dFdq2_1 - Phi2_0*dFdq2_3 - Phi2_1*dFdq2_4 - Phi2_2*dFdq2_5 - dFdq2_0*sq0
-    dtau_dq_2_3 = cq0*dFdq3_1_1 - Phi2_0*dFdq3_3_1 - Phi2_1*dFdq3_4_1 - Phi2_2*dFdq3_5_1 - dFdq3_0_1*sq0
-    dtau_dq_3_1 = -F2_3_0*dAdq1_0 - F2_3_1*dAdq1_1 - F2_3_3*dAdq1_3 - F2_3_4*dAdq1_4 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1
-    dtau_dq_3_2 = -F2_3_0*dAdq2_0 - F2_3_1*dAdq2_1 - F2_3_2*dAdq2_2 - F2_3_3*dAdq2_3 - F2_3_4*dAdq2_4 - F2_3_5*dAdq2_5 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1 - F3_3_2*Phid2_2
-    dtau_dq_3_3 = -Phi3_0*dFdq3_3 - Phi3_1*dFdq3_4 - Phi3_2*dFdq3_5 - R2_0_1*dFdq3_0 - R2_1_1*dFdq3_1 - R2_2_1*dFdq3_2
-    # body 2: link 'forearm_link', joint 'joint3'
-    z2_1 = dtau_dq_2_1 - L3_2*dtau_dq_3_1
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_2 = dtau_dq_1_1 - L3_1*dtau_dq_3_1
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_3 = -dFdq1_2_1 - L3_0*dtau_dq_3_1
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_3 = z1_2 - L2_1*z2_1
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_4 = z0_3 - L2_0*z2_1
-    z0_5 = z0_4 - L1_0*z1_3
-    x0_1 = Dinv0*z0_5
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    x1_1 = Dinv1*z1_3 - L1_0*x0_1
-    # body 2: link 'forearm_link', joint 'joint3'
-    x2_1 = Dinv2*z2_1 - L2_0*x0_1 - L2_1*x1_1
-    # body 3: link 'wrist_link', joint 'joint4'
-    x3_1 = Dinv3*dtau_dq_3_1 - L3_0*x0_1 - L3_1*x1_1 - L3_2*x2_1
-    # body 2: link 'forearm_link', joint 'joint3'
-    z2_2 = dtau_dq_2_2 - L3_2*dtau_dq_3_2
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_4 = dtau_dq_1_2 - L3_1*dtau_dq_3_2
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_6 = -dFdq2_2_1 - L3_0*dtau_dq_3_2
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_5 = z1_4 - L2_1*z2_2
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_7 = z0_6 - L2_0*z2_2
-    z0_8 = z0_7 - L1_0*z1_5
-    x0_2 = Dinv0*z0_8
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    x1_2 = Dinv1*z1_5 - L1_0*x0_2
-    # body 2: link 'forearm_link', joint 'joint3'
-    x2_2 = Dinv2*z2_2 - L2_0*x0_2 - L2_1*x1_2
-    # body 3: link 'wrist_link', joint 'joint4'
-    x3_2 = Dinv3*dtau_dq_3_2 - L3_0*x0_2 - L3_1*x1_2 - L3_2*x2_2
-    # body 2: link 'forearm_link', joint 'joint3'
-    z2_3 = dtau_dq_2_3 - L3_2*dtau_dq_3_3
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_6 = dtau_dq_1_3 - L3_1*dtau_dq_3_3
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_9 = -dFdq3_2_1 - L3_0*dtau_dq_3_3
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_7 = z1_6 - L2_1*z2_3
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_10 = z0_9 - L2_0*z2_3
-    z0_11 = z0_10 - L1_0*z1_7
-    x0_3 = Dinv0*z0_11
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    x1_3 = Dinv1*z1_7 - L1_0*x0_3
-    # body 2: link 'forearm_link', joint 'joint3'
-    x2_3 = Dinv2*z2_3 - L2_0*x0_3 - L2_1*x1_3
-    # body 3: link 'wrist_link', joint 'joint4'
-    x3_3 = Dinv3*dtau_dq_3_3 - L3_0*x0_3 - L3_1*x1_3 - L3_2*x2_3
-    dtau_dqd_1_1 = cq0*dFdv1_1 - dFdv1_0*sq0 - 0.2*cq0*dFdv1_3 - 0.2*dFdv1_4*sq0
-    dtau_dqd_1_2 = cq0*dFdv2_1 - dFdv2_0*sq0 - 0.2*cq0*dFdv2_3 - 0.2*dFdv2_4*sq0
-    dtau_dqd_1_3 = cq0*dFdv3_1 - dFdv3_0*sq0 - 0.2*cq0*dFdv3_3 - 0.2*dFdv3_4*sq0
-    dtau_dqd_2_1 = F3_2_1*cq0 - F3_2_0*sq0 - 2*F2_2_0*Phid1_0 - 2*F2_2_1*Phid1_1 - 2*F2_2_3*Phid1_3 - 2*F2_2_4*Phid1_4
-    dtau_dqd_2_2 = cq0*dFdv2_1 - Phi2_0*dFdv2_3 - Phi2_1*dFdv2_4 - Phi2_2*dFdv2_5 - dFdv2_0*sq0
-    dtau_dqd_2_3 = cq0*dFdv3_1 - Phi2_0*dFdv3_3 - Phi2_1*dFdv3_4 - Phi2_2*dFdv3_5 - dFdv3_0*sq0
-    dtau_dqd_3_1 = F3_3_1*cq0 - F3_3_0*sq0 - 2*F2_3_0*Phid1_0 - 2*F2_3_1*Phid1_1 - 2*F2_3_3*Phid1_3 - 2*F2_3_4*Phid1_4
-    dtau_dqd_3_2 = F3_3_1*cq0 - F3_3_0*sq0 - 2*F2_3_0*Phid1_0 - 2*F2_3_1*Phid1_1 - 2*F2_3_2*Phid2_2 - 2*F2_3_3*Phid2_3 - 2*F2_3_4*Phid2_4 - 2*F2_3_5*Phid2_5
-    dtau_dqd_3_3 = -Phi3_0*dFdv3_3 - Phi3_1*dFdv3_4 - Phi3_2*dFdv3_5 - R2_0_1*dFdv3_0 - R2_1_1*dFdv3_1 - R2_2_1*dFdv3_2
-    # body 2: link 'forearm_link', joint 'joint3'
-    z2_4 = -F3_2_2 + F3_3_2*L3_2
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_8 = -F3_1_2 + F3_3_2*L3_1
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_12 = -dI1_2_2_1 + F3_3_2*L3_0
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_9 = z1_8 - L2_1*z2_4
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_13 = z0_12 - L2_0*z2_4
-    z0_14 = z0_13 - L1_0*z1_9
-    x0_4 = Dinv0*z0_14
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    x1_4 = Dinv1*z1_9 - L1_0*x0_4
-    # body 2: link 'forearm_link', joint 'joint3'
-    x2_4 = Dinv2*z2_4 - L2_0*x0_4 - L2_1*x1_4
-    # body 3: link 'wrist_link', joint 'joint4'
-    x3_4 = -Dinv3*F3_3_2 - L3_0*x0_4 - L3_1*x1_4 - L3_2*x2_4
-    # body 2: link 'forearm_link', joint 'joint3'
-    z2_5 = dtau_dqd_2_1 - L3_2*dtau_dqd_3_1
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_10 = dtau_dqd_1_1 - L3_1*dtau_dqd_3_1
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_15 = -dFdv1_2 - L3_0*dtau_dqd_3_1
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_11 = z1_10 - L2_1*z2_5
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_16 = z0_15 - L2_0*z2_5
-    z0_17 = z0_16 - L1_0*z1_11
-    x0_5 = Dinv0*z0_17
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    x1_5 = Dinv1*z1_11 - L1_0*x0_5
-    # body 2: link 'forearm_link', joint 'joint3'
-    x2_5 = Dinv2*z2_5 - L2_0*x0_5 - L2_1*x1_5
-    # body 3: link 'wrist_link', joint 'joint4'
-    x3_5 = Dinv3*dtau_dqd_3_1 - L3_0*x0_5 - L3_1*x1_5 - L3_2*x2_5
-    # body 2: link 'forearm_link', joint 'joint3'
-    z2_6 = dtau_dqd_2_2 - L3_2*dtau_dqd_3_2
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_12 = dtau_dqd_1_2 - L3_1*dtau_dqd_3_2
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_18 = -dFdv2_2 - L3_0*dtau_dqd_3_2
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_13 = z1_12 - L2_1*z2_6
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_19 = z0_18 - L2_0*z2_6
-    z0_20 = z0_19 - L1_0*z1_13
-    x0_6 = Dinv0*z0_20
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    x1_6 = Dinv1*z1_13 - L1_0*x0_6
-    # body 2: link 'forearm_link', joint 'joint3'
-    x2_6 = Dinv2*z2_6 - L2_0*x0_6 - L2_1*x1_6
-    # body 3: link 'wrist_link', joint 'joint4'
-    x3_6 = Dinv3*dtau_dqd_3_2 - L3_0*x0_6 - L3_1*x1_6 - L3_2*x2_6
-    # body 2: link 'forearm_link', joint 'joint3'
-    z2_7 = dtau_dqd_2_3 - L3_2*dtau_dqd_3_3
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_14 = dtau_dqd_1_3 - L3_1*dtau_dqd_3_3
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_21 = -dFdv3_2 - L3_0*dtau_dqd_3_3
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    z1_15 = z1_14 - L2_1*z2_7
-    # body 0: link 'shoulder_link', joint 'joint1'
-    z0_22 = z0_21 - L2_0*z2_7
-    z0_23 = z0_22 - L1_0*z1_15
-    x0_7 = Dinv0*z0_23
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    x1_7 = Dinv1*z1_15 - L1_0*x0_7
-    # body 2: link 'forearm_link', joint 'joint3'
-    x2_7 = Dinv2*z2_7 - L2_0*x0_7 - L2_1*x1_7
-    # body 3: link 'wrist_link', joint 'joint4'
-    x3_7 = Dinv3*dtau_dqd_3_3 - L3_0*x0_7 - L3_1*x1_7 - L3_2*x2_7
+
+    def _loop0(col0_b0, col0_b1, col0_b2, col0_b3):
+        # columns 0 to 3 of dqdd_dq, dqdd_dqd, one per entry of each row array: the C code's column loop
+        col0_z2 = col0_b2 - L3_2*col0_b3
+        col0_z1 = col0_b1 - L3_1*col0_b3
+        col0_z0 = col0_b0 - L3_0*col0_b3
+        col0_z1_1 = col0_z1 - L2_1*col0_z2
+        col0_z0_1 = col0_z0 - L2_0*col0_z2
+        col0_z0_2 = col0_z0_1 - L1_0*col0_z1_1
+        col0_x0 = Dinv0*col0_z0_2
+        col0_x1 = Dinv1*col0_z1_1 - L1_0*col0_x0
+        col0_x2 = Dinv2*col0_z2 - L2_0*col0_x0 - L2_1*col0_x1
+        col0_x3 = Dinv3*col0_b3 - L3_0*col0_x0 - L3_1*col0_x1 - L3_2*col0_x2
+        return tuple(np.broadcast_to(v, col0_b0.shape) for v in (
+            col0_x0,
+            col0_x1,
+            col0_x2,
+            col0_x3,
+        ))
+
+    _loop0_0 = _loop0(
+        _column(q0, 0, -dFdq1_2_1, -dFdq2_2_1, -dFdq3_2_1),
+        _column(q0, 0, cq0*dFdq1_1 - dFdq1_0*sq0 - 0.2*cq0*dFdq1_3 - 0.2*dFdq1_4*sq0, cq0*dFdq2_1_1 - dFdq2_0_1*sq0 - 0.2*cq0*dFdq2_3_1 - 0.2*dFdq2_4_1*sq0, cq0*dFdq3_1_1 - dFdq3_0_1*sq0 - 0.2*cq0*dFdq3_3_1 - 0.2*dFdq3_4_1*sq0),
+        _column(q0, 0, -F2_2_0*dAdq1_0 - F2_2_1*dAdq1_1 - F2_2_3*dAdq1_3 - F2_2_4*dAdq1_4 - F3_2_0*Phid1_0 - F3_2_1*Phid1_1, cq0*dFdq2_1 - Phi2_0*dFdq2_3 - Phi2_1*dFdq2_4 - Phi2_2*dFdq2_5 - dFdq2_0*sq0, cq0*dFdq3_1_1 - Phi2_0*dFdq3_3_1 - Phi2_1*dFdq3_4_1 - Phi2_2*dFdq3_5_1 - dFdq3_0_1*sq0),
+        _column(q0, 0, -F2_3_0*dAdq1_0 - F2_3_1*dAdq1_1 - F2_3_3*dAdq1_3 - F2_3_4*dAdq1_4 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1, -F2_3_0*dAdq2_0 - F2_3_1*dAdq2_1 - F2_3_2*dAdq2_2 - F2_3_3*dAdq2_3 - F2_3_4*dAdq2_4 - F2_3_5*dAdq2_5 - F3_3_0*Phid1_0 - F3_3_1*Phid1_1 - F3_3_2*Phid2_2, -Phi3_0*dFdq3_3 - Phi3_1*dFdq3_4 - Phi3_2*dFdq3_5 - R2_0_1*dFdq3_0 - R2_1_1*dFdq3_1 - R2_2_1*dFdq3_2),
+    )
+    _loop0_1 = _loop0(
+        _column(q0, -dI1_2_2_1, -dFdv1_2, -dFdv2_2, -dFdv3_2),
+        _column(q0, -F3_1_2, cq0*dFdv1_1 - dFdv1_0*sq0 - 0.2*cq0*dFdv1_3 - 0.2*dFdv1_4*sq0, cq0*dFdv2_1 - dFdv2_0*sq0 - 0.2*cq0*dFdv2_3 - 0.2*dFdv2_4*sq0, cq0*dFdv3_1 - dFdv3_0*sq0 - 0.2*cq0*dFdv3_3 - 0.2*dFdv3_4*sq0),
+        _column(q0, -F3_2_2, F3_2_1*cq0 - F3_2_0*sq0 - 2*F2_2_0*Phid1_0 - 2*F2_2_1*Phid1_1 - 2*F2_2_3*Phid1_3 - 2*F2_2_4*Phid1_4, cq0*dFdv2_1 - Phi2_0*dFdv2_3 - Phi2_1*dFdv2_4 - Phi2_2*dFdv2_5 - dFdv2_0*sq0, cq0*dFdv3_1 - Phi2_0*dFdv3_3 - Phi2_1*dFdv3_4 - Phi2_2*dFdv3_5 - dFdv3_0*sq0),
+        _column(q0, -F3_3_2, F3_3_1*cq0 - F3_3_0*sq0 - 2*F2_3_0*Phid1_0 - 2*F2_3_1*Phid1_1 - 2*F2_3_3*Phid1_3 - 2*F2_3_4*Phid1_4, F3_3_1*cq0 - F3_3_0*sq0 - 2*F2_3_0*Phid1_0 - 2*F2_3_1*Phid1_1 - 2*F2_3_2*Phid2_2 - 2*F2_3_3*Phid2_3 - 2*F2_3_4*Phid2_4 - 2*F2_3_5*Phid2_5, -Phi3_0*dFdv3_3 - Phi3_1*dFdv3_4 - Phi3_2*dFdv3_5 - R2_0_1*dFdv3_0 - R2_1_1*dFdv3_1 - R2_2_1*dFdv3_2),
+    )
     return (
-        x0_1,
-        x0_2,
-        x0_3,
-        x1_1,
-        x1_2,
-        x1_3,
-        x2_1,
-        x2_2,
-        x2_3,
-        x3_1,
-        x3_2,
-        x3_3,
-        x0_4,
-        x0_5,
-        x0_6,
-        x0_7,
-        x1_4,
-        x1_5,
-        x1_6,
-        x1_7,
-        x2_4,
-        x2_5,
-        x2_6,
-        x2_7,
-        x3_4,
-        x3_5,
-        x3_6,
-        x3_7,
+        _loop0_0[0][0],
+        _loop0_0[0][1],
+        _loop0_0[0][2],
+        _loop0_0[0][3],
+        _loop0_0[1][0],
+        _loop0_0[1][1],
+        _loop0_0[1][2],
+        _loop0_0[1][3],
+        _loop0_0[2][0],
+        _loop0_0[2][1],
+        _loop0_0[2][2],
+        _loop0_0[2][3],
+        _loop0_0[3][0],
+        _loop0_0[3][1],
+        _loop0_0[3][2],
+        _loop0_0[3][3],
+        _loop0_1[0][0],
+        _loop0_1[0][1],
+        _loop0_1[0][2],
+        _loop0_1[0][3],
+        _loop0_1[1][0],
+        _loop0_1[1][1],
+        _loop0_1[1][2],
+        _loop0_1[1][3],
+        _loop0_1[2][0],
+        _loop0_1[2][1],
+        _loop0_1[2][2],
+        _loop0_1[2][3],
+        _loop0_1[3][0],
+        _loop0_1[3][1],
+        _loop0_1[3][2],
+        _loop0_1[3][3],
     )
 
 
@@ -3011,8 +2917,8 @@ def forward_dynamics_derivatives(q, qd, tau, *, out=None, threads=None):
     else:
         values = _forward_dynamics_derivatives(q.T, qd.T, tau.T, np.sin, np.cos)
     result = (
-        _scatter(values[0:12], _FORWARD_DYNAMICS_DERIVATIVES_INDEX_0, 16, lead, (4, 4)),
-        _scatter(values[12:28], _FORWARD_DYNAMICS_DERIVATIVES_INDEX_1, 16, lead, (4, 4)),
+        _scatter(values[0:16], _FORWARD_DYNAMICS_DERIVATIVES_INDEX_0, 16, lead, (4, 4)),
+        _scatter(values[16:32], _FORWARD_DYNAMICS_DERIVATIVES_INDEX_1, 16, lead, (4, 4)),
     )
     if out is not None:
         for target, value in zip(_out(out, ("dqdd_dq", "dqdd_dqd", ), tuple(r.shape for r in result), (q, qd, tau,)), result):

@@ -52,7 +52,7 @@ from ..kinematics import base_acceleration, body_frames, body_inertia, ground_fr
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crf, crm, icrf, inertia_rate, inertia_times
 from .crba import crba
-from .forward_dynamics import ltdl, ltdl_solve
+from .forward_dynamics import ltdl, ltdl_solve, solve_dense
 from .rnea import rnea
 
 FRAMES = ("ground", "body")
@@ -65,11 +65,12 @@ def inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame="ground", gravity=
     return run(robot, q, qd, qdd, bk, gravity)
 
 
-def forward_dynamics_derivatives(robot, q, qd, tau, bk, frame="ground", gravity=GRAVITY):
-    """(dqdd/dq, dqdd/dqd), each (n, n), at (q, qd, tau): eq. (24), -M^-1 dtau/du at qdd = FD."""
+def forward_dynamics_derivatives(robot, q, qd, tau, bk, frame="ground", gravity=GRAVITY, dense=False):
+    """(dqdd/dq, dqdd/dqd), each (n, n), at (q, qd, tau): eq. (24), -M^-1 dtau/du at qdd = FD.
+    ``dense`` (ground coordinates): the 2n solves as one column loop (:func:`solve_dense`)."""
     n, parent = robot.n, robot.parent
     if _check_frame(frame) == "ground":
-        return _fd_derivatives_ground(robot, q, qd, tau, bk, gravity)
+        return _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense)
     M = crba(robot, q, bk)
     bias = rnea(robot, q, qd, bk.zeros(n), bk, gravity=gravity)          # C qd + g
     L, Dinv = ltdl(M, parent, bk)
@@ -106,7 +107,7 @@ def rnea_derivatives_ground(robot, q, qd, qdd, bk, gravity=GRAVITY):
     return derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
 
 
-def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity):
+def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense=False):
     """Eq. (24) in one sweep: RNEA's forward pass at qdd = 0 gives the bias (C qd + g, from the
     composite forces) and the composite inertias give M, the sweep's own IC_i Phi_i; after the
     solve, the accelerations gain alpha_i = alpha_p + Phi_i qdd_i and the forces I_i alpha_i."""
@@ -131,6 +132,8 @@ def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity):
         a[i] = bk.bind(a[i] + alpha[i], f"a{i}", i)
         f[i] = bk.bind(f[i] + inertia_times(I[i], alpha[i], bk), f"f{i}", i)
     dtau_dq, dtau_dqd = derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
+    if dense:
+        return tuple(solve_dense(L, Dinv, parent, [-dtau_dq, -dtau_dqd], bk, "col"))
     return (solve_columns(L, Dinv, parent, -dtau_dq, bk, "dtau_dq"),
             solve_columns(L, Dinv, parent, -dtau_dqd, bk, "dtau_dqd"))
 

@@ -48,17 +48,51 @@ def _zeros_to_store(size, entries):
     return zeros if 2 * len(zeros) < size else None
 
 
-def _output_context(out, entries, pypr) -> dict:
+def _output_context(out, entries, pypr, loop_values=None) -> dict:
     size = 1
     for d in out.shape:
         size *= d
+    if loop_values:                 # a loop's target: the loops write every entry
+        entries = [(k, None) for k in range(size)]
     return {
         "name": out.name, "size": size, "shape": tuple(out.shape), "shape_literal": repr(tuple(out.shape)),
         # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
         "zeros": _zeros_to_store(size, entries), "nonzero": len(entries),
         "index_literal": repr([k for k, _ in entries]),
-        "py_values": [pypr.doprint(e) for _, e in entries],
+        "py_values": loop_values or [pypr.doprint(e) for _, e in entries],
     }
+
+
+def _loop_context(fn, lp, number, cpr, pypr) -> dict:
+    """What the templates print for one column loop (:class:`~symgen.codegen.program.Loop`): its
+    body in C (one column ``c_`` of ``X_``, a target: rows read in, rows overwritten) and in
+    Python (a nested function of the rows read, each an array over the loop's columns)."""
+    rows, cols = fn.outputs[lp.targets[0]].shape
+    return {
+        "number": number, "rows": rows, "cols": cols, "start": lp.start, "stop": lp.stop,
+        "symmetric": lp.symmetric, "targets": [fn.outputs[t].name for t in lp.targets],
+        "column": [(s.name, i * cols) for s, i in zip(lp.column, lp.rows_in)],
+        "c_lines": [{"temp": a.temp.name, "c": cpr.doprint(a.expr)} for a in lp.assignments],
+        "c_results": [(i * cols, cpr.doprint(e)) for i, e in zip(lp.rows_out, lp.results)],
+        "py_column": [s.name for s in lp.column],
+        "py_lines": [{"temp": a.temp.name, "py": pypr.doprint(a.expr)} for a in lp.assignments],
+        "py_results": [pypr.doprint(e) for e in lp.results],
+    }
+
+
+def _loop_values(fn, target) -> list[str]:
+    """The Python text of each entry of a loop's target: row r of the loop covering column c,
+    ``_loopN_t[position of r in its rows_out][c - start]`` (mirrored: the upper triangle's)."""
+    rows, cols = fn.outputs[target].shape
+    where = {}
+    for number, lp in enumerate(fn.loops):
+        if target in lp.targets:
+            t = lp.targets.index(target)
+            for c in range(lp.start, lp.stop):
+                for pos, r in enumerate(lp.rows_out):
+                    where[r, c] = f"_loop{number}_{t}[{pos}][{c - lp.start}]"
+    symmetric = any(lp.symmetric for lp in fn.loops if target in lp.targets)
+    return [where[(min(i, c), max(i, c)) if symmetric else (i, c)] for i in range(rows) for c in range(cols)]
 
 
 def function_context(robot, fn, key: str) -> dict:
@@ -70,9 +104,19 @@ def function_context(robot, fn, key: str) -> dict:
     pypr = PyPrinter()
     lines = [{"temp": a.temp.name, "py": pypr.doprint(a.expr), "comment": c}
              for a, c in zip(fn.assignments, _comments(robot, fn.assignments))]
-    outputs = [_output_context(out, out.nonzero(), pypr) for out in fn.outputs]
+    entries = P.output_entries(fn)
+    # a loop's target: every entry, read from the loops' results
+    loop_values = {t: _loop_values(fn, t) for lp in fn.loops for t in lp.targets}
+    outputs = [_output_context(out, [(k, e) for o, k, e in entries if o == n], pypr, loop_values.get(n))
+               for n, out in enumerate(fn.outputs)]
     parts, slots = P.partition(fn, C_PART_SIZE, C_SPLIT_ABOVE)
     cpr = CPrinter({**cin, **{s: f"w[{k}]" for s, k in slots.items()}})
+    loops = [_loop_context(fn, lp, number, cpr, pypr) for number, lp in enumerate(fn.loops)]
+    py_loops = [{**lc, "calls": [{"var": f"_loop{lc['number']}_{t}",
+                                  "rows": [[pypr.doprint(fn.outputs[target].exprs[i * lc["cols"] + c])
+                                            for c in range(lp.start, lp.stop)] for i in lp.rows_in]}
+                                 for t, target in enumerate(lp.targets)]}
+                for lc, lp in zip(loops, fn.loops)]
     c_parts = []
     for part in parts:
         comments = _comments(robot, part.assignments)
@@ -80,6 +124,7 @@ def function_context(robot, fn, key: str) -> dict:
             "lines": [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const double {a.temp.name}"),
                        "c": cpr.doprint(a.expr), "comment": c} for a, c in zip(part.assignments, comments)],
             "entries": [(fn.outputs[o].name, k, cpr.doprint(e)) for o, k, e in part.entries],
+            "loops": loops if part is parts[-1] else [],
         })
     returns = " -> " + (outputs[0]["shape_literal"] if len(outputs) == 1
                         else "(" + ", ".join(o["shape_literal"] for o in outputs) + ")")
@@ -98,6 +143,7 @@ def function_context(robot, fn, key: str) -> dict:
         "parametric": "params" in params,
         "params_def": ", ".join("params=None" if p == "params" else p for p in params),
         "lines": lines,
+        "py_loops": py_loops,
         "c_parts": c_parts,
         "work": len(slots),
         "quantity": key,

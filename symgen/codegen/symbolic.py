@@ -85,7 +85,7 @@ def _trace_sweep(robot, sweep, keys, syms, opts, naming, tick, limit=None) -> tu
     for key in keys:
         x = Q.QUANTITIES[key]
         out[key] = P.make_function(x.function, x.doc, [P.Input(a, syms[a]) for a in x.arguments_for(opts)],
-                                   bk.assignments, {o.name: values[o.name] for o in x.outputs})
+                                   bk.assignments, {o.name: values[o.name] for o in x.outputs}, bk.loops)
     return out, len(bk.assignments)
 
 
