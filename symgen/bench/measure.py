@@ -26,7 +26,7 @@ from .timing import Timing, time_callable
 NO_BINDING = ("n/a", "the package has no compiled binding")
 CASADI_METHOD = "casadi_c"
 RIVAL_METHODS = {"casadi": CASADI_METHOD}        # driver row suffix -> method
-FLOATING_NOTE = "floating base: Pinocchio has a free-flyer root joint, symgen six 1-DoF joints"
+FLOATING_NOTE = "floating base: the free-flyer on both sides (Pinocchio's JointModelFreeFlyer, the same q and v)"
 
 
 def over(seconds: float) -> str:

@@ -98,7 +98,8 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress(), jo
     jobs = min(len(groups), jobs or int(os.environ.get("SYMGEN_JOBS", 0)) or os.cpu_count() or 1)
     progress.message(f"symbolic runs of {', '.join(opts.quantities)}" + (f" on {jobs} processes" if jobs > 1 else ""))
     t0 = time.perf_counter()
-    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+    # (a daemonic process, e.g. `symgen tables`' time-limited build, may not start workers)
+    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon:
         fork = multiprocessing.get_context("fork")
         ticks = fork.SimpleQueue()              # the workers' progress ticks, drawn here
         _WORK.update(robot=robot, opts=opts, ticks=ticks)

@@ -147,6 +147,7 @@ def function_context(robot, fn, key: str) -> dict:
         "c_parts": c_parts,
         "work": len(slots),
         "quantity": key,
+        "slp": Q.QUANTITIES[key].slp,
     }
 
 
