@@ -198,3 +198,26 @@ def test_verify_runs_every_function_and_identity_on_a_floating_package(tmp_path)
                  "numpy vs Pinocchio: regressor", "c vs Pinocchio: frame_jacobian"):
         assert line in checked.stdout, line
     assert "2 C" not in checked.stdout
+
+
+def test_one_state_of_a_floating_package_takes_the_bindings_fast_path(tmp_path):
+    """q (nq = nv + 1 entries) and the speeds (nv) of one state go through the C binding's fast
+    path, not the Python general path (its shape check once took every argument for q's size)."""
+    robot = symgen.load_urdf(ROOT / "symgen" / "examples" / "arm4.urdf", floating_base=True)
+    pkg = import_package(build(robot, tmp_path, opts=BuildOptions(quantities=("C", "tau"), copt="-O0")).path)
+    assert pkg.backend == "c"
+    ext = pkg.c._ext
+    rng = np.random.default_rng(17)
+    q = np.concatenate([rng.uniform(-1, 1, 3), [0.0, 0.0, 0.0, 1.0], rng.uniform(-1, 1, robot.nv - 6)])
+    qd, qdd = rng.uniform(-1, 1, robot.nv), rng.uniform(-1, 1, robot.nv)
+    want = (pkg.coriolis_matrix(q, qd), pkg.inverse_dynamics(q, qd, qdd))
+
+    def general(*args, **kwargs):
+        raise AssertionError("the general path was taken")
+
+    # this package's binding only (a build of its own): its general paths now raise
+    fast = ext._bind((general, general), ("coriolis_matrix(q, qd)\n--\n\nC", "inverse_dynamics(q, qd, qdd)\n--\n\ntau"))
+    np.testing.assert_array_equal(fast[0](q, qd), want[0], err_msg="seed 17")
+    np.testing.assert_array_equal(fast[1](q, qd, qdd), want[1], err_msg="seed 17")
+    with pytest.raises(AssertionError, match="general path"):
+        fast[0](q[:-1], qd)                               # a wrong shape still goes there

@@ -207,7 +207,6 @@ static PyObject *shape_mass_matrix_0;
 /* mass_matrix(q, *, out=None, threads=None) */
 static PyObject *api_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
@@ -215,7 +214,6 @@ static PyObject *api_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize
     Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 1)
         goto other;
     if (kwnames != NULL) {
@@ -227,8 +225,11 @@ static PyObject *api_mass_matrix(PyObject *self, PyObject *const *args, Py_ssize
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_mass_matrix_0, 1, NULL)) == NULL)
             goto fail;
@@ -333,7 +334,6 @@ static PyObject *shape_mass_matrix_dot_0;
 /* mass_matrix_dot(q, qd, *, out=None, threads=None) */
 static PyObject *api_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[3];
@@ -341,7 +341,6 @@ static PyObject *api_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_s
     Py_ssize_t len[3];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 2)
         goto other;
     if (kwnames != NULL) {
@@ -353,10 +352,16 @@ static PyObject *api_mass_matrix_dot(PyObject *self, PyObject *const *args, Py_s
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
-    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[1], views, &taken, 1, size, 4, 0, &data[1], &len[1]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_mass_matrix_dot_0, 1, NULL)) == NULL)
             goto fail;
@@ -464,7 +469,6 @@ static PyObject *shape_coriolis_matrix_0;
 /* coriolis_matrix(q, qd, *, out=None, threads=None) */
 static PyObject *api_coriolis_matrix(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[3];
@@ -472,7 +476,6 @@ static PyObject *api_coriolis_matrix(PyObject *self, PyObject *const *args, Py_s
     Py_ssize_t len[3];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 2)
         goto other;
     if (kwnames != NULL) {
@@ -484,10 +487,16 @@ static PyObject *api_coriolis_matrix(PyObject *self, PyObject *const *args, Py_s
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
-    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[1], views, &taken, 1, size, 4, 0, &data[1], &len[1]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_coriolis_matrix_0, 1, NULL)) == NULL)
             goto fail;
@@ -595,7 +604,6 @@ static PyObject *shape_christoffel_0;
 /* christoffel(q, *, out=None, threads=None) */
 static PyObject *api_christoffel(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
@@ -603,7 +611,6 @@ static PyObject *api_christoffel(PyObject *self, PyObject *const *args, Py_ssize
     Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 1)
         goto other;
     if (kwnames != NULL) {
@@ -615,8 +622,11 @@ static PyObject *api_christoffel(PyObject *self, PyObject *const *args, Py_ssize
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_christoffel_0, 1, NULL)) == NULL)
             goto fail;
@@ -721,7 +731,6 @@ static PyObject *shape_inverse_dynamics_0;
 /* inverse_dynamics(q, qd, qdd, *, out=None, threads=None) */
 static PyObject *api_inverse_dynamics(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[4];
@@ -729,7 +738,6 @@ static PyObject *api_inverse_dynamics(PyObject *self, PyObject *const *args, Py_
     Py_ssize_t len[4];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 3)
         goto other;
     if (kwnames != NULL) {
@@ -741,12 +749,21 @@ static PyObject *api_inverse_dynamics(PyObject *self, PyObject *const *args, Py_
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
-    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
-        goto other;
-    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[1], views, &taken, 1, size, 4, 0, &data[1], &len[1]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[2], views, &taken, 1, size, 4, 0, &data[2], &len[2]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_inverse_dynamics_0, 1, NULL)) == NULL)
             goto fail;
@@ -857,7 +874,6 @@ static PyObject *shape_gravity_0;
 /* gravity(q, *, out=None, threads=None) */
 static PyObject *api_gravity(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
@@ -865,7 +881,6 @@ static PyObject *api_gravity(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 1)
         goto other;
     if (kwnames != NULL) {
@@ -877,8 +892,11 @@ static PyObject *api_gravity(PyObject *self, PyObject *const *args, Py_ssize_t n
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_gravity_0, 1, NULL)) == NULL)
             goto fail;
@@ -983,7 +1001,6 @@ static PyObject *shape_slotine_li_0;
 /* slotine_li(q, qd, qd_r, qdd_r, *, out=None, threads=None) */
 static PyObject *api_slotine_li(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[5];
@@ -991,7 +1008,6 @@ static PyObject *api_slotine_li(PyObject *self, PyObject *const *args, Py_ssize_
     Py_ssize_t len[5];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 4)
         goto other;
     if (kwnames != NULL) {
@@ -1003,14 +1019,26 @@ static PyObject *api_slotine_li(PyObject *self, PyObject *const *args, Py_ssize_
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
-    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
-        goto other;
-    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
-        goto other;
-    if (!one_arg(args[3], views, &taken, 1, one, 4, 0, &data[3], &len[3]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[1], views, &taken, 1, size, 4, 0, &data[1], &len[1]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[2], views, &taken, 1, size, 4, 0, &data[2], &len[2]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[3], views, &taken, 1, size, 4, 0, &data[3], &len[3]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_slotine_li_0, 1, NULL)) == NULL)
             goto fail;
@@ -1124,7 +1152,6 @@ static PyObject *shape_regressor_0;
 /* regressor(q, qd, qd_r, qdd_r, *, out=None, threads=None) */
 static PyObject *api_regressor(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[5];
@@ -1132,7 +1159,6 @@ static PyObject *api_regressor(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_ssize_t len[5];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 4)
         goto other;
     if (kwnames != NULL) {
@@ -1144,14 +1170,26 @@ static PyObject *api_regressor(PyObject *self, PyObject *const *args, Py_ssize_t
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
-    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
-        goto other;
-    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
-        goto other;
-    if (!one_arg(args[3], views, &taken, 1, one, 4, 0, &data[3], &len[3]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[1], views, &taken, 1, size, 4, 0, &data[1], &len[1]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[2], views, &taken, 1, size, 4, 0, &data[2], &len[2]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[3], views, &taken, 1, size, 4, 0, &data[3], &len[3]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_regressor_0, 1, NULL)) == NULL)
             goto fail;
@@ -1265,7 +1303,6 @@ static PyObject *shape_forward_dynamics_0;
 /* forward_dynamics(q, qd, tau, *, out=None, threads=None) */
 static PyObject *api_forward_dynamics(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[4];
@@ -1273,7 +1310,6 @@ static PyObject *api_forward_dynamics(PyObject *self, PyObject *const *args, Py_
     Py_ssize_t len[4];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 3)
         goto other;
     if (kwnames != NULL) {
@@ -1285,12 +1321,21 @@ static PyObject *api_forward_dynamics(PyObject *self, PyObject *const *args, Py_
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
-    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
-        goto other;
-    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[1], views, &taken, 1, size, 4, 0, &data[1], &len[1]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[2], views, &taken, 1, size, 4, 0, &data[2], &len[2]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_forward_dynamics_0, 1, NULL)) == NULL)
             goto fail;
@@ -1401,7 +1446,6 @@ static PyObject *shape_mass_matrix_inverse_0;
 /* mass_matrix_inverse(q, *, out=None, threads=None) */
 static PyObject *api_mass_matrix_inverse(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
@@ -1409,7 +1453,6 @@ static PyObject *api_mass_matrix_inverse(PyObject *self, PyObject *const *args, 
     Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 1)
         goto other;
     if (kwnames != NULL) {
@@ -1421,8 +1464,11 @@ static PyObject *api_mass_matrix_inverse(PyObject *self, PyObject *const *args, 
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_mass_matrix_inverse_0, 1, NULL)) == NULL)
             goto fail;
@@ -1531,7 +1577,6 @@ static PyObject *shape_all_terms_2;
 /* all_terms(q, qd, *, out=None, threads=None) */
 static PyObject *api_all_terms(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[3] = { NULL }, *result;
     Py_buffer views[5];
@@ -1539,7 +1584,6 @@ static PyObject *api_all_terms(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_ssize_t len[5];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 2)
         goto other;
     if (kwnames != NULL) {
@@ -1551,10 +1595,16 @@ static PyObject *api_all_terms(PyObject *self, PyObject *const *args, Py_ssize_t
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
-    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[1], views, &taken, 1, size, 4, 0, &data[1], &len[1]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_all_terms_0, 1, NULL)) == NULL)
             goto fail;
@@ -1691,7 +1741,6 @@ static PyObject *shape_inverse_dynamics_derivatives_1;
 /* inverse_dynamics_derivatives(q, qd, qdd, *, out=None, threads=None) */
 static PyObject *api_inverse_dynamics_derivatives(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[2] = { NULL }, *result;
     Py_buffer views[5];
@@ -1699,7 +1748,6 @@ static PyObject *api_inverse_dynamics_derivatives(PyObject *self, PyObject *cons
     Py_ssize_t len[5];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 3)
         goto other;
     if (kwnames != NULL) {
@@ -1711,12 +1759,21 @@ static PyObject *api_inverse_dynamics_derivatives(PyObject *self, PyObject *cons
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
-    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
-        goto other;
-    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[1], views, &taken, 1, size, 4, 0, &data[1], &len[1]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[2], views, &taken, 1, size, 4, 0, &data[2], &len[2]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_inverse_dynamics_derivatives_0, 1, NULL)) == NULL)
             goto fail;
@@ -1846,7 +1903,6 @@ static PyObject *shape_forward_dynamics_derivatives_1;
 /* forward_dynamics_derivatives(q, qd, tau, *, out=None, threads=None) */
 static PyObject *api_forward_dynamics_derivatives(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[2] = { NULL }, *result;
     Py_buffer views[5];
@@ -1854,7 +1910,6 @@ static PyObject *api_forward_dynamics_derivatives(PyObject *self, PyObject *cons
     Py_ssize_t len[5];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 3)
         goto other;
     if (kwnames != NULL) {
@@ -1866,12 +1921,21 @@ static PyObject *api_forward_dynamics_derivatives(PyObject *self, PyObject *cons
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
-    if (!one_arg(args[1], views, &taken, 1, one, 4, 0, &data[1], &len[1]))
-        goto other;
-    if (!one_arg(args[2], views, &taken, 1, one, 4, 0, &data[2], &len[2]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[1], views, &taken, 1, size, 4, 0, &data[1], &len[1]))
+            goto other;
+    }
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[2], views, &taken, 1, size, 4, 0, &data[2], &len[2]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_forward_dynamics_derivatives_0, 1, NULL)) == NULL)
             goto fail;
@@ -1999,7 +2063,6 @@ static PyObject *shape_frame_placement_0;
 /* frame_placement(q, *, out=None, threads=None) */
 static PyObject *api_frame_placement(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
@@ -2007,7 +2070,6 @@ static PyObject *api_frame_placement(PyObject *self, PyObject *const *args, Py_s
     Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 1)
         goto other;
     if (kwnames != NULL) {
@@ -2019,8 +2081,11 @@ static PyObject *api_frame_placement(PyObject *self, PyObject *const *args, Py_s
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_frame_placement_0, 1, NULL)) == NULL)
             goto fail;
@@ -2125,7 +2190,6 @@ static PyObject *shape_frame_jacobian_0;
 /* frame_jacobian(q, *, out=None, threads=None) */
 static PyObject *api_frame_jacobian(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    static const Py_ssize_t one[1] = { 4 };
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *out = NULL, *outs[1] = { NULL }, *result;
     Py_buffer views[2];
@@ -2133,7 +2197,6 @@ static PyObject *api_frame_jacobian(PyObject *self, PyObject *const *args, Py_ss
     Py_ssize_t len[2];
     int taken = 0, made = 0;
     (void)self;
-    (void)one;
     if (nargs != 1)
         goto other;
     if (kwnames != NULL) {
@@ -2145,8 +2208,11 @@ static PyObject *api_frame_jacobian(PyObject *self, PyObject *const *args, Py_ss
                 goto other;
         }
     }
-    if (!one_arg(args[0], views, &taken, 1, one, 4, 0, &data[0], &len[0]))
-        goto other;
+    {
+        static const Py_ssize_t size[1] = { 4 };   /* nq for q, nv for speeds */
+        if (!one_arg(args[0], views, &taken, 1, size, 4, 0, &data[0], &len[0]))
+            goto other;
+    }
     if (out == NULL || out == Py_None) {
         if ((outs[0] = PyObject_Vectorcall(np_empty, &shape_frame_jacobian_0, 1, NULL)) == NULL)
             goto fail;
