@@ -38,10 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..codegen.render import render
 from ..quantities import ARGUMENTS
 from .cloop import DEFAULT_FLAGS
-from .harness import BenchError, cache_dir, compile_harness, compiler_version, find_cc, run_compiler, run_harness
+from .harness import BenchError, cache_dir, cached_harness, compiler_version, find_cc, run_compiler, run_harness
 from .pin import PIN_CXX_FLAGS, pin_cpp_command, pin_model, pin_prefix, pin_random_q, pin_version
 
 TEMPLATE = "bench_cppadcg.cpp.j2"
@@ -99,17 +98,10 @@ def harness_binary(flags: str = PIN_CXX_FLAGS, timeout: float | None = 1800, bui
     """The compiled CppADCodeGen harness, cached by versions, flags and source (minutes to build)."""
     versions = _versions()
     prefix = pin_prefix()
-    source = render(TEMPLATE, {})
-    key = hashlib.sha256(f"{json.dumps(versions, sort_keys=True)}\0{flags}\0{source}".encode()).hexdigest()[:16]
-    exe = cache_dir() / f"cppadcg-bench-{versions['pinocchio']}-{versions['cppadcodegen']}-{key}"
-    if exe.exists():
-        return exe
-    if not build:
-        raise BenchError(f"the CppADCodeGen harness is not built yet ({exe})")
-    print(f"symgen bench: building the CppADCodeGen harness once (a few minutes, a few GB of memory); "
-          f"cached as {exe} (set SYMGEN_CACHE to move the cache)", file=sys.stderr, flush=True)
-    return compile_harness(TEMPLATE, {}, lambda src, out: harness_command(prefix, flags, src, out), exe, timeout,
-                           "CppADCodeGen harness")
+    return cached_harness(TEMPLATE, {}, f"{json.dumps(versions, sort_keys=True)}\0{flags}",
+                          f"cppadcg-bench-{versions['pinocchio']}-{versions['cppadcodegen']}",
+                          lambda src, out: harness_command(prefix, flags, src, out), timeout, build,
+                          "CppADCodeGen harness", "a few minutes, a few GB of memory")
 
 
 def _model(urdf, floating: bool, gravity=None):

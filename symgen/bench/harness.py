@@ -8,11 +8,13 @@ a driver links, and ends a compile over its timeout with everything it started.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -85,6 +87,24 @@ def compile_harness(template: str, context: dict, command, exe: Path, timeout, w
         run_compiler(command(source, out), timeout, what)
         shutil.move(str(out), exe)
     return exe
+
+
+def cached_harness(template: str, context: dict, identity: str, name: str, command, timeout, build: bool,
+                   what: str, cost: str) -> Path:
+    """A harness compiled once and kept in :func:`cache_dir` as ``name-KEY``, KEY a hash of
+    ``identity`` (versions, flags) and the rendered source; built with ``command(source, output)``
+    when missing and ``build``, else a BenchError. ``cost`` is said before a build (minutes to
+    build: a first run must not look hung)."""
+    source = render(template, context)
+    key = hashlib.sha256(f"{identity}\0{source}".encode()).hexdigest()[:16]
+    exe = cache_dir() / f"{name}-{key}"
+    if exe.exists():
+        return exe
+    if not build:
+        raise BenchError(f"the {what} is not built yet ({exe})")
+    print(f"symgen bench: building the {what} once ({cost}); cached as {exe} (set SYMGEN_CACHE to move the cache)",
+          file=sys.stderr, flush=True)
+    return compile_harness(template, context, command, exe, timeout, what)
 
 
 def run_harness(exe: Path, args, what) -> dict:

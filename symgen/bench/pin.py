@@ -9,7 +9,6 @@ Random states follow the paper's Section 5 (the registry's argument ranges).
 """
 from __future__ import annotations
 
-import hashlib
 import shlex
 import shutil
 import sys
@@ -19,9 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..codegen.render import render
 from ..quantities import ARGUMENTS
-from .harness import BenchError, cache_dir, compile_harness, run_harness
+from .harness import BenchError, cached_harness, run_harness
 from .timing import time_callable
 
 PIN_CXX_FLAGS = "-std=c++17 -O3 -march=native -DNDEBUG"
@@ -199,18 +197,9 @@ def pin_cpp_binary(flags: str = PIN_CXX_FLAGS, timeout: float | None = 1800, bui
     """The compiled Pinocchio harness for ``flags``, cached under ``~/.cache/symgen`` by pin
     version, flags and harness source (the header-only build takes minutes and GBs of memory)."""
     prefix = pin_prefix()
-    source = render(PIN_CPP_TEMPLATE, {"timings": CPP_STATEMENTS})
-    key = hashlib.sha256(f"{pin_version()}\0{flags}\0{source}".encode()).hexdigest()[:16]
-    exe = cache_dir() / f"pin-bench-{pin_version()}-{key}"
-    if exe.exists():
-        return exe
-    if not build:
-        raise BenchError(f"the Pinocchio C++ harness is not built yet ({exe})")
-    # a one-time cost per Pinocchio version, flags and harness: say so, or a first run looks hung
-    print(f"symgen bench: building the Pinocchio C++ harness once (a few minutes, several GB of memory); "
-          f"cached as {exe} (set SYMGEN_CACHE to move the cache)", file=sys.stderr, flush=True)
-    return compile_harness(PIN_CPP_TEMPLATE, {"timings": CPP_STATEMENTS}, lambda src, out: pin_cpp_command(prefix, flags, src, out), exe,
-                           timeout, "Pinocchio C++ harness")
+    return cached_harness(PIN_CPP_TEMPLATE, {"timings": CPP_STATEMENTS}, f"{pin_version()}\0{flags}",
+                          f"pin-bench-{pin_version()}", lambda src, out: pin_cpp_command(prefix, flags, src, out),
+                          timeout, build, "Pinocchio C++ harness", "a few minutes, several GB of memory")
 
 
 def pinocchio_cpp(urdf, names=("C", "Gamma"), flags: str = PIN_CXX_FLAGS, repeats: int = 7,
