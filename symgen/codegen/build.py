@@ -43,6 +43,10 @@ class BuildOptions:
     force: bool = False
     copt: str = "-O2"                     # optimization flag for the compiled binding
     portable: bool = False                # binding for the compiler's default target, not -march=native
+    #: processes of the symbolic runs (0: SYMGEN_JOBS, else one per core). The library's default
+    #: is 1: workers are forked, and a fork of a process that has run threads (an OpenMP batch,
+    #: say) can hang; `symgen build` runs in a fresh process and takes 0
+    jobs: int = 1
     max_dof: int = MAX_DOF_DEFAULT        # refuse bigger robots (see check_size)
     command: str = ""                     # how to regenerate, for the header
     source_sha256: str = ""
@@ -81,22 +85,22 @@ def check_options(opts: BuildOptions) -> None:
     Q.check_options(opts.sweep)
 
 
-def functions_for(robot, opts: BuildOptions, progress: Progress = Progress(), jobs: int | None = None
-                  ) -> tuple[list, dict, dict]:
+def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) -> tuple[list, dict, dict]:
     """The printed Functions of a build (:func:`~.files.function_context` of each, in build
     order), their op counts (``{function name: counts}``) and the timings of each stage.
 
-    The sweeps are traced, optimized and printed on ``jobs`` processes (default: ``SYMGEN_JOBS``,
-    else one per core): forked workers, each taking the costliest sweep left, that send back
+    The sweeps are traced, optimized and printed on ``opts.jobs`` processes (0: ``SYMGEN_JOBS``,
+    else one per core; ``symgen build``'s default): forked workers, each taking the costliest sweep left, that send back
     printed text only (sending SymPy expressions back costs about what tracing them does). Each
     sweep runs on its own backend, so the bytes do not depend on ``jobs``. Measured, the 20-DoF
     chain's 16 functions: 71 s of tracing and printing in one process on a loaded machine."""
+    wanted = tuple(dict.fromkeys(opts.quantities))     # a key asked twice is built once
     groups: dict = {}
-    for key in opts.quantities:
+    for key in wanted:
         groups.setdefault(Q.QUANTITIES[key].sweep, []).append(key)
     groups = sorted(groups.values(), key=lambda keys: -_SWEEP_WEIGHT.get(Q.QUANTITIES[keys[0]].sweep, 1))
-    jobs = min(len(groups), jobs or int(os.environ.get("SYMGEN_JOBS", 0)) or os.cpu_count() or 1)
-    progress.message(f"symbolic runs of {', '.join(opts.quantities)}" + (f" on {jobs} processes" if jobs > 1 else ""))
+    jobs = min(len(groups), opts.jobs or int(os.environ.get("SYMGEN_JOBS", 0)) or os.cpu_count() or 1)
+    progress.message(f"symbolic runs of {', '.join(wanted)}" + (f" on {jobs} processes" if jobs > 1 else ""))
     t0 = time.perf_counter()
     # (a daemonic process, e.g. `symgen tables`' time-limited build, may not start workers)
     if jobs > 1 and "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon:
@@ -105,10 +109,11 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress(), jo
         _WORK.update(robot=robot, opts=opts, ticks=ticks)
         try:
             with fork.Pool(jobs) as pool:
-                done, results = {}, pool.imap_unordered(_printed_sweep, groups)
-                while len(done) < len(opts.quantities):
+                done, results, received = {}, pool.imap_unordered(_printed_sweep, groups), 0
+                while received < len(groups):          # one result per sweep (a key may be asked twice)
                     try:
                         result = results.next(timeout=0.1)
+                        received += 1
                     except multiprocessing.TimeoutError:
                         result = {}
                     while not ticks.empty():
@@ -124,7 +129,7 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress(), jo
             done.update(_print_sweep(robot, opts, keys, progress))
     timings = {"symbolic": round(time.perf_counter() - t0, 3)}     # tracing, passes and printing
     contexts, ops = [], {}
-    for key in opts.quantities:
+    for key in wanted:
         context, counts, seconds = done[key]
         contexts.append(context)
         ops[context["name"]] = counts
