@@ -438,3 +438,25 @@ def test_a_build_on_several_processes_writes_the_same_bytes(tmp_path):
         assert run.returncode == 0, run.stderr
         written[jobs] = {p.name: p.read_bytes() for p in sorted((tmp_path / jobs / "arm4").iterdir())}
     assert written["1"] == written["3"]
+
+
+def test_a_parallel_build_reports_every_message_and_tick_of_its_workers():
+    """The forked workers' progress (messages and ticks) reaches the build's Progress: what the
+    CLI's bar shows on several processes. In a fresh process, as `symgen build` forks."""
+    script = """
+from symgen import robots
+from symgen.codegen import Progress
+from symgen.codegen.build import BuildOptions, functions_for
+seen = []
+class P(Progress):
+    def message(self, text): seen.append(text)
+    def tick(self, label, done, total): seen.append((label, done, total))
+functions_for(robots.make("tree", 5, 4), BuildOptions(quantities=("M", "C", "Gamma"), compile=False, jobs=2), P())
+assert seen[0] == "symbolic runs of M, C, Gamma on 2 processes", seen
+assert {m.split(":")[0] for m in seen if isinstance(m, str) and m.endswith("operations")} == {"M", "C", "Gamma"}, seen
+for label in ("C", "Gamma"):
+    assert [t[1:] for t in seen if isinstance(t, tuple) and t[0] == label] == [(d, 5) for d in range(1, 6)], seen
+print("ok")
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr

@@ -221,3 +221,14 @@ def test_one_state_of_a_floating_package_takes_the_bindings_fast_path(tmp_path):
     np.testing.assert_array_equal(fast[1](q, qd, qdd), want[1], err_msg="seed 17")
     with pytest.raises(AssertionError, match="general path"):
         fast[0](q[:-1], qd)                               # a wrong shape still goes there
+    # a batch of 5 (one group of lanes and one state alone) in the C API: q of nq, speeds of nv
+    import ctypes
+    lib = ctypes.CDLL(str(next(Path(pkg.__file__).parent.glob("_*_ext*.so"))))
+    P = ctypes.POINTER(ctypes.c_double)
+    Q, QD = np.tile(q, (5, 1)), rng.uniform(-1, 1, (5, robot.nv))
+    Q[:, 7:] += rng.uniform(-1, 1, (5, robot.nv - 6))
+    got = np.empty((5, robot.nv, robot.nv))
+    getattr(lib, f"{Path(pkg.__file__).parent.name}_coriolis_matrix_batch")(
+        ctypes.c_size_t(5), Q.ctypes.data_as(P), QD.ctypes.data_as(P), got.ctypes.data_as(P))
+    for i in range(5):
+        assert_agree(got[i], pkg.numpy.coriolis_matrix(Q[i], QD[i]), f"batch state {i} (seed 17)")

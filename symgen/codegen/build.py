@@ -105,22 +105,20 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) ->
     # (a daemonic process, e.g. `symgen tables`' time-limited build, may not start workers)
     if jobs > 1 and "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon:
         fork = multiprocessing.get_context("fork")
-        ticks = fork.SimpleQueue()              # the workers' progress ticks, drawn here
-        _WORK.update(robot=robot, opts=opts, ticks=ticks)
+        events = fork.SimpleQueue()             # the workers' progress, reported here
+        _WORK.update(robot=robot, opts=opts, events=events)
         try:
             with fork.Pool(jobs) as pool:
                 done, results, received = {}, pool.imap_unordered(_printed_sweep, groups), 0
-                while received < len(groups):          # one result per sweep (a key may be asked twice)
+                while received < len(groups):          # one result per sweep
                     try:
-                        result = results.next(timeout=0.1)
+                        done.update(results.next(timeout=0.1))
                         received += 1
                     except multiprocessing.TimeoutError:
-                        result = {}
-                    while not ticks.empty():
-                        progress.tick(*ticks.get())
-                    done.update(result)
-                    for key, (_, counts, _) in result.items():
-                        progress.message(f"{key}: {counts['total']} operations")
+                        pass
+                    while not events.empty():
+                        kind, *args = events.get()
+                        getattr(progress, kind)(*args)
         finally:
             _WORK.clear()
     else:
@@ -143,18 +141,21 @@ _SWEEP_WEIGHT = {"forward_dynamics": 10, "regressor": 9, "algorithm1": 9, "fd_de
 _WORK: dict = {}                 # the robot and options a forked worker inherits
 
 
-class _Ticks(Progress):
-    """A worker's progress: its ticks go to the parent."""
+class _Relay(Progress):
+    """A worker's progress: its messages and ticks go to the parent, which reports them."""
 
     def __init__(self, queue):
         self.queue = queue
 
+    def message(self, text):
+        self.queue.put(("message", text))
+
     def tick(self, label, done, total):
-        self.queue.put((label, done, total))
+        self.queue.put(("tick", label, done, total))
 
 
 def _printed_sweep(keys):
-    return _print_sweep(_WORK["robot"], _WORK["opts"], keys, _Ticks(_WORK["ticks"]))
+    return _print_sweep(_WORK["robot"], _WORK["opts"], keys, _Relay(_WORK["events"]))
 
 
 def _print_sweep(robot, opts: BuildOptions, keys, progress: Progress) -> dict:

@@ -148,6 +148,10 @@ def function_context(robot, fn, key: str) -> dict:
         "work": len(slots),
         "quantity": key,
         "slp": Q.QUANTITIES[key].slp,
+        # a lanes copy for batches: whole (one part), no column loops (those are vectorized
+        # across columns already), outputs small enough for LANES states on the stack
+        "lanes": (len(c_parts) == 1 and not c_parts[0]["loops"]
+                  and sum(o["size"] for o in outputs) <= LANES_MAX_OUT),
     }
 
 
@@ -180,7 +184,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     parameters = robot_parameters(robot)
     ctx = {
         "header": header_lines(robot, opts, version), "name": name, "prefix": name, "PREFIX": name.upper(),
-        "n": robot.n, "nq": robot.nq, "functions": contexts, "lanes_max_out": LANES_MAX_OUT,
+        "n": robot.n, "nq": robot.nq, "functions": contexts,
         "robot_literal": py_literal(robot.name), "robot_comment": comment_text(robot.name),
         "joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.joint_names) + ")",
         "link_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.link_names) + ")",

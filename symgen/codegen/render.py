@@ -32,7 +32,8 @@ def lane_expr(c: str) -> str:
 
 
 def lane_lhs(lhs: str) -> str:
-    """``const double t`` as ``const lanes_t t``; a work-array slot ``w[k]`` as it is."""
+    """``const double t`` as ``const lanes_t t`` (lanes copies are of whole functions: no work
+    array)."""
     return lhs.replace("const double ", "const lanes_t ", 1)
 
 
