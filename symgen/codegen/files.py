@@ -13,6 +13,7 @@ import sympy as sp
 from .. import quantities as Q
 from ..algorithms.regressor import robot_parameters
 from . import program as P
+from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .printers import CPrinter, PyPrinter
 from .render import render
@@ -80,6 +81,19 @@ def _loop_context(fn, lp, number, cpr, pypr) -> dict:
     }
 
 
+def _run_context(fn, run, slots, cpr) -> dict:
+    """What the C template prints for one row run (:class:`~symgen.codegen.runs.Run`): the
+    shared factors, computed once, and the loop's statement over ``k_``."""
+    terms = [f"w[{slots[temps[0]]} + k_]" if coef == 1 else f"c{r}_*w[{slots[temps[0]]} + k_]"
+             for r, (coef, temps) in enumerate(zip(run.coefs, run.temps))]
+    const = [] if run.const == 0 else [cpr.doprint(run.const)]
+    return {
+        "output": fn.outputs[run.output].name, "start": run.start, "count": run.count,
+        "coefs": [(f"c{r}_", cpr.doprint(coef)) for r, coef in enumerate(run.coefs) if coef != 1],
+        "value": " + ".join(const + terms),
+    }
+
+
 def _loop_values(fn, target) -> list[str]:
     """The Python text of each entry of a loop's target: row r of the loop covering column c,
     ``_loopN_t[position of r in its rows_out][c - start]`` (mirrored: the upper triangle's)."""
@@ -110,6 +124,7 @@ def function_context(robot, fn, key: str) -> dict:
     outputs = [_output_context(out, [(k, e) for o, k, e in entries if o == n], pypr, loop_values.get(n))
                for n, out in enumerate(fn.outputs)]
     parts, slots = P.partition(fn, C_PART_SIZE, C_SPLIT_ABOVE)
+    parts, slots, runs = row_runs(fn, parts, slots)
     cpr = CPrinter({**cin, **{s: f"w[{k}]" for s, k in slots.items()}})
     loops = [_loop_context(fn, lp, number, cpr, pypr) for number, lp in enumerate(fn.loops)]
     py_loops = [{**lc, "calls": [{"var": f"_loop{lc['number']}_{t}",
@@ -118,13 +133,14 @@ def function_context(robot, fn, key: str) -> dict:
                                  for t, target in enumerate(lp.targets)]}
                 for lc, lp in zip(loops, fn.loops)]
     c_parts = []
-    for part in parts:
+    for number, part in enumerate(parts):
         comments = _comments(robot, part.assignments)
         c_parts.append({
             "lines": [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const double {a.temp.name}"),
                        "c": cpr.doprint(a.expr), "comment": c} for a, c in zip(part.assignments, comments)],
             "entries": [(fn.outputs[o].name, k, cpr.doprint(e)) for o, k, e in part.entries],
             "loops": loops if part is parts[-1] else [],
+            "runs": [_run_context(fn, run, slots, cpr) for p, run in runs if p == number],
         })
     returns = " -> " + (outputs[0]["shape_literal"] if len(outputs) == 1
                         else "(" + ", ".join(o["shape_literal"] for o in outputs) + ")")

@@ -1,0 +1,190 @@
+"""Row runs: consecutive output entries that are the same dot product, printed as one loop.
+
+Algorithm 1 ends in dot products: row i of C above the diagonal is C[i, j] = Phi_i . F1_j over the
+descendants j of body i, row j below it C[j, i] = Phid_i . F2_j + Phi_i . F3_j over the ancestors
+i. Unrolled, each entry loads its own six or twelve temps and multiplies them one at a time.
+Here such a row segment becomes
+
+    for (k = 0; k < m; ++k)  C[start + k] = c_0 * w[b_0 + k] + ... + c_R * w[b_R + k];
+
+with the factors c_r that every entry of the segment shares (Phi_i; F2_j, F3_j) read once before
+the loop, and the factors that change along the row (F1_j; Phid_i, Phi_i) laid out in the work
+array so that each is a contiguous array (component-major: F1_j[r] for all j in a row). The
+compiler vectorizes such a loop across entries, four at a time with AVX.
+
+The pass looks only at the printed shape of the entries, not at the algorithm: a run is any
+maximal segment of at least :data:`MIN_RUN` consecutive entries of one output row whose every
+term is (a factor common to the whole segment) x (one temp that changes from entry to entry), with
+the same common factors in every entry. Each changing temp gets one place in the work array, so
+two runs that need one temp at places that disagree cannot both be loops: runs are taken longest
+first and a run whose layout conflicts with those taken stays unrolled. It applies to functions
+printed in parts only (those already keep their shared temps in the work array; a whole function
+keeps its lanes copy for batches instead).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import sympy as sp
+
+from .program import Part
+
+#: the shortest segment printed as a loop (one AVX vector)
+MIN_RUN = 4
+
+
+@dataclass(frozen=True)
+class Run:
+    """Entries ``start`` .. ``start + count - 1`` (flat) of output ``output``: ``const`` plus the sum
+    over r of ``coefs[r]`` times the run's r-th changing temps (``temps[r]``, one per entry)."""
+    output: int
+    start: int
+    coefs: tuple
+    const: sp.Expr
+    temps: tuple               # temps[r][k]: the changing factor of term r in entry start + k
+
+    @property
+    def count(self) -> int:
+        return len(self.temps[0])
+
+
+def _decompose(e, common, temps):
+    """(const, {coef: temp}) when ``e`` is const + the sum of coef x (one temp not in ``common``),
+    the coefs and const made of ``common`` symbols and numbers only; None otherwise."""
+    const, terms = sp.S.Zero, {}
+    for term in sp.Add.make_args(e):
+        changing = [f for f in sp.Mul.make_args(term) if f.free_symbols - common]
+        if not changing:
+            const += term
+            continue
+        if len(changing) != 1 or changing[0] not in temps:
+            return None
+        coef = term / changing[0]
+        if coef in terms:
+            return None
+        terms[coef] = changing[0]
+    return (const, terms) if terms else None
+
+
+def _grow(row, a, temps):
+    """The longest run of ``row`` ([(flat index, expr)], in order) that starts at ``a``:
+    (end, const, {coef: [temp per entry]}), or None if not even two entries make one."""
+    best, common, parts = None, set(row[a][1].free_symbols), None
+    for b in range(a + 1, len(row)):
+        if row[b][0] != row[b - 1][0] + 1:
+            break
+        narrowed = common & row[b][1].free_symbols
+        if parts is None or narrowed != common:      # the common factors changed: decompose again
+            parts = [_decompose(e, narrowed, temps) for _, e in row[a:b]]
+        common = narrowed
+        parts.append(_decompose(row[b][1], common, temps))
+        if any(p is None or p[0] != parts[0][0] or p[1].keys() != parts[0][1].keys() for p in parts):
+            break
+        best = (b + 1, parts[0][0], {c: [p[1][c] for p in parts] for c in parts[0][1]})
+    return best
+
+
+def _segments(fn, entries):
+    """Maximal runs in each output row (greedy from the left)."""
+    temps = {a.temp for a in fn.assignments}
+    by_row = {}
+    for o, k, e in entries:
+        shape = fn.outputs[o].shape
+        if len(shape) < 2:
+            continue
+        by_row.setdefault((o, k // shape[-1]), []).append((k, e))
+    found = []
+    for (o, _), row in by_row.items():
+        a = 0
+        while a + MIN_RUN <= len(row):
+            grown = _grow(row, a, temps)
+            if grown is not None and grown[0] - a >= MIN_RUN:
+                end, const, table = grown
+                coefs = tuple(sorted(table, key=sp.default_sort_key))
+                found.append(Run(o, row[a][0], coefs, const, tuple(tuple(table[c]) for c in coefs)))
+                a = end
+            else:
+                a += 1
+    return found
+
+
+def _layout(runs, fixed):
+    """Take runs longest first while the temps they need contiguous can be: every temp has at
+    most one successor and one predecessor, no cycles, and no temp of ``fixed`` (already in a
+    slot). Returns (runs taken, chains: lists of temps each laid out contiguously)."""
+    succ, pred, taken = {}, {}, []
+    for run in sorted(runs, key=lambda r: (-r.count, r.output, r.start)):
+        new = {}
+        ok = True
+        for seq in run.temps:
+            if len(set(seq)) != len(seq) or any(t in fixed for t in seq):
+                ok = False
+                break
+            for x, y in zip(seq, seq[1:]):
+                sx, py = succ.get(x, new.get(x)), pred.get(y)
+                if (sx is not None and sx != y) or (py is not None and py != x):
+                    ok = False
+                    break
+                new[x] = y
+            if not ok:
+                break
+        if not ok:
+            continue
+        trial_succ = {**succ, **new}
+        trial_pred = {**pred, **{y: x for x, y in new.items()}}
+        if len(trial_pred) != len(trial_succ) or _has_cycle(trial_succ):
+            continue
+        succ, pred = trial_succ, trial_pred
+        taken.append(run)
+    members = {t for run in taken for seq in run.temps for t in seq}
+    chains = []
+    for t in members:
+        if t not in pred:
+            chain = [t]
+            while chain[-1] in succ:
+                chain.append(succ[chain[-1]])
+            chains.append(chain)
+    return taken, chains
+
+
+def _has_cycle(succ):
+    seen = set()
+    for start in succ:
+        path, x = set(), start
+        while x in succ and x not in seen:
+            if x in path:
+                return True
+            path.add(x)
+            x = succ[x]
+        seen |= path
+    return False
+
+
+def row_runs(fn, parts, slots):
+    """The row runs of a Function printed in parts (:func:`~symgen.codegen.program.partition`):
+    ``(parts without the runs' entries, slots with the runs' temps laid out contiguously after
+    the others, [(part number, Run), ...])``. A whole function (one part) is returned as it is."""
+    if len(parts) < 2:
+        return parts, slots, []
+    loop_targets = fn.loop_targets()
+    entries = [(o, k, e) for part in parts for o, k, e in part.entries if o not in loop_targets]
+    taken, chains = _layout(_segments(fn, entries), set())
+    if not taken:
+        return parts, slots, []
+    order = {a.temp: k for k, a in enumerate(fn.assignments)}
+    chained = {t for chain in chains for t in chain}
+    ordinary = sorted((s for s in slots if s not in chained), key=order.__getitem__)
+    new_slots = {s: k for k, s in enumerate(ordinary)}
+    for chain in sorted(chains, key=lambda c: order[c[0]]):
+        for t in chain:
+            new_slots[t] = len(new_slots)
+    where = {(o, k): p for p, part in enumerate(parts) for o, k, _ in part.entries}
+    removed = {(run.output, run.start + i) for run in taken for i in range(run.count)}
+    new_parts = tuple(replace(part, entries=tuple(x for x in part.entries if (x[0], x[1]) not in removed))
+                      for part in parts)
+    placed = sorted(((where[run.output, run.start], run) for run in taken),
+                    key=lambda pr: (pr[0], pr[1].output, pr[1].start))
+    return new_parts, new_slots, placed
+
+
+__all__ = ["MIN_RUN", "Run", "row_runs"]
