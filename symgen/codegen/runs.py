@@ -53,13 +53,14 @@ def _decompose(e, common, temps):
     the coefs and const made of ``common`` symbols and numbers only; None otherwise."""
     const, terms = sp.S.Zero, {}
     for term in sp.Add.make_args(e):
-        changing = [f for f in sp.Mul.make_args(term) if f.free_symbols - common]
+        factors = sp.Mul.make_args(term)
+        changing = [f for f in factors if f.free_symbols - common]
         if not changing:
             const += term
             continue
         if len(changing) != 1 or changing[0] not in temps:
             return None
-        coef = term / changing[0]
+        coef = sp.Mul(*(f for f in factors if f is not changing[0]))
         if coef in terms:
             return None
         terms[coef] = changing[0]
@@ -132,7 +133,7 @@ def _layout(runs, fixed):
             continue
         trial_succ = {**succ, **new}
         trial_pred = {**pred, **{y: x for x, y in new.items()}}
-        if len(trial_pred) != len(trial_succ) or _has_cycle(trial_succ):
+        if len(trial_pred) != len(trial_succ) or _closes_cycle(trial_succ, new):
             continue
         succ, pred = trial_succ, trial_pred
         taken.append(run)
@@ -147,16 +148,14 @@ def _layout(runs, fixed):
     return taken, chains
 
 
-def _has_cycle(succ):
-    seen = set()
-    for start in succ:
-        path, x = set(), start
-        while x in succ and x not in seen:
-            if x in path:
+def _closes_cycle(succ, new):
+    """Whether one of the ``new`` links x -> y closes a cycle of ``succ`` (from y back to x)."""
+    for x, y in new.items():
+        z = y
+        while z in succ:
+            z = succ[z]
+            if z == x:
                 return True
-            path.add(x)
-            x = succ[x]
-        seen |= path
     return False
 
 
