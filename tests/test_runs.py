@@ -8,6 +8,8 @@ NumPy code's (which has no runs).
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -106,6 +108,8 @@ def test_generated_c_in_parts_with_runs_equals_the_numpy_code(tmp_path, monkeypa
     pkg = import_package(build(robot, tmp_path, opts=opts).path)
     source = (tmp_path / robot.name / f"{robot.name}.c").read_text()
     assert source.count("one dot product along the row") >= 4
+    shape = json.loads((tmp_path / robot.name / "manifest.json").read_text())["functions"]["coriolis_matrix"]
+    assert shape["route"] == "algorithm1" and shape["c_shape"]["parts"] > 1 and shape["c_shape"]["row_runs"] >= 1
     seed = 41
     for q, qd, qdd in support.random_states(seed, robot.n, 3):
         for f in ("coriolis_matrix", "mass_matrix_dot", "all_terms", "inverse_dynamics_derivatives"):

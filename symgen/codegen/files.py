@@ -163,6 +163,8 @@ def function_context(robot, fn, key: str) -> dict:
         "c_parts": c_parts,
         "work": len(slots),
         "quantity": key,
+        "route": fn.route,
+        "c_shape": {"parts": len(c_parts), "column_loops": len(fn.loops), "row_runs": len(runs)},
         "slp": Q.QUANTITIES[key].slp,
         # a lanes copy for batches: whole (one part), no column loops (those are vectorized
         # across columns already), outputs small enough for LANES states on the stack
@@ -227,7 +229,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
                     "parametric": opts.parametric},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
                                   "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
-                                  "ops": ops[f["name"]]} for f in contexts},
+                                  "ops": ops[f["name"]], "route": f["route"], "c_shape": f["c_shape"]}
+                      for f in contexts},
         "c_extension": ext_name,
     }
     if _embedding(robot):               # --mimic: recorded only then (packages without it are unchanged)

@@ -79,6 +79,8 @@ class Function:
     #: column loops run after the entries are written; an output a loop targets holds, as its
     #: ``exprs``, the matrix the loop starts from (every entry written, zeros included)
     loops: tuple[Loop, ...] = ()
+    #: the sweep's run it was traced from (its name; a variant's when the build chose one)
+    route: str = ""
 
     def loop_targets(self) -> set:
         return {t for lp in self.loops for t in lp.targets}

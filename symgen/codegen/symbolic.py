@@ -72,7 +72,8 @@ def _candidate(robot, job, opts, naming, tick=None, limit=None) -> tuple:
     label = "+".join(keys) + (f" (variant {k})" if k else "")
     fns, named = _trace_sweep(robot, sweep, keys, input_symbols(robot), opts, naming,
                               (lambda d, t: tick(label, d, t)) if tick else None, limit)
-    return {key: optimize(fn) for key, fn in fns.items()}, named
+    route = sweep.run.__name__.lstrip("_")
+    return {key: replace(optimize(fn), route=route) for key, fn in fns.items()}, named
 
 
 def _trace_sweep(robot, sweep, keys, syms, opts, naming, tick, limit=None) -> tuple:
