@@ -95,23 +95,69 @@ def test_short_segments_a_whole_function_and_mixed_terms_are_left_alone():
     assert row_runs(fn, *whole) == (*whole, [])
 
 
+def _symmetric(negated=False):
+    """X (7 x 7) with X[0, j] = X[j, 0] = phi . f_j (j = 1..6), shared by program.share_outputs as
+    one temp each; ``negated``: X[j, j] = -X[0, j] as well (the temp is then read, not only placed)."""
+    n = COLS + 1
+    phi = sp.symbols("phi0:3")
+    f = [sp.symbols(f"f{j}_0:3") for j in range(n)]
+    assignments = [(phi[r], Q[0] + r) for r in range(3)]
+    assignments += [(f[j][r], Q[1] * (j + 1) + r) for j in range(1, n) for r in range(3)]
+    X = np.full((n, n), sp.S.Zero, dtype=object)
+    X[0, 0] = Q[0]
+    for j in range(1, n):
+        X[0, j] = X[j, 0] = sum(phi[r] * f[j][r] for r in range(3))
+    fn = P.share_outputs(P.Function("f", "hand-made", (P.Input("q", Q),), tuple(P.Assignment(*a) for a in assignments),
+                                    (P.Output("X", (n, n), tuple(sp.sympify(e) for e in X.ravel())),)))
+    if negated:
+        exprs = list(fn.outputs[0].exprs)
+        for j in range(1, n):
+            exprs[j * n + j] = -exprs[j]
+        fn = P.Function(fn.name, fn.doc, fn.inputs, fn.assignments, (P.Output("X", (n, n), tuple(exprs)),))
+    return fn, n
+
+
+def test_a_run_looks_through_a_shared_temp_and_writes_its_mirror():
+    """M_ij = M_ji is one temp (share_outputs): the run along row 0 computes it and writes both
+    triangles (X[0, 1..6] and X[1..6, 0], stride 7), and the temps are no longer computed."""
+    fn, n = _symmetric()
+    shared = {a.temp for a in fn.assignments if a.temp.name.startswith("x")}
+    assert len(shared) == COLS
+    parts, slots, (new_parts, new_slots, runs) = _runs_of(fn)
+    assert [(run.start, run.count, run.mirror) for _, run in runs] == [(1, COLS, (0, n, n))]
+    (_, run), = runs
+    by_temp = {a.temp: a.expr for a in fn.assignments}
+    assert _rebuilt(run) == [by_temp[fn.outputs[0].exprs[1 + k]] for k in range(COLS)]
+    assert sorted(run.positions()) == sorted((0, k) for k in (*range(1, n), *range(n, n * n, n)))
+    assert [k for p in new_parts for _, k, _ in p.entries] == [0]
+    assert not shared & {a.temp for p in new_parts for a in p.assignments} and not shared & set(new_slots)
+
+
+def test_a_shared_temp_read_elsewhere_is_not_looked_through():
+    """X[j, j] = -temp reads the temp: it stays computed, and row 0 is no run."""
+    fn, _ = _symmetric(negated=True)
+    parts, slots, (new_parts, new_slots, runs) = _runs_of(fn)
+    assert runs == [] and new_parts == parts
+
+
 @pytest.mark.parametrize("kind", ["serial", "tree"])
 def test_generated_c_in_parts_with_runs_equals_the_numpy_code(tmp_path, monkeypatch, kind):
-    """C, Mdot, all_terms and the ID derivatives of a chain and a tree printed in parts: the C
-    has runs and, from the binding, equals the NumPy code (unrolled) at random states."""
+    """C, Mdot, all_terms, Gamma and the ID derivatives of a chain and a tree printed in parts: the
+    C has runs (some writing a mirror) and, from the binding, equals the NumPy code (unrolled) at
+    random states."""
     import symgen.codegen.files as codegen_files
 
     monkeypatch.setattr(codegen_files, "C_SPLIT_ABOVE", 100)
     monkeypatch.setattr(codegen_files, "C_PART_SIZE", 60)
     robot = robots.make(kind, 9, 5)
-    opts = BuildOptions(quantities=("C", "Mdot", "MCg", "dtau"), copt="-O1")
+    opts = BuildOptions(quantities=("C", "Mdot", "MCg", "Gamma", "dtau"), copt="-O1")
     pkg = import_package(build(robot, tmp_path, opts=opts).path)
     source = (tmp_path / robot.name / f"{robot.name}.c").read_text()
-    assert source.count("one dot product along the row") >= 4
+    assert source.count("one dot product along the row") >= 4 and "and at " in source
     shape = json.loads((tmp_path / robot.name / "manifest.json").read_text())["functions"]["coriolis_matrix"]
     assert shape["route"] == "algorithm1" and shape["c_shape"]["parts"] > 1 and shape["c_shape"]["row_runs"] >= 1
     seed = 41
     for q, qd, qdd in support.random_states(seed, robot.n, 3):
-        for f in ("coriolis_matrix", "mass_matrix_dot", "all_terms", "inverse_dynamics_derivatives"):
+        for f in ("coriolis_matrix", "mass_matrix_dot", "all_terms", "christoffel", "inverse_dynamics_derivatives"):
             c, py = support.call(pkg.c, f, q, qd, qdd), support.call(pkg.numpy, f, q, qd, qdd)
             support.assert_agree(c, py, f"{kind}9 {f}: C with runs vs NumPy (seed {seed})", tol=1e-11)

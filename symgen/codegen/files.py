@@ -91,6 +91,8 @@ def _run_context(fn, run, slots, cpr) -> dict:
         "output": fn.outputs[run.output].name, "start": run.start, "count": run.count,
         "coefs": [(f"c{r}_", cpr.doprint(coef)) for r, coef in enumerate(run.coefs) if coef != 1],
         "value": " + ".join(const + terms),
+        "mirror": (None if run.mirror is None else
+                   {"output": fn.outputs[run.mirror[0]].name, "start": run.mirror[1], "stride": run.mirror[2]}),
     }
 
 

@@ -14,12 +14,20 @@ compiler vectorizes such a loop across entries, four at a time with AVX.
 
 The pass looks only at the printed shape of the entries, not at the algorithm: a run is any
 maximal segment of at least :data:`MIN_RUN` consecutive entries of one output row whose every
-term is (a factor common to the whole segment) x (one temp that changes from entry to entry), with
-the same common factors in every entry. Each changing temp gets one place in the work array, so
-two runs that need one temp at places that disagree cannot both be loops: runs are taken longest
-first and a run whose layout conflicts with those taken stays unrolled. It applies to functions
-printed in parts only (those already keep their shared temps in the work array; a whole function
-keeps its lanes copy for batches instead).
+term is (a factor common to the whole segment) x (one temp that changes from entry to entry),
+with the same common factors in every entry. A segment that would only copy temps is left alone.
+
+An entry whose value is a temp that only output entries hold
+(:func:`~symgen.codegen.program.share_outputs` makes one for M_ij = M_ji and for Gamma_ijk =
+Gamma_ikj) is read through that temp: the run computes it and also writes its other place when
+those places are evenly spaced (the other triangle, a column: ``mirror``), and the temp is no
+longer computed.
+
+Each changing temp gets one place in the work array, so two runs that need one temp at places
+that disagree cannot both be loops: runs are taken longest first, and a run whose layout
+conflicts with those taken, or that writes an entry one of them writes, stays unrolled. The pass
+applies to functions printed in parts only (those already keep their shared temps in the work
+array; a whole function keeps its lanes copy for batches instead).
 """
 from __future__ import annotations
 
@@ -27,7 +35,6 @@ from dataclasses import dataclass, replace
 
 import sympy as sp
 
-from .program import Part
 
 #: the shortest segment printed as a loop (one AVX vector)
 MIN_RUN = 4
@@ -42,10 +49,21 @@ class Run:
     coefs: tuple
     const: sp.Expr
     temps: tuple               # temps[r][k]: the changing factor of term r in entry start + k
+    #: (output, start, stride): entry start + k also written at start + stride k of that output
+    #: (the other triangle of a symmetric M, the other half of Gamma_ijk = Gamma_ikj)
+    mirror: tuple | None = None
 
     @property
     def count(self) -> int:
         return len(self.temps[0])
+
+    def positions(self) -> list:
+        """Every (output, flat index) the run writes."""
+        out = [(self.output, self.start + k) for k in range(self.count)]
+        if self.mirror:
+            o, start, stride = self.mirror
+            out += [(o, start + stride * k) for k in range(self.count)]
+        return out
 
 
 def _decompose(e, common, temps):
@@ -68,24 +86,55 @@ def _decompose(e, common, temps):
 
 
 def _grow(row, a, temps):
-    """The longest run of ``row`` ([(flat index, expr)], in order) that starts at ``a``:
-    (end, const, {coef: [temp per entry]}), or None if not even two entries make one."""
+    """The longest run of ``row`` ([(flat index, expr, mirrors)], in order) that starts at ``a``:
+    (end, const, {coef: [temp per entry]}, mirror), or None if not even two entries make one."""
     best, common, parts = None, set(row[a][1].free_symbols), None
     for b in range(a + 1, len(row)):
-        if row[b][0] != row[b - 1][0] + 1:
+        if row[b][0] != row[b - 1][0] + 1 or not _mirrors_agree(row[a:b + 1]):
             break
         narrowed = common & row[b][1].free_symbols
         if parts is None or narrowed != common:      # the common factors changed: decompose again
-            parts = [_decompose(e, narrowed, temps) for _, e in row[a:b]]
+            parts = [_decompose(e, narrowed, temps) for _, e, _ in row[a:b]]
         common = narrowed
         parts.append(_decompose(row[b][1], common, temps))
         if any(p is None or p[0] != parts[0][0] or p[1].keys() != parts[0][1].keys() for p in parts):
             break
-        best = (b + 1, parts[0][0], {c: [p[1][c] for p in parts] for c in parts[0][1]})
+        first = row[a][2]
+        mirror = (first[0][0], first[0][1], row[a + 1][2][0][1] - first[0][1]) if first else None
+        best = (b + 1, parts[0][0], {c: [p[1][c] for p in parts] for c in parts[0][1]}, mirror)
     return best
 
 
-def _segments(fn, entries):
+def _mirrors_agree(items):
+    """Whether the entries' other places (``mirrors``) are none for all, or one each, in one
+    output, at evenly spaced flat indices."""
+    counts = {len(m) for _, _, m in items}
+    if counts == {0}:
+        return True
+    if counts != {1} or len({m[0][0] for _, _, m in items}) != 1:
+        return False
+    at = [m[0][1] for _, _, m in items]
+    return len({y - x for x, y in zip(at, at[1:])}) == 1
+
+
+def _shared(fn):
+    """{temp: (expression, [(output, flat index), ...])} of the temps that are the whole value of
+    output entries and that nothing else reads (:func:`~symgen.codegen.program.share_outputs`
+    makes them for M_ij = M_ji and Gamma_ijk = Gamma_ikj): a run looks through them and writes
+    each of their places."""
+    assigned = {a.temp: a.expr for a in fn.assignments}
+    read = set().union(*(a.expr.free_symbols for a in fn.assignments), *(lp.outer_symbols() for lp in fn.loops))
+    places = {}
+    for o, out in enumerate(fn.outputs):
+        for k, e in enumerate(out.exprs):
+            if e in assigned:
+                places.setdefault(e, []).append((o, k))
+            else:
+                read |= e.free_symbols                  # -t, 2 t: read, not only placed
+    return {t: (assigned[t], p) for t, p in places.items() if t not in read}
+
+
+def _segments(fn, entries, shared):
     """Maximal runs in each output row (greedy from the left)."""
     temps = {a.temp for a in fn.assignments}
     by_row = {}
@@ -93,32 +142,35 @@ def _segments(fn, entries):
         shape = fn.outputs[o].shape
         if len(shape) < 2:
             continue
-        by_row.setdefault((o, k // shape[-1]), []).append((k, e))
+        value, mirrors = (shared[e][0], [p for p in shared[e][1] if p != (o, k)]) if e in shared else (e, [])
+        by_row.setdefault((o, k // shape[-1]), []).append((k, value, mirrors))
     found = []
     for (o, _), row in by_row.items():
         a = 0
         while a + MIN_RUN <= len(row):
             grown = _grow(row, a, temps)
-            if grown is not None and grown[0] - a >= MIN_RUN:
-                end, const, table = grown
+            if grown is not None and grown[0] - a >= MIN_RUN and list(grown[2]) != [1]:   # not a copy
+                end, const, table, mirror = grown
                 coefs = tuple(sorted(table, key=sp.default_sort_key))
-                found.append(Run(o, row[a][0], coefs, const, tuple(tuple(table[c]) for c in coefs)))
+                found.append(Run(o, row[a][0], coefs, const, tuple(tuple(table[c]) for c in coefs), mirror))
                 a = end
             else:
                 a += 1
     return found
 
 
-def _layout(runs, fixed):
-    """Take runs longest first while the temps they need contiguous can be: every temp has at
-    most one successor and one predecessor, no cycles, and no temp of ``fixed`` (already in a
-    slot). Returns (runs taken, chains: lists of temps each laid out contiguously)."""
-    succ, pred, taken = {}, {}, []
+def _layout(runs):
+    """Take runs longest first while the temps they need contiguous can be (every temp has at
+    most one successor and one predecessor, no cycles) and no two write one entry. Returns
+    (runs taken, chains: lists of temps each laid out contiguously)."""
+    succ, pred, written, taken = {}, {}, set(), []
     for run in sorted(runs, key=lambda r: (-r.count, r.output, r.start)):
-        new = {}
-        ok = True
+        places = run.positions()
+        if written.intersection(places):
+            continue
+        new, ok = {}, True
         for seq in run.temps:
-            if len(set(seq)) != len(seq) or any(t in fixed for t in seq):
+            if len(set(seq)) != len(seq):
                 ok = False
                 break
             for x, y in zip(seq, seq[1:]):
@@ -136,6 +188,7 @@ def _layout(runs, fixed):
         if len(trial_pred) != len(trial_succ) or _closes_cycle(trial_succ, new):
             continue
         succ, pred = trial_succ, trial_pred
+        written.update(places)
         taken.append(run)
     members = {t for run in taken for seq in run.temps for t in seq}
     chains = []
@@ -167,22 +220,31 @@ def row_runs(fn, parts, slots):
         return parts, slots, []
     loop_targets = fn.loop_targets()
     entries = [(o, k, e) for part in parts for o, k, e in part.entries if o not in loop_targets]
-    taken, chains = _layout(_segments(fn, entries), set())
+    shared = _shared(fn)
+    taken, chains = _layout(_segments(fn, entries, shared))
     if not taken:
         return parts, slots, []
+    removed = {place for run in taken for place in run.positions()}
+    # a shared temp whose every place a run writes is no longer computed on its own
+    dropped = {t for t, (_, places) in shared.items() if removed.issuperset(places)}
+    where = {(o, k): p for p, part in enumerate(parts) for o, k, _ in part.entries}
+    placed = sorted(((where[run.output, run.start], run) for run in taken),
+                    key=lambda pr: (pr[0], pr[1].output, pr[1].start))
+    # what a run reads besides its chains: visible in its part (a looked-through temp's factors
+    # may be locals of the part that computed it)
+    owner = {a.temp: p for p, part in enumerate(parts) for a in part.assignments}
+    read = {x for p, run in placed for e in (*run.coefs, run.const) for x in e.free_symbols
+            if owner.get(x, p) != p}
     order = {a.temp: k for k, a in enumerate(fn.assignments)}
     chained = {t for chain in chains for t in chain}
-    ordinary = sorted((s for s in slots if s not in chained), key=order.__getitem__)
+    ordinary = sorted((set(slots) | read) - chained - dropped, key=order.__getitem__)
     new_slots = {s: k for k, s in enumerate(ordinary)}
     for chain in sorted(chains, key=lambda c: order[c[0]]):
         for t in chain:
             new_slots[t] = len(new_slots)
-    where = {(o, k): p for p, part in enumerate(parts) for o, k, _ in part.entries}
-    removed = {(run.output, run.start + i) for run in taken for i in range(run.count)}
-    new_parts = tuple(replace(part, entries=tuple(x for x in part.entries if (x[0], x[1]) not in removed))
+    new_parts = tuple(replace(part, assignments=tuple(a for a in part.assignments if a.temp not in dropped),
+                              entries=tuple(x for x in part.entries if (x[0], x[1]) not in removed))
                       for part in parts)
-    placed = sorted(((where[run.output, run.start], run) for run in taken),
-                    key=lambda pr: (pr[0], pr[1].output, pr[1].start))
     return new_parts, new_slots, placed
 
 
