@@ -9,6 +9,7 @@ NumPy code's (which has no runs).
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -161,3 +162,24 @@ def test_generated_c_in_parts_with_runs_equals_the_numpy_code(tmp_path, monkeypa
         for f in ("coriolis_matrix", "mass_matrix_dot", "all_terms", "christoffel", "inverse_dynamics_derivatives"):
             c, py = support.call(pkg.c, f, q, qd, qdd), support.call(pkg.numpy, f, q, qd, qdd)
             support.assert_agree(c, py, f"{kind}9 {f}: C with runs vs NumPy (seed {seed})", tol=1e-11)
+
+
+def test_a_whole_function_has_runs_only_of_long_rows_and_its_lanes_copy_agrees(tmp_path):
+    """A whole function (not in parts) takes runs of at least WHOLE_MIN_RUN entries: the 14-DoF
+    chain's M does (rows of up to 13 entries above the diagonal). Its lanes copy for batches prints
+    the same entries one by one; batch, single calls and NumPy agree."""
+    from symgen.codegen.runs import WHOLE_MIN_RUN
+
+    robot = robots.make("serial", 14, 2)
+    pkg = import_package(build(robot, tmp_path, opts=BuildOptions(quantities=("M",), copt="-O1")).path)
+    source = (tmp_path / robot.name / f"{robot.name}.c").read_text()
+    shape = json.loads((tmp_path / robot.name / "manifest.json").read_text())["functions"]["mass_matrix"]["c_shape"]
+    assert shape["parts"] == 1 and shape["row_runs"] >= 1 and "static void mass_matrix_lanes(" in source
+    counts = [int(m) for m in re.findall(r"for \(int k_ = 0; k_ < (\d+); \+\+k_\)", source)]
+    assert counts and min(counts) >= WHOLE_MIN_RUN
+    seed = 43
+    Q = np.random.default_rng(seed).uniform(-3, 3, (9, robot.n))
+    batch, single = pkg.c.mass_matrix(Q), np.array([pkg.c.mass_matrix(q) for q in Q])
+    support.assert_agree(batch, single, f"serial14 M batch (lanes) vs single (seed {seed})", tol=1e-13)
+    support.assert_agree(single, np.array([pkg.numpy.mass_matrix(q) for q in Q]),
+                         f"serial14 M C vs NumPy (seed {seed})", tol=1e-12)

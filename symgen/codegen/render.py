@@ -31,12 +31,6 @@ def lane_expr(c: str) -> str:
     return c if _NAME.search(c) else f"lanes_splat({c})"
 
 
-def lane_lhs(lhs: str) -> str:
-    """``const double t`` as ``const lanes_t t`` (lanes copies are of whole functions: no work
-    array)."""
-    return lhs.replace("const double ", "const lanes_t ", 1)
-
-
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -44,7 +38,6 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True, autoescape=False,
     )
-    env.filters.update(lane_expr=lane_expr, lane_lhs=lane_lhs)
     return env
 
 
