@@ -6,8 +6,10 @@
 /* SymPy 1.14.0 */
 /* Unrolled dynamics of robot arm4: C99, libm only. Arrays are row-major
  * doubles; n = ARM4_NV. Batch variants take count packed items per pointer. Big
- * functions keep the temps their parts share in a work array on the stack: *_WORK_BYTES
- * (besides the compiler's own locals); mind it on threads with small stacks.
+ * functions keep the temps their parts share in a work array on the stack, and a function with
+ * row runs (loops over rows of dot products) the arrays they read: *_WORK_BYTES (besides the
+ * compiler's own locals); mind it on threads with small stacks. Functions printed in parts also
+ * take it from the caller: *_update_work.
  *
  * Batches and threads: arm4_<function>_batch_threads(count, threads, ...) computes count
  * packed states, split into one contiguous chunk per thread (threads <= 0: OpenMP's default, i.e.
