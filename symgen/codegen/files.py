@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import sympy as sp
 
@@ -23,6 +24,8 @@ from .render import lane_expr, render
 C_PART_SIZE = 200
 #: functions up to this many statements stay whole (they compile in well under a second)
 C_SPLIT_ABOVE = 2000
+#: a work-array slot in printed C (the lanes copy reads it back as the temp's name)
+_SLOT = re.compile(r"\bw\[\d+\]")
 #: a whole function with at most this many output entries also gets a lanes version for batches
 #: (its inputs and outputs for LANES states live on the stack: 4 x 8 bytes an entry)
 LANES_MAX_OUT = 1024
@@ -81,31 +84,34 @@ def _loop_context(fn, lp, number, cpr, pypr) -> dict:
     }
 
 
-def _run_context(fn, run, slots, cpr, lpr) -> dict:
+def _run_context(fn, run, slots, cpr, lanes=None) -> dict:
     """What the C template prints for one row run (:class:`~symgen.codegen.runs.Run`): the
-    shared factors, computed once, and the loop's statement over ``k_`` (``cpr``); and, for the
-    lanes copy of a whole function, each entry it writes (``lpr``: every temp a local; None:
-    no lanes copy)."""
+    shared factors, computed once, and the loop's statement over ``k_``; and, for the lanes copy
+    of a whole function (``lanes``: printed C with the work array's slots as temp names), each
+    entry it writes."""
     terms = [f"w[{slots[temps[0]]} + k_]" if coef == 1 else f"c{r}_*w[{slots[temps[0]]} + k_]"
              for r, (coef, temps) in enumerate(zip(run.coefs, run.temps))]
     const = [] if run.const == 0 else [cpr.doprint(run.const)]
-    # the loop's sum in the loop's order (const, then term by term, each coef computed first), so
-    # that without FMA contraction the lanes copy gives the loop's bits
-    lconst = [] if run.const == 0 or lpr is None else [lpr.doprint(run.const)]
-    values = [] if lpr is None else [lane_expr(" + ".join(lconst + [lpr.doprint(t[k]) if coef == 1 else f"({lpr.doprint(coef)})*{lpr.doprint(t[k])}"
-                                            for coef, t in zip(run.coefs, run.temps)]))
-              for k in range(run.count)]
-    return {
+    coefs = [cpr.doprint(coef) for coef in run.coefs]
+    context = {
         "output": fn.outputs[run.output].name, "start": run.start, "count": run.count,
-        "coefs": [(f"c{r}_", cpr.doprint(coef)) for r, coef in enumerate(run.coefs) if coef != 1],
+        "coefs": [(f"c{r}_", c) for r, (coef, c) in enumerate(zip(run.coefs, coefs)) if coef != 1],
         "value": " + ".join(const + terms),
         "mirror": (None if run.mirror is None else
                    {"output": fn.outputs[run.mirror[0]].name, "start": run.mirror[1], "stride": run.mirror[2]}),
-        # entry by entry, for the lanes copy (there the runs' arrays would take the temps out
-        # of registers: the chain's M batch 0.56 -> 0.84 µs a state)
-        "lanes_entries": [(fn.outputs[o].name, k, values[i % run.count]) for i, (o, k) in enumerate(run.positions())
-                          if values],
+        "lanes_entries": [],
     }
+    if lanes is not None:
+        # entry by entry (with the temps in a lanes array the chain's M batch went 0.56 -> 0.84
+        # µs a state), the loop's sum in the loop's order (const, then term by term, each coef
+        # computed first), so that without FMA contraction the lanes copy gives the loop's bits
+        values = [lane_expr(" + ".join([lanes(c) for c in const] + [
+                      t[k].name if coef == 1 else f"({lanes(c)})*{t[k].name}"
+                      for coef, c, t in zip(run.coefs, coefs, run.temps)]))
+                  for k in range(run.count)]
+        context["lanes_entries"] = [(fn.outputs[o].name, k, values[i % run.count])
+                                    for i, (o, k) in enumerate(run.positions())]
+    return context
 
 
 def _loop_values(fn, target) -> list[str]:
@@ -140,7 +146,10 @@ def function_context(robot, fn, key: str) -> dict:
     parts, slots = P.partition(fn, C_PART_SIZE, C_SPLIT_ABOVE)
     parts, slots, runs = row_runs(fn, parts, slots)
     cpr = CPrinter({**cin, **{s: f"w[{k}]" for s, k in slots.items()}})
-    lpr = CPrinter(cin)
+    # the lanes copy of a whole function keeps every temp a local: its printed text with the
+    # work array's slots (the row runs' arrays) read back as the temps' names
+    named = {f"w[{k}]": s.name for s, k in slots.items()}
+    lanes = (lambda c: _SLOT.sub(lambda m: named[m.group(0)], c)) if len(parts) == 1 else None
     loops = [_loop_context(fn, lp, number, cpr, pypr) for number, lp in enumerate(fn.loops)]
     py_loops = [{**lc, "calls": [{"var": f"_loop{lc['number']}_{t}",
                                   "rows": [[pypr.doprint(fn.outputs[target].exprs[i * lc["cols"] + c])
@@ -149,19 +158,18 @@ def function_context(robot, fn, key: str) -> dict:
                 for lc, lp in zip(loops, fn.loops)]
     c_parts = []
     for number, part in enumerate(parts):
-        comments = _comments(robot, part.assignments)
+        c_lines = [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const double {a.temp.name}"),
+                    "c": cpr.doprint(a.expr), "comment": c}
+                   for a, c in zip(part.assignments, _comments(robot, part.assignments))]
+        c_entries = [(fn.outputs[o].name, k, cpr.doprint(e)) for o, k, e in part.entries]
         c_parts.append({
-            "lines": [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const double {a.temp.name}"),
-                       "c": cpr.doprint(a.expr), "comment": c} for a, c in zip(part.assignments, comments)],
-            "entries": [(fn.outputs[o].name, k, cpr.doprint(e)) for o, k, e in part.entries],
+            "lines": c_lines, "entries": c_entries,
             "loops": loops if part is parts[-1] else [],
-            "runs": [_run_context(fn, run, slots, cpr, lpr if len(parts) == 1 else None)
-                     for p, run in runs if p == number],
+            "runs": [_run_context(fn, run, slots, cpr, lanes) for p, run in runs if p == number],
             # the lanes copy (whole functions): every temp a local, none in the runs' arrays
-            "lanes_lines": [{"lhs": f"const lanes_t {a.temp.name}", "c": lane_expr(lpr.doprint(a.expr))}
-                            for a in part.assignments] if len(parts) == 1 else [],
-            "lanes_entries": [(fn.outputs[o].name, k, lane_expr(lpr.doprint(e)))
-                              for o, k, e in part.entries] if len(parts) == 1 else [],
+            "lanes_lines": [{"lhs": f"const lanes_t {a.temp.name}", "c": lane_expr(lanes(line["c"]))}
+                            for a, line in zip(part.assignments, c_lines)] if lanes else [],
+            "lanes_entries": [(o, k, lane_expr(lanes(c))) for o, k, c in c_entries] if lanes else [],
         })
     returns = " -> " + (outputs[0]["shape_literal"] if len(outputs) == 1
                         else "(" + ", ".join(o["shape_literal"] for o in outputs) + ")")

@@ -42,8 +42,8 @@ import sympy as sp
 #: the shortest segment printed as a loop (one AVX vector)
 MIN_RUN = 4
 #: the shortest in a whole function (not in parts): there its changing temps leave registers for
-#: the array, which short rows do not pay back (panda, runs of 4-8 entries: C 0.349 -> 0.365 µs;
-#: the 20-DoF chain's M, rows up to 19: 0.98 -> 0.80 µs)
+#: the array, which short rows do not pay back (panda with runs of 4-8 entries: C 0.349 -> 0.365
+#: µs; with 12, the 20-DoF chain's M 0.97 -> 0.87 µs and panda's regressor 0.484 -> 0.460)
 WHOLE_MIN_RUN = 12
 
 
@@ -173,39 +173,36 @@ def _layout(runs):
     succ, pred, written, taken = {}, {}, set(), []
     for run in sorted(runs, key=lambda r: (-r.count, r.output, r.start)):
         places = run.positions()
-        if written.intersection(places):
+        new = None if written.intersection(places) else _links(run.temps, succ, pred)
+        if new is None:
             continue
-        new, ok = {}, True
-        for seq in run.temps:
-            if len(set(seq)) != len(seq):
-                ok = False
-                break
-            for x, y in zip(seq, seq[1:]):
-                sx, py = succ.get(x, new.get(x)), pred.get(y)
-                if (sx is not None and sx != y) or (py is not None and py != x):
-                    ok = False
-                    break
-                new[x] = y
-            if not ok:
-                break
-        if not ok:
-            continue
-        trial_succ = {**succ, **new}
-        trial_pred = {**pred, **{y: x for x, y in new.items()}}
-        if len(trial_pred) != len(trial_succ) or _closes_cycle(trial_succ, new):
-            continue
-        succ, pred = trial_succ, trial_pred
+        succ, pred = {**succ, **new}, {**pred, **{y: x for x, y in new.items()}}
         written.update(places)
         taken.append(run)
     members = {t for run in taken for seq in run.temps for t in seq}
     chains = []
-    for t in members:
-        if t not in pred:
-            chain = [t]
-            while chain[-1] in succ:
-                chain.append(succ[chain[-1]])
-            chains.append(chain)
+    for t in members - set(pred):
+        chain = [t]
+        while chain[-1] in succ:
+            chain.append(succ[chain[-1]])
+        chains.append(chain)
     return taken, chains
+
+
+def _links(seqs, succ, pred):
+    """The successor links ``seqs`` (sequences of temps, each to be laid out contiguously) add to
+    ``succ``/``pred``, or None when they contradict them or each other, or close a cycle."""
+    new = {}
+    for seq in seqs:
+        if len(set(seq)) != len(seq):
+            return None
+        for x, y in zip(seq, seq[1:]):
+            if succ.get(x, new.get(x)) not in (None, y) or pred.get(y) not in (None, x):
+                return None
+            new[x] = y
+    if len(set(new.values())) != len(new) or _closes_cycle({**succ, **new}, new):
+        return None                         # two temps before one, or a loop
+    return new
 
 
 def _closes_cycle(succ, new):
@@ -220,9 +217,10 @@ def _closes_cycle(succ, new):
 
 
 def row_runs(fn, parts, slots):
-    """The row runs of a Function printed in parts (:func:`~symgen.codegen.program.partition`):
-    ``(parts without the runs' entries, slots with the runs' temps laid out contiguously after
-    the others, [(part number, Run), ...])``. A whole function (one part) is returned as it is."""
+    """The row runs of a Function as :func:`~symgen.codegen.program.partition` split it:
+    ``(parts without the runs' entries and the shared temps they replace, slots with the runs'
+    temps laid out contiguously after the others, [(part number, Run), ...])``. A whole function
+    (one part) takes only runs of :data:`WHOLE_MIN_RUN` entries."""
     loop_targets = fn.loop_targets()
     entries = [(o, k, e) for part in parts for o, k, e in part.entries if o not in loop_targets]
     shared = _shared(fn)
