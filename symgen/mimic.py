@@ -298,14 +298,12 @@ def project(rule: str, value, cols, bk):
 
 # ----------------------------------------------------------------------------- sweeps embedded
 
-def run_embedded(sweep, robot: Embedded, args: dict, bk, opts) -> dict:
+def run_embedded(sweep, robot: Embedded, args: dict, bk, opts, rules: dict, run_full) -> dict:
     """``sweep`` for the constrained system of ``robot``: the reduced arguments expanded
-    (q_full = G q + o, G v, G a), the full model's sweep run, each output projected by the rule its
-    Output declares; a sweep with a ``"solve"`` output (forward dynamics, M^-1, their
-    derivatives) runs its reduced-system computation instead."""
-    from . import quantities as Q
-
-    rules = {o.name: o.embed for x in Q.QUANTITIES.values() if x.sweep == sweep.name for o in x.outputs}
+    (q_full = G q + o, G v, G a), the full model's sweep run (``run_full(sweep, robot, args, bk,
+    opts)``, the registry's runner), each output projected by its rule in ``rules`` (``{output
+    name: rule}``, what the registry's Outputs declare); a sweep with a ``"solve"`` output (forward
+    dynamics, M^-1, their derivatives) runs its reduced-system computation instead."""
     missing = [name for name, rule in rules.items() if rule not in RULES]
     if missing:
         raise OptionError(f"--mimic: output {missing[0]!r} of sweep {sweep.name!r} declares no embedding rule")
@@ -313,7 +311,7 @@ def run_embedded(sweep, robot: Embedded, args: dict, bk, opts) -> dict:
     full_args = expand(emb, args, bk)
     if "solve" in rules.values():
         return REDUCED[sweep.name](robot, args, full_args, bk, opts)
-    values = Q.run_sweep(sweep, robot.full, full_args, bk, opts)
+    values = run_full(sweep, robot.full, full_args, bk, opts)
     cols = emb.columns()
     return {name: project(rules.get(name, "none"), value, cols, bk) for name, value in values.items()}
 

@@ -16,6 +16,7 @@ import sympy as sp
 import support
 from symgen import load_urdf, robots
 from symgen import quantities as Q
+from symgen.quantities import sweeps
 from symgen.backend import NUMERIC, SymbolicBackend
 from symgen.codegen import program as P
 from symgen.codegen import symbolic as S
@@ -153,9 +154,9 @@ def test_the_build_prints_the_cheapest_route_per_robot_and_it_computes_the_right
         expected = Q.evaluate(robot, key, s)
         support.assert_agree(got, expected, f"printed {key} on {robot.name} (state seed {seed})", _tol(robot, s["q"]))
     runs = (sweep.run,) + sweep.variants
-    name = {Q._forward_dynamics: "ltdl", Q._aba_ground: "aba ground", Q._aba_body: "aba body",
-            Q._mass_matrix_inverse: "ltdl", Q._minverse_ground: "minverse ground", Q._minverse_dense: "ltdl loops",
-            Q._minverse_aba_dense: "minverse loops"}
+    name = {sweeps._forward_dynamics: "ltdl", sweeps._aba_ground: "aba ground", sweeps._aba_body: "aba body",
+            sweeps._mass_matrix_inverse: "ltdl", sweeps._minverse_ground: "minverse ground", sweeps._minverse_dense: "ltdl loops",
+            sweeps._minverse_aba_dense: "minverse loops"}
     name |= {run: "ltdl body" for run in runs if run.__name__.endswith("_body") and run not in name}
     chosen = {robot: name[runs[k]] for robot, k in chosen.items()}
     assert chosen[arm4.name] in ("ltdl body", "aba body"), (key, chosen)

@@ -17,6 +17,7 @@ import sympy as sp
 import support
 from symgen import robots
 from symgen import quantities as Q
+from symgen.quantities import sweeps
 from symgen.backend import NUMERIC, SymbolicBackend
 from symgen.codegen import program as P
 from symgen.codegen import symbolic as S
@@ -24,8 +25,8 @@ from symgen.codegen.build import BuildOptions, build, import_package
 from symgen.errors import BuildError
 
 #: (quantity, sweep, variant of the registry that runs column loops)
-DENSE = [("Minv", "mass_matrix_inverse", Q._minverse_dense), ("Minv", "mass_matrix_inverse", Q._minverse_aba_dense),
-         ("dqdd", "fd_derivatives", Q._fd_derivatives_dense)]
+DENSE = [("Minv", "mass_matrix_inverse", sweeps._minverse_dense), ("Minv", "mass_matrix_inverse", sweeps._minverse_aba_dense),
+         ("dqdd", "fd_derivatives", sweeps._fd_derivatives_dense)]
 ROBOTS = [("serial", 6, 1), ("tree", 7, 2), ("quadruped", 4, 5)]       # quadruped: a free-flyer
 
 
@@ -65,7 +66,7 @@ def test_blocked_loops_fold_the_identity_zeros_and_keep_the_upper_rows():
     """M^-1 over the identity in runs of 4 columns: a run reads only its own rows (where its
     columns of the identity are not zero) and writes the rows up to its last column."""
     robot = robots.make("serial", 10, 3)
-    fn = _trace(robot, "Minv", "mass_matrix_inverse", Q._minverse_aba_dense)
+    fn = _trace(robot, "Minv", "mass_matrix_inverse", sweeps._minverse_aba_dense)
     spans = [(lp.start, lp.stop, lp.rows_in, lp.rows_out) for lp in fn.loops]
     assert spans == [(c, min(c + 4, 10), tuple(range(c, min(c + 4, 10))), tuple(range(min(c + 4, 10))))
                      for c in range(0, 10, 4)]
@@ -94,9 +95,9 @@ def dense_package(tmp_path_factory):
     robot = robots.make("quadruped", 4, 8)
     saved = dict(Q.SWEEPS)
     try:
-        Q.SWEEPS["mass_matrix_inverse"] = replace(Q.SWEEPS["mass_matrix_inverse"], run=Q._minverse_aba_dense,
+        Q.SWEEPS["mass_matrix_inverse"] = replace(Q.SWEEPS["mass_matrix_inverse"], run=sweeps._minverse_aba_dense,
                                                   variants=())
-        Q.SWEEPS["fd_derivatives"] = replace(Q.SWEEPS["fd_derivatives"], run=Q._fd_derivatives_dense, variants=())
+        Q.SWEEPS["fd_derivatives"] = replace(Q.SWEEPS["fd_derivatives"], run=sweeps._fd_derivatives_dense, variants=())
         out = build(robot, tmp_path_factory.mktemp("dense"), opts=BuildOptions(quantities=("Minv", "dqdd"),
                                                                                 copt="-O1"))
     finally:

@@ -1,4 +1,4 @@
-"""The registry of quantities (symgen/quantities.py): consistent with itself, and every quantity's
+"""The registry of quantities (symgen/quantities/): consistent with itself, and every quantity's
 numeric evaluation — in both coordinate choices of its sweep, the same algorithm code the
 symbolic run prints — equal to its Pinocchio counterpart on real and synthetic robots.
 

@@ -25,7 +25,7 @@
 #define ARM4_PART static
 #endif
 /* the parts of most functions without gcc's SLP vectorizer, which packs their scattered temps with
- * shuffles (see symgen/quantities.py: Quantity.slp; the 20-DoF chain's C 2.40 -> 2.18 us) */
+ * shuffles (see symgen/quantities/base.py: Quantity.slp; the 20-DoF chain's C 2.40 -> 2.18 us) */
 #if defined(__GNUC__) && !defined(__clang__)
 #define ARM4_PART_NO_SLP ARM4_PART __attribute__((optimize("no-tree-slp-vectorize")))
 #else

@@ -18,10 +18,13 @@ import time
 import numpy as np
 
 from ..codegen.package import import_package
+from ..quantities import QUANTITIES
 
-#: our function -> (Pinocchio's algorithm, how many state vectors it takes)
-PIN = {"coriolis_matrix": ("computeCoriolisMatrix", 2), "mass_matrix": ("crba", 1),
-       "inverse_dynamics": ("rnea", 3), "gravity": ("computeGeneralizedGravity", 1)}
+#: our function -> (Pinocchio's algorithm, how many state vectors it takes): the registry's
+#: counterparts that take the same state vectors and compute the same single output
+PIN = {x.function: (x.pin_call.python[0], len(x.pin_call.arguments)) for x in QUANTITIES.values()
+       if x.pin_call is not None and not x.pin_call.note and x.pin_call.arguments == x.arguments
+       and len(x.outputs) == 1}
 
 
 def _per_call(fn, calls: int) -> float:

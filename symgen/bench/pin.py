@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..quantities import ARGUMENTS
+from ..quantities import ARGUMENTS, QUANTITIES
 from .harness import BenchError, cached_harness, run_harness
 from .timing import time_callable
 
@@ -26,65 +24,8 @@ PIN_CXX_FLAGS = "-std=c++17 -O3 -march=native -DNDEBUG"
 PIN_CPP_TEMPLATE = "bench_pinocchio.cpp.j2"
 
 
-@dataclass(frozen=True)
-class PinCall:
-    """Pinocchio's way to a quantity: the Python binding's function (the first of ``python`` it
-    has), its arguments after (model, data) (``zero``: a zero vector), and the C++ harness's
-    timings of it: ``{harness name: (method, C++ statement)}`` — the statement runs on state
-    ``i`` of the vectors ``qs, vs, as, ts`` (q, qd, qdd, tau) and adds an entry of its result to
-    ``sink`` so that the compiler keeps it. The rival is Pinocchio's function for the same
-    quantity; where it has none (Slotine-Li), the nearest one, named in ``note``."""
-    python: tuple[str, ...]
-    arguments: tuple[str, ...]
-    cpp: dict
-    note: str = ""
-
-
-#: quantity key -> how Pinocchio computes it
-PIN_CALLS = {
-    "M": PinCall(("crba",), ("q",), {"M": ("pin_cpp", "crba(model, data, qs[i]); sink = sink + data.M(0, 0);")}),
-    "C": PinCall(("computeCoriolisMatrix",), ("q", "qd"),
-                 {"C": ("pin_cpp", "computeCoriolisMatrix(model, data, qs[i], vs[i]); sink = sink + data.C(0, 0);")}),
-    # all second-order RNEA tensors; its d2tau_dvdv is 2 Gamma; or Gamma as n calls of C(q, e_k)
-    "Gamma": PinCall(("computeRNEASecondOrderDerivatives", "ComputeRNEASecondOrderDerivatives"), ("q", "qd", "zero"),
-                     {"Gamma": ("pin_cpp", "ComputeRNEASecondOrderDerivatives(model, data, qs[i], vs[i], zero); "
-                                           "sink = sink + data.d2tau_dvdv(0, 0, 0);"),
-                      "Gamma_by_n_C": ("pin_cpp_n_c", "for (int k = 0; k < model.nv; ++k) { e[k] = 1; "
-                                                      "computeCoriolisMatrix(model, data, qs[i], e); e[k] = 0; "
-                                                      "sink = sink + data.C(0, 0); }")}),
-    "tau": PinCall(("rnea",), ("q", "qd", "qdd"),
-                   {"tau": ("pin_cpp", "rnea(model, data, qs[i], vs[i], as[i]); sink = sink + data.tau(0);")}),
-    "g": PinCall(("computeGeneralizedGravity",), ("q",),
-                 {"g": ("pin_cpp", "computeGeneralizedGravity(model, data, qs[i]); sink = sink + data.g(0);")}),
-    "tau_sl": PinCall(("rnea",), ("q", "qd", "qdd"),
-                      {"tau_sl": ("pin_cpp", "rnea(model, data, qs[i], vs[i], as[i]); sink = sink + data.tau(0);")},
-                      note="Pinocchio has no Slotine-Li torque; its rival is rnea, which equals it at qd_r = qd"),
-    "Y": PinCall(("computeJointTorqueRegressor",), ("q", "qd", "qdd"),
-                 {"Y": ("pin_cpp", "computeJointTorqueRegressor(model, data, qs[i], vs[i], as[i]); "
-                                   "sink = sink + data.jointTorqueRegressor(0, 0);")}),
-    "qdd": PinCall(("aba",), ("q", "qd", "tau"),
-                   {"qdd": ("pin_cpp", "aba(model, data, qs[i], vs[i], ts[i]); sink = sink + data.ddq(0);")}),
-    "Minv": PinCall(("computeMinverse",), ("q",),
-                    {"Minv": ("pin_cpp", "computeMinverse(model, data, qs[i]); sink = sink + data.Minv(0, 0);")}),
-    "dtau": PinCall(("computeRNEADerivatives",), ("q", "qd", "qdd"),
-                    {"dtau": ("pin_cpp", "computeRNEADerivatives(model, data, qs[i], vs[i], as[i]); "
-                                         "sink = sink + data.dtau_dq(0, 0);")}),
-    "MCg": PinCall(("computeAllTerms",), ("q", "qd"),
-                   {"MCg": ("pin_cpp", "computeAllTerms(model, data, qs[i], vs[i]); "
-                                       "computeCoriolisMatrix(model, data, qs[i], vs[i]); "
-                                       "sink = sink + data.M(0, 0) + data.C(0, 0) + data.g(0);")},
-                   note="Pinocchio: computeAllTerms (M, nle, g, ...) then computeCoriolisMatrix for C"),
-    "oMf": PinCall(("framesForwardKinematics",), ("q",),
-                   {"oMf": ("pin_cpp", "framesForwardKinematics(model, data, qs[i]); "
-                                       "sink = sink + data.oMf[model.nframes - 1].translation()[0];")},
-                   note="Pinocchio places all of its frames (symgen: the package's frames)"),
-    "J": PinCall(("computeJointJacobians",), ("q",),
-                 {"J": ("pin_cpp", "computeJointJacobians(model, data, qs[i]); sink = sink + data.J(0, 0);")},
-                 note="Pinocchio's computeJointJacobians, all joint Jacobians, before getFrameJacobian per frame"),
-    "dqdd": PinCall(("computeABADerivatives",), ("q", "qd", "tau"),
-                    {"dqdd": ("pin_cpp", "computeABADerivatives(model, data, qs[i], vs[i], ts[i]); "
-                                         "sink = sink + data.ddq_dq(0, 0);")}),
-}
+#: quantity key -> how Pinocchio computes it (the registry's ``Quantity.pin_call``)
+PIN_CALLS = {key: x.pin_call for key, x in QUANTITIES.items() if x.pin_call is not None}
 #: C++ harness name -> (quantity, method)
 CPP_TIMINGS = {name: (qty, method) for qty, call in PIN_CALLS.items() for name, (method, _) in call.cpp.items()}
 #: what the C++ harness times, in order: [{"name", "statement"}]

@@ -1,0 +1,137 @@
+"""The one registry of what a generated package computes.
+
+Each :class:`Quantity` is declared once: its key (``symgen build --quantities``), the generated
+function's name, its arguments, its outputs and their shapes (from the robot and the build's
+options), its doc, the :class:`Sweep` (one run of one algorithm) that yields it, how ``symgen
+verify`` checks it against Pinocchio and how ``symgen bench`` times Pinocchio's counterpart.
+Build, verify, bench, tables, the CLI and the templates read this table; no other module spells
+a generated function's name or a Pinocchio call.
+
+A sweep is one algorithm run over a backend (numbers or SymPy symbols, the same code): several
+quantities that come out of one sweep (Mdot and C of Algorithm 1) are traced from one symbolic
+run, and a quantity with several outputs (a fused call) is printed as one function that returns
+them all from that run.
+
+The registry is split by what it declares: :mod:`.base` (arguments, outputs, the dataclasses,
+option parsing), :mod:`.sweeps` (the algorithm runs), one module per family of quantities
+(:mod:`.core`, ...) and this module, which assembles the tables and holds what is done with them.
+Adding a quantity = one :class:`Quantity` in its family's module (and a :class:`Sweep` if its
+algorithm is new) + the algorithm in ``symgen/algorithms/`` + its tests; a new family is one
+module and one entry of ``_MODULES`` below.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..errors import OptionError
+from . import core, sweeps
+from .base import (ARGUMENTS, FRAMES, GAMMA_METHODS, STATE_ARGUMENTS, Argument, Output, PinCall, Quantity,  # noqa: F401
+                   Sweep, SweepOptions, check_options, gravity_text, parse_gravity)
+from .sweeps import frames_of, in_body_frames  # noqa: F401
+
+#: the modules that declare sweeps (a ``SWEEPS`` tuple) and quantities (a ``QUANTITIES`` tuple), in
+#: the order of the generated files
+_MODULES = (sweeps, core)
+
+SWEEPS = {s.name: s for module in _MODULES for s in getattr(module, "SWEEPS", ())}
+QUANTITIES = {x.key: replace(x, inertial=SWEEPS[x.sweep].inertial)
+              for module in _MODULES for x in getattr(module, "QUANTITIES", ())}
+
+
+def embed_rules(sweep_name: str) -> dict:
+    """``{output name: embedding rule}`` of the outputs of the quantities ``sweep_name`` yields
+    (how ``--mimic`` projects each, :mod:`symgen.mimic`)."""
+    return {o.name: o.embed for x in QUANTITIES.values() if x.sweep == sweep_name for o in x.outputs}
+
+
+def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
+    """``sweep.run`` with the robot's inertias those of ``args["params"]`` when it is given and
+    the sweep depends on them (numbers: a reference with other parameters; symbols: a parametric
+    build), else the URDF's. A ``--mimic`` robot runs it embedded (:func:`symgen.mimic.run_embedded`,
+    handed the sweep's projection rules and this function for the full model)."""
+    from ..kinematics import with_parameters
+
+    if getattr(robot, "embedding", None) is not None:       # --mimic: reduced coordinates
+        from ..mimic import run_embedded
+
+        return run_embedded(sweep, robot, args, bk, opts, embed_rules(sweep.name), run_sweep)
+    theta = args.get("params") if sweep.inertial else None
+    return sweep.run(with_parameters(robot, theta), args, bk, opts)
+
+
+DEFAULT = tuple(QUANTITIES)
+
+#: generated function name -> its Quantity
+BY_FUNCTION = {x.function: x for x in QUANTITIES.values()}
+
+
+def parse(text: str | None, option: str = "--quantities") -> tuple[str, ...]:
+    """The quantity keys of a comma list of keys or function names (all by default); unknown
+    ones are an OptionError."""
+    if not text:
+        return DEFAULT
+    words = (s.strip() for s in text.split(",") if s.strip())
+    wanted = tuple(dict.fromkeys(BY_FUNCTION[w].key if w in BY_FUNCTION else w for w in words))
+    unknown = [s for s in wanted if s not in QUANTITIES]
+    if unknown or not wanted:
+        raise OptionError(f"{option}: unknown {', '.join(unknown) or '(empty)'}; expected a comma list of "
+                          f"{','.join(QUANTITIES)}")
+    return wanted
+
+
+def help_text() -> str:
+    """The keys with the functions they generate, for the CLI's help."""
+    return "; ".join(f"{x.key} = {x.function}" for x in QUANTITIES.values())
+
+
+def evaluate(robot, key: str, state: dict, opts: SweepOptions = SweepOptions(frame="body")):
+    """The numeric value of quantity ``key`` at ``state`` (``{argument: vector}``): its sweep run on
+    numbers (the same algorithm code the symbolic run uses; body frame by default, so that it is
+    an independent reference for the ground-frame generated code); a ``params`` entry of ``state``
+    (theta, 10 per body) replaces the URDF's inertias. One output: the array; several: a tuple."""
+    from ..backend import NUMERIC
+
+    x = QUANTITIES[key]
+    sweep = SWEEPS[x.sweep]
+    args = {a: robot.check_state(a, state[a]) for a in sweep.arguments}
+    if state.get("params") is not None and sweep.inertial:
+        args["params"] = np.asarray(state["params"], dtype=float)
+    values = run_sweep(sweep, robot, args, NUMERIC, check_options(opts))
+    out = tuple(values[o.name] for o in x.outputs)
+    return out[0] if len(out) == 1 else out
+
+
+def tolerance(x: Quantity, M=None, base: float = 1e-9) -> float:
+    """The relative tolerance of comparisons of ``x`` at a state with mass matrix ``M``:
+    ``base``, or for a quantity that inherits cond(M), 100 eps cond(M) if that is larger."""
+    if not x.conditioned or M is None:
+        return base
+    return max(base, 100 * np.finfo(float).eps * float(np.linalg.cond(M)))
+
+
+def random_state(rng, nq: int, nv: int, names=STATE_ARGUMENTS, parameters=None) -> dict:
+    """One random state ``{argument: vector}`` drawn as verify and bench draw them; with the
+    nominal ``parameters``, also ``params`` (drawn around them)."""
+    state = {a: ARGUMENTS[a].draw(rng, nq, nv) for a in names}
+    if parameters is not None:
+        state["params"] = ARGUMENTS["params"].draw(rng, nq, nv, nominal=parameters)
+    return state
+
+
+def call(module, key: str, state: dict, opts: SweepOptions = SweepOptions()):
+    """Quantity ``key`` computed by ``module`` (a generated package or one of its backends) at
+    ``state``, given the arguments the registry says it takes under ``opts`` (``params`` too in a
+    parametric build)."""
+    x = QUANTITIES[key]
+    return getattr(module, x.function)(*(state[a] for a in x.arguments_for(opts)))
+
+
+def flat(value, lead: int = 0) -> np.ndarray:
+    """A quantity's value as one array: several outputs (a tuple) are raveled and laid end to end
+    after the first ``lead`` (batch) axes; one output is returned as an array."""
+    if not isinstance(value, tuple):
+        return np.asarray(value)
+    head = np.shape(value[0])[:lead]
+    return np.concatenate([np.reshape(v, head + (-1,)) for v in value], axis=-1)

@@ -1,0 +1,209 @@
+"""The registry's vocabulary: what a generated function takes (:class:`Argument`), what it
+returns (:class:`Output`), the algorithm run that yields it (:class:`Sweep`, run under
+:class:`SweepOptions`), the function itself (:class:`Quantity`) and Pinocchio's way to the same
+value (:class:`PinCall`, for ``symgen bench``). The tables themselves are in :mod:`.sweeps`
+(sweeps), :mod:`.core` (quantities) and the package (assembled, with the operations on them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..errors import OptionError
+from ..model import GRAVITY
+
+
+@dataclass(frozen=True)
+class PinCall:
+    """Pinocchio's way to a quantity: the Python binding's function (the first of ``python`` it
+    has), its arguments after (model, data) (``zero``: a zero vector), and the C++ harness's
+    timings of it: ``{harness name: (method, C++ statement)}`` — the statement runs on state
+    ``i`` of the vectors ``qs, vs, as, ts`` (q, qd, qdd, tau) and adds an entry of its result to
+    ``sink`` so that the compiler keeps it. The rival is Pinocchio's function for the same
+    quantity; where it has none (Slotine-Li), the nearest one, named in ``note``."""
+    python: tuple[str, ...]
+    arguments: tuple[str, ...]
+    cpp: dict
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Argument:
+    """An input of generated functions: its size (``"nq"``, ``"nv"``, or ``"params"``: 10 per
+    body) and the range that ``symgen verify`` and ``symgen bench`` draw it from (the paper's
+    Section 5; for ``params``, see :meth:`draw`)."""
+    name: str
+    size: str
+    doc: str
+    low: float
+    high: float
+
+    def length(self, nq: int, nv: int, links: int | None = None) -> int:
+        """Its number of entries; ``links`` (for params; pass it: a --mimic robot's links move
+        with fewer velocities) defaults to one link per velocity, or nv - 5 with a free-flyer
+        (nq = nv + 1: six velocities move one link)."""
+        if links is None:
+            links = nv - 5 if nq == nv + 1 else nv
+        return {"nq": nq, "nv": nv, "params": 10 * links}[self.size]
+
+    def draw(self, rng, nq: int, nv: int, count: int | None = None, nominal=None,
+             links: int | None = None) -> np.ndarray:
+        """Random values, one state (``count`` None) or ``count`` states. ``params`` with its
+        ``nominal`` value: each body's theta scaled by 1 + U(low, high) plus a point mass of
+        U(0, 1) kg at a point of U(-0.1, 0.1)^3 m (physically consistent, every entry moved).
+        A free-flyer's configuration (q with nq = nv + 1): base position in U(-1, 1)^3 and a
+        uniformly random unit quaternion (x, y, z, w), far from the identity as often as not."""
+        n = self.length(nq, nv, links if nominal is None else len(nominal) // 10)
+        if nominal is None or self.size != "params":
+            x = rng.uniform(self.low, self.high, n if count is None else (count, n))
+            if self.size == "nq" and nq == nv + 1:
+                x[..., :3] = rng.uniform(-1.0, 1.0, x[..., :3].shape)
+                quat = rng.normal(size=x[..., 3:7].shape)
+                x[..., 3:7] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+            return x
+        states = [_perturbed(rng, np.asarray(nominal, dtype=float), self.low, self.high)
+                  for _ in range(1 if count is None else count)]
+        return states[0] if count is None else np.array(states)
+
+
+def _perturbed(rng, theta, low, high):
+    out = theta.reshape(-1, 10) * rng.uniform(1 + low, 1 + high, (len(theta) // 10, 1))
+    for body in out:
+        m, r = rng.uniform(0.0, 1.0), rng.uniform(-0.1, 0.1, 3)
+        J = m * (r @ r * np.eye(3) - np.outer(r, r))
+        body += [m, *(m * r), J[0, 0], J[0, 1], J[1, 1], J[0, 2], J[1, 2], J[2, 2]]
+    return out.reshape(-1)
+
+
+ARGUMENTS = {a.name: a for a in (
+    Argument("q", "nq", "joint positions", 0.0, 2 * np.pi),
+    Argument("qd", "nv", "joint velocities", 0.0, 10.0),
+    Argument("qdd", "nv", "joint accelerations", -10.0, 10.0),
+    Argument("qd_r", "nv", "reference velocities (Slotine-Li)", 0.0, 10.0),
+    Argument("qdd_r", "nv", "reference accelerations (Slotine-Li)", -10.0, 10.0),
+    Argument("tau", "nv", "joint forces", -50.0, 50.0),
+    Argument("params", "params", "inertial parameters theta, 10 per body in link_names order (the layout of "
+             "parameters); --parametric builds only", 0.0, 0.5),
+)}
+
+#: the arguments that are a state (one entry per joint); ``params`` is the model's
+STATE_ARGUMENTS = tuple(a for a, x in ARGUMENTS.items() if x.size != "params")
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output array of a generated function: its name (also the C parameter) and shape.
+    ``embed``: how the full model's value becomes the reduced one of a robot with mimic joints
+    (``--mimic``, :mod:`symgen.mimic`): ``"matrix"`` G^T X G, ``"vector"`` G^T x,
+    ``"christoffel"`` sum G_ai G_bj G_ck X_abc, ``"rows"`` G^T X, ``"columns"`` X G, ``"none"``
+    unchanged, ``"solve"`` the sweep has a reduced-system computation (``mimic.REDUCED``)."""
+    name: str
+    shape: Callable                           # (robot, SweepOptions) -> shape
+    embed: str | None = None
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One run of one algorithm, on numbers or symbols; ``run(robot, args, bk, options)``
+    returns ``{output name: array}`` for every output it yields. ``args`` maps each of
+    ``arguments`` to a vector (floats or symbols); ``options`` is a :class:`SweepOptions`.
+    ``inertial``: its values depend on the inertias (in a parametric build, the sweep takes
+    ``params`` too; see :func:`run_sweep`)."""
+    name: str
+    arguments: tuple[str, ...]
+    run: Callable
+    inertial: bool = True
+    #: other runs yielding the same outputs (another coordinate choice): a ground-coordinate build
+    #: prints whichever of ``run`` and these has the fewest operations for the robot at hand
+    variants: tuple[Callable, ...] = ()
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """How a sweep runs: ``frame`` (ground: the generated code's coordinates, body: the paper's
+    pseudo-code), ``gamma_method`` (algo2: Algorithm 2, partials: eq. (4), symbols only) and
+    ``frames``, the link and joint frames of frame kinematics (None: the leaf links),
+    ``gravity``, the linear gravity acceleration in root coordinates, and ``parametric``: the
+    inertial parameters are an argument (``params``) of every sweep that depends on them,
+    instead of the URDF's constants folded into the code."""
+    frame: str = "ground"
+    gamma_method: str = "algo2"
+    frames: tuple[str, ...] | None = None
+    gravity: tuple[float, float, float] = GRAVITY
+    parametric: bool = False
+
+
+FRAMES = ("ground", "body")
+GAMMA_METHODS = ("algo2", "partials")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A generated function. ``pinocchio(oracle, state)`` gives Pinocchio's value of its output
+    at a state (``{argument: vector}``), through a :class:`~symgen.pinocchio_oracle.PinOracle`;
+    ``oracle_state(state)``, when given, is the state that comparison uses (Pinocchio's
+    counterpart may cover only part of the arguments' space)."""
+    key: str
+    function: str
+    arguments: tuple[str, ...]
+    outputs: tuple[Output, ...]
+    doc: str
+    sweep: str
+    pinocchio: Callable | None = None
+    oracle_state: Callable | None = None
+    #: how ``symgen bench`` times Pinocchio's counterpart (None: it has none)
+    pin_call: PinCall | None = None
+    #: its sweep's ``inertial`` (set by the registry when it assembles the tables)
+    inertial: bool = True
+    #: the result inherits cond(M) (qdd, M^-1: a solve with M): two correct codes then differ by
+    #: about cond(M) eps relative, and a floating base at random Euler angles makes cond(M) 1e6 and
+    #: more, so comparisons allow tolerance(cond(M)) instead of a fixed 1e-9
+    conditioned: bool = False
+    #: gcc's SLP vectorizer on its parts (big robots). It packs scattered temps with shuffles:
+    #: without it, the 20-DoF chain (C loop, -O3 -march=native, one run) C 2.40 -> 2.18 us,
+    #: all_terms 2.92 -> 2.68, dtau 4.77 -> 3.88, dqdd 10.3 -> 9.9, M^-1 2.82 -> 2.72; but its
+    #: regressor, whose per-pair dot products read consecutive temps, 3.21 -> 4.94, and Gamma
+    #: 8.80 -> 8.94: those keep it
+    slp: bool = False
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.outputs)
+
+    def arguments_for(self, opts: "SweepOptions") -> tuple[str, ...]:
+        """The generated function's arguments under ``opts``: ``params`` last in a parametric
+        build when the quantity depends on the inertias."""
+        return self.arguments + (("params",) if opts.parametric and self.inertial else ())
+
+
+def check_options(opts: SweepOptions) -> SweepOptions:
+    if opts.frame not in FRAMES:
+        raise OptionError(f"--frame: unknown {opts.frame!r}; expected one of {', '.join(FRAMES)}")
+    if opts.gamma_method not in GAMMA_METHODS:
+        raise OptionError(f"--gamma-method: unknown {opts.gamma_method!r}; expected one of {', '.join(GAMMA_METHODS)}")
+    g = opts.gravity
+    if (not isinstance(g, tuple) or len(g) != 3
+            or not all(isinstance(x, float) and np.isfinite(x) for x in g)):
+        raise OptionError(f"--gravity: {g!r} is not three finite floats")
+    return opts
+
+
+def parse_gravity(text: str) -> tuple[float, float, float]:
+    """``--gravity``: three comma-separated finite numbers (the linear gravity acceleration in the
+    root frame, m/s^2), e.g. ``0,0,-9.81``; anything else is an OptionError."""
+    words = [w.strip() for w in str(text).split(",")]
+    try:
+        values = tuple(float(w) for w in words)
+    except ValueError:
+        values = ()
+    if len(values) != 3 or not all(np.isfinite(x) for x in values):
+        raise OptionError(f"--gravity: expected three comma-separated numbers such as 0,0,-9.81, got {text!r}")
+    return tuple(x + 0.0 for x in values)                # -0.0 -> 0.0: one text per gravity
+
+
+def gravity_text(gravity) -> str:
+    """``0,0,-9.81``: a gravity as ``--gravity`` takes it (shortest round-trip reprs)."""
+    return ",".join(repr(float(x)).removesuffix(".0") if float(x).is_integer() else repr(float(x)) for x in gravity)
+

@@ -1,0 +1,221 @@
+"""The sweeps: one run of one algorithm each (on numbers or SymPy symbols, the same code), with
+the variants a ground-coordinate build traces beside it and keeps when they cost less. Every
+quantity of :mod:`.core` names one of these.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import OptionError
+from .base import Sweep
+
+
+def in_body_frames(run, why: str):
+    """The variant of a sweep's ``run`` that runs in body frames (the paper's pseudo-code as
+    printed): ``why`` says where it wins. Body frames never move the root's quantities to the
+    base, so the first joint's sin and cos, which M and C do not depend on, are not computed."""
+    def variant(robot, args, bk, opts):
+        return run(robot, args, bk, replace(opts, frame="body"))
+
+    variant.__name__, variant.__doc__ = f"{run.__name__}_body", why
+    return variant
+
+
+def _crba(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    return {"M": (alg.crba_ground if opts.frame == "ground" else alg.crba)(robot, args["q"], bk)}
+
+
+def _algorithm1(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    run = alg.coriolis_ground if opts.frame == "ground" else alg.coriolis
+    M, Mdot, C = run(robot, args["q"], args["qd"], bk)
+    return {"M": M, "Mdot": Mdot, "C": C}
+
+
+def _algorithm2(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    if opts.gamma_method == "partials":
+        return {"Gamma": alg.christoffel_partials(robot, args["q"], bk, opts.frame)}
+    return {"Gamma": (alg.christoffel_ground if opts.frame == "ground" else alg.christoffel)(robot, args["q"], bk)}
+
+
+def _rnea(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk, gravity=opts.gravity)}
+
+
+def _gravity(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    return {"g": (alg.gravity_ground if opts.frame == "ground" else alg.gravity)(robot, args["q"], bk, gravity=opts.gravity)}
+
+
+def _regressor_sweep(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    return {"Y": alg.regressor(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk, gravity=opts.gravity)}
+
+
+def _regressor_ground_sweep(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    return {"Y": alg.regressor_ground(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk,
+                                      gravity=opts.gravity)}
+
+
+def _forward_dynamics(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], args["tau"], bk, opts.frame, gravity=opts.gravity)}
+
+
+def _aba_ground(robot, args, bk, opts):
+    """The articulated-body algorithm in ground coordinates (Pinocchio's aba): O(N) where the
+    L^T D L route is O(N d^2); wins on long chains (20-DoF chain 12,405 against 22,952)."""
+    from .. import algorithms as alg
+
+    return {"qdd": alg.aba_ground(robot, args["q"], args["qd"], args["tau"], bk, gravity=opts.gravity)}
+
+
+def _aba_body(robot, args, bk, opts):
+    """The articulated-body algorithm in body frames (Featherstone's Table 7.1 as printed): wins
+    on panda and solo12 (2,651 against 4,106; 2,048 against 3,088)."""
+    from .. import algorithms as alg
+
+    return {"qdd": alg.aba(robot, args["q"], args["qd"], args["tau"], bk, gravity=opts.gravity)}
+
+
+def _frames(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    run = alg.frame_kinematics_ground if opts.frame == "ground" else alg.frame_kinematics
+    oMf, J = run(robot, args["q"], frames_of(robot, opts.frames), bk)
+    return {"oMf": oMf, "J": J}
+
+
+def _mass_matrix_inverse(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    return {"Minv": alg.mass_matrix_inverse(robot, args["q"], bk, opts.frame)}
+
+
+def _minverse_ground(robot, args, bk, opts):
+    """The M^-1 dedicated algorithm (ABA without the affine terms; Pinocchio's computeMinverse),
+    O(N^2) against O(N d^2) on a chain: 20-DoF chain 15,883 against 19,065."""
+    from .. import algorithms as alg
+
+    return {"Minv": alg.minverse_ground(robot, args["q"], bk)}
+
+
+def _minverse_dense(robot, args, bk, opts):
+    """M^-1 as the identity's columns solved with the L^T D L factors of the ground CRBA's M in
+    column loops, which the compiler vectorizes across the columns (see program.loop_cost)."""
+    from ..algorithms.forward_dynamics import mass_matrix_inverse_dense
+
+    return {"Minv": mass_matrix_inverse_dense(robot, args["q"], bk)}
+
+
+def _minverse_aba_dense(robot, args, bk, opts):
+    """M^-1 by the dedicated algorithm's passes, the articulated inertias straight-line and
+    the passes over the identity's columns in column loops (see program.loop_cost)."""
+    from ..algorithms.aba import minverse_dense
+
+    return {"Minv": minverse_dense(robot, args["q"], bk)}
+
+
+def _all_terms(robot, args, bk, opts):
+    """Algorithm 1 and the gravity sweep on one backend: value numbering gives the kinematics and
+    composite inertias both read one name each, so the fused call pays for them once."""
+    values = _algorithm1(robot, args, bk, opts)
+    return {"M": values["M"], "C": values["C"], "g": _gravity(robot, args, bk, opts)["g"]}
+
+
+def _id_derivatives(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    dq, dqd = alg.inverse_dynamics_derivatives(robot, args["q"], args["qd"], args["qdd"], bk, opts.frame, gravity=opts.gravity)
+    return {"dtau_dq": dq, "dtau_dqd": dqd}
+
+
+def _fd_derivatives(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, opts.frame, gravity=opts.gravity)
+    return {"dqdd_dq": dq, "dqdd_dqd": dqd}
+
+
+def _fd_derivatives_dense(robot, args, bk, opts):
+    """The ground sweep with the 2n solves -M^-1 dtau/du as one column loop over the 2n columns,
+    vectorized by the compiler across columns (see program.loop_cost)."""
+    from .. import algorithms as alg
+
+    dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, "ground",
+                                               gravity=opts.gravity, dense=True)
+    return {"dqdd_dq": dq, "dqdd_dqd": dqd}
+
+
+def _slotine_li(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    return {"tau_sl": alg.slotine_li(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk,
+                                     gravity=opts.gravity)}
+
+
+def _slotine_li_ground(robot, args, bk, opts):
+    """A variant that loses on every robot measured (an O(N) sweep pays for the world inertias and
+    their rates: ops, ground vs body, arm4 1172 vs 339, panda 3528 vs 1496, serial 10 5306 vs
+    4130), traced so that a robot where it wins gets it."""
+    from .. import algorithms as alg
+
+    return {"tau_sl": alg.slotine_li_ground(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk,
+                                            gravity=opts.gravity)}
+
+
+SWEEPS = (
+    Sweep("crba", ("q",), _crba, variants=(in_body_frames(_crba, "ur5 818 operations against 901, panda 1,574 "
+                                                                 "against 1,851; ground wins on chains (7,645 against 22,842)"),)),
+    Sweep("algorithm1", ("q", "qd"), _algorithm1,
+          variants=(in_body_frames(_algorithm1, "C: ur5 1,842 against 2,430, panda 3,798 against 4,407; ground "
+                                                "wins on chains (16,533 against 46,342) and solo12"),)),
+    Sweep("algorithm2", ("q",), _algorithm2),
+    Sweep("rnea", ("q", "qd", "qdd"), _rnea),
+    Sweep("gravity", ("q",), _gravity,
+          variants=(in_body_frames(_gravity, "RNEA at rest never turns gravity about the first joint's axis when it is "
+                                             "gravity's: panda 12 sin/cos against 14 (291 operations against 287)"),)),
+    Sweep("slotine_li", ("q", "qd", "qd_r", "qdd_r"), _slotine_li, variants=(_slotine_li_ground,)),
+    Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep, inertial=False,
+          variants=(_regressor_ground_sweep,)),
+    Sweep("forward_dynamics", ("q", "qd", "tau"), _forward_dynamics,
+          variants=(in_body_frames(_forward_dynamics, "M and the bias in body frames, then L^T D L: fewer "
+                                   "operations than the ground-coordinate CRBA on small robots (arm4 460 against 892), "
+                                   "and leaf pivots D_i constant (fewer divisions)"), _aba_ground, _aba_body)),
+    Sweep("mass_matrix_inverse", ("q",), _mass_matrix_inverse,
+          variants=(in_body_frames(_mass_matrix_inverse, "L^T D L of the body-frame CRBA's M: fewest operations "
+                                   "on small robots (panda 2,395, solo12 680, against 3,162 and 1,712)"), _minverse_ground,
+                    _minverse_dense, _minverse_aba_dense)),
+    Sweep("all_terms", ("q", "qd"), _all_terms,
+          variants=(in_body_frames(_all_terms, "ur5 2,161 against 2,642, panda 4,240 against 4,882"),)),
+    Sweep("id_derivatives", ("q", "qd", "qdd"), _id_derivatives),
+    Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives, variants=(_fd_derivatives_dense,)),
+    Sweep("frames", ("q",), _frames, inertial=False),
+)
+
+
+def frames_of(robot, names=None) -> tuple:
+    """The :class:`~symgen.model.Frame` of each of ``names`` (links or joints, a link winning a
+    shared name; repeats dropped), by default the leaf links (:attr:`Robot.leaf_links`, in tree
+    order); an unknown or empty list is an OptionError."""
+    names = robot.leaf_links if names is None else tuple(dict.fromkeys(names))
+    unknown = [n for n in names if n not in robot.frame_names]
+    if unknown or not names:
+        valid = robot.frame_names
+        raise OptionError(f"--frames: {f'unknown frame {unknown[0]!r}' if unknown else 'no frame given'} "
+                          f"(robot {robot.name!r} has {len(valid)} link and joint frames, e.g. "
+                          f"{', '.join(valid[:3] + robot.leaf_links[:2])})")
+    return tuple(robot.frame(n) for n in names)
+
