@@ -22,6 +22,8 @@ ROUTES = {  # name -> (gamma_method, naming, frame, label); the named routes in 
     "algo2_whole": ("algo2", False, "body", "Algorithm 2, whole expressions, body frames (the paper's run)"),
     "eq4_named": ("partials", True, "ground", "eq. (4), symgen's named CRBA program"),
     "algo2_named": ("algo2", True, "ground", "Algorithm 2, named intermediates (symgen build)"),
+    "vid_named": ("vid", True, "ground", "seed 002 Sec. VI-D: C* = 1/2 (dtau/dv + M K) by the analytical RNEA "
+                  "derivatives, Gamma[:, :, k] = C*(q, e_k), named intermediates"),
 }
 KIND_LABEL = {"serial": "serial chain", "planar": "planar serial chain", "tree": "binary tree",
               "biped": "biped", "quadruped": "quadruped"}

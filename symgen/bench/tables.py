@@ -6,6 +6,8 @@ Table 2 (symbolic): time to obtain all Gamma_ijk symbolically. Routes (:data:`~.
     algo2_whole  Algorithm 2 on symbols, whole expressions (the paper's run)
     eq4_named    eq. (4) through symgen's named CRBA program (intermediates named during the run)
     algo2_named  Algorithm 2 with named intermediates: what ``symgen build`` does
+    vid_named    seed 002 Sec. VI-D: C* = 1/2 (dtau/dv + M K) by the analytical RNEA derivatives, then
+                 Gamma[:, :, k] = C*(q, e_k) (``symgen build --gamma-method vid``)
 
 Each cell runs in its own process with a hard timeout; it reports the run alone, run + CSE
 (sympy.cse over the whole program) and the op count after CSE. A cell over the timeout shows

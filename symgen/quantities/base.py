@@ -123,7 +123,8 @@ class Sweep:
 @dataclass(frozen=True)
 class SweepOptions:
     """How a sweep runs: ``frame`` (ground: the generated code's coordinates, body: the paper's
-    pseudo-code), ``gamma_method`` (algo2: Algorithm 2, partials: eq. (4), symbols only) and
+    pseudo-code), ``gamma_method`` (algo2: Algorithm 2, partials: eq. (4), symbols only, vid:
+    seed 002's Sec. VI-D, C* = 1/2 (dtau/dv + M K) column by column) and
     ``frames``, the link and joint frames of frame kinematics (None: the leaf links),
     ``gravity``, the linear gravity acceleration in root coordinates, and ``parametric``: the
     inertial parameters are an argument (``params``) of every sweep that depends on them,
@@ -136,7 +137,7 @@ class SweepOptions:
 
 
 FRAMES = ("ground", "body")
-GAMMA_METHODS = ("algo2", "partials")
+GAMMA_METHODS = ("algo2", "partials", "vid")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,10 @@ def _algorithm2(robot, args, bk, opts):
 
     if opts.gamma_method == "partials":
         return {"Gamma": alg.christoffel_partials(robot, args["q"], bk, opts.frame)}
+    if opts.gamma_method == "vid":
+        from ..algorithms.differentiation import christoffel_by_differentiation
+
+        return {"Gamma": christoffel_by_differentiation(robot, args["q"], bk, opts.frame)}
     return {"Gamma": (alg.christoffel_ground if opts.frame == "ground" else alg.christoffel)(robot, args["q"], bk)}
 
 

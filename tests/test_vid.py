@@ -1,0 +1,108 @@
+"""Seed 002's Sec. VI-D, the third route to the Christoffel-consistent C: differentiation of the
+Coriolis terms with the structure-constant correction, C* = 1/2 (d tau/d v + M K(v))
+(symgen/algorithms/differentiation.py), against Algorithm 1 and Algorithm 2 on numbers, as an
+identity between a generated package's own outputs (coriolis_matrix, mass_matrix,
+inverse_dynamics_derivatives) on fixed and free-flyer robots, and as ``--gamma-method vid``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from symgen import quantities as Q
+from symgen import robots
+from symgen.algorithms.differentiation import (christoffel_by_differentiation, coriolis_by_differentiation,
+                                               identity_residual, structure_term)
+from symgen.backend import NUMERIC
+from symgen.codegen.build import BuildOptions, build
+from symgen.codegen.package import import_package
+
+pytestmark = pytest.mark.timeout(600)
+SHOWCASE = Path(__file__).resolve().parent.parent / "generated" / "arm4"
+ROBOTS = [("serial", 8), ("tree", 7), ("biped", 6), ("quadruped", 8)]
+
+
+@pytest.mark.parametrize("kind,n", ROBOTS, ids=[f"{k}{n}" for k, n in ROBOTS])
+@pytest.mark.parametrize("frame", ["ground", "body"])
+def test_differentiation_gives_algorithm_1s_C_and_algorithm_2s_Gamma(kind, n, frame):
+    robot = robots.make(kind, n)
+    for seed in range(3):
+        state = Q.random_state(np.random.default_rng(seed), robot.nq, robot.nv)
+        q, v = state["q"], state["qd"]
+        M, C = coriolis_by_differentiation(robot, q, v, NUMERIC, frame)
+        C1 = Q.evaluate(robot, "C", state)
+        assert np.abs(C - C1).max() <= 1e-9 * np.abs(C1).max(), f"{kind}{n} {frame} seed {seed}"
+        assert np.allclose(M, Q.evaluate(robot, "M", state), rtol=1e-12, atol=1e-12)
+        Gamma = christoffel_by_differentiation(robot, q, NUMERIC, frame)
+        G2 = Q.evaluate(robot, "Gamma", state)
+        assert np.abs(Gamma - G2).max() <= 1e-9 * np.abs(G2).max(), f"{kind}{n} {frame} seed {seed}"
+
+
+def test_the_structure_term_is_what_makes_the_free_flyer_right():
+    """Without K (eq. 27, generalized coordinates only) a free-flyer's C is wrong on the base
+    block by 1/2 M (v x); single-DoF joints have K = 0."""
+    robot = robots.make("biped", 4)
+    state = Q.random_state(np.random.default_rng(7), robot.nq, robot.nv)
+    K = structure_term(robot, state["qd"], NUMERIC)
+    assert np.abs(K[6:]).max() == 0 and np.abs(K[:, 6:]).max() == 0 and np.abs(K[:6, :6]).max() > 0
+    # (v x) = [[w x, u x], [0, w x]]: skew diagonal blocks, nothing below them
+    assert np.allclose(K[:3, :3], -K[:3, :3].T) and np.allclose(K[3:6, 3:6], K[:3, :3])
+    assert np.abs(K[3:6, :3]).max() == 0 and np.allclose(K[:3, 3:6] @ state["qd"][:3], 0)
+    _, dtau_dv = Q.evaluate(robot, "dtau", {**state, "qdd": np.zeros(robot.nv)})
+    M, C = Q.evaluate(robot, "M", state), Q.evaluate(robot, "C", state)
+    assert identity_residual(C, M, dtau_dv, state["qd"], True) < 1e-9
+    assert identity_residual(C, M, dtau_dv, state["qd"], False) > 1e-3
+    serial = robots.make("serial", 5)
+    assert np.abs(structure_term(serial, np.ones(5), NUMERIC)).max() == 0
+
+
+def test_identity_on_the_generated_showcase_package():
+    """generated/arm4 (fixed base): coriolis_matrix = 1/2 inverse_dynamics_derivatives' dtau/dv,
+    from the package's own compiled functions (or NumPy), single state and batch."""
+    pkg = import_package(SHOWCASE)
+    rng = np.random.default_rng(11)
+    for backend in (pkg, pkg.numpy):
+        q, v = rng.uniform(0, 2 * np.pi, (5, 4)), rng.uniform(-5, 5, (5, 4))
+        C, M = backend.coriolis_matrix(q, v), backend.mass_matrix(q)
+        _, dtau_dv = backend.inverse_dynamics_derivatives(q, v, rng.uniform(-5, 5, (5, 4)))
+        for b in range(5):
+            assert identity_residual(C[b], M[b], dtau_dv[b], v[b], False) < 1e-9
+
+
+@pytest.fixture(scope="module")
+def floating(tmp_path_factory):
+    """A free-flyer biped (4 joints + the base), with C, M, dtau and Gamma by the VI-D route."""
+    robot = robots.make("biped", 4)
+    out = tmp_path_factory.mktemp("vid")
+    result = build(robot, out, opts=BuildOptions(quantities=("M", "C", "dtau", "Gamma"), gamma_method="vid",
+                                                 copt="-O0"))
+    return robot, import_package(result.path)
+
+
+def test_identity_on_a_generated_free_flyer_package(floating):
+    robot, pkg = floating
+    rng = np.random.default_rng(12)
+    for seed in range(3):
+        state = Q.random_state(np.random.default_rng(100 + seed), robot.nq, robot.nv)
+        q, v = state["q"], state["qd"]
+        _, dtau_dv = pkg.inverse_dynamics_derivatives(q, v, rng.uniform(-5, 5, robot.nv))
+        C, M = pkg.coriolis_matrix(q, v), pkg.mass_matrix(q)
+        assert identity_residual(C, M, dtau_dv, v, True) < 1e-9, f"seed {100 + seed}"
+
+
+def test_gamma_method_vid_generates_the_christoffel_symbols(floating):
+    """--gamma-method vid: the generated Gamma (C and NumPy) equals Algorithm 2's reference, and
+    Gamma . v the package's C (Algorithm 1) - torsion included on the free-flyer's base block."""
+    robot, pkg = floating
+    for seed in range(3):
+        state = Q.random_state(np.random.default_rng(200 + seed), robot.nq, robot.nv)
+        ref = Q.evaluate(robot, "Gamma", state)
+        for backend in (pkg, pkg.numpy):
+            G = backend.christoffel(state["q"])
+            assert np.abs(G - ref).max() <= 1e-9 * np.abs(ref).max(), f"seed {200 + seed}"
+            C = pkg.coriolis_matrix(state["q"], state["qd"])
+            assert np.allclose(G @ state["qd"], C, rtol=1e-9, atol=1e-9 * np.abs(C).max())
+    manifest = json.loads((Path(pkg.__file__).parent / "manifest.json").read_text())
+    assert manifest["options"]["gamma_method"] == "vid"
