@@ -269,8 +269,9 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
               help="Pinocchio C++ harness: build it if needed (minutes, ~5 GB), use it only if cached, or off.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the results as JSON.")
 @click.option("--casadi", is_flag=True, help="Also time CasADi's generated C of the same robot (M, C, tau, g; "
-              "taped CRBA/RNEA, C by CasADi's AD) in the same C loop, with the same flags (needs --urdf and "
-              "casadi: the bench extra).")
+              "CRBA/RNEA taped on SX, C by CasADi's AD) in the same C loop, with the same flags: symgen's algorithms "
+              "taped, and Pinocchio's (casadi_kin_dyn, in an environment made once under ~/.cache/symgen; fixed "
+              "bases). Needs --urdf and casadi: the bench extra.")
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 99),
               help="Run the C loop in this many fresh processes; report the median of their medians.")
 @click.option("--cppadcg", is_flag=True, help="Also time Pinocchio's own generated code (CppADCodeGen: tau, Minv, "

@@ -1,6 +1,7 @@
 """CasADi's generated C as a `symgen bench` rival (the optional bench extra): its taped M, C, tau
 and g agree with symgen's numeric reference, its compiled C with its tape, and its rows reach the
-bench result (a tiny robot, few iterations, no timing assertions)."""
+bench result (a tiny robot, few iterations, no timing assertions) - both tapes: symgen's algorithms
+and Pinocchio's (casadi_kin_dyn, in an environment made once under $SYMGEN_CACHE)."""
 from pathlib import Path
 
 import numpy as np
@@ -86,21 +87,41 @@ def test_prepare_refuses_another_robot(tmp_path):
         cas.prepare(other, read_manifest(ARM4), ("M",))
 
 
+@pytest.mark.timeout(1200)
+def test_pinocchio_taped_rival_agrees_with_the_reference_and_compiles():
+    """Pinocchio's crba and rnea taped on SX by casadi_kin_dyn (Pinocchio 2.6, its own venv): the
+    check inside prepare compares them with symgen's reference and Pinocchio 4.1, then the C."""
+    prepared = cas.prepare(ARM4_URDF, read_manifest(ARM4), ("M", "C", "tau", "g"), source="pinocchio")
+    assert set(prepared["functions"]) == {"M", "C", "tau", "g"} and prepared["label"] == "casadi_pin"
+    assert max(prepared["check"]["max_rel"].values()) < 1e-9
+    assert max(cas.check_compiled(prepared, "-O1").values()) < 1e-12
+    assert all(name.startswith("casadi_pin_") for name in (f.name() for f in prepared["functions"].values()))
+
+
+def test_pinocchio_taped_rival_refuses_other_gravity(tmp_path):
+    manifest = read_manifest(ARM4)
+    manifest = {**manifest, "options": {**manifest["options"], "gravity": [0.0, 0.0, -1.0]}}
+    with pytest.raises(BenchError, match="default gravity"):
+        cas.prepare(ARM4_URDF, manifest, ("M",), source="pinocchio")
+
+
+@pytest.mark.timeout(1200)
 def test_bench_has_casadi_rows_ratios_and_op_counts():
     result = bench_package(ARM4, urdf=ARM4_URDF, quantities=("M", "C", "tau", "Gamma"), pin_cpp="off",
                            repeats=1, min_time=0.001, batch=10, casadi=True, processes=2)
     for qty in ("M", "C", "tau"):
-        assert result["us"][qty]["casadi_c"] > 0
+        assert result["us"][qty]["casadi_c"] > 0 and result["us"][qty]["casadi_pin_c"] > 0
         assert result["us"][qty]["c_loop"] > 0
-        assert "casadi_c/c_loop" in result["ratios"][qty]
-        ops = result["casadi"]["ops"][qty]
-        assert ops["symgen"]["total"] > 0 and ops["casadi"]["total"] > 0
+        assert "casadi_c/c_loop" in result["ratios"][qty] and "casadi_pin_c/c_loop" in result["ratios"][qty]
+        for label in ("casadi", "casadi_pin"):
+            ops = result[label]["ops"][qty]
+            assert ops["symgen"]["total"] > 0 and ops["casadi"]["total"] > 0
     assert "casadi_c" not in result["us"]["Gamma"]
     assert "Gamma/casadi_c" in result["notes"]
     assert max(result["casadi"]["check"]["max_rel"].values()) < 1e-9
     from symgen.bench.report import format_report
     text = format_report(result)
-    assert "CasADi's generated C" in text and "ops C: symgen" in text
+    assert "CasADi's generated C" in text and "ops C: symgen" in text and "Pinocchio's algorithms taped" in text
 
 
 def test_bench_without_urdf_says_why_casadi_is_missing():

@@ -168,9 +168,12 @@ def _sx(ca, array):
 
 
 def tape(robot, quantities=tuple(CASADI_QUANTITIES), gravity=GRAVITY, prefix: str = "casadi_",
-         cse: str = "auto") -> dict:
+         cse: str = "auto", pinocchio: dict | None = None) -> dict:
     """``{quantity: casadi.Function}`` of ``robot`` (a fixed-base symgen Robot), named
-    ``prefix + quantity``. ``cse``: "auto" (the variant with fewer instructions), "on", "off"."""
+    ``prefix + quantity``. ``cse``: "auto" (the variant with fewer instructions), "on", "off".
+    ``pinocchio``: Pinocchio's ``crba`` and ``rnea`` taped by casadi_kin_dyn
+    (:func:`~.casadi_pinocchio.pinocchio_functions`), evaluated on the same symbols instead of
+    symgen's algorithms (its gravity is Pinocchio's default)."""
     from ..algorithms.crba import crba
     from ..algorithms.rnea import rnea
 
@@ -182,18 +185,21 @@ def tape(robot, quantities=tuple(CASADI_QUANTITIES), gravity=GRAVITY, prefix: st
     qdd, qdds = _symbols(ca, "qdd", n)
     sym = {"q": q, "qd": qd, "qdd": qdd}
     exprs = {}
+    zero = ca.SX.zeros(n)
     if "M" in quantities or "C" in quantities:
-        M = _sx(ca, crba(robot, qs, bk))
+        M = pinocchio["crba"](q) if pinocchio else _sx(ca, crba(robot, qs, bk))
         exprs["M"] = M
         if "C" in quantities:
             Mdot = ca.reshape(ca.jtimes(ca.vec(M), q, qd), n, n)
             J = ca.jacobian(ca.mtimes(M, qd), q)
             exprs["C"] = 0.5 * (Mdot + J - J.T)
     if "tau" in quantities:
-        exprs["tau"] = _sx(ca, rnea(robot, qs, qds, qdds, bk, gravity=gravity))
+        exprs["tau"] = (pinocchio["rnea"](q, qd, qdd) if pinocchio
+                        else _sx(ca, rnea(robot, qs, qds, qdds, bk, gravity=gravity)))
     if "g" in quantities:
-        zero = np.zeros(n, dtype=object)
-        exprs["g"] = _sx(ca, rnea(robot, qs, zero.copy(), zero.copy(), bk, gravity=gravity))
+        rest = np.zeros(n, dtype=object)
+        exprs["g"] = (pinocchio["rnea"](q, zero, zero) if pinocchio
+                      else _sx(ca, rnea(robot, qs, rest.copy(), rest.copy(), bk, gravity=gravity)))
     out = {}
     for qty in quantities:
         if qty not in CASADI_QUANTITIES:
@@ -284,8 +290,16 @@ def _safe(text: str) -> str:
     return re.sub(r"\W", "_", text)
 
 
-def prepare(urdf, manifest: dict, quantities, floating_base: bool | None = None, check_trials: int = 3) -> dict:
-    """Tape, check and generate CasADi's C for the wanted quantities of a package's robot.
+#: whose algorithms a CasADi rival tapes -> (C loop row label, name prefix)
+SOURCES = {"symgen": ("casadi", "casadi_"), "pinocchio": ("casadi_pin", "casadi_pin_")}
+
+
+def prepare(urdf, manifest: dict, quantities, floating_base: bool | None = None, check_trials: int = 3,
+            source: str = "symgen") -> dict:
+    """Tape, check and generate CasADi's C for the wanted quantities of a package's robot:
+    symgen's body-frame algorithms taped (``source`` "symgen") or Pinocchio's ("pinocchio", through
+    casadi_kin_dyn in an environment of its own, :mod:`.casadi_pinocchio`: fixed bases, one
+    coordinate per joint, Pinocchio's default gravity).
     Returns ``{"dir": folder, "name": C name stem, "functions": {qty: casadi.Function}, "ops":
     {qty: counts}, "check": ..., "tape_s": seconds, "work": {qty: (sz_arg, sz_res, sz_iw, sz_w)},
     "skipped": {qty: why}}``. The C lands in ``$SYMGEN_CACHE/casadi/<hash>/`` (content-addressed,
@@ -306,9 +320,17 @@ def prepare(urdf, manifest: dict, quantities, floating_base: bool | None = None,
                for qty in quantities if qty not in CASADI_QUANTITIES}
     if manifest.get("options", {}).get("parametric"):
         raise BenchError("a --parametric package: CasADi's side folds the URDF's inertias; not comparable")
+    label, stem_prefix = SOURCES[source]
+    pinocchio = None
     t0 = time.perf_counter()
-    prefix = f"casadi_{_safe(manifest['name'])}_"
-    functions = tape(robot, wanted, gravity=gravity, prefix=prefix)
+    if source == "pinocchio":
+        from .casadi_pinocchio import pinocchio_functions
+
+        if floating or tuple(gravity) != tuple(GRAVITY):
+            raise BenchError("Pinocchio taped by casadi_kin_dyn: fixed bases and the default gravity only")
+        pinocchio = pinocchio_functions(urdf, robot.joint_names)
+    prefix = f"{stem_prefix}{_safe(manifest['name'])}_"
+    functions = tape(robot, wanted, gravity=gravity, prefix=prefix, pinocchio=pinocchio)
     tape_s = time.perf_counter() - t0
     checked = check(robot, functions, gravity, trials=check_trials)
     stem = f"{prefix}rival"
@@ -321,7 +343,7 @@ def prepare(urdf, manifest: dict, quantities, floating_base: bool | None = None,
     work = {qty: (f.sz_arg(), f.sz_res(), f.sz_iw(), f.sz_w()) for qty, f in functions.items()}
     return {"dir": out_dir, "name": stem, "functions": functions, "ops": {q: op_counts(f) for q, f in functions.items()},
             "check": checked, "tape_s": round(tape_s, 2), "work": work, "skipped": skipped,
-            "version": ca.__version__}
+            "version": ca.__version__, "label": label, "source": source}
 
 
 def driver_extra(prepared: dict, row_of: dict) -> dict:
@@ -329,19 +351,19 @@ def driver_extra(prepared: dict, row_of: dict) -> dict:
     argument/result/work arrays, one runner per quantity (label ``"<qty>:casadi"``) calling
     ``f(arg, res, iw, w, 0)`` after pointing ``arg`` at the state and ``res`` at ``out``.
     ``row_of``: argument name -> the driver's expression of its input row."""
-    work = prepared["work"]
+    work, label, v = prepared["work"], prepared.get("label", "casadi"), prepared["name"]
     sz = [max(w[k] for w in work.values()) for k in range(4)]
-    decl = (f"static const casadi_real *cas_arg[{max(sz[0], 1)}];\n"
-            f"static casadi_real *cas_res[{max(sz[1], 1)}];\n"
-            f"static casadi_int cas_iw[{max(sz[2], 1)}];\n"
-            f"static casadi_real cas_w[{max(sz[3], 1)}];")
+    decl = (f"static const casadi_real *{v}_arg[{max(sz[0], 1)}];\n"
+            f"static casadi_real *{v}_res[{max(sz[1], 1)}];\n"
+            f"static casadi_int {v}_iw[{max(sz[2], 1)}];\n"
+            f"static casadi_real {v}_w[{max(sz[3], 1)}];")
     runners, out_size = [], 1
     for qty, f in prepared["functions"].items():
         size = int(f.nnz_out(0))
         out_size = max(out_size, size)
-        sets = " ".join(f"cas_arg[{k}] = {row_of[a]};" for k, a in enumerate(CASADI_QUANTITIES[qty]))
-        call = f"{sets} cas_res[0] = out; {f.name()}(cas_arg, cas_res, cas_iw, cas_w, 0);"
-        runners.append({"runner": f"casadi_{qty}", "call": call, "label": f"{qty}:casadi", "last": size - 1})
+        sets = " ".join(f"{v}_arg[{k}] = {row_of[a]};" for k, a in enumerate(CASADI_QUANTITIES[qty]))
+        call = f"{sets} {v}_res[0] = out; {f.name()}({v}_arg, {v}_res, {v}_iw, {v}_w, 0);"
+        runners.append({"runner": f"{label}_{qty}", "call": call, "label": f"{qty}:{label}", "last": size - 1})
     return {"includes": [f"{prepared['name']}.h"], "declarations": decl, "runners": runners,
             "out_size": out_size, "include_dirs": [str(prepared["dir"])]}
 

@@ -135,9 +135,9 @@ def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, c
     """Time the package's C functions in a compiled C loop over ``count`` random states:
     ``{quantity: Timing}``. ``flags`` compile both the package and the driver.
 
-    ``rival``: a rival's generated C to time in the same driver, compiled with the same flags
-    (:func:`symgen.bench.casadi.prepare` and ``driver_extra``): ``{"dir", "name", "extra"}``,
-    its rows labelled ``"<quantity>:<rival>"``. ``processes``: run the driver that many times,
+    ``rival``: rivals' generated C to time in the same driver, compiled with the same flags
+    (:func:`symgen.bench.casadi.prepare` and ``driver_extra``): one ``{"dir", "name", "extra"}``
+    or a list of them, their rows labelled ``"<quantity>:<rival>"``. ``processes``: run the driver that many times,
     each a fresh process, and report per row the median of the processes' medians (min of their
     minima, max of their maxima): large straight-line functions time differently from one
     process to the next."""
@@ -149,15 +149,15 @@ def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, c
     context = c_driver_source_context(manifest, quantities, count, update)
     objs = compile_package_objects(package_dir, manifest, flags, cc, timeout)
     include_dirs = []
-    if rival is not None:
-        extra = rival["extra"]
-        rival_manifest = {"name": rival["name"], "c_extension": None}
-        objs += compile_package_objects(rival["dir"], rival_manifest, flags, cc, timeout)
-        context["extra_includes"] = extra["includes"]
-        context["extra_declarations"] = extra["declarations"]
+    for one in ([rival] if isinstance(rival, dict) else rival or []):
+        extra = one["extra"]
+        objs += compile_package_objects(one["dir"], {"name": one["name"], "c_extension": None}, flags, cc, timeout)
+        context["extra_includes"] = context.get("extra_includes", []) + extra["includes"]
+        context["extra_declarations"] = "\n".join(filter(None, [context.get("extra_declarations"),
+                                                                 extra["declarations"]]))
         context["runners"] = context["runners"] + extra["runners"]
         context["out_size"] = max(context["out_size"], extra["out_size"])
-        include_dirs = [f"-I{d}" for d in extra["include_dirs"]]
+        include_dirs += [f"-I{d}" for d in extra["include_dirs"]]
     what = f"{package_dir}: the C driver"
 
     def command(source, exe):

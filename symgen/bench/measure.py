@@ -25,7 +25,8 @@ from .timing import Timing, time_callable
 
 NO_BINDING = ("n/a", "the package has no compiled binding")
 CASADI_METHOD = "casadi_c"
-RIVAL_METHODS = {"casadi": CASADI_METHOD}        # driver row suffix -> method
+CASADI_PIN_METHOD = "casadi_pin_c"
+RIVAL_METHODS = {"casadi": CASADI_METHOD, "casadi_pin": CASADI_PIN_METHOD}    # driver row suffix -> method
 FLOATING_NOTE = "floating base: the free-flyer on both sides (Pinocchio's JointModelFreeFlyer, the same q and v)"
 
 
@@ -96,7 +97,7 @@ def time_package(m: Measurement, package_dir, quantities, settings: Settings, no
                  rival=None):
     """Time a built package's C in a C loop and its Python calls (compiled binding; generated NumPy
     if ``settings.numpy_batch``) into ``m``. ``no_binding``: the cell and note when the package has
-    no compiled binding. ``rival``: a rival's C timed in the same C loop (see :func:`time_casadi`)."""
+    no compiled binding. ``rival``: rivals' C timed in the same C loop (a list, :func:`prepare_casadi`)."""
     from ..codegen.build import import_package
 
     s, package_dir = settings, Path(package_dir)
@@ -114,9 +115,9 @@ def time_package(m: Measurement, package_dir, quantities, settings: Settings, no
         cell = over(s.compile_timeout) if isinstance(exc, CompileTimeout) else "n/a"
         for qty in quantities:
             m.missing(["c_loop"], qty, cell, str(exc))
-        if rival is not None:
-            for qty in rival["functions"]:
-                m.missing([CASADI_METHOD], qty, cell, str(exc))
+        for one in rival or []:
+            for qty in one["functions"]:
+                m.missing([RIVAL_METHODS[one["label"]]], qty, cell, str(exc))
 
     pkg = import_package(package_dir)
     states = draw_states(*dimensions(manifest), max(s.batch, s.numpy_batch), links=len(manifest["link_names"]))
@@ -176,31 +177,38 @@ def time_pinocchio(m: Measurement, urdf, quantities, nv: int, settings: Settings
             m.notes["pin_cpp", qty] = PIN_CALLS[qty].note
 
 
-def prepare_casadi(m: Measurement, urdf, manifest: dict, quantities):
-    """CasADi's side (tape, check against the reference and Pinocchio, C) for the C loop, or None
-    with notes saying why not; op counts and the check in ``m.info["casadi"]``."""
+def prepare_casadi(m: Measurement, urdf, manifest: dict, quantities) -> list:
+    """CasADi's sides for the C loop: the tape of symgen's algorithms and that of Pinocchio's
+    (:mod:`.casadi_pinocchio`), each checked against the reference and Pinocchio; a side that
+    cannot be made leaves notes saying why. Op counts and checks in ``m.info["casadi"]`` and
+    ``m.info["casadi_pin"]``."""
     from . import casadi as cas
 
     if urdf is None:
         m.notes["casadi"] = "CasADi: needs --urdf (the tape is made from the robot)"
-        return None
-    try:
-        prepared = cas.prepare(urdf, manifest, quantities)
-    except BenchError as exc:
-        m.notes["casadi"] = f"CasADi: not timed: {exc}"
-        for qty in quantities:
-            if qty in cas.CASADI_QUANTITIES:
-                m.missing([CASADI_METHOD], qty, "n/a", str(exc))
-        return None
+        return []
     from .cloop import STATE_ARGUMENTS
 
     row_of = {a: f"inputs[{i}][s]" for i, a in enumerate(STATE_ARGUMENTS)}
-    prepared["extra"] = cas.driver_extra(prepared, row_of)
-    m.info["casadi"] = {"version": prepared["version"], "ops": prepared["ops"], "check": prepared["check"],
-                        "tape_s": prepared["tape_s"], "c": str(prepared["dir"] / f"{prepared['name']}.c")}
-    for qty, why in prepared["skipped"].items():
-        m.notes[CASADI_METHOD, qty] = why
-    return prepared
+    rivals = []
+    for source, (label, _) in cas.SOURCES.items():
+        method = RIVAL_METHODS[label]
+        try:
+            prepared = cas.prepare(urdf, manifest, quantities, source=source)
+        except BenchError as exc:
+            m.notes[label] = f"CasADi ({source}'s algorithms taped): not timed: {exc}"
+            for qty in quantities:
+                if qty in cas.CASADI_QUANTITIES:
+                    m.missing([method], qty, "n/a", str(exc))
+            continue
+        prepared["extra"] = cas.driver_extra(prepared, row_of)
+        m.info[label] = {"version": prepared["version"], "ops": prepared["ops"], "check": prepared["check"],
+                         "tape_s": prepared["tape_s"], "c": str(prepared["dir"] / f"{prepared['name']}.c"),
+                         "source": source}
+        for qty, why in prepared["skipped"].items():
+            m.notes[method, qty] = why
+        rivals.append(prepared)
+    return rivals
 
 
 def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS,

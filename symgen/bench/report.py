@@ -16,14 +16,15 @@ from .harness import compiler_version
 from .pin import pin_version
 
 RATIO_PAIRS = (("pin_cpp", "c_loop"), ("pin_cpp_n_c", "c_loop"), ("pin_py", "c_py_single"), ("casadi_c", "c_loop"),
-               ("cppadcg", "c_loop"), ("cppadcg_eval", "c_loop"))
+               ("casadi_pin_c", "c_loop"), ("cppadcg", "c_loop"), ("cppadcg_eval", "c_loop"))
 
 BENCH_LABELS = {"c_loop": "generated C, C loop",
                 "c_loop_update": "generated C, C loop, _update (no zeroing)", "c_py_single": "generated C from Python, one state",
                 "c_py_batch": "generated C from Python, per state in a batch",
                 "pin_cpp": "Pinocchio C++", "pin_cpp_n_c": "Pinocchio C++, n x computeCoriolisMatrix",
                 "pin_py": "Pinocchio from Python",
-                "casadi_c": "CasADi's generated C, same C loop",
+                "casadi_c": "CasADi's generated C (symgen's algorithms taped), same C loop",
+                "casadi_pin_c": "CasADi's generated C (Pinocchio's algorithms taped), same C loop",
                 "cppadcg": "Pinocchio's generated code (CppADCodeGen)",
                 "cppadcg_eval": "... through Pinocchio's evalFunction"}
 
@@ -50,8 +51,9 @@ def bench_result(measurement, package_dir, manifest: dict, quantities, flags: st
               "machine": machine_info(), "us": us, "spread_us": spread_us,
               "notes": measurement.note_dict(by_quantity=True),
               "ratios": {qty: ratios(us[qty], spread_us[qty]) for qty in quantities}}
-    if "casadi" in measurement.info:
-        result["casadi"] = casadi_summary(measurement.info["casadi"], manifest, quantities)
+    for label in ("casadi", "casadi_pin"):
+        if label in measurement.info:
+            result[label] = casadi_summary(measurement.info[label], manifest, quantities)
     if "cppadcg" in measurement.info:
         result["cppadcg"] = measurement.info["cppadcg"]
     return result
@@ -69,7 +71,7 @@ def casadi_summary(info: dict, manifest: dict, quantities) -> dict:
             ours = functions.get(QUANTITIES[qty].function, {}).get("ops", {})
             ops[qty] = {"symgen": ours, "casadi": info["ops"][qty]}
     return {"version": info["version"], "check": info["check"], "tape_s": info["tape_s"], "c": info["c"],
-            "ops": ops}
+            "ops": ops, "source": info.get("source", "symgen")}
 
 
 def grouped_notes(notes) -> dict:
@@ -90,10 +92,12 @@ def format_report(result: dict) -> str:
             lines.append(f"  {BENCH_LABELS.get(method, method):45s} {value:12.3f}   ({lo:.3f}-{hi:.3f})")
         for k, v in result["ratios"][qty].items():
             lines.append(f"  ratio {k:39s} {v:12.2f}x")
-    cas = result.get("casadi")
-    if cas:
-        lines.append(f"CasADi {cas['version']}: {cas['check']['pinocchio']}; max relative error "
-                     + ", ".join(f"{q} {e:.1e}" for q, e in cas["check"]["max_rel"].items()))
+    for label, whose in (("casadi", "symgen's"), ("casadi_pin", "Pinocchio's")):
+        cas = result.get(label)
+        if not cas:
+            continue
+        lines.append(f"CasADi {cas['version']}, {whose} algorithms taped: {cas['check']['pinocchio']}; max relative "
+                     "error " + ", ".join(f"{q} {e:.1e}" for q, e in cas["check"]["max_rel"].items()))
         for qty, ops in cas["ops"].items():
             o, c = ops["symgen"], ops["casadi"]
             lines.append(f"  ops {qty}: symgen {o.get('total', '?')} ({o.get('trig', '?')} sin/cos), "
