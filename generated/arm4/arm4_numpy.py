@@ -117,46 +117,55 @@ def _mass_matrix(q, sin, cos):
     sq2 = sin(q2)
     cq3 = cos(q3)
     sq3 = sin(q3)
-    # body 2: link 'forearm_link', joint 'joint3'
-    IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3
-    IC2_0_2 = 5.000000000000013e-05*cq3*sq3
-    IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3
-    IC2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3
-    IC2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3
-    IC2_3_3 = 1 + 0.7*cq3*cq3 + 0.7*sq3*sq3
-    ICX2_0_0 = 0.3*IC2_0_5 + IC2_0_0*cq2
-    ICX2_0_1 = IC2_0_0*sq2
-    ICX2_2_0 = IC2_0_2*cq2
-    ICX2_2_1 = IC2_0_2*sq2
-    ICX2_2_2 = IC2_2_2 - 0.3*IC2_2_3*cq2
-    ICX2_3_2 = IC2_2_3 - 0.3*IC2_3_3*cq2
-    ICX2_5_0 = 0.3*IC2_3_3 + IC2_0_5*cq2
-    ICX2_5_1 = IC2_0_5*sq2
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    IC1_0_0 = 0.0456 + 0.3*ICX2_5_0 + 0.0009224999999999999*sq2*sq2 + ICX2_0_0*cq2
-    IC1_0_1 = 0.3*ICX2_5_1 + ICX2_0_1*cq2 - 0.0009224999999999999*cq2*sq2
-    IC1_1_0 = ICX2_0_0*sq2 - 0.0009224999999999999*cq2*sq2
-    IC1_1_1 = 0.0012 + 0.0009224999999999999*cq2*cq2 + ICX2_0_1*sq2
-    IC1_2_2 = 0.0456 + ICX2_2_2 + 0.153*sq2*sq2 - 0.3*ICX2_3_2*cq2
-    ICX1_0_2 = IC1_0_0*sq1 + IC1_0_1*cq1
-    ICX1_1_2 = IC1_1_0*sq1 + IC1_1_1*cq1
-    ICX1_2_2 = ICX2_2_0*sq1 + ICX2_2_1*cq1
-    # body 0: link 'shoulder_link', joint 'joint1'
-    IC0_2_2 = 0.0025 + ICX1_0_2*sq1 + ICX1_1_2*cq1
     # body 3: link 'wrist_link', joint 'joint4'
-    F3_2 = 0.00031*cq1*cq2 - 0.00031*sq1*sq2
+    Iz3_0_0 = 0.00031 + 0.00216333*sq3*sq3 + 0.0021133300000000005*cq3*cq3
+    Iz3_0_1 = -4.9999999999999914e-05*cq3*sq3
+    Iz3_1_1 = 0.00031 + 0.00216333*cq3*cq3 + 0.0021133300000000005*sq3*sq3
+    # body 2: link 'forearm_link', joint 'joint3'
+    IC2_0_0 = 0.0808896 + Iz3_0_0
+    IC2_2_2 = 0.0808896 + Iz3_1_1
+    Iz2R_0_0 = IC2_0_0*cq2
+    Iz2R_0_2 = -Iz3_0_1*cq2
+    Iz2R_1_0 = IC2_0_0*sq2
+    Iz2R_1_2 = -Iz3_0_1*sq2
+    Iz2_0_0 = 0.0009224999999999999*sq2*sq2 + Iz2R_0_0*cq2
+    Iz2_0_1 = Iz2R_0_0*sq2 - 0.0009224999999999999*cq2*sq2
+    Iz2_1_1 = 0.0009224999999999999*cq2*cq2 + Iz2R_1_0*sq2
+    # body 1: link 'upper_arm_link', joint 'joint2'
+    IC1_0_0 = 0.1986 + Iz2_0_0 + 0.1992*cq2
+    IC1_0_1 = Iz2_0_1 + 0.0996*sq2
+    IC1_1_1 = 0.0011999999999999997 + Iz2_1_1
+    IC1_2_2 = 0.1986 + IC2_2_2 + 0.1992*cq2
+    Iz1R_1_0 = IC1_0_0*sq1 + IC1_0_1*cq1
+    Iz1R_1_1 = IC1_0_1*sq1 + IC1_1_1*cq1
+    Iz1_1_1 = Iz1R_1_0*sq1 + Iz1R_1_1*cq1
+    # body 0: link 'shoulder_link', joint 'joint1'
+    IC0_2_2 = 0.0025 + Iz1_1_1
+    # body 1: link 'upper_arm_link', joint 'joint2'
+    F1_1n_2 = 1.0*Iz2R_0_2*sq1 + 1.0*Iz2R_1_2*cq1
+    # body 2: link 'forearm_link', joint 'joint3'
+    F2_2n_0 = -1.0*Iz3_0_1*cq2
+    F2_2n_1 = -1.0*Iz3_0_1*sq2
+    F2_2n_2 = 1.0*IC2_2_2 + 0.0996*cq2
+    F2_1n_2 = F2_2n_0*sq1 + F2_2n_1*cq1
+    # body 3: link 'wrist_link', joint 'joint4'
+    F3_1n_2 = 0.00031*cq1*cq2 - 0.00031*sq1*sq2
+    m0 = 1.0*F1_1n_2
+    m1 = 1.0*F2_1n_2
+    m2 = 1.0*F3_1n_2
+    m3 = 1.0*F2_2n_2
     return (
-        IC0_2_2,
-        ICX1_2_2,
-        ICX1_2_2,
-        F3_2,
-        ICX1_2_2,
-        IC1_2_2,
-        ICX2_2_2,
-        ICX1_2_2,
-        ICX2_2_2,
-        IC2_2_2,
-        F3_2,
+        1.0*IC0_2_2,
+        m0,
+        m1,
+        m2,
+        m0,
+        1.0*IC1_2_2,
+        m3,
+        m1,
+        m3,
+        1.0*IC2_2_2,
+        m2,
         0.00031,
     )
 
