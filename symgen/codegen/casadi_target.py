@@ -78,3 +78,29 @@ def casadi_context(robot, contexts: list, parametric: bool) -> dict:
 def library_name(name: str) -> str:
     """The CasADi library's file name in the package."""
     return f"{name}_casadi.so"
+
+
+def load_externals(path, manifest: dict, options: dict | None = None):
+    """The package at ``path`` through its CasADi library: a namespace of its functions by name,
+    each ``casadi.external(f, NAME_casadi.so, options)`` taking and returning NumPy arrays in the
+    package's shapes (a pair for two outputs), for ``symgen verify`` and the tests."""
+    import types
+    from pathlib import Path
+
+    import casadi
+    import numpy as np
+
+    library = str(Path(path) / library_name(manifest["name"]))
+
+    def wrap(fname, shapes):
+        f = casadi.external(fname, library, options or {})
+
+        def call(*args):
+            out = f.call([np.asarray(a, dtype=float).reshape(-1) for a in args])
+            values = tuple(np.array(o).reshape(s) for o, s in zip(out, shapes))
+            return values[0] if len(values) == 1 else values
+        call.external = f
+        return call
+
+    return types.SimpleNamespace(**{fname: wrap(fname, [tuple(s) for _, s in info["outputs"]])
+                                    for fname, info in manifest["functions"].items()})
