@@ -183,3 +183,17 @@ def test_a_bad_target_is_a_one_line_error(tmp_path, target, says):
                            "--target", target], capture_output=True, text=True)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert says in done.stderr and not list(tmp_path.iterdir())
+
+
+def test_trajectory_example_finds_the_sx_tapes_optimum(tmp_path, capsys):
+    """examples/casadi_trajectory.py --quick (panda, 10 shooting nodes): IPOPT through the externals
+    and through the SX tape of ABA converges to the same optimum (1e-6), at rest at both ends."""
+    from test_examples import load_example
+
+    example = load_example(ROOT / "examples" / "casadi_trajectory.py")
+    result = example.main(["--quick", "--out", str(tmp_path)])
+    assert "time per iteration" in capsys.readouterr().out
+    external, taped = result["runs"]["external"], result["runs"]["sx_tape"]
+    assert external["success"] and taped["success"], (external["status"], taped["status"])
+    assert result["difference"] < 1e-6 and abs(external["f"] - taped["f"]) < 1e-6 * taped["f"], result["difference"]
+    assert external["max_gap"] < 1e-8 and taped["max_gap"] < 1e-8
