@@ -23,6 +23,9 @@ ARM4 = ROOT / "symgen" / "examples" / "arm4.urdf"
 #: the free-flyer package: the functions jac_ needs, and some of every output kind
 FLOATING = ("M", "tau", "g", "qdd", "Minv", "dtau", "dqdd", "oMf", "MCg")
 CASADI = ("numpy", "c", "casadi")
+#: CasADi's central differences instead of jac_ (a step of 1e-5: the default's round-off reached
+#: 2e-6 of solo12's d qdd/dv, the truncation at this step is below 1e-7)
+FD = {"enable_jacobian": False, "enable_fd": True, "fd_method": "central", "fd_options": {"h": 1e-5, "h_iter": 0}}
 
 
 def _build(tmp_path_factory, name, floating_base, quantities=None):
@@ -75,6 +78,32 @@ def test_every_external_equals_the_c_binding(which, request):
                 assert mine.shape == ref.shape and np.array_equal(mine, ref), f"{which} {fname} (seed {seed})"
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("robot, floating_base, mimic", [("solo_description/robots/solo12.urdf", True, False),
+                                                         ("panda_description/urdf/panda.urdf", False, True)],
+                         ids=["solo12", "panda-mimic"])
+def test_externals_and_jac_of_real_robots(robot, floating_base, mimic, tmp_path, erd):
+    """solo12 on a free-flyer and panda with --mimic: every external equals the C binding, and
+    jac_ equals CasADi's central differences (the issue's robots)."""
+    loaded = symgen.load_urdf(erd(robot), floating_base=floating_base, mimic=mimic)
+    path = build(loaded, tmp_path, name="real", opts=BuildOptions(targets=CASADI, quantities=FLOATING,
+                                                                   copt="-O1")).path
+    pkg, manifest = import_package(path), read_manifest(path)
+    ext = load_externals(path, manifest)
+    q, v, a = _state(pkg, 0)
+    for fname, info in manifest["functions"].items():
+        args = _args(pkg, info["inputs"], q, v, a, 0)
+        ours, theirs = getattr(ext, fname)(*args), getattr(pkg.c, fname)(*args)
+        for mine, ref in zip(*(x if isinstance(x, tuple) else (x,) for x in (ours, theirs))):
+            assert np.array_equal(mine, ref), f"{robot} {fname} (seed 0)"
+    lib = str(path / "real_casadi.so")
+    for function in ("inverse_dynamics", "forward_dynamics"):
+        exact = _jacobians(ca.external(function, lib, {"enable_fd": False}), pkg.nq, pkg.nv)
+        fd = _jacobians(ca.external(function, lib, FD), pkg.nq, pkg.nv)
+        for k, (mine, theirs) in enumerate(zip(*([np.array(x) for x in J(q, v, a)] for J in (exact, fd)))):
+            assert np.abs(mine - theirs).max() < 1e-6 * max(1.0, np.abs(theirs).max()), f"{robot} {function} {k}"
+
+
 def test_a_matrix_output_is_casadis_matrix_not_its_transpose(fixed):
     """M's rows in CasADi are M's rows (the transposition on the way out), checked on the
     non-symmetric frame Jacobian (6 x n) and C."""
@@ -102,8 +131,7 @@ def test_jac_is_the_analytical_derivative_and_agrees_with_finite_differences(whi
     path = request.getfixturevalue(which)
     pkg, lib = import_package(path), str(path / f"{path.name}_casadi.so")
     exact = _jacobians(ca.external(function, lib, {"enable_fd": False}), pkg.nq, pkg.nv)
-    fd = _jacobians(ca.external(function, lib, {"enable_jacobian": False, "enable_fd": True,
-                                                "fd_method": "central"}), pkg.nq, pkg.nv)
+    fd = _jacobians(ca.external(function, lib, FD), pkg.nq, pkg.nv)
     derivatives = getattr(pkg.c, function + "_derivatives")
     third = pkg.c.mass_matrix if function == "inverse_dynamics" else pkg.c.mass_matrix_inverse
     for seed, scale in ((0, 1.0), (1, 1.0), (2, 1.7)):
