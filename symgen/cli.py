@@ -203,6 +203,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
         if progress is not None:
             progress.end()                      # an error message starts on a line of its own
     binding = "compiled C binding" if result.compiled else "no compiled binding"
+    binding += f", CasADi library {result.name}_casadi.so" if "casadi" in targets else ""
     click.echo(f"wrote {result.path}/ ({robot.n} joints, {binding}) in {time.perf_counter() - t0:.1f} s")
 
 

@@ -348,9 +348,13 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             outside["Pinocchio (own parse)"] = {x.function: x.pinocchio(memo, state) for x in present
                                                 if x.function in OWN_PARSE}
         if externals is not None:                   # the CasADi library: the C binding's values
+            from .codegen.casadi_target import jacobian_errors
+
             for x in present:
                 record(f"casadi vs c: {x.function}", _rel(Q.call(externals, x.key, state, opts), values["c"][x.function]),
                        CASADI_TOL)
+            for jac, error in jacobian_errors(externals, manifest, pkg.c, state).items():
+                record(f"casadi vs c: {jac} (CasADi's Jacobian)", error, CASADI_TOL)
         for bname, mod in backends.items():
             got = values[bname]
             for identity in identities:

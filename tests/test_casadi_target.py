@@ -3,6 +3,7 @@ external function (NAME_casadi.so) equal to the C binding it calls, jac_inverse_
 jac_forward_dynamics equal to the analytical derivatives and to CasADi's finite differences
 (fixed base and free-flyer, whose q has nq = nv + 1 coordinates), and the externals inside an MX
 graph, an integrator and Opti."""
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -195,6 +196,24 @@ def test_externals_in_an_integrator_and_opti(fixed):
     solution = opti.solve()
     np.testing.assert_allclose(np.array(solution.value(a)).ravel(), pkg.c.forward_dynamics(q0, v0, tau),
                                rtol=1e-7, atol=1e-7)
+
+
+def test_verify_checks_the_externals_and_their_jacobians(fixed, tmp_path):
+    """`symgen verify` of a package listing the casadi target compares every external and each
+    jac_ with the C binding; without its library it is no intact package (one line)."""
+    from symgen.errors import SymgenError
+    from symgen.verify import verify_package
+
+    report, ok = verify_package(fixed, trials=1)
+    assert ok, report
+    for line in ("casadi vs c: christoffel", "casadi vs c: frame_placement",
+                 "casadi vs c: jac_inverse_dynamics (CasADi's Jacobian)", "casadi vs c: jac_forward_dynamics"):
+        assert line in report, line
+    broken = tmp_path / fixed.name
+    shutil.copytree(fixed, broken)
+    (broken / f"{fixed.name}_casadi.so").unlink()
+    with pytest.raises(SymgenError, match="lists the casadi target but arm4_cas_casadi.so is missing"):
+        verify_package(broken, trials=1)
 
 
 def test_default_build_has_no_casadi_library_and_records_its_targets(tmp_path):

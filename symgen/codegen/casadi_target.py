@@ -104,3 +104,25 @@ def load_externals(path, manifest: dict, options: dict | None = None):
 
     return types.SimpleNamespace(**{fname: wrap(fname, [tuple(s) for _, s in info["outputs"]])
                                     for fname, info in manifest["functions"].items()})
+
+
+def jacobian_errors(externals, manifest: dict, c, state: dict) -> dict[str, float]:
+    """``{jac_f: largest relative difference}`` between each jac_f of the library (called as
+    CasADi's Jacobian of f) and the C binding ``c``'s derivatives at ``state`` (the registry's
+    argument names): d/dv and the third block everywhere, d/dq on the joints' columns (a
+    free-flyer's base columns are the chain rule of the tangent's, tested in
+    tests/test_casadi_target.py)."""
+    import numpy as np
+
+    nq, nv = manifest["nq"], manifest["nv"]
+    out = {}
+    for of, derivatives, third in jacobian_functions(
+            [{"name": f} for f in manifest["functions"]], bool(manifest["options"].get("parametric"))):
+        args = [state[a] for a in manifest["functions"][of]["inputs"]]
+        jac = getattr(externals, of).external.jacobian()          # CasADi loads jac_<of> from the library
+        blocks = [np.array(b) for b in jac.call([*args, getattr(c, of)(*args)])]
+        d_q, d_v = getattr(c, derivatives)(*args)
+        pairs = [(blocks[0][:, nq - nv + 6 if nq != nv else 0:], d_q[:, 6 if nq != nv else 0:]),
+                 (blocks[1], d_v), (blocks[2], getattr(c, third)(args[0]))]
+        out[f"jac_{of}"] = max(float(np.abs(a - b).max() / max(1.0, np.abs(b).max())) for a, b in pairs)
+    return out
