@@ -232,10 +232,12 @@ def test_a_bad_target_is_a_one_line_error(tmp_path, target, says):
     assert says in done.stderr and not list(tmp_path.iterdir())
 
 
-def test_trajectory_example_finds_the_sx_tapes_optimum(tmp_path, capsys):
+def test_trajectory_example_finds_the_sx_tapes_optimum(tmp_path, capsys, erd):
     """examples/casadi_trajectory.py --quick (panda, 10 shooting nodes): IPOPT through the externals
     and through the SX tape of ABA converges to the same optimum (1e-6), at rest at both ends."""
     from test_examples import load_example
+
+    erd("panda_description/urdf/panda.urdf")            # skips (fails under CI) without example-robot-data
 
     example = load_example(ROOT / "examples" / "casadi_trajectory.py")
     result = example.main(["--quick", "--out", str(tmp_path)])
