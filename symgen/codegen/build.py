@@ -18,7 +18,7 @@ from ..errors import BuildError, OptionError
 from ..model import GRAVITY
 from . import Progress
 from . import program as P
-from .casadi_target import library_name
+from .casadi_target import library_name, source_name
 from .files import function_context, generate
 from .names import comment_text, identifier
 from .package import compile_extension, import_package, prepare_output, write_package  # noqa: F401  (import_package: public)
@@ -223,7 +223,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         if opts.compile:
             t = time.perf_counter()
             progress.message("compiling the C binding")
-            libraries = ((library_name(name), f"{name}_casadi.c"),) if "casadi" in opts.targets else ()
+            libraries = ((library_name(name), source_name(name)),) if "casadi" in opts.targets else ()
             compile_extension(folder, name, opt=opts.copt, native=not opts.portable, libraries=libraries)
             timings["compile"] = round(time.perf_counter() - t, 3)
             compiled = True

@@ -75,6 +75,11 @@ def casadi_context(robot, contexts: list, parametric: bool) -> dict:
             "floating_base": robot.floating_base}
 
 
+def source_name(name: str) -> str:
+    """The CasADi target's C file in the package."""
+    return f"{name}_casadi.c"
+
+
 def library_name(name: str) -> str:
     """The CasADi library's file name in the package."""
     return f"{name}_casadi.so"

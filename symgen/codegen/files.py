@@ -14,7 +14,7 @@ import sympy as sp
 from .. import quantities as Q
 from ..algorithms.regressor import robot_parameters
 from . import program as P
-from .casadi_target import casadi_context
+from .casadi_target import casadi_context, source_name
 from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .printers import CPrinter, PyPrinter
@@ -278,8 +278,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         f"{ext_name}.c": render("c_extension.c.j2", ctx),
     }
     if "casadi" in opts.targets:
-        files[f"{name}_casadi.c"] = render("casadi_external.c.j2", {**ctx, **casadi_context(robot, contexts,
-                                                                                              opts.parametric)})
+        files[source_name(name)] = render("casadi_external.c.j2", {**ctx, **casadi_context(robot, contexts,
+                                                                                             opts.parametric)})
     manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return files
