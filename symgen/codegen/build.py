@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import quantities as Q
-from ..errors import BuildError
+from ..errors import BuildError, OptionError
 from ..model import GRAVITY
 from . import Progress
 from . import program as P
+from .casadi_target import library_name, source_name
 from .files import function_context, generate
 from .names import comment_text, identifier
 from .package import compile_extension, import_package, prepare_output, write_package  # noqa: F401  (import_package: public)
@@ -28,6 +29,11 @@ from .symbolic import optimize, trace_all
 #: operations, a build of ~20 s; serial 64 would be ~30x that)
 MAX_DOF_DEFAULT = 64
 COPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
+#: what a build can print (--target): the NumPy module and the C (always written: the package
+#: imports them), and what is built on top of the C: casadi, CasADi external functions
+#: (NAME_casadi.c, compiled with NAME.c into NAME_casadi.so; :mod:`.casadi_target`)
+TARGETS = ("numpy", "c", "casadi")
+DEFAULT_TARGETS = ("numpy", "c")
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,7 @@ class BuildOptions:
     compile: bool = True
     force: bool = False
     copt: str = "-O2"                     # optimization flag for the compiled binding
+    targets: tuple = DEFAULT_TARGETS      # what to print and compile (--target; TARGETS)
     portable: bool = False                # binding for the compiler's default target, not -march=native
     #: processes of the symbolic runs (0: SYMGEN_JOBS, else one per core). The library's default
     #: is 1: workers are forked, and a fork of a process that has run threads (an OpenMP batch,
@@ -76,9 +83,26 @@ def check_size(robot, opts: BuildOptions) -> None:
                          f"--max-dof {robot.n} to build anyway, limit --quantities, or use the numeric API")
 
 
+def parse_targets(text: str | None) -> tuple:
+    """The targets of a comma list (``--target``; None or empty: the default pair)."""
+    words = tuple(dict.fromkeys(w.strip() for w in (text or "").split(",") if w.strip()))
+    return words or DEFAULT_TARGETS
+
+
+def check_targets(opts: BuildOptions) -> None:
+    unknown = [t for t in opts.targets if t not in TARGETS]
+    if unknown or not opts.targets:
+        raise OptionError(f"--target: unknown {', '.join(map(repr, unknown)) or '(empty)'}; expected a comma list "
+                          f"of {','.join(TARGETS)}")
+    if "casadi" in opts.targets and ("c" not in opts.targets or not opts.compile):
+        raise OptionError("--target: casadi is compiled from the C source: it needs the c target and "
+                          "compiling (no --no-compile)")
+
+
 def check_options(opts: BuildOptions) -> None:
     if opts.copt not in COPT_LEVELS:
         raise BuildError(f"--copt: unknown {opts.copt!r}; expected -O0, -O1, -O2, -O3 or -Os")
+    check_targets(opts)
     unknown = [k for k in opts.quantities if k not in Q.QUANTITIES]
     if unknown or not opts.quantities:
         raise BuildError(f"quantities: unknown {', '.join(unknown) or '(none)'}; expected some of {','.join(Q.QUANTITIES)}")
@@ -199,7 +223,8 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         if opts.compile:
             t = time.perf_counter()
             progress.message("compiling the C binding")
-            compile_extension(folder, name, opt=opts.copt, native=not opts.portable)
+            libraries = ((library_name(name), source_name(name)),) if "casadi" in opts.targets else ()
+            compile_extension(folder, name, opt=opts.copt, native=not opts.portable, libraries=libraries)
             timings["compile"] = round(time.perf_counter() - t, 3)
             compiled = True
 

@@ -14,6 +14,7 @@ import sympy as sp
 from .. import quantities as Q
 from ..algorithms.regressor import robot_parameters
 from . import program as P
+from .casadi_target import casadi_context, source_name
 from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .printers import CPrinter, PyPrinter
@@ -255,7 +256,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
-                    "parametric": opts.parametric},
+                    "parametric": opts.parametric, "targets": list(opts.targets)},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
                                   "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
                                   "ops": ops[f["name"]], "route": f["route"], "c_shape": f["c_shape"]}
@@ -276,6 +277,9 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         f"{name}.c": c_source,
         f"{ext_name}.c": render("c_extension.c.j2", ctx),
     }
+    if "casadi" in opts.targets:
+        files[source_name(name)] = render("casadi_external.c.j2", {**ctx, **casadi_context(robot, contexts,
+                                                                                             opts.parametric)})
     manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return files

@@ -49,14 +49,17 @@ STALE_AGE = 24 * 3600
 _KINDS = ("tmp", "old", "lock", "new")           # .NAME.<kind>-TOKEN, see the module docstring
 
 
-def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str = "-O2", native: bool = True) -> Path:
+def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str = "-O2", native: bool = True,
+                      libraries: tuple = ()) -> Path:
     """Compile NAME.c and its CPython binding into one extension module inside ``folder``; the
     module's name is the manifest's ``c_extension``. ``cc`` (default: $CC, else cc) is split
     like a shell word list, as make does (``CC="ccache gcc"``). The compiler runs in its own
     process group, killed whole when the build is interrupted (cc1 and as are not orphaned).
     ``native``: for this machine's instruction set (``-march=native`` where the compiler takes
     it: FMA and AVX, as the C loop benchmark and Pinocchio's harness are compiled), else for the
-    compiler's default target (``--portable``: a binding copied to an older CPU still runs)."""
+    compiler's default target (``--portable``: a binding copied to an older CPU still runs).
+    ``libraries``: (file name, C file) pairs, each linked with NAME.c's objects into a shared library
+    of its own in ``folder`` (the targets built on the C: NAME_casadi.so)."""
     cc = cc or os.environ.get("CC") or "cc"
     try:
         words = shlex.split(cc)
@@ -73,13 +76,15 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
              f"-I{sysconfig.get_paths()['include']}", f"-I{folder}"]
     source = folder / f"{name}.c"
     with tempfile.TemporaryDirectory(prefix="symgen-cc-") as tmp:
-        units = [*compile_units(source, Path(tmp)), folder / f"{ext}.c"]
+        units = [*compile_units(source, Path(tmp)), *(folder / c for _, c in libraries), folder / f"{ext}.c"]
         objects = [Path(tmp) / f"unit{k}.o" for k in range(len(units))]
         failed = _first_failure(_run_compilers([[*words, *flags, "-c", str(u), "-o", str(o)]
                                                 for u, o in zip(units, objects)]))
+        c_objects = objects[:len(units) - len(libraries) - 1]           # NAME.c's, shared by every library
+        links = [(target, objects[-1:])] + [(folder / lib, [o]) for (lib, _), o in zip(libraries, objects[len(c_objects):])]
         if not failed:
-            failed = _first_failure(_run_compilers([[*words, *flags, "-shared", *map(str, objects), "-o", str(target),
-                                                     "-lm"]]))
+            failed = _first_failure(_run_compilers([[*words, *flags, "-shared", *map(str, c_objects + own), "-o",
+                                                     str(path), "-lm"] for path, own in links]))
     if failed:
         first = (failed.strip().splitlines() or ["(no output)"])[0]
         raise BuildError(f"{source}: compilation failed: {first}")
