@@ -2,7 +2,7 @@
 and Dask.
 
 The log: ``--samples`` states (q, qd, qdd, tau) of the robot, written chunk by chunk to ``.npy``
-files on disk (memory-mapped, never whole in memory). Each state draws q, qd and a torque tau at
+files on disk (plain writes and reads, never whole in memory). Each state draws q, qd and a torque tau at
 random and takes qdd = forward_dynamics(q, qd, tau) from the generated package, so the log obeys
 the URDF's model exactly; ``--noise`` then adds Gaussian noise to the recorded torques (a fraction
 of their standard deviation), as a torque sensor would.
@@ -15,8 +15,8 @@ Pinocchio's order, the package's ``parameters``),
 with Y the generated ``regressor`` (the Slotine-Li regressor at qd_r = qd, qdd_r = qdd). Stacked
 over every sample, [Y | tau] is a tall-skinny matrix of (samples * n) rows and 10 bodies + 1
 columns. ``dask.array`` builds it lazily, one block of rows per chunk of the log
-(``map_blocks``: each worker opens the log's memory maps and calls the compiled regressor on its
-chunk), and reduces it with a tall-skinny QR (``dask.array.linalg.tsqr``) to its R factor,
+(``map_blocks``: each worker reads its chunk's rows from the files and calls the compiled
+regressor on them), and reduces it with a tall-skinny QR (``dask.array.linalg.tsqr``) to its R factor,
 (p + 1) x (p + 1): R = [[R_Y, z], [0, r]] with Y theta ~ tau solved by R_Y theta = z and r the
 residual norm. Y is rank-deficient (a robot's dynamics do not see every parameter: the base
 parameters are combinations of them), so the solution is the minimum-norm one on the range of
@@ -85,36 +85,47 @@ def _package(path):
 
 
 def write_log(pkg, folder: Path, samples: int, chunk: int, noise: float, seed: int) -> dict:
-    """Simulate ``samples`` states into ``folder`` (one memory-mapped .npy per array of
-    LOG_ARRAYS), ``chunk`` at a time; returns the log's description (also written as log.json)."""
+    """Simulate ``samples`` states into ``folder`` (one .npy per array of LOG_ARRAYS, appended
+    ``chunk`` rows at a time with plain writes, so neither the writer nor a reader holds more
+    than a chunk: a memory map would count the whole file in their resident memory); returns the
+    log's description (also written as log.json)."""
     folder.mkdir(parents=True, exist_ok=True)
     n = pkg.nv
     rng = np.random.default_rng(seed)
-    arrays = {name: np.lib.format.open_memmap(folder / f"{name}.npy", mode="w+", dtype=np.float64,
-                                              shape=(samples, n)) for name in LOG_ARRAYS}
-    tau_scale = 0.0
-    for start in range(0, samples, chunk):
-        stop = min(start + chunk, samples)
-        q = rng.uniform(-np.pi, np.pi, (stop - start, n))
-        qd = rng.uniform(-3.0, 3.0, (stop - start, n))
-        tau = rng.uniform(-10.0, 10.0, (stop - start, n))
-        qdd = pkg.forward_dynamics(q, qd, tau)
-        tau_scale = max(tau_scale, float(tau.std()))
-        recorded = tau + noise * tau.std() * rng.standard_normal(tau.shape) if noise else tau
-        for name, value in zip(LOG_ARRAYS, (q, qd, qdd, recorded)):
-            arrays[name][start:stop] = value
-    for a in arrays.values():
-        a.flush()
+    files_ = {name: open(folder / f"{name}.npy", "wb") for name in LOG_ARRAYS}
+    try:
+        for f in files_.values():
+            np.lib.format.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False, "shape": (samples, n)})
+        for start in range(0, samples, chunk):
+            stop = min(start + chunk, samples)
+            q = rng.uniform(-np.pi, np.pi, (stop - start, n))
+            qd = rng.uniform(-3.0, 3.0, (stop - start, n))
+            tau = rng.uniform(-10.0, 10.0, (stop - start, n))
+            qdd = pkg.forward_dynamics(q, qd, tau)
+            recorded = tau + noise * tau.std() * rng.standard_normal(tau.shape) if noise else tau
+            for name, value in zip(LOG_ARRAYS, (q, qd, qdd, recorded)):
+                files_[name].write(np.ascontiguousarray(value, dtype="<f8").tobytes())
+    finally:
+        for f in files_.values():
+            f.close()
     info = {"samples": samples, "nv": n, "chunk": chunk, "noise": noise, "seed": seed,
             "joint_names": list(pkg.joint_names)}
     (folder / "log.json").write_text(json.dumps(info, indent=1))
     return info
 
 
+def _read_rows(path: Path, start: int, stop: int) -> np.ndarray:
+    """Rows [start, stop) of a 2-D float64 .npy, read from the file (no memory map)."""
+    with open(path, "rb") as f:
+        np.lib.format.read_magic(f)
+        shape, _, _ = np.lib.format.read_array_header_1_0(f)
+        f.seek(f.tell() + start * shape[1] * 8)
+        return np.fromfile(f, dtype="<f8", count=(stop - start) * shape[1]).reshape(stop - start, shape[1])
+
+
 def _load_block(folder, start, stop):
     """Rows [start, stop) of the log as one (stop - start, 4 nv) block [q | qd | qdd | tau]."""
-    parts = [np.load(Path(folder) / f"{name}.npy", mmap_mode="r")[start:stop] for name in LOG_ARRAYS]
-    return np.hstack(parts)
+    return np.hstack([_read_rows(Path(folder) / f"{name}.npy", start, stop) for name in LOG_ARRAYS])
 
 
 def _regressor_rows(block, package, nv):
