@@ -4,6 +4,10 @@
                    in body i); the spatial inertias I_i come from :func:`body_inertia`
     ground_frames  ground (base) coordinates, the paper's footnote 2: per body, Phi_i(q) and
                    I_i(q), both about the base origin; no transforms are needed afterwards
+    local_frames   body frames turned so that each joint axis is z (Pinocchio's local
+                   convention): per body a :class:`LocalFrame` that moves 10-number inertias
+                   (m, h = m c, Ibar about the origin), forces and motions (two 3-vectors each)
+                   across its joint with a rotation about z, a constant rotation and a constant shift
 
 The inertias are the model's constants (folded into generated code), or, for a robot seen
 through :func:`with_parameters`, built from inertial parameters theta (10 per body, Pinocchio's
@@ -233,3 +237,104 @@ def _ground_inertia(theta, T, R, p, bk, i):
     for a in range(3):
         I[3 + a, 3 + a] = m
     return bk.bind(I, f"I{i}", i)
+
+
+# ------------------------------------------------------------------ the local convention
+
+def local_frames(robot, q, bk):
+    """Per body, its :class:`LocalFrame` at q."""
+    return [LocalFrame(robot, q, i, bk) for i in range(robot.n)]
+
+
+class LocalFrame:
+    """Body i's frame turned (once, about its origin, by :attr:`Robot.z_turns`) so that its
+    joint axis is z, and its joint: a point x here is Rt Rz(q_i) x + t in the parent's turned
+    frame (revolute), Rt (x + q_i e_z) + t (prismatic) or Rt x + t (a free-flyer's bodies, which
+    share the base frame); ``Rt``, ``t`` constants of :attr:`Robot.z_aligned`. ``S``: the motion
+    subspace as (angular, linear) 3-vectors in the turned frame (e_z on one side for a joint)."""
+
+    def __init__(self, robot, q, i, bk):
+        self.i, self.bk = i, bk
+        self.T = robot.z_turns[i]
+        Rt, t = robot.z_aligned[i][:2]
+        self.Rt, self.t = bk.const(Rt), bk.const(t)
+        S = np.asarray(robot.S[i], dtype=float)
+        self.S = (bk.const(self.T.T @ S[:3]), bk.const(self.T.T @ S[3:]))
+        self.kind, self.c, self.s, self.d = None, None, None, None
+        if not robot.is_free(i):
+            qi = joint_position(robot, q, i)
+            if robot.bodies[i].joint_type == "prismatic":
+                self.kind, self.d = "slide", qi
+            else:
+                self.kind, self.c, self.s = "rot", bk.cos(qi), bk.sin(qi)
+
+    def inertia(self, I6):
+        """(m, h, Ibar) of a 6x6 spatial inertia about the body origin ([angular; linear]) in
+        the turned frame (T^T Ibar T, T^T h: a signed permutation for a coordinate axis)."""
+        bk, T = self.bk, self.bk.const(self.T)
+        h = bk.zeros(3)
+        h[0], h[1], h[2] = I6[2, 4], I6[0, 5], I6[1, 3]                  # I6[:3, 3:] = (h x)
+        return I6[5, 5], T.T @ h, T.T @ I6[:3, :3] @ T
+
+    def _rz(self, x, transpose=False):
+        """R_z(q) x (or R_z(q)^T x) for a 3-vector x."""
+        c, s = self.c, (-self.s if transpose else self.s)
+        out = self.bk.zeros(3)
+        out[0], out[1], out[2] = c * x[0] - s * x[1], s * x[0] + c * x[1], x[2]
+        return out
+
+    def _slide(self):
+        d = self.bk.zeros(3)
+        d[2] = self.d
+        return d
+
+    def inertia_up(self, m, h, I):
+        """(h, Ibar) of an inertia of this frame in the parent's turned frame (m unchanged)."""
+        bk, i = self.bk, self.i
+        if self.kind == "rot":
+            Rz = bk.zeros((3, 3))
+            Rz[0, 0], Rz[0, 1], Rz[1, 0], Rz[1, 1], Rz[2, 2] = self.c, -self.s, self.s, self.c, bk.number(1.0)
+            h = bk.bind(self._rz(h), f"hz{i}", i)
+            I = rotate_symmetric(Rz, I, bk, f"Iz{i}", i)
+        elif self.kind == "slide":
+            h, I = shift_inertia(m, h, I, self._slide(), bk)
+        return shift_inertia(m, self.Rt @ h, rotate_symmetric(self.Rt, I, bk, f"It{i}", i), self.t, bk)
+
+    def force_up(self, n, f, name, body):
+        """A force (moment n about this origin, force f) in the parent's turned frame."""
+        bk = self.bk
+        if self.kind == "rot":
+            n, f = self._rz(n), self._rz(f)
+        elif self.kind == "slide":
+            n = n + cross(self._slide(), f, bk)
+        f = bk.bind(self.Rt @ f, name + "f", body)
+        return bk.bind(self.Rt @ n + cross(self.t, f, bk), name + "n", body), f
+
+    def motion_down(self, w, v):
+        """A motion (angular w, linear v at the parent's origin) of the parent's turned frame in
+        this one's: (E w, E (v + w x t)) and the joint's slide, E = (Rt Rz)^T."""
+        bk = self.bk
+        v = self.Rt.T @ (v + cross(w, self.t, bk))
+        w = self.Rt.T @ w
+        if self.kind == "rot":
+            return self._rz(w, True), self._rz(v, True)
+        if self.kind == "slide":
+            return w, v + cross(w, self._slide(), bk)
+        return w, v
+
+
+def shift_inertia(m, h, I, d, bk):
+    """(h, Ibar) of an inertia whose origin moves so that the old origin is at d: h + m d and
+    Ibar + 2 (d . h) 1 - d h^T - h d^T + m ((d . d) 1 - d d^T)."""
+    out = bk.zeros((3, 3))
+    dh, dd = d @ h, d @ d
+    for a in range(3):
+        for b in range(a, 3):
+            e = I[a, b] - d[a] * h[b] - h[a] * d[b] - m * d[a] * d[b]
+            out[a, b] = out[b, a] = e + 2 * dh + m * dd if a == b else e
+    return h + m * d, out
+
+
+def inertia_apply(m, h, I, w, v, bk):
+    """The spatial inertia (m, h, Ibar) times the motion (w, v): (Ibar w + h x v, m v - h x w)."""
+    return I @ w + cross(h, v, bk), m * v - cross(h, w, bk)

@@ -4,12 +4,20 @@ Featherstone, Rigid Body Dynamics Algorithms, Table 5.1, in body frames, with gr
 fictitious base acceleration a_0 = -a_grav. With qdd = 0 and no gravity it returns C(q, qd) qd,
 the paper's first check of Algorithm 1 (Section 5). A free-flyer's six bodies add no velocity
 product: their columns turn with the base, so sum_k (v_base x Phi_k) qd_k = v_base x v_base = 0.
+
+Two versions, line for line:
+
+    rnea        body frames and 6x6 transforms (:func:`~symgen.kinematics.body_frames`), as printed
+    rnea_local  body frames turned so that each joint axis is z, motions and forces as two
+                3-vectors, inertias as their 10 numbers (:func:`~symgen.kinematics.local_frames`,
+                Pinocchio's local convention): each transform is a rotation about z by q_i, a
+                constant rotation and a constant shift
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, root_gravity
+from ..kinematics import body_frames, body_inertia, inertia_apply, local_frames, root_gravity
 from ..model import GRAVITY
-from ..spatial import crf, crm
+from ..spatial import crf, crm, cross
 
 
 def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
@@ -38,4 +46,43 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
         p = robot.parent[i]
         if p >= 0:
             f[p] = bk.bind(f[p] + Xup[i].T @ f[i], f"f{p}", p)
+    return tau
+
+
+def rnea_local(robot, q, qd, qdd, bk, gravity=GRAVITY):
+    """Joint forces tau, in turned body frames (see the module docstring)."""
+    n = robot.n
+    L = local_frames(robot, q, bk)
+    g = root_gravity(robot, q, gravity, bk)
+    w, v, aw, av, fn, ff = ([None] * n for _ in range(6))
+    for i in range(n):                                   # forward pass: v_i, a_i, f_i
+        p = robot.parent[i]
+        Sw, Sv = L[i].S
+        if p < 0:
+            w[i], v[i] = bk.zeros(3), bk.zeros(3)
+            aw[i], av[i] = L[i].motion_down(bk.zeros(3), -g)
+        else:
+            w[i], v[i] = L[i].motion_down(w[p], v[p])
+            aw[i], av[i] = L[i].motion_down(aw[p], av[p])
+        w[i], v[i] = w[i] + Sw * qd[i], v[i] + Sv * qd[i]
+        aw[i], av[i] = aw[i] + Sw * qdd[i], av[i] + Sv * qdd[i]
+        if p >= 0 and not robot.is_free(i):             # v_i x vJ
+            aw[i] = aw[i] + cross(w[i], Sw * qd[i], bk)
+            av[i] = av[i] + cross(v[i], Sw * qd[i], bk) + cross(w[i], Sv * qd[i], bk)
+        w[i], v[i] = bk.bind(w[i], f"w{i}", i), bk.bind(v[i], f"v{i}", i)
+        aw[i], av[i] = bk.bind(aw[i], f"aw{i}", i), bk.bind(av[i], f"av{i}", i)
+        m, h, I = L[i].inertia(body_inertia(robot, i, bk))
+        kw, kv = inertia_apply(m, h, I, w[i], v[i], bk)                # momentum I v
+        kw, kv = bk.bind(kw, f"kw{i}", i), bk.bind(kv, f"kv{i}", i)
+        Iaw, Iav = inertia_apply(m, h, I, aw[i], av[i], bk)            # I a + v x* (I v)
+        fn[i] = bk.bind(Iaw + cross(w[i], kw, bk) + cross(v[i], kv, bk), f"fn{i}", i)
+        ff[i] = bk.bind(Iav + cross(w[i], kv, bk), f"ff{i}", i)
+    tau = bk.zeros(n)
+    for i in reversed(range(n)):                         # backward pass: tau_i = Phi_i^T f_i
+        tau[i] = L[i].S[0] @ fn[i] + L[i].S[1] @ ff[i]
+        p = robot.parent[i]
+        if p >= 0:
+            n_up, f_up = L[i].force_up(fn[i], ff[i], f"fu{i}", i)
+            fn[p] = bk.bind(fn[p] + n_up, f"fn{p}", p)
+            ff[p] = bk.bind(ff[p] + f_up, f"ff{p}", p)
     return tau

@@ -63,6 +63,14 @@ def _rnea(robot, args, bk, opts):
     return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk, gravity=opts.gravity)}
 
 
+def _rnea_local(robot, args, bk, opts):
+    """RNEA in turned body frames, motions and forces as 3-vectors, 10-number inertias
+    (Pinocchio's local convention)."""
+    from ..algorithms.rnea import rnea_local
+
+    return {"tau": rnea_local(robot, args["q"], args["qd"], args["qdd"], bk, gravity=opts.gravity)}
+
+
 def _gravity(robot, args, bk, opts):
     from .. import algorithms as alg
 
@@ -198,7 +206,7 @@ SWEEPS = (
           variants=(in_body_frames(_algorithm1, "C: ur5 1,842 against 2,430, panda 3,798 against 4,407; ground "
                                                 "wins on chains (16,533 against 46,342) and solo12"),)),
     Sweep("algorithm2", ("q",), _algorithm2),
-    Sweep("rnea", ("q", "qd", "qdd"), _rnea),
+    Sweep("rnea", ("q", "qd", "qdd"), _rnea, variants=(_rnea_local,)),
     Sweep("gravity", ("q",), _gravity,
           variants=(in_body_frames(_gravity, "RNEA at rest never turns gravity about the first joint's axis when it is "
                                              "gravity's: panda 12 sin/cos against 14 (291 operations against 287)"),)),

@@ -1,7 +1,8 @@
-"""CRBA in turned body frames with 10-number inertias (symgen/algorithms/crba.py ``crba_local``,
-Pinocchio's local convention): the same M as the body-frame CRBA on joints of every kind
-(revolute about general and coordinate axes, continuous, prismatic, a free-flyer), with runtime
-inertial parameters, and on the robots whose builds now print it."""
+"""Pinocchio's local convention (symgen/kinematics.py ``local_frames``: body frames turned so that
+each joint axis is z, 10-number inertias, motions and forces as 3-vectors): the CRBA
+(``crba_local``) and RNEA (``rnea_local``) give the body-frame algorithms' M and tau on joints of
+every kind (revolute about general and coordinate axes, continuous, prismatic, a free-flyer),
+with runtime inertial parameters and any gravity, and the robots whose builds print them."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from symgen import load_urdf, robots
 from symgen import quantities as Q
 from symgen.algorithms.crba import crba, crba_local
+from symgen.algorithms.rnea import rnea, rnea_local
 from symgen.algorithms.regressor import robot_parameters
 from symgen.backend import NUMERIC
 from symgen.codegen import program as P
@@ -57,6 +59,18 @@ def test_local_crba_equals_the_body_frame_crba(name, robot):
             ref = crba(r, state["q"], NUMERIC)
             got = crba_local(r, state["q"], NUMERIC)
             assert np.abs(got - ref).max() <= 1e-12 * np.abs(ref).max(), f"{name} seed {seed} params {theta is not None}"
+
+
+@pytest.mark.parametrize("name,robot", _cases(), ids=lambda x: x if isinstance(x, str) else "")
+def test_local_rnea_equals_the_body_frame_rnea(name, robot):
+    for seed in range(4):
+        state = Q.random_state(np.random.default_rng(50 + seed), robot.nq, robot.nv, parameters=robot_parameters(robot))
+        gravity = tuple(np.random.default_rng(seed).normal(size=3) * 5)
+        for theta in (None, state["params"]):
+            r = with_parameters(robot, theta)
+            args = (state["q"], state["qd"], state["qdd"], NUMERIC)
+            ref, got = rnea(r, *args, gravity=gravity), rnea_local(r, *args, gravity=gravity)
+            assert np.abs(got - ref).max() <= 1e-12 * np.abs(ref).max(), f"{name} seed {50 + seed}"
 
 
 def test_local_crba_traced_with_symbolic_parameters_evaluates_right():
