@@ -246,6 +246,19 @@ def local_frames(robot, q, bk):
     return [LocalFrame(robot, q, i, bk) for i in range(robot.n)]
 
 
+def local_frames_pay(robot) -> bool:
+    """Whether the local convention can win for ``robot``: its constant joint rotations (Rt of
+    :attr:`Robot.z_aligned`) are signed permutations for at least half of the bodies, as on
+    robots whose joint axes and frames follow coordinate axes (ur5, panda, solo12). With general
+    axes every Rt is dense and the ground form wins by far (the 20-DoF chain's C: 63,323
+    operations against 16,056), so the build does not trace it."""
+    def permutation(R):
+        R = np.asarray(R, dtype=float)
+        return bool(np.all(np.isin(R, (-1.0, 0.0, 1.0))) and np.all(np.abs(R).sum(axis=0) == 1))
+
+    return 2 * sum(permutation(z[0]) for z in robot.z_aligned) >= robot.n
+
+
 class LocalFrame:
     """Body i's frame turned (once, about its origin, by :attr:`Robot.z_turns`) so that its
     joint axis is z, and its joint: a point x here is Rt Rz(q_i) x + t in the parent's turned

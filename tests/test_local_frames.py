@@ -14,6 +14,7 @@ from symgen import load_urdf, robots
 from symgen import quantities as Q
 from symgen.algorithms.crba import crba, crba_local
 from symgen.algorithms.rnea import rnea, rnea_local
+from symgen.algorithms.coriolis import coriolis, coriolis_local
 from symgen.algorithms.regressor import robot_parameters
 from symgen.backend import NUMERIC
 from symgen.codegen import program as P
@@ -71,6 +72,29 @@ def test_local_rnea_equals_the_body_frame_rnea(name, robot):
             args = (state["q"], state["qd"], state["qdd"], NUMERIC)
             ref, got = rnea(r, *args, gravity=gravity), rnea_local(r, *args, gravity=gravity)
             assert np.abs(got - ref).max() <= 1e-12 * np.abs(ref).max(), f"{name} seed {50 + seed}"
+
+
+@pytest.mark.parametrize("name,robot", _cases(), ids=lambda x: x if isinstance(x, str) else "")
+def test_local_algorithm_1_equals_the_body_frame_algorithm_1(name, robot):
+    """M, Mdot and C, free-flyer included (its columns turn with the whole base velocity, moved
+    back up the free bodies' frames)."""
+    for seed in range(3):
+        state = Q.random_state(np.random.default_rng(80 + seed), robot.nq, robot.nv, parameters=robot_parameters(robot))
+        for theta in (None, state["params"]):
+            r = with_parameters(robot, theta)
+            for what, ref, got in zip(("M", "Mdot", "C"), coriolis(r, state["q"], state["qd"], NUMERIC),
+                                      coriolis_local(r, state["q"], state["qd"], NUMERIC)):
+                assert np.abs(got - ref).max() <= 1e-11 * np.abs(ref).max(), f"{name} {what} seed {80 + seed}"
+
+
+def test_local_variants_are_traced_only_where_they_can_win():
+    """General axes (every constant rotation dense): not traced; coordinate axes: traced."""
+    from symgen.kinematics import local_frames_pay
+    from symgen.quantities import sweeps
+
+    assert not local_frames_pay(robots.make("serial", 8, 1)) and local_frames_pay(load_urdf(ARM4))
+    for run in (sweeps._crba_local, sweeps._rnea_local, sweeps._algorithm1_local, sweeps._all_terms_local):
+        assert run.applies is local_frames_pay
 
 
 def test_local_crba_traced_with_symbolic_parameters_evaluates_right():

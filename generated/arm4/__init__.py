@@ -36,7 +36,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_bba61f38"
+    _ext = "_arm4_ext_99983303"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -52,7 +52,7 @@ _best = c if c is not None else numpy
 backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
-manifest_sha256 = "53b4d1963089688f5c20bcd1dd2b5beded46ac89664fdab4541bb6fb3b100697"  # manifest.json as built, without its file hashes
+manifest_sha256 = "3d19a6e6d506f81249fb645495ee379dcfd76a2c15e2924a6ee2c51701c67323"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

@@ -24,13 +24,21 @@ Two versions, side by side and line for line:
       line 17     the identity: F1..F3 are already in the frame of every Phi_i, so each entry
                   is a dot product;
       lines 24-25 composites add without a congruence.
-    B(v, I) is covariant (B' = X^-T B X^-1), so both return the same M, Mdot and C (tested in
-    tests/test_identities.py). The generated code uses the ground version by default.
+    coriolis_local   body frames turned so that each joint axis is z (Pinocchio's local
+                     convention, :func:`~symgen.kinematics.local_frames`): the ground version's
+                     15-number BC and 10-number IC, kept in each body's own frame, moved to the
+                     parent on lines 17 and 24-25 by a rotation about z, a constant rotation and a
+                     constant shift (forces: two 3-vectors) instead of 6x6 congruences.
+    B(v, I) is covariant (B' = X^-T B X^-1), so all return the same M, Mdot and C (tested in
+    tests/test_identities.py). A build prints whichever costs least for the robot.
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, ground_frames, rate_velocity
-from ..spatial import congruence, crm, cross_force, cross_motion, factor_B, inertia_rate, inertia_times
+import numpy as np
+
+from ..kinematics import body_frames, body_inertia, ground_frames, local_frames, rate_velocity
+from ..spatial import (congruence, crm, cross, cross_force, cross_motion, factor_B, inertia_rate, inertia_times,
+                       skew)
 
 
 def coriolis(robot, q, qd, bk):
@@ -108,3 +116,93 @@ def coriolis_ground(robot, q, qd, bk):
             pC[p] = bk.bind(pC[p] + pC[j], f"p{p}", p)
         bk.tick(n - j, n)
     return M, Mdot, C
+
+
+def coriolis_local(robot, q, qd, bk):
+    """Return (M, Mdot, C) at (q, qd), computed in turned body frames."""
+    n, parent = robot.n, robot.parent
+    L = local_frames(robot, q, bk)
+    S = [np.concatenate(L[i].S) for i in range(n)]
+    v = [None] * n
+    for i in range(n):                                                  # line 3
+        vJ = S[i] * qd[i]
+        if parent[i] < 0:
+            v[i] = vJ
+        else:
+            w, u = L[i].motion_down(v[parent[i]][:3], v[parent[i]][3:])
+            v[i] = np.concatenate([w, u]) + vJ
+        v[i] = bk.bind(v[i], f"v{i}", i)
+    rate = _free_flyer_rates(robot, L, v, bk)
+    Phid, IC, BsC, pC = [None] * n, [None] * n, [None] * n, [None] * n
+    for i in range(n):
+        Phid[i] = bk.bind(cross_motion(rate.get(i, v[i]), S[i], bk), f"Phid{i}", i)   # line 4
+        IC[i] = _form(*L[i].inertia(body_inertia(robot, i, bk)), bk)                    # line 5
+        BsC[i] = bk.bind(inertia_rate(v[i], IC[i], bk) * bk.half, f"Bs{i}", i)          # line 6:
+        pC[i] = bk.bind(inertia_times(IC[i], v[i], bk) * bk.half, f"p{i}", i)          # Bs + (p x*)
+    M, Mdot, C = bk.zeros((n, n)), bk.zeros((n, n)), bk.zeros((n, n))
+    for j in reversed(range(n)):                                        # line 8
+        E = bk.bind(inertia_times(BsC[j], S[j], bk), f"E{j}", j)           # Bs Phi_j
+        Q = bk.bind(cross_force(S[j], pC[j], bk), f"Q{j}", j)             # (Phi_j x*) p
+        F1 = bk.bind(inertia_times(IC[j], Phid[j], bk) + E + Q, f"F1_{j}", j)  # line 9
+        F2 = bk.bind(inertia_times(IC[j], S[j], bk), f"F2_{j}", j)         # line 10
+        F3 = bk.bind(E - Q, f"F3_{j}", j)                                  # line 11
+        C[j, j] = S[j] @ F1                                             # line 12
+        M[j, j] = S[j] @ F2                                             # line 13
+        Mdot[j, j] = Phid[j] @ F2 + S[j] @ (F1 + F3)                    # line 14
+        i = j                                                           # line 15
+        while parent[i] >= 0:                                           # line 16
+            F1, F2, F3 = (_force_up(L[i], F, f"{k}_{j}_{i}", j, bk)     # line 17
+                          for k, F in (("F1", F1), ("F2", F2), ("F3", F3)))
+            i = parent[i]                                               # line 18
+            C[i, j] = S[i] @ F1                                         # line 19
+            C[j, i] = Phid[i] @ F2 + S[i] @ F3                          # line 20
+            M[i, j] = M[j, i] = S[i] @ F2                               # line 21
+            Mdot[i, j] = Mdot[j, i] = Phid[i] @ F2 + S[i] @ (F1 + F3)   # line 22
+        p = parent[j]
+        if p >= 0:                                                      # lines 24-25
+            IC[p] = bk.bind(IC[p] + _inertia_up(L[j], IC[j], bk), f"IC{p}", p)
+            BsC[p] = bk.bind(BsC[p] + _inertia_up(L[j], BsC[j], bk), f"Bs{p}", p)
+            pC[p] = bk.bind(pC[p] + _force_up(L[j], pC[j], f"pu{j}", j, bk), f"p{p}", p)
+        bk.tick(n - j, n)
+    return M, Mdot, C
+
+
+def _form(m, h, I, bk):
+    """The 6x6 inertia form [[I, S(h)], [S(h)^T, m 1]] of 10 (or, m = 0, 9) numbers."""
+    out = bk.zeros((6, 6))
+    out[:3, :3] = I
+    Sh = skew(h, bk)
+    out[:3, 3:], out[3:, :3] = Sh, Sh.T
+    for a in range(3):
+        out[3 + a, 3 + a] = m
+    return out
+
+
+def _inertia_up(frame, form, bk):
+    """An inertia form of ``frame`` in its parent's turned frame."""
+    m, I = form[3, 3], form[:3, :3]
+    h = bk.zeros(3)
+    h[0], h[1], h[2] = form[2, 4], form[0, 5], form[1, 3]
+    h_up, I_up = frame.inertia_up(m, h, I)
+    return _form(m, h_up, I_up, bk)
+
+
+def _force_up(frame, F, name, body, bk):
+    n_up, f_up = frame.force_up(F[:3], F[3:], name, body)
+    return np.concatenate([n_up, f_up])
+
+
+def _free_flyer_rates(robot, L, v, bk):
+    """{free body k: the base's whole velocity in its turned frame} (what turns its column,
+    :func:`~symgen.kinematics.rate_velocity`): the last free body's v, moved back up the free
+    bodies' constant joints (w_p = Rt w, u_p = Rt u + t x (Rt w))."""
+    if not robot.free:
+        return {}
+    k = robot.free - 1
+    out = {k: v[k]}
+    while k > 0:
+        w, u = out[k][:3], out[k][3:]
+        Rw = L[k].Rt @ w
+        out[k - 1] = bk.bind(np.concatenate([Rw, L[k].Rt @ u + cross(L[k].t, Rw, bk)]), f"vbase{k - 1}", k - 1)
+        k -= 1
+    return out

@@ -28,7 +28,8 @@ def input_symbols(robot) -> dict:
 def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool = True, tick=None) -> dict:
     """``{key: Function}`` for each quantity of ``keys``, running each sweep once, and for a
     sweep with variants (ground-coordinate builds) each variant, keeping the cheapest by
-    :func:`~symgen.codegen.program.cost` once optimized (the first on a tie). The Functions are
+    :func:`~symgen.codegen.program.cost` once optimized (the first on a tie); a variant with an
+    ``applies(robot)`` attribute that says no is not traced. The Functions are
     optimized (:func:`optimize` without CSE; applying it again is free).
     ``tick(label, done, total)`` reports the progress of each run."""
     Q.check_options(opts)
@@ -36,7 +37,8 @@ def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool
     for key in keys:
         runs.setdefault(Q.QUANTITIES[key].sweep, []).append(key)
     jobs = [(name, k, tuple(group)) for name, group in runs.items()
-            for k in range(1 + (len(Q.SWEEPS[name].variants) if opts.frame == "ground" else 0))]
+            for k in range(1 + (len(Q.SWEEPS[name].variants) if opts.frame == "ground" else 0))
+            if not k or getattr(Q.SWEEPS[name].variants[k - 1], "applies", lambda r: True)(robot)]
     # (forking the candidates over the cores was tried: SymPy's unpickling of the results costs
     # about as much as the tracing it saves — 2.0 s for dqdd of a 20-DoF chain traced in 3.3 s)
     out = {}

@@ -45,6 +45,30 @@ def _algorithm1(robot, args, bk, opts):
     return {"M": M, "Mdot": Mdot, "C": C}
 
 
+def _algorithm1_local(robot, args, bk, opts):
+    """Algorithm 1 in turned body frames with the ground version's 15-number BC (Pinocchio's
+    local convention)."""
+    from ..algorithms.coriolis import coriolis_local
+
+    M, Mdot, C = coriolis_local(robot, args["q"], args["qd"], bk)
+    return {"M": M, "Mdot": Mdot, "C": C}
+
+
+def _all_terms_local(robot, args, bk, opts):
+    """all_terms with Algorithm 1 in turned body frames (gravity as the build's other sweeps)."""
+    values = _algorithm1_local(robot, args, bk, opts)
+    return {"M": values["M"], "C": values["C"], "g": _gravity(robot, args, bk, opts)["g"]}
+
+
+def _local_convention(*runs):
+    """Mark sweep runs in the local convention: a build traces them only where they can win
+    (:func:`~symgen.kinematics.local_frames_pay`)."""
+    from ..kinematics import local_frames_pay
+
+    for run in runs:
+        run.applies = local_frames_pay
+
+
 def _algorithm2(robot, args, bk, opts):
     from .. import algorithms as alg
 
@@ -198,13 +222,15 @@ def _slotine_li_ground(robot, args, bk, opts):
                                             gravity=opts.gravity)}
 
 
+_local_convention(_crba_local, _rnea_local, _algorithm1_local, _all_terms_local)
+
 SWEEPS = (
     Sweep("crba", ("q",), _crba, variants=(in_body_frames(_crba, "ur5 818 operations against 901, panda 1,574 "
                                                                  "against 1,851; ground wins on chains (7,645 against 22,842)"),
                                            _crba_local)),
     Sweep("algorithm1", ("q", "qd"), _algorithm1,
           variants=(in_body_frames(_algorithm1, "C: ur5 1,842 against 2,430, panda 3,798 against 4,407; ground "
-                                                "wins on chains (16,533 against 46,342) and solo12"),)),
+                                                "wins on chains (16,533 against 46,342) and solo12"), _algorithm1_local)),
     Sweep("algorithm2", ("q",), _algorithm2),
     Sweep("rnea", ("q", "qd", "qdd"), _rnea, variants=(_rnea_local,)),
     Sweep("gravity", ("q",), _gravity,
@@ -222,7 +248,8 @@ SWEEPS = (
                                    "on small robots (panda 2,395, solo12 680, against 3,162 and 1,712)"), _minverse_ground,
                     _minverse_dense, _minverse_aba_dense)),
     Sweep("all_terms", ("q", "qd"), _all_terms,
-          variants=(in_body_frames(_all_terms, "ur5 2,161 against 2,642, panda 4,240 against 4,882"),)),
+          variants=(in_body_frames(_all_terms, "ur5 2,161 against 2,642, panda 4,240 against 4,882"),
+                    _all_terms_local)),
     Sweep("id_derivatives", ("q", "qd", "qdd"), _id_derivatives),
     Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives, variants=(_fd_derivatives_dense,)),
     Sweep("frames", ("q",), _frames, inertial=False),
