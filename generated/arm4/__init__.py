@@ -51,6 +51,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
 _best = c if c is not None else numpy
 backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
+floating_base = numpy.floating_base
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
 manifest_sha256 = "00f1a48fe4ad4ef0cfc1ae0b215d31128cc6f3e8083b54ccad3384da91db8d63"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
