@@ -219,6 +219,8 @@ class Embedded:
         self.full, self.embedding = full, embedding
 
     def __getattr__(self, name):
+        if name == "full":          # not set yet: an unpickled copy (a build's worker process) asks
+            raise AttributeError(name)
         return getattr(self.full, name)
 
     def __repr__(self):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,7 +102,7 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) ->
     jobs = min(len(groups), opts.jobs or int(os.environ.get("SYMGEN_JOBS", 0)) or os.cpu_count() or 1)
     progress.message(f"symbolic runs of {', '.join(wanted)}" + (f" on {jobs} processes" if jobs > 1 else ""))
     t0 = time.perf_counter()
-    if jobs > 1:
+    if jobs > 1 and sys.executable:             # (an embedded interpreter may have no executable to start)
         done = run_sweeps(robot, opts, groups, jobs, progress, opts.timeout)
     else:
         done = {}
