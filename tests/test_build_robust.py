@@ -6,6 +6,7 @@ batch) finishes; a worker killed mid-build and the timeout end in a BuildError.
 Each process check scans /proc, so those tests run on Linux only."""
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import os
 import random
@@ -95,6 +96,7 @@ def test_builds_in_a_row_on_2_and_4_processes_write_the_bytes_of_one(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)                # 70 builds: over the suite's 900 s per test on a loaded machine
 def test_50_builds_with_the_default_jobs_and_20_with_4_finish(tmp_path):
     """The issue's count: 50 builds with the default --jobs (one per core) and 20 with --jobs 4."""
     _consecutive_builds(tmp_path, {0: 50, 4: 20})
@@ -144,18 +146,24 @@ def test_a_build_interrupted_by_sigterm_sigint_sighup_leaves_no_process_and_no_t
 
 @linux
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_thirty_interrupted_builds_leave_no_process_and_no_temporary(tmp_path):
     _interrupted_builds(tmp_path, seed=int(os.environ.get("SYMGEN_TEST_SEED", 2126)), count=30)
 
 
 def test_a_build_in_a_process_with_threads_running_after_an_openmp_batch(tmp_path):
-    """In this process (the test runner's, threads and all): an OpenMP batch of a compiled
-    package, then build(..., jobs=2) while threads hold locks and run NumPy; it gives the
-    printed functions of one process."""
+    """In this process (the test runner's, threads and all): a batch of a compiled package on
+    the binding's threads and on OpenMP's, then the symbolic runs on 2 processes while threads
+    hold a lock and run NumPy; they give the printed functions of one process."""
     robot = load_urdf(EXAMPLE)
     pkg = import_package(build(robot, tmp_path, opts=BuildOptions(quantities=("M",), copt="-O0")).path)
     q = np.random.default_rng(21).uniform(0, 2 * np.pi, (512, robot.n))
-    assert np.allclose(pkg.c.mass_matrix(q)[7], pkg.numpy.mass_matrix(q[7]))
+    assert np.allclose(pkg.c.mass_matrix(q)[7], pkg.numpy.mass_matrix(q[7]))     # the binding's threads
+    # the C entry point's OpenMP batch (libgomp's thread pool stays in this process)
+    batch = ctypes.CDLL(pkg.c._ext.__file__).arm4_mass_matrix_batch_threads
+    out = np.zeros((512, robot.n, robot.n))
+    batch(ctypes.c_size_t(512), ctypes.c_int(2), q.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p))
+    assert np.allclose(out[300], pkg.numpy.mass_matrix(q[300])), f"openmp={pkg.c.openmp}"
     stop, lock = threading.Event(), threading.Lock()
 
     def busy():
@@ -232,3 +240,15 @@ def test_a_mimic_and_a_free_flyer_robot_reach_the_workers_whole(tmp_path, kind):
     opts = BuildOptions(quantities=("M", "C", "tau", "J"), compile=False, timeout=300)
     assert functions_for(robot, dataclasses.replace(opts, jobs=2))[:2] == \
         functions_for(robot, dataclasses.replace(opts, jobs=1))[:2]
+
+
+def test_an_error_in_a_worker_is_the_error_one_process_raises():
+    """A user error met inside a sweep (an unknown frame, found by frame kinematics' sweep) comes
+    back from the worker as itself, with the worker's traceback as its cause."""
+    robot = load_urdf(EXAMPLE)
+    raised = {}
+    for jobs in (1, 2):
+        with pytest.raises(Exception) as info:
+            functions_for(robot, BuildOptions(quantities=("M", "oMf"), frames=("nope",), compile=False, jobs=jobs))
+        raised[jobs] = (type(info.value), str(info.value))
+    assert raised[2] == raised[1] and "nope" in raised[1][1], raised

@@ -43,7 +43,9 @@ class BuildOptions:
     copt: str = "-O2"                     # optimization flag for the compiled binding
     portable: bool = False                # binding for the compiler's default target, not -march=native
     #: processes of the symbolic runs (0: SYMGEN_JOBS, else one per core; 1: in this process).
-    #: Workers are fresh interpreters (codegen/worker.py), safe from any caller, threads or not
+    #: Workers are fresh interpreters (codegen/worker.py), safe from any caller, threads or not;
+    #: the library keeps 1 because each costs its start (Python, NumPy, SymPy, symgen: 0.4 s on an
+    #: idle core, ~2 s at a load of 8 on 2), more than small builds gain; `symgen build` takes 0
     jobs: int = 1
     #: seconds the symbolic runs on worker processes may take (--timeout); 0: no limit
     timeout: float = 3600
