@@ -142,6 +142,9 @@ def _progress(quiet):
               help="C optimization level of the binding (-O0 compiles big robots in a fraction of the time).")
 @click.option("--jobs", type=click.IntRange(0, 256), default=0, show_default=True,
               help="Processes of the symbolic runs (0: $SYMGEN_JOBS, else one per core).")
+@click.option("--timeout", type=click.FloatRange(0), default=3600, show_default=True,
+              help="Seconds the symbolic runs on worker processes may take before the build stops with an error "
+              "naming the sweeps still running (0: no limit).")
 @click.option("--portable", is_flag=True, help="Compile the binding for the compiler's default target "
               "[default: -march=native, this machine's instruction set (FMA, AVX); a binding built so "
               "may not run on an older CPU].")
@@ -153,7 +156,7 @@ def _progress(quiet):
 @click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
 def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, max_dof, gravity_text,
-          parametric, no_compile, copt, jobs, portable, force, targets, quiet, mimic):
+          parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import shlex
@@ -167,7 +170,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     from .urdf import load_urdf
 
     # a killed build (SIGTERM, or SIGHUP: its terminal closed) unwinds like Ctrl-C, so the
-    # temporary folder is removed and the compiler's process group killed
+    # temporary folder is removed and the compiler's process group and the worker processes killed
     for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if signum is not None:
             signal.signal(signum, lambda signum, frame: sys.exit(128 + signum))
@@ -194,7 +197,8 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     limit = {} if max_dof is None else {"max_dof": max_dof}
     opts = BuildOptions(quantities=Q.parse(quantities), gamma_method=gamma_method, cse=cse, frame=frame, frames=frames,
                         gravity=gravity, parametric=parametric, **limit,
-                        targets=targets, compile=not no_compile, copt=copt, jobs=jobs, portable=portable, force=force, command=shlex.join(words),
+                        targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
+                        force=force, command=shlex.join(words),
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
     progress = _progress(quiet)
     try:

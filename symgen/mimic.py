@@ -20,15 +20,14 @@ q_a = m_a (m_b q_c + o_b) + o_a). Every quantity is then that of the full model 
 
 and forward dynamics, M^-1 and the forward-dynamics derivatives solve the reduced system
 (M qdd = tau - G^T RNEA_full(q_full, G v, 0), by a dense L^T D L of M: a mimic across branches
-couples them, so M has no tree sparsity left). :func:`run_embedded` does this for every sweep, on
-numbers and on symbols alike (the symbolic run substitutes q_full = G q + o into the full
-algorithms; value numbering shares what the projections repeat); the projection of each output
-is the ``embed`` rule its :class:`~symgen.quantities.Output` declares.
+couples them, so M has no tree sparsity left). :func:`run_embedded` does this for every sweep,
+on numbers and symbols alike (value numbering shares what the projections repeat), by the
+``embed`` rule each :class:`~symgen.quantities.Output` declares.
 
-A robot read with ``mimic=True`` is an :class:`Embedded` view of the full :class:`~symgen.model.Robot`:
-its ``n``/``nq``/``nv``, ``joint_names`` and ``check_state`` are the reduced ones, everything else
-(bodies, links, frames, inertias) the full model's, so registry shapes and argument sizes come out
-reduced while the algorithms run on ``view.full``.
+A robot read with ``mimic=True`` is an :class:`Embedded` view of the full model: its ``n``/``nq``/
+``nv``, ``joint_names`` and ``check_state`` are the reduced ones, everything else (bodies, links,
+frames, inertias) the full model's, so registry shapes come out reduced while the algorithms run
+on ``view.full``.
 """
 from __future__ import annotations
 
@@ -219,6 +218,8 @@ class Embedded:
         self.full, self.embedding = full, embedding
 
     def __getattr__(self, name):
+        if name == "full":          # not set yet: an unpickled copy (a build's worker process) asks
+            raise AttributeError(name)
         return getattr(self.full, name)
 
     def __repr__(self):

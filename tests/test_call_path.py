@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import support
-from symgen.codegen import package as package_mod
+from symgen.codegen import compile as package_mod
 from symgen.codegen.build import BuildOptions, build, import_package
 from symgen.urdf import load_urdf
 

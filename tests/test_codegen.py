@@ -408,7 +408,7 @@ def test_a_big_c_file_compiles_as_parallel_units_that_give_the_same_binding(tmp_
     """NAME.c past UNIT_SPLIT_BYTES is compiled as one unit per core (its @symgen-unit blocks
     spread by size, the package's data in the first unit only); the binding built that way
     computes what the NumPy module computes, bit for bit on arm4's functions (seed 4)."""
-    from symgen.codegen import package as package_module
+    from symgen.codegen import compile as package_module
 
     monkeypatch.setattr(package_module, "UNIT_SPLIT_BYTES", 0)
     monkeypatch.setattr(package_module.os, "cpu_count", lambda: 3)
@@ -428,7 +428,7 @@ def test_a_big_c_file_compiles_as_parallel_units_that_give_the_same_binding(tmp_
 
 
 def test_a_build_on_several_processes_writes_the_same_bytes(tmp_path):
-    """`symgen build --jobs 3` (sweeps traced and printed by forked workers, in the CLI's fresh
+    """`symgen build --jobs 3` (sweeps traced and printed by worker processes, in the CLI's fresh
     process) writes the files one process writes, byte for byte."""
     written = {}
     for jobs in ("1", "3"):
@@ -441,8 +441,8 @@ def test_a_build_on_several_processes_writes_the_same_bytes(tmp_path):
 
 
 def test_a_parallel_build_reports_every_message_and_tick_of_its_workers():
-    """The forked workers' progress (messages and ticks) reaches the build's Progress: what the
-    CLI's bar shows on several processes. In a fresh process, as `symgen build` forks."""
+    """The worker processes' progress (messages and ticks) reaches the build's Progress: what the
+    CLI's bar shows on several processes. In a fresh process, as `symgen build` runs."""
     script = """
 from symgen import robots
 from symgen.codegen import Progress

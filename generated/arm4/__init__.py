@@ -51,6 +51,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
 _best = c if c is not None else numpy
 backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
+floating_base = numpy.floating_base
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
 manifest_sha256 = "3d19a6e6d506f81249fb645495ee379dcfd76a2c15e2924a6ee2c51701c67323"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _arm4_ext_99983303 as _ext
 
-from .arm4_numpy import N, _out, _prepare, _threads, frames, gravity_vector, joint_names, link_names, nq, nv, parameters  # noqa: F401
+from .arm4_numpy import N, _out, _prepare, _threads, floating_base, frames, gravity_vector, joint_names, link_names, nq, nv, parameters  # noqa: F401
 
 
 

@@ -15,6 +15,8 @@ import numpy as np
 nq, nv = 4, 4
 N = nv
 joint_names = ('joint1', 'joint2', 'joint3', 'joint4', )
+#: whether the root is attached by a free-flyer (symgen build --floating-base): q starts with its 7, v with its 6
+floating_base = False
 _F64 = np.dtype(np.float64)
 link_names = ('shoulder_link', 'upper_arm_link', 'forearm_link', 'wrist_link', )
 #: the rows of frame_placement and frame_jacobian

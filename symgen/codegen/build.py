@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import multiprocessing
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +17,12 @@ from .. import quantities as Q
 from ..errors import BuildError, OptionError
 from ..model import GRAVITY
 from . import Progress
-from . import program as P
 from .casadi_target import library_name, source_name
-from .files import function_context, generate
+from .files import generate
 from .names import comment_text, identifier
-from .package import compile_extension, import_package, prepare_output, write_package  # noqa: F401  (import_package: public)
-from .symbolic import optimize, trace_all
+from .compile import compile_extension
+from .package import import_package, prepare_output, write_package  # noqa: F401  (import_package: public)
+from .worker import print_sweep, run_sweeps
 
 #: ``symgen build`` stops before the symbolic run of a robot with more joints than this unless
 #: told otherwise (--max-dof): Gamma has ~N^3/6 distinct entries on a chain (serial 20: 77k
@@ -50,10 +50,13 @@ class BuildOptions:
     copt: str = "-O2"                     # optimization flag for the compiled binding
     targets: tuple = DEFAULT_TARGETS      # what to print and compile (--target; TARGETS)
     portable: bool = False                # binding for the compiler's default target, not -march=native
-    #: processes of the symbolic runs (0: SYMGEN_JOBS, else one per core). The library's default
-    #: is 1: workers are forked, and a fork of a process that has run threads (an OpenMP batch,
-    #: say) can hang; `symgen build` runs in a fresh process and takes 0
+    #: processes of the symbolic runs (0: SYMGEN_JOBS, else one per core; 1: in this process).
+    #: Workers are fresh interpreters (codegen/worker.py), safe from any caller, threads or not;
+    #: the library keeps 1 because each costs its start (Python, NumPy, SymPy, symgen: 0.4 s on an
+    #: idle core, ~2 s at a load of 8 on 2), more than small builds gain; `symgen build` takes 0
     jobs: int = 1
+    #: seconds the symbolic runs on worker processes may take (--timeout); 0: no limit
+    timeout: float = 3600
     max_dof: int = MAX_DOF_DEFAULT        # refuse bigger robots (see check_size)
     command: str = ""                     # how to regenerate, for the header
     source_sha256: str = ""
@@ -114,8 +117,8 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) ->
     order), their op counts (``{function name: counts}``) and the timings of each stage.
 
     The sweeps are traced, optimized and printed on ``opts.jobs`` processes (0: ``SYMGEN_JOBS``,
-    else one per core; ``symgen build``'s default): forked workers, each taking the costliest sweep left, that send back
-    printed text only (sending SymPy expressions back costs about what tracing them does). Each
+    else one per core; ``symgen build``'s default): fresh worker processes (:mod:`.worker`), each
+    taking the costliest sweep left, that send back printed text only (sending SymPy expressions back costs about what tracing them does). Each
     sweep runs on its own backend, so the bytes do not depend on ``jobs``. Measured, the 20-DoF
     chain's 16 functions: 71 s of tracing and printing in one process on a loaded machine."""
     wanted = tuple(dict.fromkeys(opts.quantities))     # a key asked twice is built once
@@ -126,29 +129,12 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) ->
     jobs = min(len(groups), opts.jobs or int(os.environ.get("SYMGEN_JOBS", 0)) or os.cpu_count() or 1)
     progress.message(f"symbolic runs of {', '.join(wanted)}" + (f" on {jobs} processes" if jobs > 1 else ""))
     t0 = time.perf_counter()
-    # (a daemonic process, e.g. `symgen tables`' time-limited build, may not start workers)
-    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon:
-        fork = multiprocessing.get_context("fork")
-        events = fork.SimpleQueue()             # the workers' progress, reported here
-        _WORK.update(robot=robot, opts=opts, events=events)
-        try:
-            with fork.Pool(jobs) as pool:
-                done, results, received = {}, pool.imap_unordered(_printed_sweep, groups), 0
-                while received < len(groups):          # one result per sweep
-                    try:
-                        done.update(results.next(timeout=0.1))
-                        received += 1
-                    except multiprocessing.TimeoutError:
-                        pass
-                    while not events.empty():
-                        kind, *args = events.get()
-                        getattr(progress, kind)(*args)
-        finally:
-            _WORK.clear()
+    if jobs > 1 and sys.executable:             # (an embedded interpreter may have no executable to start)
+        done = run_sweeps(robot, opts, groups, jobs, progress, opts.timeout)
     else:
         done = {}
         for keys in groups:
-            done.update(_print_sweep(robot, opts, keys, progress))
+            done.update(print_sweep(robot, opts, keys, progress))
     timings = {"symbolic": round(time.perf_counter() - t0, 3)}     # tracing, passes and printing
     contexts, ops = [], {}
     for key in wanted:
@@ -162,38 +148,6 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) ->
 #: a rough cost of each sweep (seconds on the 20-DoF chain), so the costliest start first
 _SWEEP_WEIGHT = {"forward_dynamics": 10, "regressor": 9, "algorithm1": 9, "fd_derivatives": 8, "all_terms": 7,
                  "algorithm2": 6, "mass_matrix_inverse": 6, "crba": 4, "slotine_li": 3, "id_derivatives": 3}
-_WORK: dict = {}                 # the robot and options a forked worker inherits
-
-
-class _Relay(Progress):
-    """A worker's progress: its messages and ticks go to the parent, which reports them."""
-
-    def __init__(self, queue):
-        self.queue = queue
-
-    def message(self, text):
-        self.queue.put(("message", text))
-
-    def tick(self, label, done, total):
-        self.queue.put(("tick", label, done, total))
-
-
-def _printed_sweep(keys):
-    return _print_sweep(_WORK["robot"], _WORK["opts"], keys, _Relay(_WORK["events"]))
-
-
-def _print_sweep(robot, opts: BuildOptions, keys, progress: Progress) -> dict:
-    """``{key: (printed context, op counts, seconds)}`` for the quantities of one sweep."""
-    t0 = time.perf_counter()
-    traced = trace_all(robot, keys, opts.sweep, tick=progress.tick)
-    out = {}
-    for key in keys:
-        fn = optimize(traced[key], opts.cse)
-        counts = P.count_ops(fn)
-        progress.message(f"{key}: {counts['total']} operations")
-        out[key] = (function_context(robot, fn, key), counts, round(time.perf_counter() - t0, 3))
-        t0 = time.perf_counter()
-    return out
 
 
 def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = None,

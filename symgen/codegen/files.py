@@ -238,6 +238,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "link_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.link_names) + ")",
         "frames_literal": "(" + "".join(py_literal(f.name) + ", " for f in frames) + ")",
         "parameters_literal": "[" + ", ".join(repr(float(x)) for x in parameters) + "]",
+        "floating_base_literal": repr(bool(robot.floating_base)),
         "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
         "parametric": opts.parametric, "nparams": len(parameters),
         "parameters_c": [repr(float(x)) for x in parameters],

@@ -1,0 +1,168 @@
+"""Compiling a package's C: the CPython binding (and, with ``--target casadi``, the CasADi
+library) from ``NAME.c`` and its extension source, in parts on every core for big robots, with
+the compiler's OpenMP and ``-march=native`` when it has them (probed once per compiler)."""
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sysconfig
+import tempfile
+from pathlib import Path
+
+from ..errors import BuildError
+
+
+def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str = "-O2", native: bool = True,
+                      libraries: tuple = ()) -> Path:
+    """Compile NAME.c and its CPython binding into one extension module inside ``folder``; the
+    module's name is the manifest's ``c_extension``. ``cc`` (default: $CC, else cc) is split
+    like a shell word list, as make does (``CC="ccache gcc"``). The compiler runs in its own
+    process group, killed whole when the build is interrupted (cc1 and as are not orphaned).
+    ``native``: for this machine's instruction set (``-march=native`` where the compiler takes
+    it: FMA and AVX, as the C loop benchmark and Pinocchio's harness are compiled), else for the
+    compiler's default target (``--portable``: a binding copied to an older CPU still runs).
+    ``libraries``: (file name, C file) pairs, each linked with NAME.c's objects into a shared library
+    of its own in ``folder`` (the targets built on the C: NAME_casadi.so)."""
+    cc = cc or os.environ.get("CC") or "cc"
+    try:
+        words = shlex.split(cc)
+    except ValueError as exc:
+        raise BuildError(f"C compiler {cc!r}: {exc} (set CC, or build with --no-compile)") from exc
+    if not words or shutil.which(words[0]) is None:
+        raise BuildError(f"C compiler {cc!r} not found (set CC, or build with --no-compile)")
+    ext = extension_name(folder, name)
+    target = folder / f"{ext}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
+    # -ffp-contract=fast: a * b + c as one fused multiply-add where the CPU has it (gcc's
+    # -std=c99 would turn that off; the C loop benchmark and Pinocchio's C++ use it too)
+    flags = [opt, *(native_flags(tuple(words)) if native else ()), "-fPIC", "-std=c99", "-ffp-contract=fast",
+             *openmp_flags(tuple(words)),
+             f"-I{sysconfig.get_paths()['include']}", f"-I{folder}"]
+    source = folder / f"{name}.c"
+    with tempfile.TemporaryDirectory(prefix="symgen-cc-") as tmp:
+        units = [*compile_units(source, Path(tmp)), *(folder / c for _, c in libraries), folder / f"{ext}.c"]
+        objects = [Path(tmp) / f"unit{k}.o" for k in range(len(units))]
+        failed = _first_failure(_run_compilers([[*words, *flags, "-c", str(u), "-o", str(o)]
+                                                for u, o in zip(units, objects)]))
+        c_objects = objects[:len(units) - len(libraries) - 1]           # NAME.c's, shared by every library
+        links = [(target, objects[-1:])] + [(folder / lib, [o]) for (lib, _), o in zip(libraries, objects[len(c_objects):])]
+        if not failed:
+            failed = _first_failure(_run_compilers([[*words, *flags, "-shared", *map(str, c_objects + own), "-o",
+                                                     str(path), "-lm"] for path, own in links]))
+    if failed:
+        first = (failed.strip().splitlines() or ["(no output)"])[0]
+        raise BuildError(f"{source}: compilation failed: {first}")
+    return target
+
+
+#: NAME.c above this size (bytes) is compiled as several units at once, one per core
+UNIT_SPLIT_BYTES = 200_000
+
+
+def compile_units(source: Path, tmp: Path, cores: int | None = None) -> list:
+    """NAME.c as the files to compile, in parallel: itself when small or on one core; else its
+    functions (``/* @symgen-unit */`` blocks, each with the static parts it calls) spread over
+    one unit per core by size, each unit with the shared head (includes, macros) and the first
+    also with the package's data (``@symgen-data`` .. ``@symgen-data-end``), written to ``tmp``
+    (``#include "NAME.h"`` resolves through ``-I`` the package folder). gcc's time on long
+    straight-line code is the larger part of a big build (20-DoF chain, all functions: 47 s of
+    -O2 on one core)."""
+    text = source.read_text(encoding="utf-8")
+    cores = cores or os.cpu_count() or 1
+    blocks = text.split("/* @symgen-unit ")
+    if len(text) <= UNIT_SPLIT_BYTES or cores < 2 or len(blocks) < 3 or "/* @symgen-data-end */" not in blocks[0]:
+        return [source]
+    head, data_and_rest = blocks[0].split("/* @symgen-data:", 1)
+    data = "/* @symgen-data:" + data_and_rest
+    bins = [[] for _ in range(min(cores, len(blocks) - 1))]
+    sizes = [0] * len(bins)
+    for block in sorted(blocks[1:], key=len, reverse=True):          # largest first, to the lightest
+        k = sizes.index(min(sizes))
+        bins[k].append("/* @symgen-unit " + block)
+        sizes[k] += len(block)
+    paths = []
+    for k, parts in enumerate(bins):
+        path = tmp / f"{source.stem}.unit{k}.c"
+        path.write_text(head + (data if k == 0 else "") + "".join(parts), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def _run_compilers(commands, timeout=None) -> list:
+    """Run compiler commands at once, each in its own process group, all killed whole (cc1 and
+    as are not orphaned) when the build is interrupted or ``timeout`` (s, for each) passes (then
+    subprocess.TimeoutExpired); [(return code, stderr)] in order."""
+    procs, results = [], []
+    try:
+        for cmd in commands:
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                          start_new_session=True))
+        for p in procs:
+            _, err = p.communicate(timeout=timeout)
+            results.append((p.returncode, err))
+    except BaseException:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        raise
+    return results
+
+
+def _first_failure(results) -> str | None:
+    """The stderr of the first failed command of :func:`_run_compilers`' results, or None."""
+    return next((err or "(no output)" for code, err in results if code != 0), None)
+
+_OPENMP_PROBE = "#include <omp.h>\nint probe(void) { return omp_get_max_threads(); }\n"
+
+
+def openmp_flags(cc: tuple) -> tuple:
+    """``("-fopenmp",)`` when the compiler ``cc`` (its words) compiles and links a shared
+    library with OpenMP, else ``()``: the C entry points NAME_<function>_batch then run serially
+    (the Python binding uses threads of its own either way). ``SYMGEN_OPENMP=0`` in the
+    environment turns threads off (read at each build, so it is not cached)."""
+    if os.environ.get("SYMGEN_OPENMP", "1") == "0":
+        return ()
+    return _probe_openmp(cc)
+
+
+@functools.lru_cache(maxsize=None)
+def _probe_openmp(cc: tuple) -> tuple:
+    with tempfile.TemporaryDirectory(prefix="symgen-omp-") as tmp:
+        src = Path(tmp) / "probe.c"
+        src.write_text(_OPENMP_PROBE, encoding="utf-8")
+        try:
+            (returncode, _), = _run_compilers([[*cc, "-fopenmp", "-fPIC", "-shared", str(src), "-o",
+                                                 str(Path(tmp) / "probe.so")]], timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return ()
+        return ("-fopenmp",) if returncode == 0 else ()
+
+
+@functools.lru_cache(maxsize=None)
+def native_flags(cc: tuple) -> tuple:
+    """``("-march=native",)`` when the compiler ``cc`` (its words) takes it, else ``()``. Measured
+    (panda's C from Python, a batch of 10^4 states): the binding at gcc's default x86-64 target
+    has no FMA and no AVX, and ran 2-3x slower per state than the same C in the C loop."""
+    with tempfile.TemporaryDirectory(prefix="symgen-march-") as tmp:
+        src = Path(tmp) / "probe.c"
+        src.write_text("double f(double a, double b, double c) { return a * b + c; }\n", encoding="utf-8")
+        try:
+            (returncode, _), = _run_compilers([[*cc, "-march=native", "-c", str(src), "-o", str(Path(tmp) / "probe.o")]],
+                                              timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return ()
+        return ("-march=native",) if returncode == 0 else ()
+
+
+def extension_name(folder: Path, name: str) -> str:
+    """The binding's module name, as the package's manifest records it."""
+    try:
+        return json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))["c_extension"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"_{name}_ext"
