@@ -149,8 +149,11 @@ def _progress(quiet):
 @click.option("--quiet", is_flag=True, help="No progress messages.")
 @click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
+@click.option("--target", "target_text", default="numpy,c", show_default=True,
+              help="Comma list of the package's targets: numpy, c, jax (NAME_jax.py: jax.numpy functions, pkg.jax; "
+              "needs the jax extra to run).")
 def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, max_dof, gravity_text,
-          parametric, no_compile, copt, jobs, portable, force, quiet, mimic):
+          parametric, no_compile, copt, jobs, portable, force, quiet, mimic, target_text):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import shlex
@@ -158,7 +161,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     import time
     from pathlib import Path
 
-    from .codegen.build import BuildOptions, build as run_build
+    from .codegen.build import DEFAULT_TARGETS, BuildOptions, build as run_build, parse_targets
     from .codegen.names import identifier
     from .model import GRAVITY
     from .urdf import load_urdf
@@ -170,6 +173,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
             signal.signal(signum, lambda signum, frame: sys.exit(128 + signum))
     t0 = time.perf_counter()
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
+    targets = parse_targets(target_text)
     robot = load_urdf(urdf, floating_base=floating_base, mimic=mimic)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):
         click.echo(f"symgen: note: package name {identifier(robot.name)!r} from the robot's name in "
@@ -185,9 +189,10 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--frames", ",".join(frames)] if frames is not None else []
     words += ["--gravity", Q.gravity_text(gravity)] if gravity != GRAVITY else []
     words += ["--parametric"] if parametric else []
+    words += ["--target", ",".join(targets)] if targets != DEFAULT_TARGETS else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
     opts = BuildOptions(quantities=Q.parse(quantities), gamma_method=gamma_method, cse=cse, frame=frame, frames=frames,
-                        gravity=gravity, parametric=parametric, **limit,
+                        gravity=gravity, parametric=parametric, targets=targets, **limit,
                         compile=not no_compile, copt=copt, jobs=jobs, portable=portable, force=force, command=shlex.join(words),
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
     progress = _progress(quiet)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import quantities as Q
-from ..errors import BuildError
+from ..errors import BuildError, OptionError
 from ..model import GRAVITY
 from . import Progress
 from . import program as P
@@ -28,6 +28,23 @@ from .symbolic import optimize, trace_all
 #: operations, a build of ~20 s; serial 64 would be ~30x that)
 MAX_DOF_DEFAULT = 64
 COPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
+#: the targets a package can carry (--target): the NumPy module and the C (always written today),
+#: and the jax.numpy module NAME_jax.py (``pkg.jax``, imported on first use)
+TARGETS = ("numpy", "c", "jax")
+DEFAULT_TARGETS = ("numpy", "c")
+
+
+def parse_targets(text: str | None, option: str = "--target") -> tuple[str, ...]:
+    """The targets of a comma list (``numpy,c,jax``; the default pair when empty or None); an
+    unknown name is an OptionError naming the option."""
+    if text is None or not str(text).strip():
+        return DEFAULT_TARGETS
+    wanted = tuple(dict.fromkeys(w.strip() for w in str(text).split(",") if w.strip()))
+    unknown = [w for w in wanted if w not in TARGETS]
+    if unknown or not wanted:
+        raise OptionError(f"{option}: unknown target {', '.join(map(repr, unknown)) or '(empty)'}; "
+                          f"expected a comma list of {','.join(TARGETS)}")
+    return wanted
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,7 @@ class BuildOptions:
     max_dof: int = MAX_DOF_DEFAULT        # refuse bigger robots (see check_size)
     command: str = ""                     # how to regenerate, for the header
     source_sha256: str = ""
+    targets: tuple = DEFAULT_TARGETS      # what the package carries besides NumPy and C (--target): jax
 
     @property
     def sweep(self) -> Q.SweepOptions:
@@ -82,6 +100,7 @@ def check_options(opts: BuildOptions) -> None:
     unknown = [k for k in opts.quantities if k not in Q.QUANTITIES]
     if unknown or not opts.quantities:
         raise BuildError(f"quantities: unknown {', '.join(unknown) or '(none)'}; expected some of {','.join(Q.QUANTITIES)}")
+    parse_targets(",".join(opts.targets), "targets")
     Q.check_options(opts.sweep)
 
 

@@ -16,6 +16,7 @@ from ..algorithms.regressor import robot_parameters
 from . import program as P
 from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
+from .jax_target import jax_context
 from .printers import CPrinter, PyPrinter
 from .render import lane_expr, render
 
@@ -62,7 +63,7 @@ def _output_context(out, entries, pypr, loop_values=None) -> dict:
         "name": out.name, "size": size, "shape": tuple(out.shape), "shape_literal": repr(tuple(out.shape)),
         # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
         "zeros": _zeros_to_store(size, entries), "nonzero": len(entries),
-        "index_literal": repr([k for k, _ in entries]),
+        "index_literal": repr([k for k, _ in entries]), "index": [k for k, _ in entries],
         "py_values": loop_values or [pypr.doprint(e) for _, e in entries],
     }
 
@@ -242,6 +243,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "parameters_c": [repr(float(x)) for x in parameters],
         "gravity_c": ", ".join(repr(float(x)) for x in opts.gravity),
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
+        "has_jax": "jax" in opts.targets,
     }
     c_source = render("c_source.c.j2", ctx)
     # the binding's module name carries its C source's hash: a package rebuilt in a running
@@ -255,7 +257,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
-                    "parametric": opts.parametric},
+                    "parametric": opts.parametric, "targets": list(opts.targets)},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
                                   "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
                                   "ops": ops[f["name"]], "route": f["route"], "c_shape": f["c_shape"]}
@@ -276,6 +278,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         f"{name}.c": c_source,
         f"{ext_name}.c": render("c_extension.c.j2", ctx),
     }
+    if "jax" in opts.targets:
+        files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx))
     manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return files
