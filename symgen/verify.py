@@ -208,7 +208,10 @@ def _x64(manifest: dict, path):
     except ImportError as exc:
         raise SymgenError(f"{path}: built with --target jax, but jax is not installed "
                           f"(pip install 'symgen[jax]')") from exc
-    return jax.enable_x64(True)
+    enable_x64 = getattr(jax, "enable_x64", None)   # jax >= 0.7; before, jax.experimental's
+    if enable_x64 is None:
+        from jax.experimental import enable_x64
+    return enable_x64(True)
 
 
 def check_module(pkg, manifest: dict, path) -> None:

@@ -22,6 +22,10 @@ from symgen.codegen.build import BuildOptions, build  # noqa: E402
 from symgen.codegen.package import import_package  # noqa: E402
 from symgen.urdf import write_urdf  # noqa: E402
 
+try:
+    from jax import enable_x64                  # jax >= 0.7
+except ImportError:
+    from jax.experimental import enable_x64     # before (adam-robotics pins jax <= 0.6)
 ROOT = Path(__file__).resolve().parents[1]
 ARM4 = ROOT / "symgen" / "examples" / "arm4.urdf"
 SEED = 2026
@@ -81,7 +85,7 @@ ONE_STATE = ("mass_matrix", "inverse_dynamics", "all_terms", "frame_placement", 
 
 def _check_functions(pkg, robot, leads, names=None):
     rng = np.random.default_rng(SEED)
-    with jax.enable_x64(True):
+    with enable_x64(True):
         for f, inputs in _functions(pkg).items():
             for lead in leads:
                 if lead == () and names is not None and f not in names:
@@ -109,7 +113,7 @@ def test_every_function_equals_numpy_one_state(arm4):
 def test_vmap_jit_and_float32(arm4):
     """jax.jit(jax.vmap(f)) equals the NumPy batch; float32 in gives float32 out, within 1e-5."""
     rng = np.random.default_rng(SEED)
-    with jax.enable_x64(True):
+    with enable_x64(True):
         for f in ("mass_matrix", "inverse_dynamics_derivatives"):
             args = _arguments(arm4, _functions(arm4)[f], rng, (5,))
             got = jax.jit(jax.vmap(getattr(arm4.jax, f)))(*args)
@@ -125,7 +129,7 @@ def test_vmap_jit_and_float32(arm4):
 def test_jacfwd_of_inverse_dynamics_is_the_generated_derivatives(arm4):
     """Fixed base: jax.jacfwd(tau) w.r.t. q and qd equals inverse_dynamics_derivatives."""
     rng = np.random.default_rng(SEED)
-    with jax.enable_x64(True):
+    with enable_x64(True):
         q, qd, qdd = _arguments(arm4, ("q", "qd", "qdd"), rng)
         dq, dqd = jax.jacfwd(arm4.jax.inverse_dynamics, argnums=(0, 1))(q, qd, qdd)
         want_dq, want_dqd = arm4.numpy.inverse_dynamics_derivatives(q, qd, qdd)
