@@ -1,6 +1,6 @@
-"""The JAX target (``symgen build --target numpy,c,jax``, ``pkg.jax``): every function equals the
-NumPy module (float64 to 1e-12, one state, a leading batch axis and ``jax.vmap``; float32 to 1e-5
-relative), ``jax.jacfwd`` of inverse dynamics equals the generated analytical derivatives, a
+"""The JAX target (``symgen build --target numpy,c,jax``, ``pkg.jax``) on arm4, a free-flyer and a
+``--mimic`` robot: every function equals the NumPy module (float64 to 1e-12, one state, a leading
+batch axis and ``jax.vmap``; float32 to 1e-5 relative), ``jax.jacfwd`` of inverse dynamics equals the generated analytical derivatives, a
 batch sharded over two (forced) CPU devices equals the one-device result, and a bad ``--target``
 is a one-line error. One package per robot per module; the compiles dominate the time."""
 from __future__ import annotations
@@ -29,7 +29,7 @@ except ImportError:
 ROOT = Path(__file__).resolve().parents[1]
 ARM4 = ROOT / "symgen" / "examples" / "arm4.urdf"
 SEED = 2026
-#: the free-flyer's functions (a few: each is one more XLA compile)
+#: the free-flyer's and the mimic robot's functions (a few: each is one more XLA compile)
 FLOATING = ("M", "C", "tau", "g", "J")
 
 
@@ -42,6 +42,16 @@ def _build(robot, out, name, quantities=None):
 @pytest.fixture(scope="module")
 def arm4(tmp_path_factory):
     return _build(load_urdf(ARM4), tmp_path_factory.mktemp("jax"), "arm4")
+
+
+@pytest.fixture(scope="module")
+def mimic(tmp_path_factory):
+    """tests/test_mimic.py's gripper with --mimic: reduced coordinates (7 joints, nv = 4)."""
+    from test_mimic import gripper
+
+    folder = tmp_path_factory.mktemp("jaxmimic")
+    (folder / "gripper.urdf").write_text(gripper())
+    return _build(load_urdf(folder / "gripper.urdf", mimic=True), folder, "gripper", FLOATING)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +108,7 @@ def _check_functions(pkg, robot, leads, names=None):
                 _assert_equal(got, want, 1e-12, f"{robot} {f} batch shape {lead}")
 
 
-@pytest.mark.parametrize("robot", ["arm4", "floating"])
+@pytest.mark.parametrize("robot", ["arm4", "floating", "mimic"])
 def test_every_function_equals_numpy_batch_and_one_state(robot, request):
     """float64: every function on a batch of shape (2, 3) as leading axes (the batch path, a
     jax.vmap), and the ONE_STATE ones on one state."""
