@@ -151,7 +151,7 @@ def _progress(quiet):
 @click.option("--force", is_flag=True, help="Replace an existing package folder.")
 @click.option("--target", "targets", default="numpy,c", show_default=True,
               help="Comma list of what to build: numpy, c, casadi (CasADi external functions of the C, "
-              "NAME_casadi.so; needs c).")
+              "NAME_casadi.so; needs c), jax (NAME_jax.py: jax.numpy functions, pkg.jax; needs the jax extra to run).")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
 @click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")

@@ -28,6 +28,8 @@ from . import quantities as Q
 from .errors import OptionError, SymgenError
 
 TOL = 1e-9
+#: the JAX module against NumPy's (the same printed lines, float64): 1e-12, times cond(M) where solved
+JAX_TOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,7 @@ def check_files(path, manifest: dict) -> None:
     path = Path(path)
     name, ext = manifest["name"], manifest["c_extension"]
     needed = {"__init__.py", f"{name}_numpy.py", f"{name}_c.py", f"{name}.h", f"{name}.c", f"{ext}.c"}
+    needed |= {f"{name}_jax.py"} if "jax" in _targets(manifest) else set()
     files = manifest["files"]
     if not needed <= set(files) or not all(isinstance(d, str) for d in files.values()):
         raise SymgenError(f"{path / 'manifest.json'}: edited after the build (its file list is not a package's); "
@@ -165,6 +168,50 @@ def check_files(path, manifest: dict) -> None:
         if hashlib.sha256(data).hexdigest() != digest:
             raise SymgenError(f"{path / fname}: differs from the file symgen built (sha256 recorded in manifest.json): "
                               f"edited after the build? rebuild the package")
+
+
+def _targets(manifest: dict) -> list:
+    """The targets the manifest lists (a package of before --target: NumPy and C)."""
+    targets = manifest["options"].get("targets", ["numpy", "c"])
+    return targets if isinstance(targets, list) else []
+
+
+class _JaxAsNumpy:
+    """The package's JAX module with NumPy results, so every check treats it as one more backend;
+    its functions run in float64 (``jax.enable_x64``, only while verify runs: see ``_x64``)."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def __getattr__(self, name):
+        import jax
+
+        fn = getattr(self.module, name)
+        if not callable(fn):
+            return fn
+
+        def call(*args):
+            out = jax.device_get(fn(*args))
+            return tuple(np.asarray(o) for o in out) if isinstance(out, tuple) else np.asarray(out)
+        return call
+
+
+def _x64(manifest: dict, path):
+    """The context verify runs in: float64 JAX when the package has the jax target (a
+    SymgenError when jax is not installed), else nothing."""
+    import contextlib
+
+    if "jax" not in _targets(manifest):
+        return contextlib.nullcontext()
+    try:
+        import jax
+    except ImportError as exc:
+        raise SymgenError(f"{path}: built with --target jax, but jax is not installed "
+                          f"(pip install 'symgen[jax]')") from exc
+    enable_x64 = getattr(jax, "enable_x64", None)   # jax >= 0.7; before, jax.experimental's
+    if enable_x64 is None:
+        from jax.experimental import enable_x64
+    return enable_x64(True)
 
 
 def check_module(pkg, manifest: dict, path) -> None:
@@ -303,76 +350,81 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             ratio[name], allowed[name] = value / tol, tol
 
     backends = {"numpy": pkg.numpy} | ({"c": pkg.c} if pkg.c is not None else {})
+    x64 = _x64(manifest, path)
+    if "jax" in _targets(manifest):
+        backends["jax"] = _JaxAsNumpy(pkg.jax)
     present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
     identities = [i for i in IDENTITIES if all(Q.QUANTITIES[k].function in manifest["functions"] for k in i.needs)
                   and not (i.fixed_base and manifest.get("floating_base"))]
     parametric = bool(manifest["options"].get("parametric", False))
     opts = Q.SweepOptions(parametric=parametric)
     externals = _casadi_externals(path, manifest, notes) if pkg.c is not None else None
-    for _ in range(trials):
-        # a parametric package runs at parameters drawn around the nominal ones, every check alike
-        state = Q.random_state(rng, pkg.nq, pkg.nv, parameters=pkg.parameters if parametric else None)
+    with x64:                                       # float64 JAX, if the package has it
+        for _ in range(trials):
+            # a parametric package runs at parameters drawn around the nominal ones, every check alike
+            state = Q.random_state(rng, pkg.nq, pkg.nv, parameters=pkg.parameters if parametric else None)
 
-        def caller(mod):
-            """call(key, *args): the package's function at other arguments (and this state's params)."""
-            def call(key, *args):
-                x = Q.QUANTITIES[key]
-                extra = (state["params"],) if "params" in x.arguments_for(opts) else ()
-                return getattr(mod, x.function)(*args, *extra)
-            return call
+            def caller(mod):
+                """call(key, *args): the package's function at other arguments (and this state's params)."""
+                def call(key, *args):
+                    x = Q.QUANTITIES[key]
+                    extra = (state["params"],) if "params" in x.arguments_for(opts) else ()
+                    return getattr(mod, x.function)(*args, *extra)
+                return call
 
-        M = (Q.call(pkg.numpy, "M", state, opts) if hasattr(pkg.numpy, Q.QUANTITIES["M"].function)
-             else Q.evaluate(robot, "M", state) if robot is not None else None)
-        tol = {x.function: Q.tolerance(x, M, TOL) for x in present}
-        conditioned = max(tol.values(), default=TOL)
-        values = {b: {x.function: Q.call(mod, x.key, state, opts) for x in present} for b, mod in backends.items()}
-        for oracle_ in (oracle, own):
-            if oracle_ is not None and parametric:
-                oracle_.set_parameters(state["params"])
-        outside = {}                                # name -> {function: value}, each computed once
-        if robot is not None:
-            outside["reference"] = {x.function: Q.evaluate(robot, x.key, state, reference_opts) for x in present}
-        if oracle is not None:
-            memo = _Memo(oracle)
-            outside["Pinocchio"] = {x.function: x.pinocchio(memo, state) for x in present
-                                    if x.pinocchio and not x.oracle_state}
-            for x in present:                       # compared at a state of their own
-                if x.pinocchio and x.oracle_state:
-                    at = x.oracle_state(state)
-                    for bname, mod in backends.items():
-                        record(f"{bname} vs Pinocchio: {x.function} ({x.oracle_state.__doc__})",
-                               _rel(Q.call(mod, x.key, at, opts), x.pinocchio(memo, at)),
-                               tol[x.function])
-        if own is not None:
-            memo = _Memo(own)
-            outside["Pinocchio (own parse)"] = {x.function: x.pinocchio(memo, state) for x in present
-                                                if x.function in OWN_PARSE}
-        if externals is not None:                   # the CasADi library: the C binding's values
-            from .codegen.casadi_target import jacobian_errors
+            M = (Q.call(pkg.numpy, "M", state, opts) if hasattr(pkg.numpy, Q.QUANTITIES["M"].function)
+                 else Q.evaluate(robot, "M", state) if robot is not None else None)
+            tol = {x.function: Q.tolerance(x, M, TOL) for x in present}
+            conditioned = max(tol.values(), default=TOL)
+            values = {b: {x.function: Q.call(mod, x.key, state, opts) for x in present} for b, mod in backends.items()}
+            for oracle_ in (oracle, own):
+                if oracle_ is not None and parametric:
+                    oracle_.set_parameters(state["params"])
+            outside = {}                                # name -> {function: value}, each computed once
+            if robot is not None:
+                outside["reference"] = {x.function: Q.evaluate(robot, x.key, state, reference_opts) for x in present}
+            if oracle is not None:
+                memo = _Memo(oracle)
+                outside["Pinocchio"] = {x.function: x.pinocchio(memo, state) for x in present
+                                        if x.pinocchio and not x.oracle_state}
+                for x in present:                       # compared at a state of their own
+                    if x.pinocchio and x.oracle_state:
+                        at = x.oracle_state(state)
+                        for bname, mod in backends.items():
+                            record(f"{bname} vs Pinocchio: {x.function} ({x.oracle_state.__doc__})",
+                                   _rel(Q.call(mod, x.key, at, opts), x.pinocchio(memo, at)),
+                                   tol[x.function])
+            if own is not None:
+                memo = _Memo(own)
+                outside["Pinocchio (own parse)"] = {x.function: x.pinocchio(memo, state) for x in present
+                                                    if x.function in OWN_PARSE}
+            if externals is not None:               # the CasADi library: the C binding's values
+                from .codegen.casadi_target import jacobian_errors
 
-            for x in present:
-                record(f"casadi vs c: {x.function}", _rel(Q.call(externals, x.key, state, opts), values["c"][x.function]),
-                       CASADI_TOL)
-            for jac, error in jacobian_errors(externals, manifest, pkg.c, state).items():
-                record(f"casadi vs c: {jac} (CasADi's Jacobian)", error, CASADI_TOL)
-        for bname, mod in backends.items():
-            got = values[bname]
-            for identity in identities:
-                record(f"{bname}: {identity.name}",
-                       _rel(*identity.sides({x.key: got[x.function] for x in present},
-                                            {**state, "parameters": state.get("params", pkg.parameters)}, caller(mod))),
-                       conditioned if identity.conditioned else TOL)
-            theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
-            for other, their in theirs.items():
-                for f, value in their.items():
-                    record(f"{bname} vs {other}: {f}", _rel(got[f], value),
-                           OWN_PARSE_TOL if other == "Pinocchio (own parse)" else tol[f])
+                for x in present:
+                    record(f"casadi vs c: {x.function}",
+                           _rel(Q.call(externals, x.key, state, opts), values["c"][x.function]), CASADI_TOL)
+                for jac, error in jacobian_errors(externals, manifest, pkg.c, state).items():
+                    record(f"casadi vs c: {jac} (CasADi's Jacobian)", error, CASADI_TOL)
+            for bname, mod in backends.items():
+                got = values[bname]
+                for identity in identities:
+                    record(f"{bname}: {identity.name}",
+                           _rel(*identity.sides({x.key: got[x.function] for x in present},
+                                                {**state, "parameters": state.get("params", pkg.parameters)}, caller(mod))),
+                           conditioned if identity.conditioned else TOL)
+                theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
+                for other, their in theirs.items():
+                    for f, value in their.items():
+                        record(f"{bname} vs {other}: {f}", _rel(got[f], value),
+                               OWN_PARSE_TOL if other == "Pinocchio (own parse)"
+                               else tol[f] * JAX_TOL / TOL if (bname, other) == ("jax", "numpy") else tol[f])
     ok = all(r <= 1.0 for r in ratio.values())
     width = max((len(k) for k in worst), default=0)
     lines = [f"{pkg.__name__}: {pkg.nv} joints, backends {', '.join(backends)}, {trials} random states (seed {seed})"]
     lines += [f"  {note}" for note in notes]
     for k, v in sorted(worst.items()):
-        note = "" if allowed[k] in (TOL, OWN_PARSE_TOL, CASADI_TOL) else f" (<= {allowed[k]:.1e}: 100 eps cond(M))"
+        note = "" if allowed[k] in (TOL, OWN_PARSE_TOL, CASADI_TOL, JAX_TOL) else f" (<= {allowed[k]:.1e}: 100 eps cond(M))"
         lines.append(f"  {k:<{width}}  max rel. error {v:.2e}  {'ok' if ratio[k] <= 1.0 else 'FAIL'}{note}")
     lines.append("all checks passed" if ok else "FAILED: some errors exceed their tolerance")
     return "\n".join(lines), ok

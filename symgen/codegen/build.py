@@ -31,8 +31,9 @@ MAX_DOF_DEFAULT = 64
 COPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
 #: what a build can print (--target): the NumPy module and the C (always written: the package
 #: imports them), and what is built on top of the C: casadi, CasADi external functions
-#: (NAME_casadi.c, compiled with NAME.c into NAME_casadi.so; :mod:`.casadi_target`)
-TARGETS = ("numpy", "c", "casadi")
+#: (NAME_casadi.c, compiled with NAME.c into NAME_casadi.so; :mod:`.casadi_target`), and jax, the
+#: jax.numpy module NAME_jax.py (``pkg.jax``, imported on first use; :mod:`.jax_target`)
+TARGETS = ("numpy", "c", "casadi", "jax")
 DEFAULT_TARGETS = ("numpy", "c")
 
 
@@ -60,6 +61,7 @@ class BuildOptions:
     max_dof: int = MAX_DOF_DEFAULT        # refuse bigger robots (see check_size)
     command: str = ""                     # how to regenerate, for the header
     source_sha256: str = ""
+    targets: tuple = DEFAULT_TARGETS      # what the package carries besides NumPy and C (--target): jax
 
     @property
     def sweep(self) -> Q.SweepOptions:

@@ -17,6 +17,7 @@ from . import program as P
 from .casadi_target import casadi_context, source_name
 from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
+from .jax_target import jax_context
 from .printers import CPrinter, PyPrinter
 from .render import lane_expr, render
 
@@ -63,7 +64,7 @@ def _output_context(out, entries, pypr, loop_values=None) -> dict:
         "name": out.name, "size": size, "shape": tuple(out.shape), "shape_literal": repr(tuple(out.shape)),
         # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
         "zeros": _zeros_to_store(size, entries), "nonzero": len(entries),
-        "index_literal": repr([k for k, _ in entries]),
+        "index_literal": repr([k for k, _ in entries]), "index": [k for k, _ in entries],
         "py_values": loop_values or [pypr.doprint(e) for _, e in entries],
     }
 
@@ -244,6 +245,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "parameters_c": [repr(float(x)) for x in parameters],
         "gravity_c": ", ".join(repr(float(x)) for x in opts.gravity),
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
+        "has_jax": "jax" in opts.targets,
     }
     c_source = render("c_source.c.j2", ctx)
     # the binding's module name carries its C source's hash: a package rebuilt in a running
@@ -281,6 +283,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     if "casadi" in opts.targets:
         files[source_name(name)] = render("casadi_external.c.j2", {**ctx, **casadi_context(robot, contexts,
                                                                                              opts.parametric)})
+    if "jax" in opts.targets:
+        files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx))
     manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return files
