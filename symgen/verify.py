@@ -217,12 +217,17 @@ def manifest_gravity(manifest: dict, path) -> tuple[float, float, float]:
 
 
 class _Memo:
-    """The oracle's methods, each computed once per state (Mdot and C both read Pinocchio's C)."""
+    """The oracle's methods, each computed once per state (Mdot and C both read Pinocchio's C);
+    its other attributes (model, data, map: what the oracle functions of a family read) as they are."""
 
     def __init__(self, oracle):
         self._oracle, self._cache = oracle, {}
 
     def __getattr__(self, method):
+        value = getattr(self._oracle, method)
+        if not callable(value) or not hasattr(value, "__self__"):
+            return value
+
         def call(*args):
             key = (method,) + tuple(np.asarray(a).tobytes() for a in args)
             if key not in self._cache:
