@@ -59,8 +59,8 @@ def _package(robot, tmp_path_factory, name, frames, keys=KEYS, gravity=None):
 
 @pytest.fixture(scope="module")
 def cases(pin, tmp_path_factory):
-    """{label: (robot, oracle, package)}: arm4 (a point, a joint and a leaf link), solo12 on a
-    free-flyer (its soles; built with gravity 0 and forward dynamics, for the conservation
+    """{label: (robot, oracle, package)}: arm4 (a point, a joint and a leaf link), panda (its leaf
+    links and a tool point), solo12 on a free-flyer (its soles; built with gravity 0 and forward dynamics, for the conservation
     tests), a random tree and the --mimic gripper of test_mimic."""
     from test_mimic import G, O, gripper
 
@@ -74,6 +74,11 @@ def cases(pin, tmp_path_factory):
     out["solo12"] = (solo, PinOracle(solo, pin.buildModelFromUrdf(solo_path, pin.JointModelFreeFlyer()), pin,
                                      frames=SOLES),
                      _package(solo, tmp_path_factory, "soloc", SOLES, KEYS + ("J", "qdd"), gravity=(0.0, 0.0, 0.0)))
+    panda_path = str(erd_path("panda_description/urdf/panda.urdf"))
+    panda = symgen.load_urdf(panda_path)
+    frames = (*panda.leaf_links, "tcp=panda_hand@0,0,0.1034")
+    out["panda"] = (panda, PinOracle(panda, pin.buildModelFromUrdf(panda_path), pin, frames=frames),
+                    _package(panda, tmp_path_factory, "pandac", frames))
     tree = robots.make("tree", 7, 2)
     frames = (*tree.leaf_links, f"p={tree.link_names[2]}@0.3,0.1,-0.2")
     out["tree"] = (tree, PinOracle(tree, pin_model_from_robot(tree), pin, frames=frames),
@@ -88,7 +93,7 @@ def cases(pin, tmp_path_factory):
 
 
 @pytest.mark.pinocchio
-@pytest.mark.parametrize("label", ["arm4", "solo12", "tree", "mimic"])
+@pytest.mark.parametrize("label", ["arm4", "panda", "solo12", "tree", "mimic"])
 def test_every_function_matches_pinocchio_numpy_and_c_one_state_and_batch(cases, label):
     robot, oracle, pkg = cases[label]
     states = _states(robot, label, 3)
