@@ -17,7 +17,8 @@ N = nv
 joint_names = ('joint1', 'joint2', 'joint3', 'joint4', )
 _F64 = np.dtype(np.float64)
 link_names = ('shoulder_link', 'upper_arm_link', 'forearm_link', 'wrist_link', )
-#: the rows of frame_placement and frame_jacobian
+#: the rows of the frame functions (frame_placement, frame_jacobian, frame_velocity, frame_acceleration_bias,
+#: frame_jacobian_dot): links, joints and points (symgen build --frames)
 frames = ('tool_link', )
 #: nominal inertial parameters, 10 per body in link_names order (Pinocchio's toDynamicParameters:
 #: m, m c, rotational inertia about the joint frame xx, xy, yy, xz, yz, zz): regressor @ parameters
