@@ -59,14 +59,15 @@ def _package(robot, tmp_path_factory, name, frames, keys=KEYS, gravity=None):
 
 @pytest.fixture(scope="module")
 def cases(pin, tmp_path_factory):
-    """{label: (robot, oracle, package)}: arm4 (a point, a joint and a leaf link), panda (its leaf
+    """{label: (robot, oracle, package)}: arm4 (a point, a point on the fixed root, a joint and a
+    leaf link), panda (its leaf
     links and a tool point), solo12 on a free-flyer (its soles; built with gravity 0 and forward dynamics, for the conservation
     tests), a random tree and the --mimic gripper of test_mimic."""
     from test_mimic import G, O, gripper
 
     out = {}
     arm = symgen.load_urdf(ARM4)
-    frames = ("tool_link", "joint2", "tip=wrist_link@0.1,-0.05,0.2")
+    frames = ("tool_link", "joint2", "tip=wrist_link@0.1,-0.05,0.2", "rest=base_link@0.3,0,0")
     out["arm4"] = (arm, PinOracle(arm, pin.buildModelFromUrdf(ARM4), pin, frames=frames),
                    _package(arm, tmp_path_factory, "arm4c", frames, KEYS + ("oMf", "J")))
     solo_path = str(erd_path(SOLO))
@@ -222,9 +223,10 @@ def test_classical_acceleration_is_the_spatial_one_plus_w_cross_v(cases):
 
 def test_points_are_placed_in_their_link_and_recorded_in_the_manifest(cases):
     robot, _, pkg = cases["arm4"]
-    assert pkg.frames == ("tool_link", "joint2", "tip")
-    manifest = json.loads((pkg.__path__[0] + "/manifest.json") and open(pkg.__path__[0] + "/manifest.json").read())
-    assert manifest["frames"] == ["tool_link", "joint2", "tip=wrist_link@0.1,-0.05,0.2"]
+    assert pkg.frames == ("tool_link", "joint2", "tip", "rest")
+    with open(pkg.__path__[0] + "/manifest.json") as f:
+        manifest = json.load(f)
+    assert manifest["frames"] == ["tool_link", "joint2", "tip=wrist_link@0.1,-0.05,0.2", "rest=base_link@0.3,0,0"]
     (s,) = _states(robot, "point", 1)
     link, tip = Q.evaluate(robot, "oMf", s, Q.SweepOptions(frames=("wrist_link", "tip=wrist_link@0.1,-0.05,0.2")))
     assert_close(tip[:3, 3], link[:3, :3] @ [0.1, -0.05, 0.2] + link[:3, 3], "tip origin", "point")
