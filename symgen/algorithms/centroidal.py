@@ -44,12 +44,6 @@ def centroidal_map(robot, q, bk):
     total = _sum([IC[i] for i in range(n) if robot.parent[i] < 0])      # IC_tot, about O
     m, c, minv = _mass_and_com(total, bk)
     R, pb = base_placement(robot, q, bk) if robot.floating_base else (None, None)
-    Ag, Jcom = bk.zeros((6, n)), bk.zeros((3, n))
-    for j in range(n):
-        F = bk.bind(inertia_times(IC[j], Phi[j], bk), f"F{j}", j)          # IC_j Phi_j, about O
-        column = _at_com(F, c, R, bk, f"Ag{j}", j)
-        Ag[:, j] = column
-        Jcom[:, j] = column[:3] * minv
     A = total[:3, :3]                                                   # rotational, about O
     h = bk.bind(c * m, "mc")
     d = bk.bind(h @ c, "mcc")
@@ -58,6 +52,15 @@ def centroidal_map(robot, q, bk):
         for b in range(3):
             Ic[a, b] = A[a, b] + h[a] * c[b] - (d if a == b else 0)    # I_O - m (|c|^2 1 - c c^T)
     Ic = bk.bind(Ic, "IcG")
+    Ag, Jcom = bk.zeros((6, n)), bk.zeros((3, n))
+    for j in range(n):
+        if robot.is_free(j):                                            # IC_j = IC_tot: at the CoM,
+            column = _base_column(robot.bodies[j], m, h, Ic, R, bk, j)   # [m e; 0] or [e x h; I_c e]
+        else:
+            F = bk.bind(inertia_times(IC[j], Phi[j], bk), f"F{j}", j)      # IC_j Phi_j, about O
+            column = _at_com(F, c, R, bk, f"Ag{j}", j)
+        Ag[:, j] = column
+        Jcom[:, j] = column[:3] * minv
     Ig = bk.zeros((6, 6))
     for a in range(3):
         Ig[a, a] = m
@@ -77,6 +80,20 @@ def centroidal_momentum(robot, q, qd, bk):
     _, c, _ = _mass_and_com(_sum(I), bk)
     R = base_placement(robot, q, bk)[0] if robot.floating_base else None
     return {"hg": _at_com(hO, c, R, bk, "hg"), "dhg": _at_com(dhO, c, R, bk, "dhg")}
+
+
+def _base_column(body, m, h, Ic, R, bk, j):
+    """A free-flyer's column of A_G (its composite is the whole robot's): along a base axis e,
+    linear [m e; 0] (the momentum of the whole robot translated), angular [e x h; I_c e] (h = m c;
+    the moment about the CoM is the centroidal inertia's), turned by R: no shift to the CoM to
+    compute, and the exact zeros stay zeros (as in Pinocchio's)."""
+    e = bk.const(body.axis)
+    out = bk.zeros(6)
+    if body.joint_type == "prismatic":
+        out[:3] = R @ e * m
+    else:
+        out[:3], out[3:] = R @ cross(e, h, bk), R @ (Ic @ e)
+    return bk.bind(out, f"Ag{j}", j)
 
 
 def _sum(xs):
