@@ -60,9 +60,9 @@ def _package(robot, tmp_path_factory, name, frames, keys=KEYS, gravity=None):
 @pytest.fixture(scope="module")
 def cases(pin, tmp_path_factory):
     """{label: (robot, oracle, package)}: arm4 (a point, a point on the fixed root, a joint and a
-    leaf link), panda (its leaf
-    links and a tool point), solo12 on a free-flyer (its soles; built with gravity 0 and forward dynamics, for the conservation
-    tests), a random tree and the --mimic gripper of test_mimic."""
+    leaf link), panda (its leaf links and a tool point), solo12 on a free-flyer (its soles; built
+    with gravity 0 and forward dynamics, for the conservation tests), a random tree, a random
+    quadruped on a free-flyer (random joint axes) and the --mimic gripper of test_mimic."""
     from test_mimic import G, O, gripper
 
     out = {}
@@ -84,6 +84,10 @@ def cases(pin, tmp_path_factory):
     frames = (*tree.leaf_links, f"p={tree.link_names[2]}@0.3,0.1,-0.2")
     out["tree"] = (tree, PinOracle(tree, pin_model_from_robot(tree), pin, frames=frames),
                    _package(tree, tmp_path_factory, "treec", frames))
+    legged = robots.make("quadruped", 8, 5)                  # a free-flyer with random joint axes
+    frames = (*legged.leaf_links, f"sole={legged.leaf_links[0]}@0.05,-0.1,0.2")
+    out["legged"] = (legged, PinOracle(legged, pin_model_from_robot(legged), pin, frames=frames),
+                     _package(legged, tmp_path_factory, "leggedc", frames))
     urdf = tmp_path_factory.mktemp("mimic") / "gripper.urdf"
     urdf.write_text(gripper())
     grip = symgen.load_urdf(urdf, mimic=True)
@@ -94,7 +98,7 @@ def cases(pin, tmp_path_factory):
 
 
 @pytest.mark.pinocchio
-@pytest.mark.parametrize("label", ["arm4", "panda", "solo12", "tree", "mimic"])
+@pytest.mark.parametrize("label", ["arm4", "panda", "solo12", "tree", "legged", "mimic"])
 def test_every_function_matches_pinocchio_numpy_and_c_one_state_and_batch(cases, label):
     robot, oracle, pkg = cases[label]
     states = _states(robot, label, 3)
@@ -124,7 +128,7 @@ def _along(robot, oracle, q, v, t):
 
 
 @pytest.mark.pinocchio
-@pytest.mark.parametrize("label", ["arm4", "solo12", "mimic"])
+@pytest.mark.parametrize("label", ["arm4", "solo12", "legged", "mimic"])
 def test_rates_are_central_differences_along_the_motion(cases, label):
     """J_dot v = d/dt (J v), J_dot = d/dt J, A_G_dot v = d/dt (A_G v) and the frame velocity's
     linear part d/dt of the frame's origin (the C package's J, A_G and placements), along
