@@ -63,6 +63,11 @@ IDENTITIES = (
              fixed_base=True),                                          # not with the free-flyer's torsion
     Identity("Y @ parameters = Slotine-Li", ("Y", "tau_sl"), lambda f, s, call: (f["Y"] @ s["parameters"], f["tau_sl"])),
     Identity("M Minv = 1", ("M", "Minv"), lambda f, s, call: (f["M"] @ f["Minv"], np.eye(len(s["qd"]))), True),
+    Identity("frame velocity = J qd", ("vf", "J"), lambda f, s, call: (f["vf"], f["J"] @ s["qd"])),
+    Identity("J_dot qd = frame acceleration bias", ("dJ", "af"), lambda f, s, call: (f["dJ"] @ s["qd"], f["af"])),
+    Identity("h_G = A_G qd", ("hg", "Ag"), lambda f, s, call: (f["hg"], f["Ag"] @ s["qd"])),
+    Identity("m J_com = linear rows of A_G", ("Jcom", "Ag", "Ig"),
+             lambda f, s, call: (f["Ig"][0, 0] * f["Jcom"], f["Ag"][:3])),
 )
 
 

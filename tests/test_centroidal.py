@@ -255,7 +255,7 @@ def test_a_bad_point_is_a_one_line_option_error_with_exit_code_2(spec, reason, t
     assert "\n" not in message and "--frames" in message and reason.split("'")[0] in message, message
 
 
-def test_cli_builds_points_and_verify_checks_every_function_against_pinocchio(pin, tmp_path):
+def test_cli_builds_points_and_verify_checks_every_function_against_pinocchio_and_the_identities(pin, tmp_path):
     spec = "tool_link,tip=wrist_link@0.1,-0.05,0.2"
     runner = CliRunner()
     result = runner.invoke(main, ["build", ARM4, "--out", str(tmp_path), "--frames", spec, "--copt=-O0", "--quiet",
@@ -265,3 +265,5 @@ def test_cli_builds_points_and_verify_checks_every_function_against_pinocchio(pi
     assert result.exit_code == 0, result.output
     for x in (Q.QUANTITIES[k] for k in KEYS):
         assert f"c vs Pinocchio: {x.function}" in result.output, (x.function, result.output)
+    for identity in ("J_dot qd = frame acceleration bias", "h_G = A_G qd", "m J_com = linear rows of A_G"):
+        assert f"c: {identity}" in result.output, (identity, result.output)
