@@ -45,7 +45,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_2f75f92d"
+    _ext = "_arm4_ext_66010f49"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -61,7 +61,7 @@ _best = c if c is not None else numpy
 backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
-manifest_sha256 = "bbfd622ae57c0a842309e55c765f02785a4a50b49c4201c38fd9dfa253046d87"  # manifest.json as built, without its file hashes
+manifest_sha256 = "81b03db52890e1f89aee05729498a51a99f38f50491a979abf0b4bb6576d422e"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

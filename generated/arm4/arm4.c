@@ -6220,8 +6220,8 @@ void arm4_centroidal_map_update(const double *restrict q, double *restrict Ag)
     /* body 0: link 'shoulder_link', joint 'joint1' */
     const double IC0_1_3 = 0.30000000000000004 + IC1_1_3;
     const double IC0_2_2 = 0.0025 + IC1_2_2;
-    const double Ag0_3 = IC1_0_2 + 0.19230769230769232*IC0_1_3*IC1_2_4;
-    const double Ag0_4 = IC1_1_2 + 0.19230769230769232*IC0_1_3*IC1_0_5;
+    const double IcG_0_2 = IC1_0_2 + 0.19230769230769232*IC0_1_3*IC1_2_4;
+    const double IcG_1_2 = IC1_1_2 + 0.19230769230769232*IC0_1_3*IC1_0_5;
     const double Ag0_5 = IC0_2_2 - 0.19230769230769232*IC1_0_5*IC1_0_5 - 0.19230769230769232*IC1_2_4*IC1_2_4;
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double F1_0 = IC1_0_0*sq0 - IC1_0_1*cq0 - 0.2*IC1_1_3*sq0;
@@ -6264,11 +6264,11 @@ void arm4_centroidal_map_update(const double *restrict q, double *restrict Ag)
     Ag[9] = F1_5;
     Ag[10] = F2_5;
     Ag[11] = F3_5;
-    Ag[12] = Ag0_3;
+    Ag[12] = IcG_0_2;
     Ag[13] = Ag1_3;
     Ag[14] = Ag2_3;
     Ag[15] = Ag3_3;
-    Ag[16] = Ag0_4;
+    Ag[16] = IcG_1_2;
     Ag[17] = Ag1_4;
     Ag[18] = Ag2_4;
     Ag[19] = Ag3_4;
@@ -6389,8 +6389,8 @@ static void centroidal_map_lanes(const lanes_t *restrict q, lanes_t *restrict Ag
     const lanes_t IC1_2_4 = IC2_2_4 + 0.22499999999999998*R1_0_1;
     const lanes_t IC0_1_3 = 0.30000000000000004 + IC1_1_3;
     const lanes_t IC0_2_2 = 0.0025 + IC1_2_2;
-    const lanes_t Ag0_3 = IC1_0_2 + 0.19230769230769232*IC0_1_3*IC1_2_4;
-    const lanes_t Ag0_4 = IC1_1_2 + 0.19230769230769232*IC0_1_3*IC1_0_5;
+    const lanes_t IcG_0_2 = IC1_0_2 + 0.19230769230769232*IC0_1_3*IC1_2_4;
+    const lanes_t IcG_1_2 = IC1_1_2 + 0.19230769230769232*IC0_1_3*IC1_0_5;
     const lanes_t Ag0_5 = IC0_2_2 - 0.19230769230769232*IC1_0_5*IC1_0_5 - 0.19230769230769232*IC1_2_4*IC1_2_4;
     const lanes_t F1_0 = IC1_0_0*sq0 - IC1_0_1*cq0 - 0.2*IC1_1_3*sq0;
     const lanes_t F1_1 = IC1_0_1*sq0 - IC1_1_1*cq0 + 0.2*IC1_1_3*cq0;
@@ -6430,11 +6430,11 @@ static void centroidal_map_lanes(const lanes_t *restrict q, lanes_t *restrict Ag
     Ag[9] = F1_5;
     Ag[10] = F2_5;
     Ag[11] = F3_5;
-    Ag[12] = Ag0_3;
+    Ag[12] = IcG_0_2;
     Ag[13] = Ag1_3;
     Ag[14] = Ag2_3;
     Ag[15] = Ag3_3;
-    Ag[16] = Ag0_4;
+    Ag[16] = IcG_1_2;
     Ag[17] = Ag1_4;
     Ag[18] = Ag2_4;
     Ag[19] = Ag3_4;
@@ -6607,24 +6607,24 @@ void arm4_centroidal_inertia_update(const double *restrict q, double *restrict I
     const double IC0_1_1 = I0_0_0 + IC1_1_1;
     const double IC0_1_3 = 0.30000000000000004 + IC1_1_3;
     const double IC0_2_2 = 0.0025 + IC1_2_2;
-    const double Ag0_3 = IC1_0_2 + 0.19230769230769232*IC0_1_3*IC1_2_4;
-    const double Ag0_4 = IC1_1_2 + 0.19230769230769232*IC0_1_3*IC1_0_5;
     const double mcc = 0.19230769230769232*IC0_1_3*IC0_1_3 + 0.19230769230769232*IC1_0_5*IC1_0_5 + 0.19230769230769232*IC1_2_4*IC1_2_4;
     const double IcG_0_0 = IC0_0_0 - mcc + 0.19230769230769232*IC1_2_4*IC1_2_4;
     const double IcG_0_1 = IC1_0_1 + 0.19230769230769232*IC1_0_5*IC1_2_4;
+    const double IcG_0_2 = IC1_0_2 + 0.19230769230769232*IC0_1_3*IC1_2_4;
     const double IcG_1_1 = IC0_1_1 - mcc + 0.19230769230769232*IC1_0_5*IC1_0_5;
+    const double IcG_1_2 = IC1_1_2 + 0.19230769230769232*IC0_1_3*IC1_0_5;
     const double IcG_2_2 = IC0_2_2 - mcc + 0.19230769230769232*IC0_1_3*IC0_1_3;
     Ig[0] = 5.2;
     Ig[7] = 5.2;
     Ig[14] = 5.2;
     Ig[21] = IcG_0_0;
     Ig[22] = IcG_0_1;
-    Ig[23] = Ag0_3;
+    Ig[23] = IcG_0_2;
     Ig[27] = IcG_0_1;
     Ig[28] = IcG_1_1;
-    Ig[29] = Ag0_4;
-    Ig[33] = Ag0_3;
-    Ig[34] = Ag0_4;
+    Ig[29] = IcG_1_2;
+    Ig[33] = IcG_0_2;
+    Ig[34] = IcG_1_2;
     Ig[35] = IcG_2_2;
 }
 
@@ -6737,24 +6737,24 @@ static void centroidal_inertia_lanes(const lanes_t *restrict q, lanes_t *restric
     const lanes_t IC0_1_1 = I0_0_0 + IC1_1_1;
     const lanes_t IC0_1_3 = 0.30000000000000004 + IC1_1_3;
     const lanes_t IC0_2_2 = 0.0025 + IC1_2_2;
-    const lanes_t Ag0_3 = IC1_0_2 + 0.19230769230769232*IC0_1_3*IC1_2_4;
-    const lanes_t Ag0_4 = IC1_1_2 + 0.19230769230769232*IC0_1_3*IC1_0_5;
     const lanes_t mcc = 0.19230769230769232*IC0_1_3*IC0_1_3 + 0.19230769230769232*IC1_0_5*IC1_0_5 + 0.19230769230769232*IC1_2_4*IC1_2_4;
     const lanes_t IcG_0_0 = IC0_0_0 - mcc + 0.19230769230769232*IC1_2_4*IC1_2_4;
     const lanes_t IcG_0_1 = IC1_0_1 + 0.19230769230769232*IC1_0_5*IC1_2_4;
+    const lanes_t IcG_0_2 = IC1_0_2 + 0.19230769230769232*IC0_1_3*IC1_2_4;
     const lanes_t IcG_1_1 = IC0_1_1 - mcc + 0.19230769230769232*IC1_0_5*IC1_0_5;
+    const lanes_t IcG_1_2 = IC1_1_2 + 0.19230769230769232*IC0_1_3*IC1_0_5;
     const lanes_t IcG_2_2 = IC0_2_2 - mcc + 0.19230769230769232*IC0_1_3*IC0_1_3;
     Ig[0] = lanes_splat(5.2);
     Ig[7] = lanes_splat(5.2);
     Ig[14] = lanes_splat(5.2);
     Ig[21] = IcG_0_0;
     Ig[22] = IcG_0_1;
-    Ig[23] = Ag0_3;
+    Ig[23] = IcG_0_2;
     Ig[27] = IcG_0_1;
     Ig[28] = IcG_1_1;
-    Ig[29] = Ag0_4;
-    Ig[33] = Ag0_3;
-    Ig[34] = Ag0_4;
+    Ig[29] = IcG_1_2;
+    Ig[33] = IcG_0_2;
+    Ig[34] = IcG_1_2;
     Ig[35] = IcG_2_2;
 }
 #endif

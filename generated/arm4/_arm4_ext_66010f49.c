@@ -3716,9 +3716,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_2f75f92d", NULL, -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_66010f49", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__arm4_ext_2f75f92d(void)
+PyMODINIT_FUNC PyInit__arm4_ext_66010f49(void)
 {
     PyObject *m = PyModule_Create(&module);
 #ifdef _OPENMP
