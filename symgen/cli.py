@@ -130,8 +130,8 @@ def _progress(quiet):
               help="Coordinates of Algorithms 1 and 2 in the code: ground (no 6x6 transforms, fewer operations) "
               "or body (the paper's pseudo-code as printed).")
 @click.option("--frames", "frame_names", default=None,
-              help="Comma list of the link or joint frames of frame_placement and frame_jacobian [default: every "
-              "leaf link].")
+              help="Comma list of the frames of the frame functions: link or joint names, or points fixed in a link, "
+              "name=LINK@x,y,z (metres, in LINK's frame; e.g. a foot's sole) [default: every leaf link].")
 @click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: 64]: the code "
               "grows as N^3 (Gamma on a chain).")
 @click.option("--gravity", "gravity_text", default="0,0,-9.81", show_default=True,
@@ -189,7 +189,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--quantities", quantities, "--gamma-method", gamma_method]
     words += ["--cse"] if cse else []
     words += ["--frame", frame] if frame != "ground" else []
-    frames = tuple(f.strip() for f in frame_names.split(",") if f.strip()) if frame_names is not None else None
+    frames = Q.split_frames(frame_names)
     words += ["--frames", ",".join(frames)] if frames is not None else []
     words += ["--gravity", Q.gravity_text(gravity)] if gravity != GRAVITY else []
     words += ["--parametric"] if parametric else []

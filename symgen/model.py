@@ -101,7 +101,8 @@ class Body:
 
 @dataclass(frozen=True)
 class Frame:
-    """A frame a controller may ask for: a URDF link (``kind`` "link") or joint ("joint"), mounted
+    """A frame a controller may ask for: a URDF link (``kind`` "link") or joint ("joint"), or a
+    point a build names (``kind`` "point", ``--frames name=LINK@x,y,z``), mounted
     on moving body ``body`` (-1: the fixed root) at orientation ``rotation`` and origin
     ``translation`` in that body's frame. A moving joint's frame is its body's frame (after the
     joint motion, Pinocchio's JOINT frame); a fixed joint's frame is its child link's frame.
@@ -114,6 +115,8 @@ class Frame:
     rotation: Mat3
     translation: Vec3
     parent: int = -1
+    #: a point's ``--frames`` text (kind "point": a frame of a build, never of the robot's list)
+    spec: str = ""
 
 
 FRAME_KINDS = ("link", "joint")

@@ -250,7 +250,7 @@ def _with_frames(pin, robot, model, frames):
     found = {(f.name, str(f.type).rsplit(".", 1)[-1]): k for k, f in enumerate(model.frames)}
     ids, copied = [], False
     for f in frames:
-        fid = next((found[(f.name, t)] for t in kinds[f.kind] if (f.name, t) in found), None)
+        fid = next((found[(f.name, t)] for t in kinds.get(f.kind, ()) if (f.name, t) in found), None)
         if fid is None:
             if not copied:
                 model, copied = pin.Model(model), True

@@ -65,6 +65,11 @@ IDENTITIES = (
              fixed_base=True),                                          # not with the free-flyer's torsion
     Identity("Y @ parameters = Slotine-Li", ("Y", "tau_sl"), lambda f, s, call: (f["Y"] @ s["parameters"], f["tau_sl"])),
     Identity("M Minv = 1", ("M", "Minv"), lambda f, s, call: (f["M"] @ f["Minv"], np.eye(len(s["qd"]))), True),
+    Identity("frame velocity = J qd", ("vf", "J"), lambda f, s, call: (f["vf"], f["J"] @ s["qd"])),
+    Identity("J_dot qd = frame acceleration bias", ("dJ", "af"), lambda f, s, call: (f["dJ"] @ s["qd"], f["af"])),
+    Identity("h_G = A_G qd", ("hg", "Ag"), lambda f, s, call: (f["hg"], f["Ag"] @ s["qd"])),
+    Identity("m J_com = linear rows of A_G", ("Jcom", "Ag", "Ig"),
+             lambda f, s, call: (f["Ig"][0, 0] * f["Jcom"], f["Ag"][:3])),
 )
 
 
@@ -264,12 +269,17 @@ def manifest_gravity(manifest: dict, path) -> tuple[float, float, float]:
 
 
 class _Memo:
-    """The oracle's methods, each computed once per state (Mdot and C both read Pinocchio's C)."""
+    """The oracle's methods, each computed once per state (Mdot and C both read Pinocchio's C);
+    its other attributes (model, data, map: what the oracle functions of a family read) as they are."""
 
     def __init__(self, oracle):
         self._oracle, self._cache = oracle, {}
 
     def __getattr__(self, method):
+        value = getattr(self._oracle, method)
+        if not callable(value) or not hasattr(value, "__self__"):
+            return value
+
         def call(*args):
             key = (method,) + tuple(np.asarray(a).tobytes() for a in args)
             if key not in self._cache:

@@ -255,7 +255,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "generator": f"symgen {version}", "sympy": sp.__version__, "robot": robot.name, "name": name,
         "nq": robot.nq, "nv": robot.nv, "depth": robot.depth, "floating_base": robot.floating_base,
         "joint_names": list(robot.joint_names), "link_names": list(robot.link_names),
-        "frames": [f.name for f in frames],
+        "frames": [f.spec or f.name for f in frames],
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],

@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import OptionError
-from .base import Sweep
+import numpy as np
+
+from .base import Sweep, gravity_text
 
 
 def in_body_frames(run, why: str):
@@ -258,14 +260,63 @@ SWEEPS = (
 
 def frames_of(robot, names=None) -> tuple:
     """The :class:`~symgen.model.Frame` of each of ``names`` (links or joints, a link winning a
-    shared name; repeats dropped), by default the leaf links (:attr:`Robot.leaf_links`, in tree
-    order); an unknown or empty list is an OptionError."""
+    shared name; a point ``name=LINK@x,y,z``, see :func:`point_frame`; repeats dropped), by
+    default the leaf links (:attr:`Robot.leaf_links`, in tree order); an unknown or empty list, a
+    bad point or two frames of one name are an OptionError."""
     names = robot.leaf_links if names is None else tuple(dict.fromkeys(names))
-    unknown = [n for n in names if n not in robot.frame_names]
+    unknown = [n for n in names if n not in robot.frame_names and "@" not in n]
     if unknown or not names:
         valid = robot.frame_names
         raise OptionError(f"--frames: {f'unknown frame {unknown[0]!r}' if unknown else 'no frame given'} "
                           f"(robot {robot.name!r} has {len(valid)} link and joint frames, e.g. "
-                          f"{', '.join(valid[:3] + robot.leaf_links[:2])})")
-    return tuple(robot.frame(n) for n in names)
+                          f"{', '.join(valid[:3] + robot.leaf_links[:2])}; a point: name=LINK@x,y,z)")
+    frames = tuple(robot.frame(n) if n in robot.frame_names else point_frame(robot, n) for n in names)
+    seen = set()
+    for f in frames:
+        if f.name in seen:
+            raise OptionError(f"--frames: two frames are named {f.name!r}")
+        seen.add(f.name)
+    return frames
 
+
+def point_frame(robot, text: str):
+    """The frame of a point fixed in a link (a contact point, e.g. a foot's sole), from
+    ``--frames`` text ``name=LINK@x,y,z``: at (x, y, z) in LINK's frame (metres), with LINK's
+    orientation (LINK may also be a joint's frame). Its ``spec`` is the text normalized, which a
+    package's manifest records so that ``symgen verify`` finds the point again."""
+    from ..model import Frame
+
+    name, _, rest = str(text).partition("=")
+    link, _, numbers = rest.partition("@")
+    name, link = name.strip(), link.strip()
+    if not name or not link or "@" not in rest:
+        raise OptionError(f"--frames: {text!r} is neither a link or joint of robot {robot.name!r} nor a point "
+                          f"name=LINK@x,y,z")
+    if link not in robot.frame_names:
+        raise OptionError(f"--frames: point {text!r}: robot {robot.name!r} has no link or joint {link!r}")
+    try:
+        xyz = tuple(float(w) for w in numbers.split(","))
+    except ValueError:
+        xyz = ()
+    if len(xyz) != 3 or not all(np.isfinite(xyz)):
+        raise OptionError(f"--frames: point {text!r}: {numbers.strip()!r} is not three numbers x,y,z")
+    base = robot.frame(link)
+    R = np.array(base.rotation)
+    offset = np.array(base.translation) + R @ np.array(xyz)
+    return Frame(name, "point", base.body, base.rotation, tuple(float(x) for x in offset),
+                 robot.frames.index(base), spec=f"{name}={link}@{gravity_text(xyz)}")
+
+
+def split_frames(text: str | None):
+    """``--frames`` text as a tuple of frame names and points: a comma list in which a point
+    ``name=LINK@x,y,z`` keeps its three numbers (the two commas after its ``@``); None: None."""
+    if text is None:
+        return None
+    words, out = [w.strip() for w in str(text).split(",")], []
+    while words:
+        word = words.pop(0)
+        if "@" in word:
+            word = ",".join([word] + [words.pop(0) for _ in range(min(2, len(words)))])
+        if word:
+            out.append(word)
+    return tuple(out)
