@@ -61,7 +61,8 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
     return sweep.run(with_parameters(robot, theta), args, bk, opts)
 
 
-DEFAULT = tuple(QUANTITIES)
+#: the quantities of a build without ``--quantities``: all but those built on request only
+DEFAULT = tuple(k for k, x in QUANTITIES.items() if x.default)
 
 #: generated function name -> its Quantity
 BY_FUNCTION = {x.function: x for x in QUANTITIES.values()}
