@@ -16,6 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 
+def _unwrap(o):
+    """The oracle itself, not ``symgen verify``'s memo of its methods (which would return the
+    values of the model's first parameters after :func:`_parameter_columns` changed them)."""
+    return o.__dict__.get("oracle", o)
+
+
 def _full(o, q, *velocities):
     """(the oracle of the full model, its q and velocities): a --mimic oracle expands them."""
     if hasattr(o, "full"):
@@ -30,19 +36,27 @@ def _parameters(po) -> np.ndarray:
 
 
 def _parameter_columns(o, f) -> np.ndarray:
-    """d f / d theta of an f linear in the parameters, by Pinocchio at theta + e_k, column k."""
+    """d f / d theta of an f linear in the parameters: column k = f(theta' + e_k) - f(theta') by
+    Pinocchio, theta' the model's parameters with every mass 1 kg more (Pinocchio's inertia keeps
+    the CoM h / m: a massless body, a free-flyer's base link say, would give NaN); the model's own
+    parameters are restored afterwards."""
     po = o.full if hasattr(o, "full") else o
-    theta = _parameters(po)
-    base = np.asarray(f(), dtype=float)
+    saved = [po.model.inertias[j].copy() for j in range(po.model.njoints)]
+    reference = _parameters(po)
+    reference[0::10] += 1.0
     columns = []
     try:
-        for k in range(len(theta)):
-            shifted = theta.copy()
+        po.set_parameters(reference)              # on the oracle's own copy of the model
+        base = np.asarray(f(), dtype=float)
+        for k in range(len(reference)):
+            shifted = reference.copy()
             shifted[k] += 1.0
             po.set_parameters(shifted)
             columns.append(np.asarray(f(), dtype=float) - base)
-    finally:
-        po.set_parameters(theta)
+    finally:                                      # the inertias themselves back: a massless body's
+        for j, inertia in enumerate(saved):       # CoM would not survive a round trip through theta
+            po.model.inertias[j] = inertia
+        po.data = po.model.createData()
     return np.stack(columns, axis=-1)
 
 
@@ -52,60 +66,72 @@ def _links(po, row) -> np.ndarray:
 
 
 def kinetic_energy(o, s):
+    o = _unwrap(o)
     po, q, v = _full(o, s["q"], s["qd"])
     return po.pin.computeKineticEnergy(po.model, po.data, po.map.q(q), po.map.v(v))
 
 
 def potential_energy(o, s):
+    o = _unwrap(o)
     po, q = _full(o, s["q"])
     return po.pin.computePotentialEnergy(po.model, po.data, po.map.q(q))
 
 
 def kinetic_energy_regressor(o, s):
+    o = _unwrap(o)
     po, q, v = _full(o, s["q"], s["qd"])
     return _links(po, po.pin.computeKineticEnergyRegressor(po.model, po.data, po.map.q(q), po.map.v(v)))
 
 
 def potential_energy_regressor(o, s):
+    o = _unwrap(o)
     po, q = _full(o, s["q"])
     return _links(po, po.pin.computePotentialEnergyRegressor(po.model, po.data, po.map.q(q)))
 
 
 def momentum(o, s):
     """crba(q) v."""
+    o = _unwrap(o)
     return o.mass_matrix(s["q"]) @ s["qd"]
 
 
 def coriolis_transpose_product(o, s):
     """computeCoriolisMatrix(q, v)^T v."""
+    o = _unwrap(o)
     return o.coriolis(s["q"], s["qd"]).T @ s["qd"]
 
 
 def gravity_regressor(o, s):
     """computeJointTorqueRegressor(q, 0, 0)."""
+    o = _unwrap(o)
     zero = np.zeros(len(s["qd"]) if "qd" in s else o.robot.nv)
     return o.regressor(s["q"], zero, zero)
 
 
 def momentum_regressor(o, s):
     """computeJointTorqueRegressor(q, 0, v) with gravity off: Y(q, 0, v) - Y(q, 0, 0)."""
+    o = _unwrap(o)
     zero = np.zeros(len(s["qd"]))
     return o.regressor(s["q"], zero, s["qd"]) - o.regressor(s["q"], zero, zero)
 
 
 def gravity_power_regressor(o, s):
     """qd^T computeJointTorqueRegressor(q, 0, 0)."""
+    o = _unwrap(o)
     return s["qd"] @ gravity_regressor(o, s)
 
 
 def coriolis_transpose_regressor(o, s):
     """Column by column: computeCoriolisMatrix(q, v)^T v with theta + e_k."""
+    o = _unwrap(o)
     return _parameter_columns(o, lambda: coriolis_transpose_product(o, s))
 
 
 def adaptation_term(o, s):
     """Y^T (qd - qd_r) with Y column by column: M qdd_r + C(q, qd) qd_r + g (crba,
     computeCoriolisMatrix, computeGeneralizedGravity) with theta + e_k."""
+    o = _unwrap(o)
+
     def slotine_li():
         return o.mass_matrix(s["q"]) @ s["qdd_r"] + o.coriolis(s["q"], s["qd"]) @ s["qd_r"] + o.gravity(s["q"])
 

@@ -63,6 +63,18 @@ IDENTITIES = (
              fixed_base=True),                                          # not with the free-flyer's torsion
     Identity("Y @ parameters = Slotine-Li", ("Y", "tau_sl"), lambda f, s, call: (f["Y"] @ s["parameters"], f["tau_sl"])),
     Identity("M Minv = 1", ("M", "Minv"), lambda f, s, call: (f["M"] @ f["Minv"], np.eye(len(s["qd"]))), True),
+    # seed 002's Appendix B (quantities/appendix_b.py): Algorithm 3's Y^T s, eq. (38), Algorithm 4
+    Identity("adaptation_term = Y^T (qd - qd_r)", ("Yts", "Y"),
+             lambda f, s, call: (f["Yts"], f["Y"].T @ (s["qd"] - s["qd_r"]))),
+    Identity("p = M qd", ("p", "M"), lambda f, s, call: (f["p"], f["M"] @ s["qd"])),
+    Identity("C^T qd = C(q, qd)^T qd", ("CTv", "C"), lambda f, s, call: (f["CTv"], f["C"].T @ s["qd"])),
+    Identity("T = qd . p / 2", ("T", "p"), lambda f, s, call: (f["T"], s["qd"] @ f["p"] / 2)),
+    *(Identity(f"{reg} @ parameters = {name}", (reg, key),
+               lambda f, s, call, reg=reg, key=key: (f[reg] @ s["parameters"], f[key]))
+      for reg, key, name in (("Y_p", "p", "p"), ("Y_c", "CTv", "C^T qd"), ("Y_g", "g", "g"), ("Y_T", "T", "T"),
+                             ("Y_V", "V", "V"))),
+    Identity("Y_Vdot @ parameters = qd . g", ("Y_Vdot", "g"),
+             lambda f, s, call: (f["Y_Vdot"] @ s["parameters"], s["qd"] @ f["g"])),
 )
 
 
@@ -220,13 +232,13 @@ class _Memo:
     """The oracle's methods, each computed once per state (Mdot and C both read Pinocchio's C)."""
 
     def __init__(self, oracle):
-        self._oracle, self._cache = oracle, {}
+        self.oracle, self._cache = oracle, {}         # the oracle itself: for calls that change its model
 
     def __getattr__(self, method):
         def call(*args):
             key = (method,) + tuple(np.asarray(a).tobytes() for a in args)
             if key not in self._cache:
-                self._cache[key] = getattr(self._oracle, method)(*args)
+                self._cache[key] = getattr(self.oracle, method)(*args)
             return self._cache[key]
         return call
 

@@ -255,3 +255,19 @@ def test_a_parametric_build_takes_params(pin, tmp_path):
             assert x.arguments_for(opts)[-1:] == (("params",) if key in ("p", "CTv", "T", "V") else (x.arguments[-1],))
             assert_close(Q.call(pkg.c, key, s, opts), x.pinocchio(oracle, s), f"{x.function} (C)", ctx)
         assert_close(Q.call(pkg.c, "Y_T", s, opts) @ s["params"], Q.call(pkg.c, "T", s, opts), "Y_T @ params", ctx)
+
+
+@pytest.mark.pinocchio
+def test_symgen_verify_checks_the_family(packages):
+    """``symgen verify`` reaches the family through the registry: each function against the
+    reference and Pinocchio, and the identities of ``verify.IDENTITIES`` (regressor @ parameters,
+    p = M v, C^T v, Y^T s)."""
+    from symgen.verify import verify_package
+
+    _, _, pkg = packages["arm4"]
+    report, ok = verify_package(Path(pkg.__file__).parent, trials=2, urdf=ARM4)
+    assert ok, report
+    for line in ("c: p = M qd", "c: C^T qd = C(q, qd)^T qd", "c: adaptation_term = Y^T (qd - qd_r)",
+                 "c: Y_c @ parameters = C^T qd", "c: Y_V @ parameters = V", "c vs Pinocchio: coriolis_transpose_regressor",
+                 "c vs Pinocchio: adaptation_term", "c vs Pinocchio: potential_energy"):
+        assert line in report, f"{line!r} missing from the report"
