@@ -123,25 +123,24 @@ QUANTITIES = (
              "(Wensing & Slotine, Algorithm 3, line 9): the Slotine-Li law's theta-hat-dot = -Gamma Y^T s.",
              "adaptation", pinocchio=_oracle("adaptation_term"),
              pin_call=PinCall(("computeJointTorqueRegressor",), ("q", "qd", "qdd"),
-                              {"Yts": ("pin_cpp", _cpp(_TORQUE_REGRESSOR.format(v="vs[i]", a="as[i]"),
-                                                       "(data.jointTorqueRegressor.transpose() * ts[i])(0)"))},
+                              {"Yts": ("pin_cpp", _cpp(_TORQUE_REGRESSOR.format(v="vs[i]", a="as[i]") + " rp.noalias() = "
+                                                       "data.jointTorqueRegressor.transpose() * ts[i];", "rp(0)"))},
                               note="Pinocchio: computeJointTorqueRegressor (its qd_r is qd) then Y^T s")),
     Quantity("p", "momentum", ("q", "qd"), (Output("p", _vector, embed="vector"),),
              "Generalized momentum p = M(q) qd, (n,), in O(N) without forming M (composite spatial momenta).",
              "momentum", pinocchio=_oracle("momentum"),
              pin_call=PinCall(("crba",), ("q",),
                               {"p": ("pin_cpp", _cpp("crba(model, data, qs[i]); "
-                                                     "data.M.triangularView<Eigen::StrictlyLower>() = "
-                                                     "data.M.transpose().triangularView<Eigen::StrictlyLower>();",
-                                                     "(data.M * vs[i])(0)"))},
+                                                     "r.noalias() = data.M.selfadjointView<Eigen::Upper>() * vs[i];",
+                                                     "r(0)"))},
                               note="Pinocchio: crba, then M v")),
     Quantity("CTv", "coriolis_transpose_product", ("q", "qd"), (Output("CTv", _vector, embed="vector"),),
              "C(q, qd)^T qd, (n,), in O(N) (Wensing & Slotine, eq. (38)); the same for every C with "
              "Mdot = C + C^T (the momentum observer's term: p-dot = tau + C^T qd - g).",
              "momentum", pinocchio=_oracle("coriolis_transpose_product"),
              pin_call=PinCall(("computeCoriolisMatrix",), ("q", "qd"),
-                              {"CTv": ("pin_cpp", _cpp("computeCoriolisMatrix(model, data, qs[i], vs[i]);",
-                                                       "(data.C.transpose() * vs[i])(0)"))},
+                              {"CTv": ("pin_cpp", _cpp("computeCoriolisMatrix(model, data, qs[i], vs[i]); "
+                                                       "r.noalias() = data.C.transpose() * vs[i];", "r(0)"))},
                               note="Pinocchio: computeCoriolisMatrix, then C^T v")),
     Quantity("T", "kinetic_energy", ("q", "qd"), (Output("T", _scalar, embed="none"),),
              "Kinetic energy T = 1/2 qd^T M(q) qd, a scalar, in O(N).", "kinetic_energy",
@@ -189,7 +188,7 @@ QUANTITIES = (
              "Power of gravity's regressor qd^T Y_g, (10 bodies,): Y_Vdot @ parameters = qd^T g = dV/dt "
              "(Algorithm 4, line 13).", "gravity_power_regressor", pinocchio=_oracle("gravity_power_regressor"),
              pin_call=PinCall(("computeJointTorqueRegressor",), ("q", "zero", "zero"),
-                              {"Y_Vdot": ("pin_cpp", _cpp(_TORQUE_REGRESSOR.format(v="zero", a="zero"),
-                                                          "(vs[i].transpose() * data.jointTorqueRegressor)(0)"))},
+                              {"Y_Vdot": ("pin_cpp", _cpp(_TORQUE_REGRESSOR.format(v="zero", a="zero") + " rp.noalias() = "
+                                                          "data.jointTorqueRegressor.transpose() * vs[i];", "rp(0)"))},
                               note="Pinocchio: computeJointTorqueRegressor(q, 0, 0), then v^T Y_g")),
 )
