@@ -20,13 +20,19 @@ Y_Vdot theta = v^T g = dV/dt. Columns: 10 per body with parameters, in ``link_na
 (Pinocchio's ``toDynamicParameters`` order, the layout of ``regressor``). Line 9's F_i (the
 Slotine-Li regressor Y) is :mod:`.regressor`; each function here computes only what its output
 needs (a generated function is traced from one of them).
+
+The ``_ground`` variants run lines 15-25 as the regressor's ground variant does: each body's H_j
+or G_j carried to ground coordinates once (X_0j^*), then [Y]_ij = Phi_i^T F_j (Phid_i^T F_j)
+with Phi_i in ground coordinates, one dot product per (body, ancestor) pair instead of a force
+transform; a build prints whichever costs less for the robot (deep chains: ground).
 """
 from __future__ import annotations
 
-from ..kinematics import base_acceleration, body_frames
+from ..kinematics import base_acceleration, body_frames, rate_velocity
 from ..model import GRAVITY
+from ..spatial import cross_motion
 from .momentum import body_velocities, joint_rates
-from .regressor import ancestor_blocks, inertia_regressor
+from .regressor import ancestor_blocks, ground_subspaces, inertia_regressor, to_ground
 
 
 def _blocks(robot, Xup, rows, U, bk, name):
@@ -37,6 +43,29 @@ def _blocks(robot, Xup, rows, U, bk, name):
     for k, j in enumerate(bodies):
         for i, Ui in ancestor_blocks(robot, Xup, j, U[j], bk, name):
             Y[i, 10 * k:10 * k + 10] = rows[i] @ Ui
+    return Y
+
+
+def _ground_blocks(robot, q, U, bk, name, qd=None):
+    """Lines 15-25 in ground coordinates: [Y]_ij = Phi_i^T X_0j^* U_j, or with ``qd``, Phid_i^T
+    X_0j^* U_j with Phid_i = (v_i x) Phi_i of the ground velocities v_i."""
+    from .frames import _ground_bodies
+
+    R, p = _ground_bodies(robot, q, bk)
+    rows = ground_subspaces(robot, R, p, bk)
+    if qd is not None:                                                  # line 6, ground coordinates
+        v = [None] * robot.n
+        for i in range(robot.n):
+            par = robot.parent[i]
+            v[i] = bk.bind(rows[i] * qd[i] + (v[par] if par >= 0 else 0), f"vg{i}", i)
+        rows = [bk.bind(cross_motion(rate_velocity(robot, v, rows, qd, i, bk), rows[i], bk), f"Phid{i}", i)
+                for i in range(robot.n)]
+    bodies = robot.inertial_bodies
+    Y = bk.zeros((robot.n, 10 * len(bodies)))
+    for c, j in enumerate(bodies):
+        F = to_ground(robot, U[j], R, p, j, bk, name)
+        for i in robot.ancestors(j):
+            Y[i, 10 * c:10 * c + 10] = rows[i] @ F
     return Y
 
 
@@ -73,6 +102,24 @@ def gravity_regressor(robot, q, bk, gravity=GRAVITY):
     """Y_g(q), (n, 10 links): Y_g theta = g (= Y(q, 0, 0, 0))."""
     Xup, Phi = body_frames(robot, q, bk)
     return _blocks(robot, Xup, Phi, _G(robot, q, Xup, bk, gravity), bk, "G")      # line 21
+
+
+def momentum_regressor_ground(robot, q, qd, bk):
+    """Y_p with lines 15-25 in ground coordinates."""
+    Xup, Phi = body_frames(robot, q, bk)
+    return _ground_blocks(robot, q, _H(robot, body_velocities(robot, Xup, Phi, qd, bk), bk), bk, "H")
+
+
+def coriolis_transpose_regressor_ground(robot, q, qd, bk):
+    """Y_c with lines 15-25 in ground coordinates."""
+    Xup, Phi = body_frames(robot, q, bk)
+    return _ground_blocks(robot, q, _H(robot, body_velocities(robot, Xup, Phi, qd, bk), bk), bk, "H", qd)
+
+
+def gravity_regressor_ground(robot, q, bk, gravity=GRAVITY):
+    """Y_g with lines 15-25 in ground coordinates."""
+    Xup, _ = body_frames(robot, q, bk)
+    return _ground_blocks(robot, q, _G(robot, q, Xup, bk, gravity), bk, "G")
 
 
 def kinetic_energy_regressor(robot, q, qd, bk):

@@ -117,6 +117,19 @@ def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     n = robot.n
     _, _, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
     R, p = _ground_bodies(robot, q, bk)                      # turned frames: z is the joint axis
+    Phi = ground_subspaces(robot, R, p, bk)
+    Y = bk.zeros((n, 10 * len(robot.inertial_bodies)))
+    for c, j in enumerate(robot.inertial_bodies):
+        U = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"Yb{j}", j)           # line 8, body j's frame
+        F = to_ground(robot, U, R, p, j, bk, "Y")
+        for i in robot.ancestors(j):
+            Y[i, 10 * c:10 * c + 10] = Phi[i] @ F                               # Y_ij = Phi_i^T F_j
+    return Y
+
+
+def ground_subspaces(robot, R, p, bk) -> list:
+    """Phi_i in ground coordinates from the turned frames' placements (R, p) of
+    :func:`~symgen.algorithms.frames._ground_bodies`: [a; p x a] (revolute), [0; a] (prismatic)."""
     Phi = []
     for i, body in enumerate(robot.bodies):
         axis, S = R[i][:, 2], bk.zeros(6)
@@ -125,15 +138,16 @@ def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
         else:
             S[:3], S[3:] = axis, bk.bind(cross(p[i], axis, bk), f"Phi{i}", i)
         Phi.append(S)
-    Y = bk.zeros((n, 10 * len(robot.inertial_bodies)))
-    for c, j in enumerate(robot.inertial_bodies):
-        U = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"Yb{j}", j)           # line 8, body j's frame
-        oR = bk.bind(R[j] @ bk.const(robot.z_turns[j].T), f"oRb{j}", j)          # its URDF axes in the world
-        F = bk.zeros((6, 10))
-        F[3:, :] = bk.bind(oR @ U[3:, :], f"Yf{j}", j)
-        for k in range(10):
-            F[:3, k] = oR @ U[:3, k] + cross(p[j], F[3:, k], bk)
-        F = bk.bind(F, f"Yg{j}", j)
-        for i in robot.ancestors(j):
-            Y[i, 10 * c:10 * c + 10] = Phi[i] @ F                               # Y_ij = Phi_i^T F_j
-    return Y
+    return Phi
+
+
+def to_ground(robot, U, R, p, j, bk, name):
+    """A 6 x 10 block of forces in body j's (URDF) frame carried to ground coordinates about the
+    base origin, X_0j^* U: forces f' = oR f, moments n' = oR n + op x f' (named ``{name}f``,
+    ``{name}g``)."""
+    oR = bk.bind(R[j] @ bk.const(robot.z_turns[j].T), f"oRb{j}", j)              # its URDF axes in the world
+    F = bk.zeros((6, 10))
+    F[3:, :] = bk.bind(oR @ U[3:, :], f"{name}f{j}", j)
+    for k in range(10):
+        F[:3, k] = oR @ U[:3, k] + cross(p[j], F[3:, k], bk)
+    return bk.bind(F, f"{name}g{j}", j)

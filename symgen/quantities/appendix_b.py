@@ -69,16 +69,18 @@ def _potential_energy_regressor(robot, args, bk, opts):
     return {"Y_V": potential_energy_regressor(robot, args["q"], bk, gravity=opts.gravity)}
 
 
-def _algorithm4(name, with_velocity=True, with_gravity=False):
-    """The sweep running Algorithm 4's function ``name`` (one output each)."""
+def _algorithm4(name, with_velocity=True, with_gravity=False, ground=False):
+    """The sweep running Algorithm 4's function ``name`` (one output each); ``ground``: its
+    variant with lines 15-25 in ground coordinates (``name_ground``)."""
     def run(robot, args, bk, opts):
         from ..algorithms import algorithm4
 
         extra = {"gravity": opts.gravity} if with_gravity else {}
         velocity = (args["qd"],) if with_velocity else ()
-        return {OUTPUT[name]: getattr(algorithm4, name)(robot, args["q"], *velocity, bk, **extra)}
+        return {OUTPUT[name]: getattr(algorithm4, function)(robot, args["q"], *velocity, bk, **extra)}
 
-    run.__name__ = f"_{name}"
+    function = name + ("_ground" if ground else "")
+    run.__name__ = f"_{function}"
     return run
 
 
@@ -91,9 +93,12 @@ SWEEPS = (
     Sweep("kinetic_energy", ("q", "qd"), _kinetic_energy),
     Sweep("potential_energy", ("q",), _potential_energy),
     Sweep("potential_energy_regressor", ("q",), _potential_energy_regressor, inertial=False),
-    Sweep("momentum_regressor", ("q", "qd"), _algorithm4("momentum_regressor"), inertial=False),
-    Sweep("coriolis_transpose_regressor", ("q", "qd"), _algorithm4("coriolis_transpose_regressor"), inertial=False),
-    Sweep("gravity_regressor", ("q",), _algorithm4("gravity_regressor", False, True), inertial=False),
+    Sweep("momentum_regressor", ("q", "qd"), _algorithm4("momentum_regressor"), inertial=False,
+          variants=(_algorithm4("momentum_regressor", ground=True),)),
+    Sweep("coriolis_transpose_regressor", ("q", "qd"), _algorithm4("coriolis_transpose_regressor"), inertial=False,
+          variants=(_algorithm4("coriolis_transpose_regressor", ground=True),)),
+    Sweep("gravity_regressor", ("q",), _algorithm4("gravity_regressor", False, True), inertial=False,
+          variants=(_algorithm4("gravity_regressor", False, True, ground=True),)),
     Sweep("kinetic_energy_regressor", ("q", "qd"), _algorithm4("kinetic_energy_regressor"), inertial=False),
     Sweep("gravity_power_regressor", ("q", "qd"), _algorithm4("gravity_power_regressor", True, True), inertial=False),
 )
