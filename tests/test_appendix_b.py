@@ -291,3 +291,19 @@ def test_ground_variants_of_algorithm4_equal_the_body_frame_walk(name):
                          getattr(algorithm4, f)(robot, s["q"], s["qd"], NUMERIC), f + "_ground", ctx)
         assert_close(algorithm4.gravity_regressor_ground(robot, s["q"], NUMERIC),
                      algorithm4.gravity_regressor(robot, s["q"], NUMERIC), "gravity_regressor_ground", ctx)
+
+
+@pytest.mark.pinocchio
+def test_gravity_option_reaches_the_gravity_terms(pin):
+    """--gravity (here the Moon's, slanted) reaches V, Y_V, Y_g, v^T Y_g and Y^T s: the reference
+    against Pinocchio with that gravity, on a fixed tree and a free-flyer biped (whose gravity
+    terms turn it into the base frame, while V reads it in the world)."""
+    from test_gravity_option import MOON
+
+    keys = ("V", "Y_V", "Y_g", "Y_Vdot", "Yts")
+    for robot in (robots.make("tree", 5, 8), robots.make("biped", 2, 9)):
+        oracle = PinOracle(robot, pin_model_from_robot(robot), pin, gravity=MOON)
+        _check_against_pinocchio(robot, oracle, lambda k, s: Q.evaluate(robot, k, s, Q.SweepOptions(gravity=MOON)),
+                                 f"{robot.name} Moon", keys=keys)
+        s = _states(robot, 0, 1)[0]                             # and the option did something
+        assert not np.isclose(Q.evaluate(robot, "V", s), Q.evaluate(robot, "V", s, Q.SweepOptions(gravity=MOON)))
