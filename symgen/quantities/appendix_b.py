@@ -9,13 +9,15 @@ Pinocchio rival for ``symgen bench``.
 Every function runs in body frames (O(N) recursions and Algorithm 4's walk up the tree, as
 the RNEA and the Slotine-Li regressor), whatever ``--frame`` says; Y_p, Y_c and Y_g have the
 regressor's ground-coordinate walk as a variant, which a build prints where it costs less (deep
-chains: serial 20, Y_p 24,192 operations against 63,123; panda keeps body frames). Under ``--mimic`` the scalars
-and the (10 links,) vectors are the full model's at the expanded state (Y_red^T s = Y^T G s:
-rule ``none``), p and C^T v are projected as vectors (G^T), the regressors by rows (G^T Y).
+chains: serial 20, Y_p 24,192 operations against 63,123; panda keeps body frames). Under
+``--mimic`` the scalars and the (10 links,) vectors are the full model's at the expanded state
+(Y_red^T s = Y^T G s: rule ``none``), p and C^T v are projected as vectors (G^T), the regressors
+by rows (G^T Y).
 
 Y_p and Y_c are built on request (``--quantities``), not by default: the two (n, 10 links)
 regressors are most of the family's code, and with them a default panda build took about 20%
-more CPU time (19.6 -> 23.5 s user), without them about 7%.
+more CPU time (19.6 -> 23.5 s user), without them about 9% (20.2-22.0 -> 22.6-23.4 s, two pairs
+of runs on a loaded machine).
 """
 from __future__ import annotations
 
@@ -43,7 +45,8 @@ def _parameters(robot, opts):
 def _adaptation(robot, args, bk, opts):
     from ..algorithms.adaptation import adaptation_term
 
-    return {"Yts": adaptation_term(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk, gravity=opts.gravity)}
+    return {"Yts": adaptation_term(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk,
+                                   gravity=opts.gravity)}
 
 
 def _momentum(robot, args, bk, opts):
