@@ -307,3 +307,20 @@ def test_gravity_option_reaches_the_gravity_terms(pin):
                                  f"{robot.name} Moon", keys=keys)
         s = _states(robot, 0, 1)[0]                             # and the option did something
         assert not np.isclose(Q.evaluate(robot, "V", s), Q.evaluate(robot, "V", s, Q.SweepOptions(gravity=MOON)))
+
+
+def test_adaptation_term_momentum_and_energy_are_O_N():
+    """Algorithm 3's line 9 and eq. (38) never form Y, M or C: doubling a chain (6 -> 12 bodies)
+    about doubles the operations of adaptation_term, momentum, coriolis_transpose_product and
+    kinetic_energy (2.1-2.3x measured), where the regressor Y, O(N^2) entries, nearly quadruples
+    (3.8x)."""
+    from symgen.codegen import program as P
+    from symgen.codegen.symbolic import program_for
+
+    def ratio(key):
+        a, b = (P.cost(program_for(robots.make("serial", n, 2), key, Q.SweepOptions(frame="body"))) for n in (6, 12))
+        return b / a
+
+    for key in ("Yts", "p", "CTv", "T"):
+        assert ratio(key) < 2.5, (key, ratio(key))
+    assert ratio("Y") > 3.3
