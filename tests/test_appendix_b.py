@@ -324,3 +324,30 @@ def test_adaptation_term_momentum_and_energy_are_O_N():
     for key in ("Yts", "p", "CTv", "T"):
         assert ratio(key) < 2.5, (key, ratio(key))
     assert ratio("Y") > 3.3
+
+
+@pytest.mark.slow
+@pytest.mark.pinocchio
+@pytest.mark.parametrize("name", ["panda", "solo12"])
+def test_generated_code_on_real_robots(pin, tmp_path, name):
+    """The family generated for panda and solo12 (free-flyer), NumPy and C, one state and a
+    batch, against Pinocchio (slow: two builds of about 10 s)."""
+    if name == "panda":
+        path = erd_path("panda_description/urdf/panda.urdf")
+        robot, model = symgen.load_urdf(path), pin.buildModelFromUrdf(str(path))
+    else:
+        path = erd_path("solo_description/robots/solo12.urdf")
+        robot = symgen.load_urdf(path, floating_base=True)
+        model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    oracle, pkg = PinOracle(robot, model, pin), _build(robot, tmp_path, FAMILY)
+    for backend in ("numpy", "c"):
+        module = getattr(pkg, backend)
+        _check_against_pinocchio(robot, oracle, lambda k, s: Q.call(module, k, s), f"{name} {backend}")
+        seed = _seed(f"{name} {backend} batch")
+        states = _states(robot, seed, 3)
+        batch = {a: np.array([s[a] for s in states]) for a in states[0]}
+        for key in FAMILY:
+            x = Q.QUANTITIES[key]
+            got = Q.call(module, key, batch)
+            for t, state in enumerate(states):
+                assert_close(got[t], x.pinocchio(oracle, state), f"{x.function} (batch)", f"{name} seed={seed} state#{t}")
