@@ -10,67 +10,25 @@ Then what is checked comes from the registry (:mod:`symgen.quantities`): every f
 package has, on every backend, against NumPy's; with a URDF, against the numeric reference (the
 same algorithms run on numbers, body frame), Pinocchio on symgen's reading of the URDF (each
 quantity's ``pinocchio`` counterpart) and, for M and tau, Pinocchio on its own reading of the
-file (which a misreading by symgen's reader cannot fool); and the identities below, each run
-when the package has the functions it needs.
+file (which a misreading by symgen's reader cannot fool); and the identities of :mod:`symgen.identities`,
+each run when the package has the functions it needs.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from . import quantities as Q
 from .errors import OptionError, SymgenError
+from .identities import IDENTITIES, Identity  # noqa: F401  (Identity: verify's vocabulary)
 
 TOL = 1e-9
 #: the JAX module against NumPy's (the same printed lines, float64): 1e-12, times cond(M) where solved
 JAX_TOL = 1e-12
-
-
-@dataclass(frozen=True)
-class Identity:
-    """A relation between generated functions that holds at every state: ``sides(f, state, call)``
-    returns (left, right), where ``f`` maps a quantity key to its value at ``state`` and
-    ``call(key, *args)`` evaluates it at other arguments."""
-    name: str
-    needs: tuple[str, ...]
-    sides: Callable
-    conditioned: bool = False                       # a solve with M: tolerance grows with cond(M)
-    fixed_base: bool = False                        # holds only without a free-flyer
-
-
-def _rnea_minus_gravity(f, s, call):
-    zero = np.zeros_like(s["qd"])
-    return f["C"] @ s["qd"], call("tau", s["q"], s["qd"], zero) - call("tau", s["q"], zero, zero)
-
-
-#: relations between quantities (registry keys) that hold at every state
-IDENTITIES = (
-    Identity("M symmetric", ("M",), lambda f, s, call: (f["M"], f["M"].T)),
-    Identity("Mdot = C + C^T", ("Mdot", "C"), lambda f, s, call: (f["Mdot"], f["C"] + f["C"].T)),       # eq. (2)
-    Identity("C = Gamma qd", ("Gamma", "C"),                                                        # eq. (3)
-             lambda f, s, call: (np.einsum("ijk,k->ij", f["Gamma"], s["qd"]), f["C"])),
-    Identity("C qd = RNEA(q, qd, 0) - g", ("C", "tau"), _rnea_minus_gravity),
-    Identity("g = RNEA(q, 0, 0)", ("g", "tau"), lambda f, s, call: (f["g"], call("tau", s["q"], 0 * s["qd"], 0 * s["qd"]))),
-    Identity("Slotine-Li(q, qd, qd, qdd) = RNEA(q, qd, qdd)", ("tau_sl", "tau"),
-             lambda f, s, call: (call("tau_sl", s["q"], s["qd"], s["qd"], s["qdd"]), f["tau"])),
-    Identity("RNEA(q, qd, FD(q, qd, tau)) = tau", ("qdd", "tau"),
-             lambda f, s, call: (call("tau", s["q"], s["qd"], f["qdd"]), s["tau"]), True),
-    Identity("dtau/dqd = 2 C", ("dtau", "C"), lambda f, s, call: (f["dtau"][1], 2 * f["C"]),   # Gamma_ijk = Gamma_ikj,
-             fixed_base=True),                                          # not with the free-flyer's torsion
-    Identity("Y @ parameters = Slotine-Li", ("Y", "tau_sl"), lambda f, s, call: (f["Y"] @ s["parameters"], f["tau_sl"])),
-    Identity("M Minv = 1", ("M", "Minv"), lambda f, s, call: (f["M"] @ f["Minv"], np.eye(len(s["qd"]))), True),
-    Identity("frame velocity = J qd", ("vf", "J"), lambda f, s, call: (f["vf"], f["J"] @ s["qd"])),
-    Identity("J_dot qd = frame acceleration bias", ("dJ", "af"), lambda f, s, call: (f["dJ"] @ s["qd"], f["af"])),
-    Identity("h_G = A_G qd", ("hg", "Ag"), lambda f, s, call: (f["hg"], f["Ag"] @ s["qd"])),
-    Identity("m J_com = linear rows of A_G", ("Jcom", "Ag", "Ig"),
-             lambda f, s, call: (f["Ig"][0, 0] * f["Jcom"], f["Ag"][:3])),
-)
 
 
 def _rel(a, b):
@@ -273,17 +231,17 @@ class _Memo:
     its other attributes (model, data, map: what the oracle functions of a family read) as they are."""
 
     def __init__(self, oracle):
-        self._oracle, self._cache = oracle, {}
+        self.oracle, self._cache = oracle, {}         # the oracle itself: for calls that change its model
 
     def __getattr__(self, method):
-        value = getattr(self._oracle, method)
+        value = getattr(self.oracle, method)
         if not callable(value) or not hasattr(value, "__self__"):
             return value
 
         def call(*args):
             key = (method,) + tuple(np.asarray(a).tobytes() for a in args)
             if key not in self._cache:
-                self._cache[key] = getattr(self._oracle, method)(*args)
+                self._cache[key] = getattr(self.oracle, method)(*args)
             return self._cache[key]
         return call
 

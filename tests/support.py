@@ -116,10 +116,10 @@ def erd_path(relative: str) -> Path:
 
 # ------------------------------------------------------------------- the generated functions
 
-#: every generated function's name, in the registry's order
-FUNCTIONS = tuple(x.function for x in Q.QUANTITIES.values())
+#: the name of every function of a default build (``Quantity.default``), in the registry's order
+FUNCTIONS = tuple(Q.QUANTITIES[k].function for k in Q.DEFAULT)
 #: generated function name -> how many state vectors it takes
-ARITY = {x.function: len(x.arguments) for x in Q.QUANTITIES.values()}
+ARITY = {Q.QUANTITIES[k].function: len(Q.QUANTITIES[k].arguments) for k in Q.DEFAULT}
 
 
 def full_state(q, qd, qdd) -> dict:

@@ -19,6 +19,11 @@
     derivatives        (dtau/dq, dtau/dqd) and (dqdd/dq, dqdd/dqd)    (Carpentier & Mansard,
                                                                        analytical derivatives)
     frames             frame placements and Jacobians                 (LOCAL_WORLD_ALIGNED)
+    adaptation         Y^T (v - v_r) in O(N), Y never formed          (Wensing & Slotine,
+                                                                       Algorithm 3, line 9)
+    momentum           p = M v and C^T v in O(N)                      (their eq. (38))
+    energy             T, V and the regressor of V                    (their App. B-B2)
+    algorithm4         Y_p, Y_c, Y_g, Y_T, v^T Y_g                    (their Algorithm 4)
 
 ``crba``, ``coriolis``, ``christoffel``, ``gravity`` and ``slotine_li`` each hold two functions
 side by side: the algorithm in body frames as it is printed (the module's name) and in ground
@@ -58,6 +63,8 @@ generated code, so the code, the comments and the generated files read alike.
     crm, crf, icrf    (v x), (v x*), (f x*)  spatial cross products (:mod:`symgen.spatial`)
     factor_B          B(v, I)                eq. (10)
     Y, theta          Y, θ                   regressor and the ten inertial parameters per body
+    F, H, G           𝖥ᵢ, 𝖧ᵢ, 𝖦ᵢ               Algorithms 3-4: the body-level regressor 𝒴ᵢ at
+                                             (a, v, w), (v, 0, 0) and (a_g, 0, 0)
 
 and for the ground-coordinate split of B (not in the paper; see :mod:`.coriolis`):
 

@@ -68,22 +68,41 @@ def body_regressor(a, v, w, bk) -> np.ndarray:
     return Y
 
 
+def inertia_regressor(x, bk) -> np.ndarray:
+    """6x10: the body-level regressor with no velocity, Y_i(x, 0, 0) of Algorithm 4 (lines 10-11):
+    column k = E_k x, so that I(theta) x = Y_i(x, 0, 0) theta (x: a body's velocity gives its
+    momentum's regressor H_i, the gravity acceleration gives G_i)."""
+    Y = bk.zeros((6, 10))
+    for k, E in enumerate(inertia_basis()):
+        Y[:, k] = bk.const(E) @ x
+    return Y
+
+
 def regressor(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     """Y, (n, 10 links): columns 10 k .. 10 k + 9 belong to the k-th link of ``robot.link_names``
     (body j = ``robot.inertial_bodies[k]``; a free-flyer's massless helpers have no columns)."""
-    n, parent, bodies = robot.n, robot.parent, robot.inertial_bodies
+    n, bodies = robot.n, robot.inertial_bodies
     Xup, Phi, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
     Y = bk.zeros((n, 10 * len(bodies)))
     for k, j in enumerate(bodies):
         U = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"Yb{j}", j)    # line 8, d f_j / d theta_j
-        i = j
-        while True:
-            Y[i, 10 * k:10 * k + 10] = Phi[i] @ U                      # Y_ij = Phi_i^T jX_i^T Y_body_j
-            if parent[i] < 0:
-                break
-            U = bk.bind(Xup[i].T @ U, f"Yb{j}_{parent[i]}", j)          # line 13, to the parent's frame
-            i = parent[i]
+        for i, Ui in ancestor_blocks(robot, Xup, j, U, bk, "Yb"):
+            Y[i, 10 * k:10 * k + 10] = Phi[i] @ Ui                     # Y_ij = Phi_i^T jX_i^T Y_body_j
     return Y
+
+
+def ancestor_blocks(robot, Xup, j, U, bk, name):
+    """(i, jX_i^T U) for i = j and then each ancestor of j, U (6 x 10) given in body j's frame:
+    the inner loop of Algorithm 4 (lines 16-23; Algorithm 3, line 13, for Y), carrying a body's
+    block to its parent's frame one joint at a time (named ``{name}{j}_{i}``)."""
+    i = j
+    while True:
+        yield i, U
+        p = robot.parent[i]
+        if p < 0:
+            return
+        U = bk.bind(Xup[i].T @ U, f"{name}{j}_{p}", j)                  # to the parent's frame
+        i = p
 
 
 def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
@@ -98,6 +117,19 @@ def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     n = robot.n
     _, _, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
     R, p = _ground_bodies(robot, q, bk)                      # turned frames: z is the joint axis
+    Phi = ground_subspaces(robot, R, p, bk)
+    Y = bk.zeros((n, 10 * len(robot.inertial_bodies)))
+    for c, j in enumerate(robot.inertial_bodies):
+        U = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"Yb{j}", j)           # line 8, body j's frame
+        F = to_ground(robot, U, R, p, j, bk, "Y")
+        for i in robot.ancestors(j):
+            Y[i, 10 * c:10 * c + 10] = Phi[i] @ F                               # Y_ij = Phi_i^T F_j
+    return Y
+
+
+def ground_subspaces(robot, R, p, bk) -> list:
+    """Phi_i in ground coordinates from the turned frames' placements (R, p) of
+    :func:`~symgen.algorithms.frames._ground_bodies`: [a; p x a] (revolute), [0; a] (prismatic)."""
     Phi = []
     for i, body in enumerate(robot.bodies):
         axis, S = R[i][:, 2], bk.zeros(6)
@@ -106,15 +138,16 @@ def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
         else:
             S[:3], S[3:] = axis, bk.bind(cross(p[i], axis, bk), f"Phi{i}", i)
         Phi.append(S)
-    Y = bk.zeros((n, 10 * len(robot.inertial_bodies)))
-    for c, j in enumerate(robot.inertial_bodies):
-        U = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"Yb{j}", j)           # line 8, body j's frame
-        oR = bk.bind(R[j] @ bk.const(robot.z_turns[j].T), f"oRb{j}", j)          # its URDF axes in the world
-        F = bk.zeros((6, 10))
-        F[3:, :] = bk.bind(oR @ U[3:, :], f"Yf{j}", j)
-        for k in range(10):
-            F[:3, k] = oR @ U[:3, k] + cross(p[j], F[3:, k], bk)
-        F = bk.bind(F, f"Yg{j}", j)
-        for i in robot.ancestors(j):
-            Y[i, 10 * c:10 * c + 10] = Phi[i] @ F                               # Y_ij = Phi_i^T F_j
-    return Y
+    return Phi
+
+
+def to_ground(robot, U, R, p, j, bk, name):
+    """A 6 x 10 block of forces in body j's (URDF) frame carried to ground coordinates about the
+    base origin, X_0j^* U: forces f' = oR f, moments n' = oR n + op x f' (named ``{name}f``,
+    ``{name}g``)."""
+    oR = bk.bind(R[j] @ bk.const(robot.z_turns[j].T), f"oRb{j}", j)              # its URDF axes in the world
+    F = bk.zeros((6, 10))
+    F[3:, :] = bk.bind(oR @ U[3:, :], f"{name}f{j}", j)
+    for k in range(10):
+        F[:3, k] = oR @ U[:3, k] + cross(p[j], F[3:, k], bk)
+    return bk.bind(F, f"{name}g{j}", j)

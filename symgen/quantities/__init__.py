@@ -26,14 +26,14 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import OptionError
-from . import centroidal, core, sweeps
+from . import appendix_b, centroidal, core, sweeps
 from .base import (ARGUMENTS, FRAMES, GAMMA_METHODS, STATE_ARGUMENTS, Argument, Output, PinCall, Quantity,  # noqa: F401
                    Sweep, SweepOptions, check_options, gravity_text, parse_gravity)
 from .sweeps import frames_of, in_body_frames, point_frame, split_frames  # noqa: F401
 
 #: the modules that declare sweeps (a ``SWEEPS`` tuple) and quantities (a ``QUANTITIES`` tuple), in
 #: the order of the generated files
-_MODULES = (sweeps, core, centroidal)
+_MODULES = (sweeps, core, centroidal, appendix_b)
 
 SWEEPS = {s.name: s for module in _MODULES for s in getattr(module, "SWEEPS", ())}
 QUANTITIES = {x.key: replace(x, inertial=SWEEPS[x.sweep].inertial)
@@ -61,7 +61,8 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
     return sweep.run(with_parameters(robot, theta), args, bk, opts)
 
 
-DEFAULT = tuple(QUANTITIES)
+#: the quantities of a build without ``--quantities``: all but those built on request only
+DEFAULT = tuple(k for k, x in QUANTITIES.items() if x.default)
 
 #: generated function name -> its Quantity
 BY_FUNCTION = {x.function: x for x in QUANTITIES.values()}

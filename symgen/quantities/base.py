@@ -168,6 +168,9 @@ class Quantity:
     #: regressor, whose per-pair dot products read consecutive temps, 3.21 -> 4.94, and Gamma
     #: 8.80 -> 8.94: those keep it
     slp: bool = False
+    #: part of a default build (``symgen build`` without ``--quantities``); False for functions
+    #: built on request only, whose code would slow every default build more than they serve it
+    default: bool = True
 
     @property
     def output_names(self) -> tuple[str, ...]:
