@@ -53,10 +53,10 @@ def main():
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
 def info(urdf, floating_base, mimic):
     """Summarize a robot: bodies, joints in q order, DoF, depth, what was lumped and snapped."""
+    from .mjcf import load_robot
     from .report import describe
-    from .urdf import load_urdf
 
-    click.echo(describe(load_urdf(urdf, floating_base=floating_base, mimic=mimic)))
+    click.echo(describe(load_robot(urdf, floating_base=floating_base, mimic=mimic)))
 
 
 @main.command()
@@ -160,8 +160,8 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
 
     from .codegen.build import BuildOptions, build as run_build
     from .codegen.names import identifier
+    from .mjcf import load_robot
     from .model import GRAVITY
-    from .urdf import load_urdf
 
     # a killed build (SIGTERM, or SIGHUP: its terminal closed) unwinds like Ctrl-C, so the
     # temporary folder is removed and the compiler's process group killed
@@ -170,7 +170,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
             signal.signal(signum, lambda signum, frame: sys.exit(128 + signum))
     t0 = time.perf_counter()
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
-    robot = load_urdf(urdf, floating_base=floating_base, mimic=mimic)
+    robot = load_robot(urdf, floating_base=floating_base, mimic=mimic)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):
         click.echo(f"symgen: note: package name {identifier(robot.name)!r} from the robot's name in "
                    f"{Path(urdf).name!r}; --name to choose another", err=True)
@@ -204,8 +204,8 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
 @click.argument("package", type=click.Path())
 @click.option("--trials", default=20, show_default=True, help="Random states to check.")
 @click.option("--seed", default=0, show_default=True)
-@click.option("--urdf", type=click.Path(dir_okay=False), default=None,
-              help="URDF for the numeric reference (default: none, identities and backends only).")
+@click.option("--model", "--urdf", "urdf", type=click.Path(dir_okay=False), default=None,
+              help="URDF or MJCF for the numeric reference (default: none, identities and backends only).")
 @click.option("--floating-base", is_flag=True, help="Expect a package built with --floating-base (default: as "
               "its manifest says).")
 def verify(package, trials, seed, urdf, floating_base):

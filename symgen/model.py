@@ -135,6 +135,12 @@ class Robot:
     #: every link and joint frame, in tree order (the root link, then depth first in q order,
     #: each joint followed by its child link); by default each body's joint and link frames
     frames: tuple[Frame, ...] = ()
+    #: reflected rotor inertia per velocity (Pinocchio's ``model.armature``, MuJoCo's
+    #: ``dof_armature``), added to M's diagonal; () when none (:attr:`armature_vector`)
+    armature: tuple[float, ...] = ()
+    #: a model read from MJCF: MuJoCo's qpos0 per joint coordinate after a free-flyer's (symgen's
+    #: q = qpos - qpos0 there; :mod:`symgen.mjcf`), else None
+    mujoco_qpos0: tuple[float, ...] | None = None
 
     def __post_init__(self):
         if not self.frames:         # a robot built in Python: one joint and one link per body
@@ -153,6 +159,9 @@ class Robot:
             if b.joint_type not in JOINT_TYPES:
                 raise ModelError(f"robot {self.name!r}: body {b.name!r} has joint type "
                                  f"{b.joint_type!r}; expected one of {', '.join(JOINT_TYPES)}")
+        if self.armature and (len(self.armature) != self.n or not all(0.0 <= a < float("inf") for a in self.armature)):
+            raise ModelError(f"robot {self.name!r}: armature must be {self.n} numbers >= 0 (one per velocity), "
+                             f"got {self.armature}")
         for k, f in enumerate(self.frames):
             if f.kind not in FRAME_KINDS or not -1 <= f.body < self.n or not -1 <= f.parent < k:
                 raise ModelError(f"robot {self.name!r}: frame {f.name!r} ({f.kind}) is mounted on body "
@@ -170,6 +179,15 @@ class Robot:
     def nq(self) -> int:
         """The number of configuration entries: nv, plus one for a free-flyer's unit quaternion."""
         return self.n + 1 if self.floating_base else self.n
+
+    @cached_property
+    def armature_vector(self) -> np.ndarray:
+        """The armature (nv,): zeros when the robot has none."""
+        return np.array(self.armature, dtype=float) if self.armature else np.zeros(self.n)
+
+    @property
+    def has_armature(self) -> bool:
+        return any(self.armature)
 
     @property
     def free(self) -> int:

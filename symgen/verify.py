@@ -26,6 +26,7 @@ import numpy as np
 
 from . import quantities as Q
 from .errors import OptionError, SymgenError
+from .mjcf import load_robot
 
 TOL = 1e-9
 
@@ -105,6 +106,8 @@ def _pinocchio_own_parse(robot, urdf, gravity=None):
         return None, None
     from .pinocchio_oracle import oracle_for
 
+    if getattr(robot, "mujoco_qpos0", None) is not None:
+        return None, "Pinocchio's own reading of the file: skipped for MJCF (buildModelFromMJCF merges a body's joints)"
     try:
         model = (pinocchio.buildModelFromUrdf(str(urdf), pinocchio.JointModelFreeFlyer()) if robot.floating_base
                  else pinocchio.buildModelFromUrdf(str(urdf)))
@@ -264,7 +267,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity)
     robot = oracle = own = None
     if urdf:
-        robot = symgen.load_urdf(urdf, floating_base=built_floating,
+        robot = load_robot(urdf, floating_base=built_floating,
                                  mimic=bool(manifest["options"].get("mimic", False)))        # --mimic: reduced
         notes.append(check_robot(robot, manifest, path, urdf))
         oracle, pin_note = _pinocchio(robot, frames, gravity)

@@ -29,7 +29,7 @@ Two versions, side by side and line for line:
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, ground_frames, rate_velocity
+from ..kinematics import body_frames, body_inertia, ground_frames, plus_armature, rate_velocity
 from ..spatial import congruence, crm, cross_force, cross_motion, factor_B, inertia_rate, inertia_times
 
 
@@ -50,7 +50,7 @@ def coriolis(robot, q, qd, bk):
         F2 = bk.bind(IC[j] @ Phi[j], f"F2_{j}", j)                         # line 10
         F3 = bk.bind(BC[j].T @ Phi[j], f"F3_{j}", j)                       # line 11
         C[j, j] = Phi[j] @ F1                                           # line 12
-        M[j, j] = Phi[j] @ F2                                           # line 13
+        M[j, j] = plus_armature(robot, j, Phi[j] @ F2)                  # line 13 (+ armature)
         Mdot[j, j] = Phid[j] @ F2 + Phi[j] @ (F1 + F3)                  # line 14
         i = j                                                           # line 15
         while parent[i] >= 0:                                           # line 16
@@ -91,7 +91,7 @@ def coriolis_ground(robot, q, qd, bk):
         F3 = bk.bind(E - Q, f"F3_{j}", j)                                  # line 11
         F13 = bk.bind(F1 + F3, f"F13_{j}", j)                              # F1 + F3, lines 14, 22
         C[j, j] = Phi[j] @ F1                                           # line 12
-        M[j, j] = Phi[j] @ F2                                           # line 13
+        M[j, j] = plus_armature(robot, j, Phi[j] @ F2)                  # line 13 (+ armature)
         Mdot[j, j] = Phid[j] @ F2 + Phi[j] @ F13                        # line 14
         i = j                                                           # line 15
         while parent[i] >= 0:                                           # line 16

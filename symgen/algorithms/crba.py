@@ -17,7 +17,7 @@ Two versions, side by side and line for line:
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, ground_frames
+from ..kinematics import body_frames, body_inertia, ground_frames, plus_armature
 from ..spatial import congruence
 
 
@@ -33,7 +33,7 @@ def crba(robot, q, bk):
     M = bk.zeros((n, n))
     for j in range(n):                                                  # M, column j
         F = bk.bind(IC[j] @ Phi[j], f"F{j}", j)                            # line 10
-        M[j, j] = Phi[j] @ F                                            # line 13
+        M[j, j] = plus_armature(robot, j, Phi[j] @ F)                   # line 13 (+ armature)
         i = j                                                           # line 15
         while parent[i] >= 0:                                           # line 16
             F = bk.bind(Xup[i].T @ F, f"F{j}", j)                          # line 17
@@ -53,7 +53,7 @@ def crba_ground(robot, q, bk):
     M = bk.zeros((n, n))
     for j in range(n):                                                  # M, column j
         F = bk.bind(IC[j] @ Phi[j], f"F{j}", j)                            # line 10
-        M[j, j] = Phi[j] @ F                                            # line 13
+        M[j, j] = plus_armature(robot, j, Phi[j] @ F)                   # line 13 (+ armature)
         i = j                                                           # line 15
         while parent[i] >= 0:                                           # line 16
             # line 17: F is already in the frame of every Phi_i

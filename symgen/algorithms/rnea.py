@@ -7,7 +7,7 @@ product: their columns turn with the base, so sum_k (v_base x Phi_k) qd_k = v_ba
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, root_gravity
+from ..kinematics import body_frames, body_inertia, plus_armature, root_gravity
 from ..model import GRAVITY
 from ..spatial import crf, crm
 
@@ -34,7 +34,7 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
         f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ bk.bind(I @ v[i], f"h{i}", i), f"f{i}", i)
     tau = bk.zeros(n)
     for i in reversed(range(n)):                         # backward pass: tau_i = Phi_i^T f_i
-        tau[i] = Phi[i] @ f[i]
+        tau[i] = plus_armature(robot, i, Phi[i] @ f[i], qdd[i])       # + armature_i qdd_i
         p = robot.parent[i]
         if p >= 0:
             f[p] = bk.bind(f[p] + Xup[i].T @ f[i], f"f{p}", p)

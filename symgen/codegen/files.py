@@ -214,6 +214,7 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"frame={opts.frame} floating_base={robot.floating_base} cse={opts.cse} "
         f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}"
         + (" mimic=True" if _embedding(robot) else ""),
+        *([f"armature: {' '.join(repr(float(a)) for a in robot.armature_vector)}"] if robot.has_armature else []),
         f"SymPy {sp.__version__}",
     ]
 
@@ -238,6 +239,9 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "frames_literal": "(" + "".join(py_literal(f.name) + ", " for f in frames) + ")",
         "parameters_literal": "[" + ", ".join(repr(float(x)) for x in parameters) + "]",
         "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
+        "armature_literal": "[" + ", ".join(repr(float(x)) for x in robot.armature_vector) + "]",
+        "mujoco_qpos0_literal": (None if getattr(robot, "mujoco_qpos0", None) is None
+                                 else "[" + "".join(repr(float(x)) + ", " for x in robot.mujoco_qpos0) + "]"),
         "parametric": opts.parametric, "nparams": len(parameters),
         "parameters_c": [repr(float(x)) for x in parameters],
         "gravity_c": ", ".join(repr(float(x)) for x in opts.gravity),
@@ -251,7 +255,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "generator": f"symgen {version}", "sympy": sp.__version__, "robot": robot.name, "name": name,
         "nq": robot.nq, "nv": robot.nv, "depth": robot.depth, "floating_base": robot.floating_base,
         "joint_names": list(robot.joint_names), "link_names": list(robot.link_names),
-        "frames": [f.name for f in frames],
+        "frames": [f.name for f in frames], "armature": [float(x) for x in robot.armature_vector],
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
@@ -262,6 +266,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
                       for f in contexts},
         "c_extension": ext_name,
     }
+    if getattr(robot, "mujoco_qpos0", None) is not None:       # read from MJCF: from_mujoco/to_mujoco
+        manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
     if _embedding(robot):               # --mimic: recorded only then (packages without it are unchanged)
         manifest["options"]["mimic"] = True
         manifest["mimic"] = [{"joint": r.joint, "mimics": r.target, "multiplier": r.multiplier, "offset": r.offset}
