@@ -149,8 +149,11 @@ def _progress(quiet):
 @click.option("--quiet", is_flag=True, help="No progress messages.")
 @click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
+@click.option("--armature", "armature_text", default=None, help="Reflected rotor inertia added to M's diagonal "
+              "(Pinocchio's model.armature): one number for every joint but a free-flyer, or joint=value,... "
+              "[default: none; MJCF: its dof_armature].")
 def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, max_dof, gravity_text,
-          parametric, no_compile, copt, jobs, portable, force, quiet, mimic):
+          parametric, no_compile, copt, jobs, portable, force, quiet, mimic, armature_text):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import shlex
@@ -171,6 +174,10 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     t0 = time.perf_counter()
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
     robot = load_robot(urdf, floating_base=floating_base, mimic=mimic)
+    if armature_text is not None:
+        from .model import with_armature
+
+        robot = with_armature(robot, armature_text)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):
         click.echo(f"symgen: note: package name {identifier(robot.name)!r} from the robot's name in "
                    f"{Path(urdf).name!r}; --name to choose another", err=True)
@@ -185,6 +192,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--frames", ",".join(frames)] if frames is not None else []
     words += ["--gravity", Q.gravity_text(gravity)] if gravity != GRAVITY else []
     words += ["--parametric"] if parametric else []
+    words += ["--armature", armature_text] if armature_text is not None else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
     opts = BuildOptions(quantities=Q.parse(quantities), gamma_method=gamma_method, cse=cse, frame=frame, frames=frames,
                         gravity=gravity, parametric=parametric, **limit,

@@ -62,7 +62,9 @@ IDENTITIES = (
              lambda f, s, call: (call("tau", s["q"], s["qd"], f["qdd"]), s["tau"]), True),
     Identity("dtau/dqd = 2 C", ("dtau", "C"), lambda f, s, call: (f["dtau"][1], 2 * f["C"]),   # Gamma_ijk = Gamma_ikj,
              fixed_base=True),                                          # not with the free-flyer's torsion
-    Identity("Y @ parameters = Slotine-Li", ("Y", "tau_sl"), lambda f, s, call: (f["Y"] @ s["parameters"], f["tau_sl"])),
+    # the regressor covers the inertial parameters; a known armature adds armature * a_r
+    Identity("Y @ parameters = Slotine-Li", ("Y", "tau_sl"),
+             lambda f, s, call: (f["Y"] @ s["parameters"] + s["armature"] * s["qdd_r"], f["tau_sl"])),
     Identity("M Minv = 1", ("M", "Minv"), lambda f, s, call: (f["M"] @ f["Minv"], np.eye(len(s["qd"]))), True),
 )
 
@@ -207,6 +209,17 @@ def check_robot(robot, manifest: dict, path, urdf) -> str:
             f"built from {manifest['source_sha256'][:12]}...); compared as the same robot")
 
 
+def with_manifest_armature(robot, manifest: dict):
+    """The robot with the armature the package was built with (``symgen build --armature``, or the
+    MJCF's ``dof_armature``): the reference and Pinocchio (``model.armature``) then include it."""
+    import dataclasses
+
+    armature = tuple(float(a) for a in manifest.get("armature") or ())
+    if not any(armature) or not dataclasses.is_dataclass(robot) or tuple(robot.armature_vector) == armature:
+        return robot
+    return dataclasses.replace(robot, armature=armature)
+
+
 def manifest_gravity(manifest: dict, path) -> tuple[float, float, float]:
     """The gravity a package was built with (``options.gravity``; a package from before the
     option has the default)."""
@@ -270,6 +283,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
         robot = load_robot(urdf, floating_base=built_floating,
                                  mimic=bool(manifest["options"].get("mimic", False)))        # --mimic: reduced
         notes.append(check_robot(robot, manifest, path, urdf))
+        robot = with_manifest_armature(robot, manifest)
         oracle, pin_note = _pinocchio(robot, frames, gravity)
         own, own_note = _pinocchio_own_parse(robot, urdf, gravity)
         notes += [n for n in (pin_note, own_note) if n]
@@ -332,7 +346,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             for identity in identities:
                 record(f"{bname}: {identity.name}",
                        _rel(*identity.sides({x.key: got[x.function] for x in present},
-                                            {**state, "parameters": state.get("params", pkg.parameters)}, caller(mod))),
+                                            {**state, "parameters": state.get("params", pkg.parameters),
+                                             "armature": getattr(pkg, "armature", np.zeros(pkg.nv))}, caller(mod))),
                        conditioned if identity.conditioned else TOL)
             theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
             for other, their in theirs.items():
