@@ -174,6 +174,8 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     t0 = time.perf_counter()
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
     robot = load_robot(urdf, floating_base=floating_base, mimic=mimic)
+    if robot.gravity is not None and click.get_current_context().get_parameter_source("gravity_text").name == "DEFAULT":
+        gravity = robot.gravity                 # the model file's own (MJCF <option gravity>)
     if armature_text is not None:
         from .model import with_armature
 

@@ -21,8 +21,9 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
   fixed to the world is dropped. Every MJCF body keeps a link frame of its name.
 - ``dof_armature`` becomes ``Robot.armature``.
 - Not supported yet, one line each (URDFError, exit 2): ball joints, a free joint below the
-  root or beside other moving trees, equality constraints, tendons, a gravity other than
-  (0, 0, -9.81) (pass --gravity).
+  root or beside other moving trees, equality constraints, tendons, gravity compensation.
+- ``<option gravity>`` (zero with ``<flag gravity="disable"/>``) becomes ``Robot.gravity``, the
+  default of ``symgen build --gravity`` for the file.
 """
 from __future__ import annotations
 
@@ -121,9 +122,6 @@ def _check_supported(m, source):
                    "world is not supported yet (one free-flyer at the root of the only moving tree)")
     if np.any(m.body_gravcomp):
         refuse("<body gravcomp>", "gravity compensation is not supported")
-    if not np.allclose(m.opt.gravity, (0.0, 0.0, -9.81), rtol=0.0, atol=0.0):
-        refuse("<option gravity>", f"gravity {tuple(float(g) for g in m.opt.gravity)} differs from symgen's "
-               f"default; not supported yet")
 
 
 def load_mjcf(path) -> Robot:
@@ -196,7 +194,15 @@ def load_mjcf(path) -> Robot:
         notes += ("hinge/slide ref offsets: symgen's q = MuJoCo's qpos - qpos0 (from_mujoco/to_mujoco convert)",)
     return Robot(name=m.names[:m.names.index(b"\0")].decode() or "mjcf", bodies=tuple(bodies), root_link="world",
                  source=source, lumped=tuple(lumped), floating_base=floating, notes=notes, frames=tuple(frames),
-                 armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets))
+                 armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets),
+                 gravity=_gravity(m))
+
+
+def _gravity(m):
+    mujoco = _mujoco()
+    if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY:
+        return (0.0, 0.0, 0.0)
+    return tuple(float(g) + 0.0 for g in m.opt.gravity)
 
 
 def _snap_small(a):

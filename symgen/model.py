@@ -141,6 +141,9 @@ class Robot:
     #: a model read from MJCF: MuJoCo's qpos0 per joint coordinate after a free-flyer's (symgen's
     #: q = qpos - qpos0 there; :mod:`symgen.mjcf`), else None
     mujoco_qpos0: tuple[float, ...] | None = None
+    #: the gravity the model file sets (MJCF's <option gravity>, zero with <flag gravity="disable">),
+    #: the default of ``symgen build --gravity`` for it; None: symgen's default, GRAVITY
+    gravity: tuple[float, float, float] | None = None
 
     def __post_init__(self):
         if not self.frames:         # a robot built in Python: one joint and one link per body
