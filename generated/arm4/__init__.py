@@ -36,7 +36,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_1c8d161e"
+    _ext = "_arm4_ext_98129433"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -52,7 +52,8 @@ _best = c if c is not None else numpy
 backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
-manifest_sha256 = "82abf054f4d2056f55be5b3104959a7abda35357c97240e8a5798c9a3e82c80d"  # manifest.json as built, without its file hashes
+armature = numpy.armature
+manifest_sha256 = "f4891de0ae7341dfa597c6c90d2baaa1c3ddb745cdbcb05d7fb0eca8d01dd336"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

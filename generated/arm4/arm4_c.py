@@ -28,9 +28,9 @@ with OpenMP (what a C or ctypes caller gets; the Python functions do not use it)
 """
 import numpy as np
 
-from . import _arm4_ext_1c8d161e as _ext
+from . import _arm4_ext_98129433 as _ext
 
-from .arm4_numpy import N, _out, _prepare, _threads, frames, gravity_vector, joint_names, link_names, nq, nv, parameters  # noqa: F401
+from .arm4_numpy import N, _out, _prepare, _threads, armature, frames, gravity_vector, joint_names, link_names, nq, nv, parameters  # noqa: F401
 
 
 

@@ -2488,9 +2488,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_1c8d161e", NULL, -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_98129433", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__arm4_ext_1c8d161e(void)
+PyMODINIT_FUNC PyInit__arm4_ext_98129433(void)
 {
     PyObject *m = PyModule_Create(&module);
 #ifdef _OPENMP
