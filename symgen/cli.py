@@ -266,8 +266,8 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
 
 @main.command("bench")
 @click.argument("package", type=click.Path(file_okay=False, exists=True))
-@click.option("--urdf", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="The robot's URDF, to time Pinocchio on the same robot (default: none).")
+@click.option("--model", "--urdf", "urdf", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The robot's URDF, to time Pinocchio on the same robot, or MJCF file, for --mujoco (default: none).")
 @click.option("--functions", default="C,Gamma", show_default=True,
               help=f"Comma list of the package's quantities to time: {Q.help_text()}.")
 @click.option("--flags", default=None, help="C compiler flags of the C loop (and CasADi's C) "
@@ -286,15 +286,19 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
 @click.option("--cppadcg", is_flag=True, help="Also time Pinocchio's own generated code (CppADCodeGen: tau, Minv, "
               "qdd, dtau, dqdd), compiled with the same flags, checked against Pinocchio first (needs --urdf and "
               "cmeel-cppadcodegen: the cppadcg extra; builds its harness once, minutes).")
+@click.option("--mujoco", is_flag=True, help="Also time MuJoCo's C library from the wheel (M, the bias C v + g, "
+              "contact-free forward dynamics) in the same C loop, checked against the package first (a package "
+              "built from MJCF, --model that file; the mjcf extra).")
 def bench_command(package, urdf, functions, flags, repeats, min_time, compile_timeout, pin_cpp, json_path, casadi,
-                  processes, cppadcg):
+                  processes, cppadcg, mujoco):
     """Time a generated package: its C in a C loop and from Python, beside Pinocchio."""
     from .bench import bench_package, format_report
     from .bench.cloop import DEFAULT_FLAGS
 
     result = bench_package(package, urdf=urdf, quantities=Q.parse(functions, "--functions"),
                            flags=flags or DEFAULT_FLAGS, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
-                           pin_cpp=pin_cpp, casadi=casadi, processes=processes, cppadcg=cppadcg)
+                           pin_cpp=pin_cpp, casadi=casadi, processes=processes, cppadcg=cppadcg,
+                           mujoco=mujoco)
     click.echo(format_report(result))
     if json_path:
         import json

@@ -230,7 +230,9 @@ def floating_package(tmp_path_factory):
     assert res.exit_code == 0, res.output
     from symgen.codegen.build import import_package
 
-    return path, import_package(out / "floating")
+    pkg = import_package(out / "floating")
+    pkg.folder = out / "floating"
+    return path, pkg
 
 
 def test_package_from_mujoco_gives_mujocos_dynamics(floating_package):
@@ -267,3 +269,20 @@ def test_package_from_mujoco_gives_mujocos_dynamics(floating_package):
     batch = rng.uniform(-1, 1, (4, m.nq)), rng.uniform(-1, 1, (4, m.nv))
     q, v = pkg.from_mujoco(*batch)
     assert q.shape == (4, m.nq) and np.allclose(pkg.to_mujoco(q, v)[1], batch[1])
+
+
+def test_bench_mujoco_times_mujoco_in_the_same_c_loop_after_checking_it(floating_package, tmp_path):
+    """`symgen bench --mujoco`: MuJoCo's C library (from the wheel) beside the generated C, each
+    quantity checked against MuJoCo first; a model that is not the package's is refused."""
+    from symgen.bench import BenchError, bench_package
+    from symgen.bench.mujoco import check
+
+    path, pkg = floating_package
+    result = bench_package(pkg.folder, urdf=str(path), quantities=("M", "tau", "qdd"), repeats=1, min_time=0.002,
+                           pin_cpp="off", batch=4, mujoco=True)
+    assert all(result["us"][q]["mujoco_c"] > 0 and result["us"][q]["c_loop"] > 0 for q in ("M", "tau", "qdd"))
+    assert max(result["mujoco"]["check"].values()) <= 1e-9
+    heavier = tmp_path / "heavier.xml"
+    heavier.write_text(FLOATING.replace('size="0.04"/></body>', 'size="0.04" mass="3"/></body>'))
+    with pytest.raises(BenchError, match="disagrees with MuJoCo"):
+        check(pkg.folder, heavier, ("M",))

@@ -148,21 +148,23 @@ def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, c
     cc = find_cc(cc)
     context = c_driver_source_context(manifest, quantities, count, update)
     objs = compile_package_objects(package_dir, manifest, flags, cc, timeout)
-    include_dirs = []
+    include_dirs, libs = [], []
     if rival is not None:
         extra = rival["extra"]
-        rival_manifest = {"name": rival["name"], "c_extension": None}
-        objs += compile_package_objects(rival["dir"], rival_manifest, flags, cc, timeout)
+        if rival.get("dir") is not None:                # a rival's generated C (CasADi); MuJoCo: a library
+            rival_manifest = {"name": rival["name"], "c_extension": None}
+            objs += compile_package_objects(rival["dir"], rival_manifest, flags, cc, timeout)
         context["extra_includes"] = extra["includes"]
         context["extra_declarations"] = extra["declarations"]
         context["runners"] = context["runners"] + extra["runners"]
         context["out_size"] = max(context["out_size"], extra["out_size"])
         include_dirs = [f"-I{d}" for d in extra["include_dirs"]]
+        libs = list(extra.get("libs", ()))
     what = f"{package_dir}: the C driver"
 
     def command(source, exe):
         return [cc, *shlex.split(flags), "-std=c99", f"-I{package_dir}", *include_dirs, str(source),
-                *map(str, objs), "-o", str(exe), "-lm"]
+                *map(str, objs), "-o", str(exe), *libs, "-lm"]
 
     with tempfile.TemporaryDirectory(prefix="symgen-bench-") as tmp:
         exe = compile_harness("bench_driver.c.j2", context, command, Path(tmp) / "driver", timeout, what)

@@ -25,7 +25,8 @@ from .timing import Timing, time_callable
 
 NO_BINDING = ("n/a", "the package has no compiled binding")
 CASADI_METHOD = "casadi_c"
-RIVAL_METHODS = {"casadi": CASADI_METHOD}        # driver row suffix -> method
+MUJOCO_METHOD = "mujoco_c"
+RIVAL_METHODS = {"casadi": CASADI_METHOD, "mujoco": MUJOCO_METHOD}        # driver row suffix -> method
 FLOATING_NOTE = "floating base: the free-flyer on both sides (Pinocchio's JointModelFreeFlyer, the same q and v)"
 
 
@@ -116,7 +117,8 @@ def time_package(m: Measurement, package_dir, quantities, settings: Settings, no
             m.missing(["c_loop"], qty, cell, str(exc))
         if rival is not None:
             for qty in rival["functions"]:
-                m.missing([CASADI_METHOD], qty, cell, str(exc))
+                m.missing([RIVAL_METHODS[rival["name"]] if rival["name"] in RIVAL_METHODS else CASADI_METHOD],
+                          qty, cell, str(exc))
 
     pkg = import_package(package_dir)
     states = draw_states(*dimensions(manifest), max(s.batch, s.numpy_batch), links=len(manifest["link_names"]))
@@ -203,10 +205,24 @@ def prepare_casadi(m: Measurement, urdf, manifest: dict, quantities):
     return prepared
 
 
+def prepare_mujoco(m: Measurement, package_dir, model, manifest: dict, quantities):
+    """MuJoCo's C library for the C loop (checked against the package first), or None with notes."""
+    from . import mujoco as mj
+
+    try:
+        prepared = mj.prepare(package_dir, manifest, model, quantities)
+    except BenchError as exc:
+        m.notes["mujoco"] = f"MuJoCo: not timed: {exc}"
+        return None
+    m.info["mujoco"] = {"version": prepared["version"], "check": prepared["check"]}
+    m.notes[MUJOCO_METHOD, "tau"] = "MuJoCo: the bias C v + g (mj_rne, zero acceleration); ours: RNEA at the loop's qdd"
+    return prepared
+
+
 def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS,
                   repeats: int = 7, min_time: float = 0.05, compile_timeout: float | None = None,
                   pin_cpp: str = "build", batch: int = 10_000, casadi: bool = False, processes: int = 1,
-                  cppadcg: bool = False) -> dict:
+                  cppadcg: bool = False, mujoco: bool = False) -> dict:
     """Everything ``symgen bench`` reports for one package, as a JSON-ready dict: per quantity,
     µs per call of the C loop, the Python call (one state; per state in a batch), and Pinocchio
     from Python and C++ on ``urdf`` when given; with ``casadi``, CasADi's generated C of the same
@@ -217,8 +233,16 @@ def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str 
     manifest = read_manifest(package_dir)
     m = Measurement()
     rival = prepare_casadi(m, urdf, manifest, quantities) if casadi else None
+    if mujoco:
+        if rival is not None:
+            raise BenchError("--mujoco and --casadi: one rival per run")
+        rival = prepare_mujoco(m, package_dir, urdf, manifest, quantities)
     time_package(m, package_dir, quantities, settings, rival=rival)
-    if urdf is not None:
+    from ..mjcf import is_mjcf
+
+    if urdf is not None and is_mjcf(urdf):
+        m.notes["pinocchio"] = f"Pinocchio: not timed, {Path(urdf).name} is MJCF (symgen's reading of it is MuJoCo's)"
+    elif urdf is not None:
         time_pinocchio(m, urdf, quantities, dimensions(manifest)[1], settings)
     if cppadcg:
         from . import cppadcg as cg

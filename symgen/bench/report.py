@@ -16,7 +16,7 @@ from .harness import compiler_version
 from .pin import pin_version
 
 RATIO_PAIRS = (("pin_cpp", "c_loop"), ("pin_cpp_n_c", "c_loop"), ("pin_py", "c_py_single"), ("casadi_c", "c_loop"),
-               ("cppadcg", "c_loop"), ("cppadcg_eval", "c_loop"))
+               ("cppadcg", "c_loop"), ("cppadcg_eval", "c_loop"), ("mujoco_c", "c_loop"))
 
 BENCH_LABELS = {"c_loop": "generated C, C loop",
                 "c_loop_update": "generated C, C loop, _update (no zeroing)", "c_py_single": "generated C from Python, one state",
@@ -24,6 +24,7 @@ BENCH_LABELS = {"c_loop": "generated C, C loop",
                 "pin_cpp": "Pinocchio C++", "pin_cpp_n_c": "Pinocchio C++, n x computeCoriolisMatrix",
                 "pin_py": "Pinocchio from Python",
                 "casadi_c": "CasADi's generated C, same C loop",
+                "mujoco_c": "MuJoCo's C library, same C loop",
                 "cppadcg": "Pinocchio's generated code (CppADCodeGen)",
                 "cppadcg_eval": "... through Pinocchio's evalFunction"}
 
@@ -52,6 +53,8 @@ def bench_result(measurement, package_dir, manifest: dict, quantities, flags: st
               "ratios": {qty: ratios(us[qty], spread_us[qty]) for qty in quantities}}
     if "casadi" in measurement.info:
         result["casadi"] = casadi_summary(measurement.info["casadi"], manifest, quantities)
+    if "mujoco" in measurement.info:
+        result["mujoco"] = measurement.info["mujoco"]
     if "cppadcg" in measurement.info:
         result["cppadcg"] = measurement.info["cppadcg"]
     return result
