@@ -227,8 +227,9 @@ def load_robot(path, floating_base: bool = False, mimic: bool = False, **kwargs)
         from .urdf import load_urdf
 
         return load_urdf(path, floating_base=floating_base, mimic=mimic, **kwargs)
-    if floating_base:
-        raise OptionError(f"--floating-base: {path} is MJCF, whose own <joint type=\"free\"> makes the free-flyer")
     if mimic:
         raise OptionError(f"--mimic: {path} is MJCF; its equality joint constraints are not supported yet")
-    return load_mjcf(path)
+    robot = load_mjcf(path)
+    if floating_base and not robot.floating_base:      # (verify passes the package's; a free joint is one)
+        raise OptionError(f"--floating-base: {path} is MJCF, whose own <joint type=\"free\"> makes the free-flyer")
+    return robot

@@ -286,3 +286,12 @@ def test_bench_mujoco_times_mujoco_in_the_same_c_loop_after_checking_it(floating
     heavier.write_text(FLOATING.replace('size="0.04"/></body>', 'size="0.04" mass="3"/></body>'))
     with pytest.raises(BenchError, match="disagrees with MuJoCo"):
         check(pkg.folder, heavier, ("M",))
+
+
+def test_verify_takes_the_mjcf_model(floating_package):
+    """`symgen verify --model robot.xml`: the reference and Pinocchio (on symgen's rewrite, armature
+    set) read the MJCF the package was built from."""
+    path, pkg = floating_package
+    res = CliRunner().invoke(main, ["verify", str(pkg.folder), "--model", str(path), "--trials", "2"])
+    assert res.exit_code == 0 and "all checks passed" in res.output, res.output
+    assert "c vs Pinocchio: mass_matrix" in res.output and "c vs reference: forward_dynamics" in res.output
