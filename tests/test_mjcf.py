@@ -295,3 +295,26 @@ def test_verify_takes_the_mjcf_model(floating_package):
     res = CliRunner().invoke(main, ["verify", str(pkg.folder), "--model", str(path), "--trials", "2"])
     assert res.exit_code == 0 and "all checks passed" in res.output, res.output
     assert "c vs Pinocchio: mass_matrix" in res.output and "c vs reference: forward_dynamics" in res.output
+
+
+@pytest.mark.parametrize("relative", ["panda_description/urdf/panda.urdf", "solo_description/robots/solo12.urdf"],
+                         ids=["panda", "solo12"])
+def test_example_robot_data_compiled_to_mjcf_by_mujoco(tmp_path, relative):
+    """A URDF compiled to MJCF by MuJoCo itself (mj_saveLastXML, from symgen's mesh-free rewrite of
+    it, static bodies kept): symgen reads the MJCF as MuJoCo does (M, bias, energy to 1e-9), and as
+    it reads the URDF (same joints in the same order; M to the 6 digits MuJoCo writes)."""
+    from support import erd_path
+    from symgen.urdf import load_urdf, urdf_string
+
+    robot = load_urdf(erd_path(relative))
+    text = urdf_string(robot)
+    head = text.index(">", text.index("<robot")) + 1
+    text = (text[:head] + '<mujoco><compiler fusestatic="false" balanceinertia="false" boundmass="0" '
+            'boundinertia="0"/></mujoco>' + text[head:])
+    path = tmp_path / f"{robot.name}.xml"
+    mujoco.mj_saveLastXML(str(path), mujoco.MjModel.from_xml_string(text))
+    mjcf = _check_against_mujoco(path, states=2)
+    assert mjcf.joint_names == robot.joint_names
+    q = np.random.default_rng(4).uniform(-1.0, 1.0, robot.nq)
+    M = symgen.mass_matrix(robot, q)
+    assert np.abs(symgen.mass_matrix(mjcf, q) - M).max() <= 1e-4 * np.abs(M).max(), (relative, "seed 4")
