@@ -77,12 +77,23 @@ def _quat_matrix(wxyz) -> np.ndarray:
 
 def compile_mjcf(path):
     """MuJoCo's compiled model of the file (a URDFError naming the file when it does not compile)."""
+    import warnings
+
+    from .errors import SymgenWarning
+
     mujoco = _mujoco()
-    try:
+    said = []
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda text: said.append(" ".join(str(text).split())))
+    try:                                                  # the compiler's warnings as one line each
         return mujoco.MjModel.from_xml_path(str(path))
     except Exception as exc:                              # mujoco raises ValueError with the compiler's text
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise URDFError(str(path), None, f"MuJoCo's compiler refuses it: {reason}") from None
+    finally:
+        mujoco.set_mju_user_warning(previous)
+        for text in said:
+            warnings.warn(f"{path}: MuJoCo's compiler: {text}", SymgenWarning, stacklevel=2)
 
 
 def _name(m, kind, i):
