@@ -20,8 +20,10 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
 - A body without joints is lumped into the body it hangs from (as a URDF fixed joint); one
   fixed to the world is dropped. Every MJCF body keeps a link frame of its name.
 - ``dof_armature`` becomes ``Robot.armature``.
+- ``<equality><joint>`` with a linear polycoef: with ``mimic`` a mimic joint (reduced
+  coordinates, :mod:`symgen.mimic`), else refused.
 - Not supported yet, one line each (URDFError, exit 2): ball joints, a free joint below the
-  root or beside other moving trees, equality constraints, tendons, gravity compensation.
+  root or beside other moving trees, other equality constraints, tendons, gravity compensation.
 - ``<option gravity>`` (zero with ``<flag gravity="disable"/>``) becomes ``Robot.gravity``, the
   default of ``symgen build --gravity`` for the file.
 """
@@ -108,15 +110,21 @@ def _body_inertia(m, b) -> Inertia:
     return Inertia(float(m.body_mass[b]), as_vec3(m.body_ipos[b]), as_mat3(R @ np.diag(m.body_inertia[b]) @ R.T))
 
 
-def _check_supported(m, source):
+def _check_supported(m, source, mimic=False):
     mujoco = _mujoco()
 
     def refuse(element, reason):
         raise URDFError(source, element, reason)
 
-    if m.neq:
-        kind = mujoco.mjtEq(int(m.eq_type[0])).name.removeprefix("mjEQ_").lower()
-        refuse(f"<equality>/<{kind}>", f"equality constraints are not supported yet ({m.neq} in the model)")
+    for e in range(m.neq):
+        kind = mujoco.mjtEq(int(m.eq_type[e])).name.removeprefix("mjEQ_").lower()
+        if kind != "joint":
+            refuse(f"<equality>/<{kind}>", f"equality constraints other than joint couplings are not supported yet")
+        where = f"<equality>/<joint joint1={_name(m, 'joint', int(m.eq_obj1id[e]))!r}>"
+        if not mimic:
+            refuse(where, "couples two joints; --mimic embeds it (reduced coordinates), else not supported")
+        if m.eq_obj2id[e] < 0 or np.any(m.eq_data[e][2:5]) or not m.eq_active0[e]:
+            refuse(where, "--mimic: only an active coupling of two joints with a linear polycoef (a0 a1 0 0 0)")
     if m.ntendon:
         refuse("<tendon>", f"tendons are not supported yet ({m.ntendon} in the model)")
     free = [j for j in range(m.njnt) if m.jnt_type[j] == _FREE]
@@ -135,11 +143,13 @@ def _check_supported(m, source):
         refuse("<body gravcomp>", "gravity compensation is not supported")
 
 
-def load_mjcf(path) -> Robot:
-    """The Robot of the MJCF file ``path``, compiled by MuJoCo (see the module's docstring)."""
+def load_mjcf(path, mimic: bool = False) -> Robot:
+    """The Robot of the MJCF file ``path``, compiled by MuJoCo (see the module's docstring).
+    ``mimic``: its ``<equality><joint>`` couplings with a linear polycoef embedded, as URDF mimic
+    joints (:mod:`symgen.mimic`): joint1 - qpos0 = a0 + a1 (joint2 - qpos0)."""
     source = str(path)
     m = compile_mjcf(path)
-    _check_supported(m, source)
+    _check_supported(m, source, mimic)
     if m.nv == 0:
         raise URDFError(source, "<worldbody>", "no joints: the model has no degree of freedom")
     bodies: list[Body] = []
@@ -203,10 +213,25 @@ def load_mjcf(path) -> Robot:
     notes = (f"read through MuJoCo {_mujoco().__version__}'s compiler: {m.nbody - 1} bodies, {m.njnt} joints",)
     if any(offsets):
         notes += ("hinge/slide ref offsets: symgen's q = MuJoCo's qpos - qpos0 (from_mujoco/to_mujoco convert)",)
-    return Robot(name=m.names[:m.names.index(b"\0")].decode() or "mjcf", bodies=tuple(bodies), root_link="world",
-                 source=source, lumped=tuple(lumped), floating_base=floating, notes=notes, frames=tuple(frames),
-                 armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets),
-                 gravity=_gravity(m))
+    robot = Robot(name=m.names[:m.names.index(b"\0")].decode() or "mjcf", bodies=tuple(bodies), root_link="world",
+                  source=source, lumped=tuple(lumped), floating_base=floating, notes=notes, frames=tuple(frames),
+                  armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets),
+                  gravity=_gravity(m))
+    return _embedded(m, robot, source) if m.neq else robot
+
+
+def _embedded(m, robot, source):
+    """The Robot with its joint couplings embedded (reduced coordinates)."""
+    from .mimic import Embedded, Relation, build
+
+    relations = tuple(Relation(_name(m, "joint", int(m.eq_obj1id[e])), _name(m, "joint", int(m.eq_obj2id[e])),
+                               float(m.eq_data[e][1]), float(m.eq_data[e][0])) for e in range(m.neq))
+    names = {_name(m, "joint", j) for j in range(m.njnt)}
+    free = bool(robot.floating_base)
+    embedding = build(robot.joint_names[free:], relations, names, set(),
+                      lambda joint, reason: URDFError(source, f"<equality>/<joint joint1={joint!r}>", reason),
+                      7 * free, 6 * free)
+    return Embedded(robot, embedding)
 
 
 def _gravity(m):
@@ -238,9 +263,7 @@ def load_robot(path, floating_base: bool = False, mimic: bool = False, **kwargs)
         from .urdf import load_urdf
 
         return load_urdf(path, floating_base=floating_base, mimic=mimic, **kwargs)
-    if mimic:
-        raise OptionError(f"--mimic: {path} is MJCF; its equality joint constraints are not supported yet")
-    robot = load_mjcf(path)
+    robot = load_mjcf(path, mimic=mimic)
     if floating_base and not robot.floating_base:      # (verify passes the package's; a free joint is one)
         raise OptionError(f"--floating-base: {path} is MJCF, whose own <joint type=\"free\"> makes the free-flyer")
     return robot

@@ -203,7 +203,7 @@ WELD = """<mujoco><worldbody><body name="a"><joint name="h" axis="0 0 1"/><geom 
 @pytest.mark.parametrize("text,expected", [
     (BALL, "<joint name='hip'>: ball joints are not supported yet"),
     (TWO_FREE, "<joint name='one'>: a free joint beside other moving bodies of the world is not supported yet"),
-    (WELD, "<equality>/<weld>: equality constraints are not supported yet"),
+    (WELD, "<equality>/<weld>: equality constraints other than joint couplings are not supported yet"),
     ("<mujoco><worldbody><body><joint", "MuJoCo's compiler refuses it"),
     (None, "<tendon>: tendons are not supported yet"),
 ])
@@ -318,3 +318,32 @@ def test_example_robot_data_compiled_to_mjcf_by_mujoco(tmp_path, relative):
     q = np.random.default_rng(4).uniform(-1.0, 1.0, robot.nq)
     M = symgen.mass_matrix(robot, q)
     assert np.abs(symgen.mass_matrix(mjcf, q) - M).max() <= 1e-4 * np.abs(M).max(), (relative, "seed 4")
+
+
+COUPLED = """<mujoco model="coupled"><worldbody><body name="a" pos="0 0 0.5"><joint name="ja" axis="0 0 1" ref="0.2"/>
+<geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+<body name="b" pos="0.3 0 0"><joint name="jb" axis="0 1 0" ref="-0.4"/><geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.03"/>
+<body name="c" pos="0.2 0 0"><joint name="jc" axis="1 0 0" pos="0.01 0 0"/><geom size="0.04" pos="0.05 0 0.02"/>
+</body></body></body></worldbody>
+<equality><joint joint1="jc" joint2="ja" polycoef="0.1 -1.5 0 0 0"/></equality></mujoco>"""
+
+
+def test_equality_joint_couplings_are_mimic_joints_with_mimic(tmp_path):
+    """<equality><joint> with a linear polycoef: joint1 - ref1 = a0 + a1 (joint2 - ref2), embedded by
+    --mimic (reduced coordinates): M = G^T M_full G with MuJoCo's M of the full model, at a state
+    that satisfies the coupling; without --mimic, one line and exit 2."""
+    path = _own(tmp_path, COUPLED, "coupled")
+    res = CliRunner().invoke(main, ["info", str(path)])
+    assert res.exit_code == 2 and "--mimic embeds it" in res.output and res.output.count("\n") == 1
+    robot = symgen.load_robot(path, mimic=True)
+    assert robot.joint_names == ("ja", "jb") and robot.nq == 2
+    m = mujoco.MjModel.from_xml_path(str(path))
+    rng = np.random.default_rng(9)
+    for t in range(2):
+        q = rng.uniform(-1.0, 1.0, 2)
+        qpos = m.qpos0 + np.array([q[0], q[1], 0.1 - 1.5 * q[0]])
+        M_full, bias_full = _mujoco_terms(m, qpos, np.zeros(3))
+        G = np.array([[1.0, 0.0], [0.0, 1.0], [-1.5, 0.0]])
+        assert np.allclose(symgen.mass_matrix(robot, q), G.T @ M_full @ G, rtol=0, atol=1e-12), ("seed 9", t)
+        g = symgen.inverse_dynamics(robot, q, np.zeros(2), np.zeros(2))
+        assert np.allclose(g, G.T @ bias_full, rtol=0, atol=1e-12), ("seed 9", t)

@@ -226,6 +226,12 @@ def armature_of(robot) -> np.ndarray:
     return robot.armature_vector if robot.has_armature and not _embedding(robot) else np.zeros(robot.n)
 
 
+def _mujoco_qpos0(robot):
+    """MuJoCo's qpos0 of a model read from MJCF (from_mujoco/to_mujoco), else None; None too with
+    --mimic (reduced coordinates: those two are not generated yet)."""
+    return None if _embedding(robot) else getattr(robot, "mujoco_qpos0", None)
+
+
 def _embedding(robot):
     """The mimic embedding of a robot read with --mimic (:mod:`symgen.mimic`), else None."""
     return getattr(robot, "embedding", None)
@@ -247,7 +253,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "parameters_literal": "[" + ", ".join(repr(float(x)) for x in parameters) + "]",
         "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
         "armature_literal": "[" + ", ".join(repr(float(x)) for x in armature_of(robot)) + "]",
-        "mujoco_qpos0_literal": (None if getattr(robot, "mujoco_qpos0", None) is None
+        "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot) is None
                                  else "[" + "".join(repr(float(x)) + ", " for x in robot.mujoco_qpos0) + "]"),
         "parametric": opts.parametric, "nparams": len(parameters),
         "parameters_c": [repr(float(x)) for x in parameters],
@@ -273,7 +279,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
                       for f in contexts},
         "c_extension": ext_name,
     }
-    if getattr(robot, "mujoco_qpos0", None) is not None:       # read from MJCF: from_mujoco/to_mujoco
+    if _mujoco_qpos0(robot) is not None:       # read from MJCF: from_mujoco/to_mujoco
         manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
     if _embedding(robot):               # --mimic: recorded only then (packages without it are unchanged)
         manifest["options"]["mimic"] = True
