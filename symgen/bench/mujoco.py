@@ -9,7 +9,7 @@ timing, as ``to_mujoco`` does):
     M       mj_kinematics, mj_comPos, mj_crb, mj_fullM (the dense M, armature included)
     tau     mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc = 0): the bias C v + g (ours:
             inverse_dynamics, RNEA, at the loop's qdd; the same sweep)
-    qdd     mj_forward with contacts, constraints, springs, dampers and actuation off: qacc
+    qdd     mj_forward with contacts, constraints, springs, dampers, actuation and sensors off: qacc
 
 Before timing, the package's C functions are checked against MuJoCo's (the same library through
 its Python binding) after ``from_mujoco``: M, the bias and qacc to 1e-9 (relative).
@@ -27,7 +27,7 @@ from .harness import BenchError
 #: quantity -> the MuJoCo calls of its runner (the state is set first)
 MUJOCO_QUANTITIES = ("M", "tau", "qdd")
 CHECK_RTOL = 1e-9
-_FLAGS = ("mjDSBL_CONTACT", "mjDSBL_CONSTRAINT", "mjDSBL_SPRING", "mjDSBL_DAMPER", "mjDSBL_ACTUATION")
+_FLAGS = ("mjDSBL_CONTACT", "mjDSBL_CONSTRAINT", "mjDSBL_SPRING", "mjDSBL_DAMPER", "mjDSBL_ACTUATION", "mjDSBL_SENSOR")
 
 
 def _mujoco():
