@@ -106,8 +106,15 @@ def _name(m, kind, i):
 
 
 def _body_inertia(m, b) -> Inertia:
-    R = _quat_matrix(m.body_iquat[b])
-    return Inertia(float(m.body_mass[b]), as_vec3(m.body_ipos[b]), as_mat3(R @ np.diag(m.body_inertia[b]) @ R.T))
+    """The body's inertia in its frame. Entries of the rotational inertia within 1e-15 of zero
+    relative to its largest (round-off of the principal axes' turn, as the URDF reader snaps them)
+    and CoM coordinates within 1e-15 m become exact zeros, so they fold out of the code."""
+    R = _snap(_quat_matrix(m.body_iquat[b]))
+    I = R @ np.diag(m.body_inertia[b]) @ R.T
+    I[np.abs(I) <= 1e-15 * max(float(np.abs(I).max()), 1e-300)] = 0.0
+    com = np.array(m.body_ipos[b], dtype=float)
+    com[np.abs(com) <= 1e-15] = 0.0
+    return Inertia(float(m.body_mass[b]), as_vec3(com), as_mat3(I))
 
 
 def _check_supported(m, source, mimic=False):
