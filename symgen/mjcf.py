@@ -233,6 +233,9 @@ def _embedded(m, robot, source):
 
     relations = tuple(Relation(_name(m, "joint", int(m.eq_obj1id[e])), _name(m, "joint", int(m.eq_obj2id[e])),
                                float(m.eq_data[e][1]), float(m.eq_data[e][0])) for e in range(m.neq))
+    if robot.has_armature:                  # G^T diag(armature) G is no diagonal: not the package's armature
+        raise URDFError(source, f"<equality>/<joint joint1={relations[0].joint!r}>",
+                        "--mimic: joint couplings in a model with armature are not supported yet")
     names = {_name(m, "joint", j) for j in range(m.njnt)}
     free = bool(robot.floating_base)
     embedding = build(robot.joint_names[free:], relations, names, set(),

@@ -347,3 +347,6 @@ def test_equality_joint_couplings_are_mimic_joints_with_mimic(tmp_path):
         assert np.allclose(symgen.mass_matrix(robot, q), G.T @ M_full @ G, rtol=0, atol=1e-12), ("seed 9", t)
         g = symgen.inverse_dynamics(robot, q, np.zeros(2), np.zeros(2))
         assert np.allclose(g, G.T @ bias_full, rtol=0, atol=1e-12), ("seed 9", t)
+    with_armature = _own(tmp_path, COUPLED.replace('axis="0 1 0" ref', 'axis="0 1 0" armature="0.1" ref'), "arm")
+    with pytest.raises(symgen.URDFError, match="couplings in a model with armature are not supported yet"):
+        symgen.load_robot(with_armature, mimic=True)
