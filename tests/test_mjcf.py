@@ -217,6 +217,7 @@ def test_unsupported_elements_are_one_line_and_exit_2(tmp_path, text, expected):
 def test_info_and_options_on_mjcf(tmp_path):
     res = CliRunner().invoke(main, ["info", str(DATA / "cheetah.xml")])
     assert res.exit_code == 0 and "q[3] bthigh" in res.output and "MuJoCo" in res.output, res.output
+    assert "torso -> bthigh  mass 1.54351  armature 0.1" in res.output
     res = CliRunner().invoke(main, ["info", str(DATA / "cheetah.xml"), "--floating-base"])
     assert res.exit_code == 2 and "free-flyer" in res.output
 
