@@ -26,7 +26,7 @@ import numpy as np
 
 from . import quantities as Q
 from .errors import OptionError, SymgenError
-from .mjcf import load_robot
+from .mjcf import is_mjcf, load_robot
 
 TOL = 1e-9
 
@@ -280,8 +280,9 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity)
     robot = oracle = own = None
     if urdf:
-        robot = load_robot(urdf, floating_base=built_floating,
-                                 mimic=bool(manifest["options"].get("mimic", False)))        # --mimic: reduced
+        read = load_robot if is_mjcf(urdf) else symgen.load_urdf                  # MJCF through MuJoCo
+        robot = read(urdf, floating_base=built_floating,
+                     mimic=bool(manifest["options"].get("mimic", False)))        # --mimic: reduced
         notes.append(check_robot(robot, manifest, path, urdf))
         robot = with_manifest_armature(robot, manifest)
         oracle, pin_note = _pinocchio(robot, frames, gravity)
