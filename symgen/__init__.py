@@ -28,6 +28,14 @@ def load_urdf(path, floating_base: bool = False, snap_tol: float | None = None,
     return _load(path, floating_base=floating_base, strict_inertia=strict_inertia, mimic=mimic, **kwargs)
 
 
+def load_robot(path, floating_base: bool = False, mimic: bool = False) -> Robot:
+    """Read a URDF or an MJCF file (told apart by its root element; MJCF through MuJoCo's own
+    compiler, the mjcf extra: see :mod:`symgen.mjcf`) into a :class:`Robot`."""
+    from .mjcf import load_robot as _load
+
+    return _load(path, floating_base=floating_base, mimic=mimic)
+
+
 def _embedded(robot, key, state, gravity=GRAVITY):
     """A quantity of a robot with mimic joints embedded (through the registry's embedding)."""
     from . import quantities as Q
@@ -86,6 +94,6 @@ def __getattr__(name):
 
 __all__ = [
     "BuildError", "Body", "GRAVITY", "Inertia", "ModelError", "OptionError", "Robot", "SymgenError",
-    "URDFError", "christoffel", "coriolis", "coriolis_matrix", "inverse_dynamics", "load_urdf",
+    "URDFError", "christoffel", "coriolis", "coriolis_matrix", "inverse_dynamics", "load_robot", "load_urdf",
     "mass_matrix", "mass_matrix_dot", "robots", "__version__",
 ]

@@ -53,10 +53,10 @@ def main():
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
 def info(urdf, floating_base, mimic):
     """Summarize a robot: bodies, joints in q order, DoF, depth, what was lumped and snapped."""
+    from .mjcf import load_robot
     from .report import describe
-    from .urdf import load_urdf
 
-    click.echo(describe(load_urdf(urdf, floating_base=floating_base, mimic=mimic)))
+    click.echo(describe(load_robot(urdf, floating_base=floating_base, mimic=mimic)))
 
 
 @main.command()
@@ -155,8 +155,11 @@ def _progress(quiet):
 @click.option("--quiet", is_flag=True, help="No progress messages.")
 @click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
+@click.option("--armature", "armature_text", default=None, help="Reflected rotor inertia added to M's diagonal "
+              "(Pinocchio's model.armature): one number for every joint but a free-flyer, or joint=value,... "
+              "[default: none; MJCF: its dof_armature].")
 def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, max_dof, gravity_text,
-          parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic):
+          parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, armature_text):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import shlex
@@ -166,8 +169,8 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
 
     from .codegen.build import DEFAULT_TARGETS, BuildOptions, build as run_build, check_targets, parse_targets
     from .codegen.names import identifier
+    from .mjcf import load_robot
     from .model import GRAVITY
-    from .urdf import load_urdf
 
     # a killed build (SIGTERM, or SIGHUP: its terminal closed) unwinds like Ctrl-C, so the
     # temporary folder is removed and the compiler's process group and the worker processes killed
@@ -178,7 +181,13 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
     targets = parse_targets(targets)
     check_targets(BuildOptions(targets=targets, compile=not no_compile))
-    robot = load_urdf(urdf, floating_base=floating_base, mimic=mimic)
+    robot = load_robot(urdf, floating_base=floating_base, mimic=mimic)
+    if robot.gravity is not None and click.get_current_context().get_parameter_source("gravity_text").name == "DEFAULT":
+        gravity = robot.gravity                 # the model file's own (MJCF <option gravity>)
+    if armature_text is not None:
+        from .model import with_armature
+
+        robot = with_armature(robot, armature_text)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):
         click.echo(f"symgen: note: package name {identifier(robot.name)!r} from the robot's name in "
                    f"{Path(urdf).name!r}; --name to choose another", err=True)
@@ -194,6 +203,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--gravity", Q.gravity_text(gravity)] if gravity != GRAVITY else []
     words += ["--parametric"] if parametric else []
     words += ["--target", ",".join(targets)] if targets != DEFAULT_TARGETS else []
+    words += ["--armature", armature_text] if armature_text is not None else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
     opts = BuildOptions(quantities=Q.parse(quantities), gamma_method=gamma_method, cse=cse, frame=frame, frames=frames,
                         gravity=gravity, parametric=parametric, **limit,
@@ -215,8 +225,8 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
 @click.argument("package", type=click.Path())
 @click.option("--trials", default=20, show_default=True, help="Random states to check.")
 @click.option("--seed", default=0, show_default=True)
-@click.option("--urdf", type=click.Path(dir_okay=False), default=None,
-              help="URDF for the numeric reference (default: none, identities and backends only).")
+@click.option("--model", "--urdf", "urdf", type=click.Path(dir_okay=False), default=None,
+              help="URDF or MJCF for the numeric reference (default: none, identities and backends only).")
 @click.option("--floating-base", is_flag=True, help="Expect a package built with --floating-base (default: as "
               "its manifest says).")
 def verify(package, trials, seed, urdf, floating_base):
@@ -267,8 +277,8 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
 
 @main.command("bench")
 @click.argument("package", type=click.Path(file_okay=False, exists=True))
-@click.option("--urdf", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="The robot's URDF, to time Pinocchio on the same robot (default: none).")
+@click.option("--model", "--urdf", "urdf", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The robot's URDF, to time Pinocchio on the same robot, or MJCF file, for --mujoco (default: none).")
 @click.option("--functions", default="C,Gamma", show_default=True,
               help=f"Comma list of the package's quantities to time: {Q.help_text()}.")
 @click.option("--flags", default=None, help="C compiler flags of the C loop (and CasADi's C) "
@@ -288,15 +298,19 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
 @click.option("--cppadcg", is_flag=True, help="Also time Pinocchio's own generated code (CppADCodeGen: tau, Minv, "
               "qdd, dtau, dqdd), compiled with the same flags, checked against Pinocchio first (needs --urdf and "
               "cmeel-cppadcodegen: the cppadcg extra; builds its harness once, minutes).")
+@click.option("--mujoco", is_flag=True, help="Also time MuJoCo's C library from the wheel (M, the bias C v + g, "
+              "contact-free forward dynamics) in the same C loop, checked against the package first (a package "
+              "built from MJCF, --model that file; the mjcf extra).")
 def bench_command(package, urdf, functions, flags, repeats, min_time, compile_timeout, pin_cpp, json_path, casadi,
-                  processes, cppadcg):
+                  processes, cppadcg, mujoco):
     """Time a generated package: its C in a C loop and from Python, beside Pinocchio."""
     from .bench import bench_package, format_report
     from .bench.cloop import DEFAULT_FLAGS
 
     result = bench_package(package, urdf=urdf, quantities=Q.parse(functions, "--functions"),
                            flags=flags or DEFAULT_FLAGS, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
-                           pin_cpp=pin_cpp, casadi=casadi, processes=processes, cppadcg=cppadcg)
+                           pin_cpp=pin_cpp, casadi=casadi, processes=processes, cppadcg=cppadcg,
+                           mujoco=mujoco)
     click.echo(format_report(result))
     if json_path:
         import json

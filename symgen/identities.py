@@ -39,7 +39,9 @@ IDENTITIES = (
              lambda f, s, call: (call("tau", s["q"], s["qd"], f["qdd"]), s["tau"]), True),
     Identity("dtau/dqd = 2 C", ("dtau", "C"), lambda f, s, call: (f["dtau"][1], 2 * f["C"]),   # Gamma_ijk = Gamma_ikj,
              fixed_base=True),                                          # not with the free-flyer's torsion
-    Identity("Y @ parameters = Slotine-Li", ("Y", "tau_sl"), lambda f, s, call: (f["Y"] @ s["parameters"], f["tau_sl"])),
+    # the regressor covers the inertial parameters; a known armature adds armature * a_r
+    Identity("Y @ parameters = Slotine-Li", ("Y", "tau_sl"),
+             lambda f, s, call: (f["Y"] @ s["parameters"] + s["armature"] * s["qdd_r"], f["tau_sl"])),
     Identity("M Minv = 1", ("M", "Minv"), lambda f, s, call: (f["M"] @ f["Minv"], np.eye(len(s["qd"]))), True),
     Identity("frame velocity = J qd", ("vf", "J"), lambda f, s, call: (f["vf"], f["J"] @ s["qd"])),
     Identity("J_dot qd = frame acceleration bias", ("dJ", "af"), lambda f, s, call: (f["dJ"] @ s["qd"], f["af"])),
@@ -52,10 +54,13 @@ IDENTITIES = (
     Identity("p = M qd", ("p", "M"), lambda f, s, call: (f["p"], f["M"] @ s["qd"])),
     Identity("C^T qd = C(q, qd)^T qd", ("CTv", "C"), lambda f, s, call: (f["CTv"], f["C"].T @ s["qd"])),
     Identity("T = qd . p / 2", ("T", "p"), lambda f, s, call: (f["T"], s["qd"] @ f["p"] / 2)),
+    # the regressors cover the inertial parameters; a known armature adds its terms
     *(Identity(f"{reg} @ parameters = {name}", (reg, key),
-               lambda f, s, call, reg=reg, key=key: (f[reg] @ s["parameters"], f[key]))
-      for reg, key, name in (("Y_p", "p", "p"), ("Y_c", "CTv", "C^T qd"), ("Y_g", "g", "g"), ("Y_T", "T", "T"),
-                             ("Y_V", "V", "V"))),
+               lambda f, s, call, reg=reg, key=key, rotor=rotor: (f[reg] @ s["parameters"] + rotor(s), f[key]))
+      for reg, key, name, rotor in (("Y_p", "p", "p", lambda s: s["armature"] * s["qd"]),
+                                    ("Y_c", "CTv", "C^T qd", lambda s: 0.0), ("Y_g", "g", "g", lambda s: 0.0),
+                                    ("Y_T", "T", "T", lambda s: s["armature"] @ s["qd"] ** 2 / 2),
+                                    ("Y_V", "V", "V", lambda s: 0.0))),
     Identity("Y_Vdot @ parameters = qd . g", ("Y_Vdot", "g"),
              lambda f, s, call: (f["Y_Vdot"] @ s["parameters"], s["qd"] @ f["g"])),
 )

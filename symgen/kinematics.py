@@ -62,6 +62,24 @@ def parameters_of(robot, i: int):
     return None if theta is None or k < 0 else theta[10 * k:10 * k + 10]
 
 
+def armature(robot, i) -> float:
+    """The armature of velocity i (0.0 when the robot has none): the reflected rotor inertia that
+    Pinocchio's ``model.armature`` adds to M's diagonal. Every algorithm that forms M, a joint-space
+    pivot (ABA's D_i) or tau adds it through :func:`plus_armature`."""
+    values = getattr(robot, "armature", ())
+    return float(values[i]) if values else 0.0
+
+
+def plus_armature(robot, i, x, factor=None):
+    """x + armature_i (a diagonal entry of M, a pivot D_i), or x + armature_i * factor (a
+    force: tau_i gains armature_i qdd_i); x itself when the armature is 0, so a robot without one
+    prints the same code as before."""
+    a = armature(robot, i)
+    if a == 0.0:
+        return x
+    return x + (a if factor is None else a * factor)
+
+
 def joint_position(robot, q, i):
     """q_i, the coordinate of body i's joint (not for the free-flyer's bodies)."""
     return q[robot.q_index[i]]

@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from . import spatial
-from .errors import ModelError
+from .errors import ModelError, OptionError
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic")
 
@@ -138,6 +138,15 @@ class Robot:
     #: every link and joint frame, in tree order (the root link, then depth first in q order,
     #: each joint followed by its child link); by default each body's joint and link frames
     frames: tuple[Frame, ...] = ()
+    #: reflected rotor inertia per velocity (Pinocchio's ``model.armature``, MuJoCo's
+    #: ``dof_armature``), added to M's diagonal; () when none (:attr:`armature_vector`)
+    armature: tuple[float, ...] = ()
+    #: a model read from MJCF: MuJoCo's qpos0 per joint coordinate after a free-flyer's (symgen's
+    #: q = qpos - qpos0 there; :mod:`symgen.mjcf`), else None
+    mujoco_qpos0: tuple[float, ...] | None = None
+    #: the gravity the model file sets (MJCF's <option gravity>, zero with <flag gravity="disable">),
+    #: the default of ``symgen build --gravity`` for it; None: symgen's default, GRAVITY
+    gravity: tuple[float, float, float] | None = None
 
     def __post_init__(self):
         if not self.frames:         # a robot built in Python: one joint and one link per body
@@ -156,6 +165,9 @@ class Robot:
             if b.joint_type not in JOINT_TYPES:
                 raise ModelError(f"robot {self.name!r}: body {b.name!r} has joint type "
                                  f"{b.joint_type!r}; expected one of {', '.join(JOINT_TYPES)}")
+        if self.armature and (len(self.armature) != self.n or not all(0.0 <= a < float("inf") for a in self.armature)):
+            raise ModelError(f"robot {self.name!r}: armature must be {self.n} numbers >= 0 (one per velocity), "
+                             f"got {self.armature}")
         for k, f in enumerate(self.frames):
             if f.kind not in FRAME_KINDS or not -1 <= f.body < self.n or not -1 <= f.parent < k:
                 raise ModelError(f"robot {self.name!r}: frame {f.name!r} ({f.kind}) is mounted on body "
@@ -173,6 +185,15 @@ class Robot:
     def nq(self) -> int:
         """The number of configuration entries: nv, plus one for a free-flyer's unit quaternion."""
         return self.n + 1 if self.floating_base else self.n
+
+    @cached_property
+    def armature_vector(self) -> np.ndarray:
+        """The armature (nv,): zeros when the robot has none."""
+        return np.array(self.armature, dtype=float) if self.armature else np.zeros(self.n)
+
+    @property
+    def has_armature(self) -> bool:
+        return any(self.armature)
 
     @property
     def free(self) -> int:
@@ -376,3 +397,44 @@ def free_flyer_bodies(root_link: str, root_inertia: Inertia) -> list[Body]:
             axis=axis, parent=k - 1, rotation=IDENTITY, translation=ORIGIN,
             inertia=root_inertia if last else Inertia.zero()))
     return bodies
+
+
+def with_armature(robot: Robot, text: str) -> Robot:
+    """``robot`` with the armature of ``symgen build --armature``: one number for every joint but
+    a free-flyer (a root has no rotor), or ``joint=value,...`` by joint name (a free-flyer's name
+    sets its six velocities); the others keep theirs. An OptionError names what is wrong."""
+    import dataclasses
+
+    if getattr(robot, "embedding", None) is not None:
+        raise OptionError("--armature: not supported with --mimic yet")
+    values = list(robot.armature_vector)
+
+    def number(word, what):
+        try:
+            x = float(word)
+        except ValueError:
+            x = float("nan")
+        if not 0.0 <= x < float("inf"):
+            raise OptionError(f"--armature: {what} {word!r} is not a number >= 0")
+        return x
+
+    items = [w.strip() for w in text.split(",") if w.strip()]
+    if not items:
+        raise OptionError("--armature: expected a number or joint=value,...")
+    if len(items) == 1 and "=" not in items[0]:
+        x = number(items[0], "value")
+        values = [values[i] if robot.is_free(i) else x for i in range(robot.n)]
+    else:
+        for item in items:
+            joint, sep, word = item.partition("=")
+            joint = joint.strip()
+            if not sep:
+                raise OptionError(f"--armature: {item!r} is not joint=value (one number alone sets every joint)")
+            if joint not in robot.joint_names:
+                raise OptionError(f"--armature: no joint {joint!r} in robot {robot.name!r} (joints: "
+                                  f"{', '.join(robot.joint_names)})")
+            x = number(word.strip(), f"joint {joint!r}:")
+            for i, b in enumerate(robot.bodies):
+                if b.joint_name == joint:
+                    values[i] = x
+    return dataclasses.replace(robot, armature=tuple(float(v) for v in values) if any(values) else ())

@@ -143,6 +143,9 @@ class PinOracle:
         if gravity is not None:
             self.model = pin.Model(self.model)
             self.model.gravity.linear = np.asarray(gravity, dtype=float)
+        if getattr(robot, "has_armature", False):         # Pinocchio's model.armature, in its v order
+            self.model = pin.Model(self.model) if self.model is model else self.model
+            self.model.armature = self.map.P @ robot.armature_vector
         self.data = self.model.createData()
 
     def set_parameters(self, theta):

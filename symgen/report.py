@@ -21,8 +21,10 @@ def describe(robot) -> str:
             continue
         parent = robot.bodies[b.parent].name if b.parent >= 0 else robot.root_link
         axis = " ".join(f"{a:g}" for a in b.axis)
+        armature = getattr(robot, "armature", ())
         lines.append(f"    {labels[i]} {b.joint_name:<{width}}  {b.joint_type:<10} axis ({axis})  "
-                     f"{parent} -> {b.name}  mass {b.inertia.mass:g}")
+                     f"{parent} -> {b.name}  mass {b.inertia.mass:g}"
+                     + (f"  armature {armature[i]:g}" if armature and armature[i] else ""))
     lines.append(f"  lumped by fixed joints: {len(robot.lumped)}")
     lines += [f"    {item}" for item in robot.lumped]
     lines.append(f"  snapped to exact values: {len(robot.snapped)}")

@@ -25,6 +25,7 @@ import numpy as np
 from . import quantities as Q
 from .errors import OptionError, SymgenError
 from .identities import IDENTITIES, Identity  # noqa: F401  (Identity: verify's vocabulary)
+from .mjcf import is_mjcf, load_robot
 
 TOL = 1e-9
 #: the JAX module against NumPy's (the same printed lines, float64): 1e-12, times cond(M) where solved
@@ -70,6 +71,8 @@ def _pinocchio_own_parse(robot, urdf, gravity=None):
         return None, None
     from .pinocchio_oracle import oracle_for
 
+    if getattr(robot, "mujoco_qpos0", None) is not None:
+        return None, "Pinocchio's own reading of the file: skipped for MJCF (buildModelFromMJCF merges a body's joints)"
     try:
         model = (pinocchio.buildModelFromUrdf(str(urdf), pinocchio.JointModelFreeFlyer()) if robot.floating_base
                  else pinocchio.buildModelFromUrdf(str(urdf)))
@@ -214,6 +217,17 @@ def check_robot(robot, manifest: dict, path, urdf) -> str:
             f"built from {manifest['source_sha256'][:12]}...); compared as the same robot")
 
 
+def with_manifest_armature(robot, manifest: dict):
+    """The robot with the armature the package was built with (``symgen build --armature``, or the
+    MJCF's ``dof_armature``): the reference and Pinocchio (``model.armature``) then include it."""
+    import dataclasses
+
+    armature = tuple(float(a) for a in manifest.get("armature") or ())
+    if not any(armature) or not dataclasses.is_dataclass(robot) or tuple(robot.armature_vector) == armature:
+        return robot
+    return dataclasses.replace(robot, armature=armature)
+
+
 def manifest_gravity(manifest: dict, path) -> tuple[float, float, float]:
     """The gravity a package was built with (``options.gravity``; a package from before the
     option has the default)."""
@@ -301,9 +315,11 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity)
     robot = oracle = own = None
     if urdf:
-        robot = symgen.load_urdf(urdf, floating_base=built_floating,
-                                 mimic=bool(manifest["options"].get("mimic", False)))        # --mimic: reduced
+        read = load_robot if is_mjcf(urdf) else symgen.load_urdf                  # MJCF through MuJoCo
+        robot = read(urdf, floating_base=built_floating,
+                     mimic=bool(manifest["options"].get("mimic", False)))        # --mimic: reduced
         notes.append(check_robot(robot, manifest, path, urdf))
+        robot = with_manifest_armature(robot, manifest)
         oracle, pin_note = _pinocchio(robot, frames, gravity)
         own, own_note = _pinocchio_own_parse(robot, urdf, gravity)
         notes += [n for n in (pin_note, own_note) if n]
@@ -379,7 +395,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                 for identity in identities:
                     record(f"{bname}: {identity.name}",
                            _rel(*identity.sides({x.key: got[x.function] for x in present},
-                                                {**state, "parameters": state.get("params", pkg.parameters)}, caller(mod))),
+                                                {**state, "parameters": state.get("params", pkg.parameters),
+                                                 "armature": getattr(pkg, "armature", np.zeros(pkg.nv))}, caller(mod))),
                            conditioned if identity.conditioned else TOL)
                 theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
                 for other, their in theirs.items():

@@ -54,7 +54,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_854bbfc2"
+    _ext = "_arm4_ext_300bc88c"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -71,7 +71,8 @@ backend = "c" if c is not None else "numpy"
 nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.link_names
 floating_base = numpy.floating_base
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
-manifest_sha256 = "628277c4d2ccca36656dd8d2568905046240a83069e2a1b328d3f7f198ca8b3e"  # manifest.json as built, without its file hashes
+armature = numpy.armature
+manifest_sha256 = "f8a8b0b5bba9939f23eb44ad5fd814f5e275d19a380c22c4cb2c04192c09d3cc"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

@@ -73,6 +73,7 @@ const char *const arm4_joint_names[4] = {
 };
 
 const double arm4_gravity_vector[3] = { 0.0, 0.0, -9.81 };
+const double arm4_armature[4] = { 0.0, 0.0, 0.0, 0.0 };
 /* @symgen-data-end */
 
 /* @symgen-unit mass_matrix */

@@ -55,6 +55,8 @@ extern "C" {
 extern const char *const arm4_joint_names[4];
 /* The gravity the dynamics use: linear acceleration in the root frame, m/s^2 (--gravity). */
 extern const double arm4_gravity_vector[3];
+/* The armature per velocity, added to M's diagonal (Pinocchio's model.armature; zeros when none). */
+extern const double arm4_armature[4];
 
 /* Mass matrix M(q), (n, n), by CRBA. */
 #define ARM4_MASS_MATRIX_WORK_BYTES 0  /* its work array on the stack */

@@ -27,6 +27,10 @@ frames = ('tool_link', )
 parameters = np.array([2.0, 0.0, 0.0, 0.1, 0.0079167, 0.0, 0.0079167, 0.0, 0.0, 0.0025, 1.5, 0.0, 0.22499999999999998, 0.0, 0.0456, 0.0, 0.0012, 0.0, 0.0, 0.0456, 1.0, 0.0, 0.125, 0.0, 0.0211396, 0.0, 0.0006125, 0.0, 0.0, 0.0211396, 0.7, 0.0, 0.0, 0.032, 0.0024233300000000004, 0.0, 0.0024733300000000006, 0.0, 0.0, 0.00031])
 #: the gravity the dynamics use: linear acceleration in the root frame, m/s^2 (symgen build --gravity)
 gravity_vector = np.array([0.0, 0.0, -9.81])
+#: the armature (reflected rotor inertia) per velocity, in M's diagonal, tau, qdd, M^-1 (Pinocchio's
+#: model.armature; zeros when none). The regressor covers the inertial parameters only:
+#: slotine_li = regressor @ parameters + armature * a_r
+armature = np.array([0.0, 0.0, 0.0, 0.0])
 
 
 def _prepare(*args):

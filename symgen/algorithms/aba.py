@@ -23,7 +23,7 @@ Dinv = 1/D, u = tau - Phi^T pA, Ia / pa (what body i passes to its parent), a (a
 """
 from __future__ import annotations
 
-from ..kinematics import base_acceleration, body_frames, body_inertia, ground_frames
+from ..kinematics import base_acceleration, body_frames, body_inertia, ground_frames, plus_armature
 from ..model import GRAVITY
 from ..spatial import congruence, crf, crm, cross_force, cross_motion, inertia_times
 
@@ -58,7 +58,7 @@ def aba(robot, q, qd, tau, bk, gravity=GRAVITY):
     U, Dinv, u = [None] * n, [None] * n, [None] * n
     for i in reversed(range(n)):                         # pass 2, leaves to root
         U[i] = bk.bind(IA[i] @ Phi[i], f"U{i}", i)                    # U_i = IA_i S_i
-        Dinv[i] = bk.bind(1 / (Phi[i] @ U[i]), f"Dinv{i}", i)        # D_i = S_i^T U_i
+        Dinv[i] = bk.bind(1 / plus_armature(robot, i, Phi[i] @ U[i]), f"Dinv{i}", i)   # D_i = S_i^T U_i + armature_i
         u[i] = bk.bind(tau[i] - Phi[i] @ pA[i], f"u{i}", i)           # u_i = tau_i - S_i^T pA_i
         p = parent[i]
         if p >= 0:
@@ -103,7 +103,7 @@ def aba_ground(robot, q, qd, tau, bk, gravity=GRAVITY):
     U, Dinv, u = [None] * n, [None] * n, [None] * n
     for i in reversed(range(n)):                         # pass 2, leaves to root
         U[i] = bk.bind(IA[i] @ Phi[i], f"U{i}", i)                    # U_i = IA_i S_i
-        Dinv[i] = bk.bind(1 / (Phi[i] @ U[i]), f"Dinv{i}", i)        # D_i = S_i^T U_i
+        Dinv[i] = bk.bind(1 / plus_armature(robot, i, Phi[i] @ U[i]), f"Dinv{i}", i)   # D_i = S_i^T U_i + armature_i
         u[i] = bk.bind(tau[i] - Phi[i] @ pA[i], f"u{i}", i)           # u_i = tau_i - S_i^T pA_i
         p = parent[i]
         if p >= 0:
@@ -143,7 +143,7 @@ def minverse_ground(robot, q, bk):
     UD = [None] * n
     for i in reversed(range(n)):                         # pass 2, leaves to root
         U = bk.bind(IA[i] @ Phi[i], f"U{i}", i)                       # U_i = IA_i S_i
-        Dinv = bk.bind(1 / (Phi[i] @ U), f"Dinv{i}", i)              # D_i = S_i^T U_i
+        Dinv = bk.bind(1 / plus_armature(robot, i, Phi[i] @ U), f"Dinv{i}", i)   # D_i = S_i^T U_i + armature_i
         Minv[i, i] = Dinv                                             # u_i = 1 - S_i^T F_i[:, i] = 1
         for j in subtree[i][1:]:                                      # D_i^-1 u_i, u_i = -S_i^T F_i
             Minv[i, j] = bk.bind(-(Phi[i] @ F[i][:, j]) * Dinv, f"Minv{i}_{j}", i)
@@ -190,7 +190,7 @@ def minverse_dense(robot, q, bk):
     U, Dinv, UD = [None] * n, [None] * n, [None] * n
     for i in reversed(range(n)):                         # pass 2's inertias, leaves to root
         U[i] = bk.bind(IA[i] @ Phi[i], f"U{i}", i)                    # U_i = IA_i S_i
-        Dinv[i] = bk.bind(1 / (Phi[i] @ U[i]), f"Dinv{i}", i)        # D_i = S_i^T U_i
+        Dinv[i] = bk.bind(1 / plus_armature(robot, i, Phi[i] @ U[i]), f"Dinv{i}", i)   # D_i = S_i^T U_i + armature_i
         p = parent[i]
         if p >= 0:
             UD[i] = bk.bind(U[i] * Dinv[i], f"UD{i}", i)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import body_frames, body_inertia, ground_frames
+from ..kinematics import armature, body_frames, body_inertia, ground_frames
 from ..spatial import congruence, crm, cross_force, factor_B, icrf, inertia_rate, inertia_times
 from .crba import crba, crba_ground
 
@@ -131,4 +131,6 @@ def torsion(robot, Gamma, mass_matrix):
     M = mass_matrix()
     for c, k, m, sigma in structure_constants(robot):
         Gamma[:, c, k] = Gamma[:, c, k] + M[:, m] * sigma
+        if armature(robot, m):                      # the rigid bodies' M: a rotor's inertia has no torsion
+            Gamma[m, c, k] = Gamma[m, c, k] - armature(robot, m) * sigma
     return Gamma

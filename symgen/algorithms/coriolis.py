@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import body_frames, body_inertia, ground_frames, local_frames, rate_velocity
+from ..kinematics import body_frames, body_inertia, ground_frames, local_frames, plus_armature, rate_velocity
 from ..spatial import (congruence, crm, cross, cross_force, cross_motion, factor_B, inertia_rate, inertia_times,
                        skew)
 
@@ -58,7 +58,7 @@ def coriolis(robot, q, qd, bk):
         F2 = bk.bind(IC[j] @ Phi[j], f"F2_{j}", j)                         # line 10
         F3 = bk.bind(BC[j].T @ Phi[j], f"F3_{j}", j)                       # line 11
         C[j, j] = Phi[j] @ F1                                           # line 12
-        M[j, j] = Phi[j] @ F2                                           # line 13
+        M[j, j] = plus_armature(robot, j, Phi[j] @ F2)                  # line 13 (+ armature)
         Mdot[j, j] = Phid[j] @ F2 + Phi[j] @ (F1 + F3)                  # line 14
         i = j                                                           # line 15
         while parent[i] >= 0:                                           # line 16
@@ -99,7 +99,7 @@ def coriolis_ground(robot, q, qd, bk):
         F3 = bk.bind(E - Q, f"F3_{j}", j)                                  # line 11
         F13 = bk.bind(F1 + F3, f"F13_{j}", j)                              # F1 + F3, lines 14, 22
         C[j, j] = Phi[j] @ F1                                           # line 12
-        M[j, j] = Phi[j] @ F2                                           # line 13
+        M[j, j] = plus_armature(robot, j, Phi[j] @ F2)                  # line 13 (+ armature)
         Mdot[j, j] = Phid[j] @ F2 + Phi[j] @ F13                        # line 14
         i = j                                                           # line 15
         while parent[i] >= 0:                                           # line 16
@@ -147,7 +147,7 @@ def coriolis_local(robot, q, qd, bk):
         F2 = bk.bind(inertia_times(IC[j], S[j], bk), f"F2_{j}", j)         # line 10
         F3 = bk.bind(E - Q, f"F3_{j}", j)                                  # line 11
         C[j, j] = S[j] @ F1                                             # line 12
-        M[j, j] = S[j] @ F2                                             # line 13
+        M[j, j] = plus_armature(robot, j, S[j] @ F2)                    # line 13 (+ armature)
         Mdot[j, j] = Phid[j] @ F2 + S[j] @ (F1 + F3)                    # line 14
         i = j                                                           # line 15
         while parent[i] >= 0:                                           # line 16

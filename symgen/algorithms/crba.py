@@ -23,7 +23,7 @@ Three versions, side by side and line for line:
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, ground_frames, inertia_apply, local_frames
+from ..kinematics import body_frames, body_inertia, ground_frames, inertia_apply, local_frames, plus_armature
 from ..spatial import congruence
 
 
@@ -39,7 +39,7 @@ def crba(robot, q, bk):
     M = bk.zeros((n, n))
     for j in range(n):                                                  # M, column j
         F = bk.bind(IC[j] @ Phi[j], f"F{j}", j)                            # line 10
-        M[j, j] = Phi[j] @ F                                            # line 13
+        M[j, j] = plus_armature(robot, j, Phi[j] @ F)                   # line 13 (+ armature)
         i = j                                                           # line 15
         while parent[i] >= 0:                                           # line 16
             F = bk.bind(Xup[i].T @ F, f"F{j}", j)                          # line 17
@@ -59,7 +59,7 @@ def crba_ground(robot, q, bk):
     M = bk.zeros((n, n))
     for j in range(n):                                                  # M, column j
         F = bk.bind(IC[j] @ Phi[j], f"F{j}", j)                            # line 10
-        M[j, j] = Phi[j] @ F                                            # line 13
+        M[j, j] = plus_armature(robot, j, Phi[j] @ F)                   # line 13 (+ armature)
         i = j                                                           # line 15
         while parent[i] >= 0:                                           # line 16
             # line 17: F is already in the frame of every Phi_i
@@ -85,7 +85,7 @@ def crba_local(robot, q, bk):
         Sw, Sv = L[j].S
         nf, ff = inertia_apply(m[j], h[j], I[j], Sw, Sv, bk)           # line 10: IC_j Phi_j
         nf, ff = bk.bind(nf, f"Fn{j}", j), bk.bind(ff, f"Ff{j}", j)
-        M[j, j] = Sw @ nf + Sv @ ff                                     # line 13
+        M[j, j] = plus_armature(robot, j, Sw @ nf + Sv @ ff)            # line 13 (+ armature)
         i = j                                                           # line 15
         while parent[i] >= 0:                                           # line 16
             nf, ff = L[i].force_up(nf, ff, f"F{j}_{i}", j)              # line 17

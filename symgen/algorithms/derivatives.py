@@ -48,7 +48,8 @@ times dtau/du, and 21867 / 255410 in body frames.
 """
 from __future__ import annotations
 
-from ..kinematics import base_acceleration, body_frames, body_inertia, ground_frames, rate_velocity, root_gravity
+from ..kinematics import (base_acceleration, body_frames, body_inertia, ground_frames, plus_armature, rate_velocity,
+                          root_gravity)
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crf, crm, icrf, inertia_rate, inertia_times
 from .crba import crba
@@ -121,7 +122,7 @@ def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense=False):
     for i in range(n):
         F2 = bk.bind(inertia_times(IC[i], Phi[i], bk), f"F2_{i}", i)         # CRBA: M = dtau/dqdd
         for j in robot.ancestors(i):
-            M[i, j] = M[j, i] = Phi[j] @ F2
+            M[i, j] = M[j, i] = plus_armature(robot, i, Phi[j] @ F2) if j == i else Phi[j] @ F2
         bias[i] = Phi[i] @ F0[i]                                        # Alg. 1 line 15, qdd = 0
     L, Dinv = ltdl(M, parent, bk)
     qdd = ltdl_solve(L, Dinv, parent, tau - bias, bk)                   # eq. (20)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import base_placement, body_frames, body_inertia, parameters_of
+from ..kinematics import base_placement, body_frames, body_inertia, parameters_of, plus_armature
 from ..model import GRAVITY
 from .frames import _ground_bodies
 from .momentum import body_velocities
@@ -21,10 +21,12 @@ from .regressor import parameters
 
 
 def kinetic_energy(robot, q, qd, bk):
-    """T(q, v) = 1/2 sum_i v_i . I_i v_i, a scalar."""
+    """T(q, v) = 1/2 sum_i v_i . I_i v_i (+ 1/2 sum_i armature_i qd_i^2: the rotors', as Pinocchio's
+    computeKineticEnergy with ``model.armature``), a scalar."""
     Xup, Phi = body_frames(robot, q, bk)
     v = body_velocities(robot, Xup, Phi, qd, bk)
-    return sum((v[i] @ (body_inertia(robot, i, bk) @ v[i]) for i in robot.inertial_bodies), 0) * bk.half
+    bodies = sum((v[i] @ (body_inertia(robot, i, bk) @ v[i]) for i in robot.inertial_bodies), 0)
+    return sum((plus_armature(robot, i, 0, qd[i] * qd[i]) for i in range(robot.n)), bodies) * bk.half
 
 
 def world_gravity_terms(robot, q, bk, gravity=GRAVITY) -> dict:

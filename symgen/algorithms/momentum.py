@@ -14,7 +14,7 @@ other O(N) recursions (RNEA, Slotine-Li).
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, rate_velocity
+from ..kinematics import body_frames, body_inertia, plus_armature, rate_velocity
 from ..spatial import crm
 
 
@@ -44,7 +44,7 @@ def momentum(robot, q, qd, bk):
     h = [bk.bind(body_inertia(robot, i, bk) @ v[i], f"h{i}", i) for i in range(n)]   # h_i = I_i v_i
     p, CTv = bk.zeros(n), bk.zeros(n)
     for i in reversed(range(n)):
-        p[i] = Phi[i] @ h[i]                                           # p_i = Phi_i^T hC_i
+        p[i] = plus_armature(robot, i, Phi[i] @ h[i], qd[i])          # p_i = Phi_i^T hC_i (+ armature_i qd_i)
         CTv[i] = Phid[i] @ h[i]                                        # (C^T v)_i = Phid_i^T hC_i, eq. (38)
         if parent[i] >= 0:
             h[parent[i]] = bk.bind(h[parent[i]] + Xup[i].T @ h[i], f"h{parent[i]}", parent[i])

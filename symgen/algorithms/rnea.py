@@ -15,7 +15,7 @@ Two versions, line for line:
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, inertia_apply, local_frames, root_gravity
+from ..kinematics import body_frames, body_inertia, inertia_apply, local_frames, plus_armature, root_gravity
 from ..model import GRAVITY
 from ..spatial import crf, crm, cross
 
@@ -42,7 +42,7 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
         f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ bk.bind(I @ v[i], f"h{i}", i), f"f{i}", i)
     tau = bk.zeros(n)
     for i in reversed(range(n)):                         # backward pass: tau_i = Phi_i^T f_i
-        tau[i] = Phi[i] @ f[i]
+        tau[i] = plus_armature(robot, i, Phi[i] @ f[i], qdd[i])       # + armature_i qdd_i
         p = robot.parent[i]
         if p >= 0:
             f[p] = bk.bind(f[p] + Xup[i].T @ f[i], f"f{p}", p)
@@ -79,7 +79,7 @@ def rnea_local(robot, q, qd, qdd, bk, gravity=GRAVITY):
         ff[i] = bk.bind(Iav + cross(w[i], kv, bk), f"ff{i}", i)
     tau = bk.zeros(n)
     for i in reversed(range(n)):                         # backward pass: tau_i = Phi_i^T f_i
-        tau[i] = L[i].S[0] @ fn[i] + L[i].S[1] @ ff[i]
+        tau[i] = plus_armature(robot, i, L[i].S[0] @ fn[i] + L[i].S[1] @ ff[i], qdd[i])   # + armature_i qdd_i
         p = robot.parent[i]
         if p >= 0:
             n_up, f_up = L[i].force_up(fn[i], ff[i], f"fu{i}", i)

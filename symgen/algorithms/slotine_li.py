@@ -20,7 +20,7 @@ Bs = 1/2 [(v x*) I - I (v x)] and p = 1/2 I v, as in Algorithm 1's ground form.
 """
 from __future__ import annotations
 
-from ..kinematics import base_acceleration, body_frames, body_inertia, ground_frames, rate_velocity
+from ..kinematics import base_acceleration, body_frames, body_inertia, ground_frames, plus_armature, rate_velocity
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crm, factor_B, inertia_rate, inertia_times
 
@@ -50,7 +50,7 @@ def slotine_li(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
         f[i] = bk.bind(I @ a[i] + factor_B(v[i], I, bk) @ w[i], f"f{i}", i)                  # line 8
     tau = bk.zeros(n)
     for i in reversed(range(n)):
-        tau[i] = Phi[i] @ f[i]                                          # line 12
+        tau[i] = plus_armature(robot, i, Phi[i] @ f[i], qdd_r[i])       # line 12 (+ armature_i qdd_r_i)
         p = parent[i]
         if p >= 0:
             f[p] = bk.bind(f[p] + Xup[i].T @ f[i], f"f{p}", p)           # line 13
@@ -75,7 +75,7 @@ def slotine_li_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
                        f"f{i}", i)
     tau = bk.zeros(n)
     for i in reversed(range(n)):
-        tau[i] = Phi[i] @ f[i]                                          # line 12
+        tau[i] = plus_armature(robot, i, Phi[i] @ f[i], qdd_r[i])       # line 12 (+ armature_i qdd_r_i)
         p = parent[i]
         if p >= 0:
             f[p] = bk.bind(f[p] + f[i], f"f{p}", p)                      # line 13

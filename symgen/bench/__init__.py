@@ -4,6 +4,7 @@ paper's Tables 1-2 and Figures 2-4). Rooms:
     timing     the Timing record and the timer of Python callables (calibrated loops)
     harness    the one way C/C++ harnesses (templates/bench_*.j2) are compiled and run
     cloop      a generated package's C timed in a compiled C loop
+    mujoco     MuJoCo's C library as a rival in that loop (symgen bench --mujoco)
     pin        Pinocchio timed from Python and in C++ (which call per quantity)
     measure    one package measured beside Pinocchio: shared by symgen bench and symgen tables
     report     symgen bench's JSON and text, ratios, the machine

@@ -148,21 +148,23 @@ def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, c
     cc = find_cc(cc)
     context = c_driver_source_context(manifest, quantities, count, update)
     objs = compile_package_objects(package_dir, manifest, flags, cc, timeout)
-    include_dirs = []
+    include_dirs, libs = [], []
     for one in ([rival] if isinstance(rival, dict) else rival or []):
         extra = one["extra"]
-        objs += compile_package_objects(one["dir"], {"name": one["name"], "c_extension": None}, flags, cc, timeout)
+        if one.get("dir") is not None:                  # a rival's generated C (CasADi); MuJoCo: a library
+            objs += compile_package_objects(one["dir"], {"name": one["name"], "c_extension": None}, flags, cc, timeout)
         context["extra_includes"] = context.get("extra_includes", []) + extra["includes"]
         context["extra_declarations"] = "\n".join(filter(None, [context.get("extra_declarations"),
                                                                  extra["declarations"]]))
         context["runners"] = context["runners"] + extra["runners"]
         context["out_size"] = max(context["out_size"], extra["out_size"])
         include_dirs += [f"-I{d}" for d in extra["include_dirs"]]
+        libs += list(extra.get("libs", ()))
     what = f"{package_dir}: the C driver"
 
     def command(source, exe):
         return [cc, *shlex.split(flags), "-std=c99", f"-I{package_dir}", *include_dirs, str(source),
-                *map(str, objs), "-o", str(exe), "-lm"]
+                *map(str, objs), "-o", str(exe), *libs, "-lm"]
 
     with tempfile.TemporaryDirectory(prefix="symgen-bench-") as tmp:
         exe = compile_harness("bench_driver.c.j2", context, command, Path(tmp) / "driver", timeout, what)

@@ -26,7 +26,8 @@ from .timing import Timing, time_callable
 NO_BINDING = ("n/a", "the package has no compiled binding")
 CASADI_METHOD = "casadi_c"
 CASADI_PIN_METHOD = "casadi_pin_c"
-RIVAL_METHODS = {"casadi": CASADI_METHOD, "casadi_pin": CASADI_PIN_METHOD}    # driver row suffix -> method
+MUJOCO_METHOD = "mujoco_c"
+RIVAL_METHODS = {"casadi": CASADI_METHOD, "casadi_pin": CASADI_PIN_METHOD, "mujoco": MUJOCO_METHOD}    # row suffix -> method
 FLOATING_NOTE = "floating base: the free-flyer on both sides (Pinocchio's JointModelFreeFlyer, the same q and v)"
 
 
@@ -117,7 +118,7 @@ def time_package(m: Measurement, package_dir, quantities, settings: Settings, no
             m.missing(["c_loop"], qty, cell, str(exc))
         for one in rival or []:
             for qty in one["functions"]:
-                m.missing([RIVAL_METHODS[one["label"]]], qty, cell, str(exc))
+                m.missing([RIVAL_METHODS[one.get("label", one["name"])]], qty, cell, str(exc))
 
     pkg = import_package(package_dir)
     states = draw_states(*dimensions(manifest), max(s.batch, s.numpy_batch), links=len(manifest["link_names"]))
@@ -211,10 +212,24 @@ def prepare_casadi(m: Measurement, urdf, manifest: dict, quantities) -> list:
     return rivals
 
 
+def prepare_mujoco(m: Measurement, package_dir, model, manifest: dict, quantities):
+    """MuJoCo's C library for the C loop (checked against the package first), or None with notes."""
+    from . import mujoco as mj
+
+    try:
+        prepared = mj.prepare(package_dir, manifest, model, quantities)
+    except BenchError as exc:
+        m.notes["mujoco"] = f"MuJoCo: not timed: {exc}"
+        return None
+    m.info["mujoco"] = {"version": prepared["version"], "check": prepared["check"]}
+    m.notes[MUJOCO_METHOD, "tau"] = "MuJoCo: the bias C v + g (mj_rne, zero acceleration); ours: RNEA at the loop's qdd"
+    return prepared
+
+
 def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS,
                   repeats: int = 7, min_time: float = 0.05, compile_timeout: float | None = None,
                   pin_cpp: str = "build", batch: int = 10_000, casadi: bool = False, processes: int = 1,
-                  cppadcg: bool = False) -> dict:
+                  cppadcg: bool = False, mujoco: bool = False) -> dict:
     """Everything ``symgen bench`` reports for one package, as a JSON-ready dict: per quantity,
     µs per call of the C loop, the Python call (one state; per state in a batch), and Pinocchio
     from Python and C++ on ``urdf`` when given; with ``casadi``, CasADi's generated C of the same
@@ -224,9 +239,18 @@ def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str 
                         batch=batch, update=True, pin_cpp=pin_cpp, casadi=casadi, processes=processes)
     manifest = read_manifest(package_dir)
     m = Measurement()
-    rival = prepare_casadi(m, urdf, manifest, quantities) if casadi else None
+    rival = prepare_casadi(m, urdf, manifest, quantities) if casadi else []
+    if mujoco:
+        if casadi:
+            raise BenchError("--mujoco and --casadi: one kind of rival per run")
+        one = prepare_mujoco(m, package_dir, urdf, manifest, quantities)
+        rival = [one] if one is not None else []
     time_package(m, package_dir, quantities, settings, rival=rival)
-    if urdf is not None:
+    from ..mjcf import is_mjcf
+
+    if urdf is not None and is_mjcf(urdf):
+        m.notes["pinocchio"] = f"Pinocchio: not timed, {Path(urdf).name} is MJCF (symgen's reading of it is MuJoCo's)"
+    elif urdf is not None:
         time_pinocchio(m, urdf, quantities, dimensions(manifest)[1], settings)
     if cppadcg:
         from . import cppadcg as cg

@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 
+import numpy as np
 import sympy as sp
 
 from .. import quantities as Q
@@ -216,8 +217,21 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"frame={opts.frame} floating_base={robot.floating_base} cse={opts.cse} "
         f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}"
         + (" mimic=True" if _embedding(robot) else ""),
+        *([f"armature: {' '.join(repr(float(a)) for a in armature_of(robot))}"] if robot.has_armature else []),
         f"SymPy {sp.__version__}",
     ]
+
+
+def armature_of(robot) -> np.ndarray:
+    """The armature per velocity of the package (nv,): zeros when none (an embedded robot's
+    reduced velocities have none: --mimic with --armature is refused)."""
+    return robot.armature_vector if robot.has_armature and not _embedding(robot) else np.zeros(robot.n)
+
+
+def _mujoco_qpos0(robot):
+    """MuJoCo's qpos0 of a model read from MJCF (from_mujoco/to_mujoco), else None; None too with
+    --mimic (reduced coordinates: those two are not generated yet)."""
+    return None if _embedding(robot) else getattr(robot, "mujoco_qpos0", None)
 
 
 def _embedding(robot):
@@ -241,6 +255,9 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "parameters_literal": "[" + ", ".join(repr(float(x)) for x in parameters) + "]",
         "floating_base_literal": repr(bool(robot.floating_base)),
         "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
+        "armature_literal": "[" + ", ".join(repr(float(x)) for x in armature_of(robot)) + "]",
+        "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot) is None
+                                 else "[" + "".join(repr(float(x)) + ", " for x in robot.mujoco_qpos0) + "]"),
         "parametric": opts.parametric, "nparams": len(parameters),
         "parameters_c": [repr(float(x)) for x in parameters],
         "gravity_c": ", ".join(repr(float(x)) for x in opts.gravity),
@@ -255,7 +272,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "generator": f"symgen {version}", "sympy": sp.__version__, "robot": robot.name, "name": name,
         "nq": robot.nq, "nv": robot.nv, "depth": robot.depth, "floating_base": robot.floating_base,
         "joint_names": list(robot.joint_names), "link_names": list(robot.link_names),
-        "frames": [f.spec or f.name for f in frames],
+        "frames": [f.spec or f.name for f in frames], "armature": [float(x) for x in armature_of(robot)],
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
@@ -266,6 +283,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
                       for f in contexts},
         "c_extension": ext_name,
     }
+    if _mujoco_qpos0(robot) is not None:       # read from MJCF: from_mujoco/to_mujoco
+        manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
     if _embedding(robot):               # --mimic: recorded only then (packages without it are unchanged)
         manifest["options"]["mimic"] = True
         manifest["mimic"] = [{"joint": r.joint, "mimics": r.target, "multiplier": r.multiplier, "offset": r.offset}

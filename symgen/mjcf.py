@@ -1,0 +1,279 @@
+"""Read MJCF through MuJoCo's own compiler into a :class:`~symgen.model.Robot`.
+
+No MJCF parser here: ``mujoco.MjModel.from_xml_path`` resolves defaults, classes, includes,
+``fromto``, inertias from geoms and angle units, and this module walks the compiled arrays
+(``body_parentid``, ``body_pos/quat/ipos/iquat/inertia/mass``, ``jnt_type/axis/pos/bodyid``,
+``qpos0``, ``dof_armature``).
+
+Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's composed with
+``body_pos/quat``, then each of its joints in order, a hinge turning about its anchor
+``jnt_pos``, a slide moving along its axis, both by ``qpos - qpos0``):
+
+- A body with joints j_1..j_k (hinge or slide) becomes k single-DoF bodies, a chain: the frame of
+  the i-th is the MJCF body's orientation with its origin at the anchor p_i of j_i, so the first
+  is placed at ``body_pos + R p_1`` in its parent, the next at ``p_i - p_(i-1)`` (no turn); the
+  first k-1 are massless (named ``<joint>_link``), the last carries the body (named as the body),
+  its inertia and its children shifted by -p_k. symgen's q of a hinge or slide is
+  ``qpos - qpos0`` (``qpos0`` is the joint's ``ref``): :func:`symgen.mjcf_convert.from_mujoco`.
+- A ``free`` joint (only on a child of the world, the only moving tree) is the free-flyer
+  (Pinocchio's ``JointModelFreeFlyer``, ``root_joint``).
+- A body without joints is lumped into the body it hangs from (as a URDF fixed joint); one
+  fixed to the world is dropped. Every MJCF body keeps a link frame of its name.
+- ``dof_armature`` becomes ``Robot.armature``.
+- ``<equality><joint>`` with a linear polycoef: with ``mimic`` a mimic joint (reduced
+  coordinates, :mod:`symgen.mimic`), else refused.
+- Not supported yet, one line each (URDFError, exit 2): ball joints, a free joint below the
+  root or beside other moving trees, other equality constraints, tendons, gravity compensation.
+- ``<option gravity>`` (zero with ``<flag gravity="disable"/>``) becomes ``Robot.gravity``, the
+  default of ``symgen build --gravity`` for the file.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import OptionError, URDFError
+from .model import (FREE_DOFS, IDENTITY, ORIGIN, ROOT_JOINT, Body, Frame, Inertia, Robot, as_mat3, as_vec3,
+                    free_flyer_bodies)
+
+#: rotation and axis entries this close to 0, ±1/2, ±1 become exact (MuJoCo's quaternions carry
+#: round-off of a few ulps; exact zeros keep the generated code short)
+SNAP = 1e-12
+_FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
+
+
+def _mujoco():
+    try:
+        import mujoco
+    except ImportError:
+        raise OptionError("reading MJCF needs the mujoco package: pip install 'symgen[mjcf]'") from None
+    return mujoco
+
+
+def is_mjcf(path) -> bool:
+    """Whether the file's first element is ``<mujoco>`` (comments and the declaration skipped)."""
+    import re
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return False
+    head = re.sub(r"<!--.*?(-->|$)", "", head, flags=re.S)
+    tag = re.search(r"<([A-Za-z_][\w.:-]*)", re.sub(r"<\?.*?\?>", "", head, flags=re.S))
+    return tag is not None and tag.group(1) == "mujoco"
+
+
+def _snap(a):
+    a = np.array(a, dtype=float)
+    for v in (0.0, 0.5, -0.5, 1.0, -1.0):
+        a[np.abs(a - v) <= SNAP] = v
+    return a
+
+
+def _quat_matrix(wxyz) -> np.ndarray:
+    w, x, y, z = np.asarray(wxyz, dtype=float) / np.linalg.norm(wxyz)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def compile_mjcf(path):
+    """MuJoCo's compiled model of the file (a URDFError naming the file when it does not compile)."""
+    import warnings
+
+    from .errors import SymgenWarning
+
+    mujoco = _mujoco()
+    said = []
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda text: said.append(" ".join(str(text).split())))
+    try:                                                  # the compiler's warnings as one line each
+        return mujoco.MjModel.from_xml_path(str(path))
+    except Exception as exc:                              # mujoco raises ValueError with the compiler's text
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise URDFError(str(path), None, f"MuJoCo's compiler refuses it: {reason}") from None
+    finally:
+        mujoco.set_mju_user_warning(previous)
+        for text in said:
+            warnings.warn(f"{path}: MuJoCo's compiler: {text}", SymgenWarning, stacklevel=2)
+
+
+def _name(m, kind, i):
+    import mujoco
+
+    obj = {"body": mujoco.mjtObj.mjOBJ_BODY, "joint": mujoco.mjtObj.mjOBJ_JOINT}[kind]
+    return mujoco.mj_id2name(m, obj, i) or f"{kind}{i}"
+
+
+def _body_inertia(m, b) -> Inertia:
+    """The body's inertia in its frame. Entries of the rotational inertia within 1e-15 of zero
+    relative to its largest (round-off of the principal axes' turn, as the URDF reader snaps them)
+    and CoM coordinates within 1e-15 m become exact zeros, so they fold out of the code."""
+    R = _snap(_quat_matrix(m.body_iquat[b]))
+    I = R @ np.diag(m.body_inertia[b]) @ R.T
+    I[np.abs(I) <= 1e-15 * max(float(np.abs(I).max()), 1e-300)] = 0.0
+    com = np.array(m.body_ipos[b], dtype=float)
+    com[np.abs(com) <= 1e-15] = 0.0
+    return Inertia(float(m.body_mass[b]), as_vec3(com), as_mat3(I))
+
+
+def _check_supported(m, source, mimic=False):
+    mujoco = _mujoco()
+
+    def refuse(element, reason):
+        raise URDFError(source, element, reason)
+
+    for e in range(m.neq):
+        kind = mujoco.mjtEq(int(m.eq_type[e])).name.removeprefix("mjEQ_").lower()
+        if kind != "joint":
+            refuse(f"<equality>/<{kind}>", f"equality constraints other than joint couplings are not supported yet")
+        where = f"<equality>/<joint joint1={_name(m, 'joint', int(m.eq_obj1id[e]))!r}>"
+        if not mimic:
+            refuse(where, "couples two joints; --mimic embeds it (reduced coordinates), else not supported")
+        if m.eq_obj2id[e] < 0 or np.any(m.eq_data[e][2:5]) or not m.eq_active0[e]:
+            refuse(where, "--mimic: only an active coupling of two joints with a linear polycoef (a0 a1 0 0 0)")
+    if m.ntendon:
+        refuse("<tendon>", f"tendons are not supported yet ({m.ntendon} in the model)")
+    free = [j for j in range(m.njnt) if m.jnt_type[j] == _FREE]
+    for j in range(m.njnt):
+        where = f"<joint name={_name(m, 'joint', j)!r}>"
+        if m.jnt_type[j] == _BALL:
+            refuse(where, "ball joints are not supported yet")
+        if m.jnt_type[j] == _FREE and m.body_parentid[m.jnt_bodyid[j]] != 0:
+            refuse(where, "a free joint below the root is not supported yet (only on a child of <worldbody>)")
+    if free:
+        moving_roots = {int(m.body_rootid[m.jnt_bodyid[j]]) for j in range(m.njnt)}
+        if len(free) > 1 or len(moving_roots) > 1:
+            refuse(f"<joint name={_name(m, 'joint', free[0])!r}>", "a free joint beside other moving bodies of the "
+                   "world is not supported yet (one free-flyer at the root of the only moving tree)")
+    if np.any(m.body_gravcomp):
+        refuse("<body gravcomp>", "gravity compensation is not supported")
+
+
+def load_mjcf(path, mimic: bool = False) -> Robot:
+    """The Robot of the MJCF file ``path``, compiled by MuJoCo (see the module's docstring).
+    ``mimic``: its ``<equality><joint>`` couplings with a linear polycoef embedded, as URDF mimic
+    joints (:mod:`symgen.mimic`): joint1 - qpos0 = a0 + a1 (joint2 - qpos0)."""
+    source = str(path)
+    m = compile_mjcf(path)
+    _check_supported(m, source, mimic)
+    if m.nv == 0:
+        raise URDFError(source, "<worldbody>", "no joints: the model has no degree of freedom")
+    bodies: list[Body] = []
+    inertias: list[Inertia] = []
+    frames = [Frame("world", "link", -1, IDENTITY, ORIGIN)]
+    #: per MJCF body: (symgen body it is fixed to, R, p: its frame in that body's frame, its link frame)
+    host = {0: (-1, np.eye(3), np.zeros(3), 0)}
+    lumped, armature, offsets = [], [], []
+    floating = False
+    for b in range(1, m.nbody):
+        parent, Rp, pp, parent_link = host[int(m.body_parentid[b])]
+        R = _snap(Rp @ _quat_matrix(m.body_quat[b]))
+        p = Rp @ m.body_pos[b] + pp
+        name = _name(m, "body", b)
+        joints = range(m.body_jntadr[b], m.body_jntadr[b] + m.body_jntnum[b])
+        if not joints:
+            if parent >= 0:
+                inertias[parent] = inertias[parent] + _body_inertia(m, b).transformed(R, p)
+            lumped.append(f"{name} -> {bodies[parent].name if parent >= 0 else 'world'}")
+            frames.append(Frame(name, "link", parent, as_mat3(R), as_vec3(p), parent_link))
+            host[b] = (parent, R, p, len(frames) - 1)
+            continue
+        if m.jnt_type[joints[0]] == _FREE:
+            floating = True
+            bodies.extend(free_flyer_bodies(name, Inertia.zero()))
+            inertias.extend([Inertia.zero()] * FREE_DOFS)
+            inertias[-1] = _body_inertia(m, b)
+            armature.extend(float(a) for a in m.dof_armature[m.jnt_dofadr[joints[0]]:][:6])
+            frames += [Frame(ROOT_JOINT, "joint", FREE_DOFS - 1, IDENTITY, ORIGIN, parent_link),
+                       Frame(name, "link", FREE_DOFS - 1, IDENTITY, ORIGIN, len(frames))]
+            host[b] = (FREE_DOFS - 1, np.eye(3), np.zeros(3), len(frames) - 1)
+            continue
+        link = parent_link
+        anchor_prev = None
+        for k, j in enumerate(joints):
+            jname = _name(m, "joint", j)
+            anchor = np.array(m.jnt_pos[j], dtype=float)
+            if anchor_prev is None:
+                rot, trans = R, p + R @ anchor
+            else:
+                rot, trans = np.eye(3), anchor - anchor_prev
+            last = k == len(joints) - 1
+            bodies.append(Body(name=name if last else f"{jname}_link", joint_name=jname,
+                               joint_type="prismatic" if m.jnt_type[j] == _SLIDE else "revolute",
+                               axis=as_vec3(_snap(m.jnt_axis[j] / np.linalg.norm(m.jnt_axis[j]))), parent=parent,
+                               rotation=as_mat3(rot), translation=as_vec3(_snap_small(trans)), inertia=Inertia.zero()))
+            inertias.append(Inertia.zero())
+            armature.append(float(m.dof_armature[m.jnt_dofadr[j]]))
+            offsets.append(float(m.qpos0[m.jnt_qposadr[j]]))
+            parent = len(bodies) - 1
+            frames.append(Frame(jname, "joint", parent, IDENTITY, ORIGIN, link))
+            link_offset = -anchor if last else np.zeros(3)
+            frames.append(Frame(bodies[-1].name, "link", parent, IDENTITY, as_vec3(link_offset), len(frames) - 1))
+            link = len(frames) - 1
+            anchor_prev = anchor
+        inertias[parent] = _body_inertia(m, b).transformed(np.eye(3), -anchor_prev)
+        host[b] = (parent, np.eye(3), -anchor_prev, link)
+    bodies = [Body(b.name, b.joint_name, b.joint_type, b.axis, b.parent, b.rotation, b.translation, inertia)
+              for b, inertia in zip(bodies, inertias)]
+    _unique_links(bodies, source)
+    notes = (f"read through MuJoCo {_mujoco().__version__}'s compiler: {m.nbody - 1} bodies, {m.njnt} joints",)
+    if any(offsets):
+        notes += ("hinge/slide ref offsets: symgen's q = MuJoCo's qpos - qpos0 (from_mujoco/to_mujoco convert)",)
+    robot = Robot(name=m.names[:m.names.index(b"\0")].decode() or "mjcf", bodies=tuple(bodies), root_link="world",
+                  source=source, lumped=tuple(lumped), floating_base=floating, notes=notes, frames=tuple(frames),
+                  armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets),
+                  gravity=_gravity(m))
+    return _embedded(m, robot, source) if m.neq else robot
+
+
+def _embedded(m, robot, source):
+    """The Robot with its joint couplings embedded (reduced coordinates)."""
+    from .mimic import Embedded, Relation, build
+
+    relations = tuple(Relation(_name(m, "joint", int(m.eq_obj1id[e])), _name(m, "joint", int(m.eq_obj2id[e])),
+                               float(m.eq_data[e][1]), float(m.eq_data[e][0])) for e in range(m.neq))
+    if robot.has_armature:                  # G^T diag(armature) G is no diagonal: not the package's armature
+        raise URDFError(source, f"<equality>/<joint joint1={relations[0].joint!r}>",
+                        "--mimic: joint couplings in a model with armature are not supported yet")
+    names = {_name(m, "joint", j) for j in range(m.njnt)}
+    free = bool(robot.floating_base)
+    embedding = build(robot.joint_names[free:], relations, names, set(),
+                      lambda joint, reason: URDFError(source, f"<equality>/<joint joint1={joint!r}>", reason),
+                      7 * free, 6 * free)
+    return Embedded(robot, embedding)
+
+
+def _gravity(m):
+    mujoco = _mujoco()
+    if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY:
+        return (0.0, 0.0, 0.0)
+    return tuple(float(g) + 0.0 for g in m.opt.gravity)
+
+
+def _snap_small(a):
+    a = np.array(a, dtype=float)
+    a[np.abs(a) <= SNAP] = 0.0
+    return a
+
+
+def _unique_links(bodies, source):
+    seen = {}
+    for b in bodies:
+        if b.name in seen:
+            raise URDFError(source, f"<body name={b.name!r}>", f"two bodies of symgen's model are called {b.name!r} "
+                            f"(a joint's helper link and a body); rename one")
+        seen[b.name] = b
+
+
+def load_robot(path, floating_base: bool = False, mimic: bool = False, **kwargs) -> Robot:
+    """The Robot of a URDF or MJCF file (told apart by the root element, ``<robot>`` or
+    ``<mujoco>``): what ``symgen build``, ``info`` and ``verify --model`` read."""
+    if not is_mjcf(path):
+        from .urdf import load_urdf
+
+        return load_urdf(path, floating_base=floating_base, mimic=mimic, **kwargs)
+    robot = load_mjcf(path, mimic=mimic)
+    if floating_base and not robot.floating_base:      # (verify passes the package's; a free joint is one)
+        raise OptionError(f"--floating-base: {path} is MJCF, whose own <joint type=\"free\"> makes the free-flyer")
+    return robot
