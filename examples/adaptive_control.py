@@ -183,9 +183,6 @@ def simulate(robot, pkg, seconds: float = 10.0, rate: float = 1000.0, seed: int 
     q_d, qd_d, _ = ref(0.0)
     q, qd = q_d + np.where(is_prismatic(robot), 0.01, 0.2), np.zeros(n)      # off the reference, at rest
 
-    def fd(q, qd, tau):
-        return qd, pkg.forward_dynamics(q, qd, tau)
-
     for k in range(steps + 1):
         t = k * dt
         q_d, qd_d, qdd_d = ref(t)
@@ -204,16 +201,25 @@ def simulate(robot, pkg, seconds: float = 10.0, rate: float = 1000.0, seed: int 
             break
         tau = Y @ theta_hat - K_D @ s                                    # (36)
         theta_hat = theta_hat - dt * (Gamma_inv @ (Y.T @ s))            # (37), Euler
-        # the true robot over one control period, tau held (RK4)
-        k1 = fd(q, qd, tau)
-        k2 = fd(q + dt / 2 * k1[0], qd + dt / 2 * k1[1], tau)
-        k3 = fd(q + dt / 2 * k2[0], qd + dt / 2 * k2[1], tau)
-        k4 = fd(q + dt * k3[0], qd + dt * k3[1], tau)
-        q = q + dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
-        qd = qd + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
-            raise FloatingPointError(f"the simulation diverged at t = {t:.3f} s")
+        q, qd = rk4_step(pkg, q, qd, tau, dt, t)                       # the true robot, tau held
     return out
+
+
+def rk4_step(pkg, q, qd, tau, dt, t=0.0):
+    """(q, qd) after one control period of the true robot (the generated forward_dynamics, RK4,
+    tau held); FloatingPointError if it diverged."""
+    def fd(q, qd):
+        return qd, pkg.forward_dynamics(q, qd, tau)
+
+    k1 = fd(q, qd)
+    k2 = fd(q + dt / 2 * k1[0], qd + dt / 2 * k1[1])
+    k3 = fd(q + dt / 2 * k2[0], qd + dt / 2 * k2[1])
+    k4 = fd(q + dt * k3[0], qd + dt * k3[1])
+    q = q + dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+    qd = qd + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+        raise FloatingPointError(f"the simulation diverged at t = {t:.3f} s")
+    return q, qd
 
 
 def check_identity(pkg, seed: int = 0) -> float:

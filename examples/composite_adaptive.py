@@ -96,9 +96,6 @@ def simulate(robot, pkg, composite: bool, seconds: float = 10.0, rate: float = 1
     F_c, F_g, u = np.zeros_like(F_p), np.zeros_like(F_p), np.zeros(n)
     out = Run()
 
-    def fd(q, qd, tau):
-        return qd, pkg.forward_dynamics(q, qd, tau)
-
     for k in range(steps + 1):
         t = k * dt
         q_d, qd_d, qdd_d = ref(t)
@@ -123,14 +120,7 @@ def simulate(robot, pkg, composite: bool, seconds: float = 10.0, rate: float = 1
         F_c = F_c + dt * lam_f * (pkg.coriolis_transpose_regressor(q, qd) - F_c)
         F_g = F_g + dt * lam_f * (pkg.gravity_regressor(q) - F_g)
         u = u + dt * lam_f * (tau - u)
-        k1 = fd(q, qd, tau)
-        k2 = fd(q + dt / 2 * k1[0], qd + dt / 2 * k1[1], tau)
-        k3 = fd(q + dt / 2 * k2[0], qd + dt / 2 * k2[1], tau)
-        k4 = fd(q + dt * k3[0], qd + dt * k3[1], tau)
-        q = q + dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
-        qd = qd + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
-            raise FloatingPointError(f"the simulation diverged at t = {t:.3f} s")
+        q, qd = direct.rk4_step(pkg, q, qd, tau, dt, t)               # the true robot, tau held
     return out
 
 
