@@ -12,9 +12,13 @@ rest, cost h sum |u_k|^2. The same NLP is solved twice, differing only in the dy
             --target numpy,c,casadi``: the generated C; its Jacobian is ``jac_forward_dynamics``
             (the generated d qdd/dq, d qdd/dv and M^-1), so CasADi's AD through it is exact;
   SX tape   the articulated-body algorithm (symgen's body-frame ABA, the algorithm of Pinocchio's
-            ``aba``: pinocchio.casadi is not in the pin wheel) taped on ``casadi.SX`` and
-            differentiated by CasADi (``symgen.bench.casadi``'s SX backend), called in the same MX
-            graph (``--expand``: the whole NLP expanded to SX, which was twice slower here).
+            ``aba``) taped on ``casadi.SX`` and differentiated by CasADi (``symgen.bench.casadi``'s
+            SX backend), called in the same MX graph (``--expand``: the whole NLP expanded to SX,
+            which was twice slower here);
+  Pinocchio Pinocchio's own ``aba`` taped on ``casadi.SX`` (casadi_kin_dyn: Pinocchio 2.6 on
+            CasADi's scalar, what CasADi users call; ``symgen.bench.casadi_pinocchio`` makes its
+            environment once under $SYMGEN_CACHE; ``--no-pinocchio`` leaves it out; without the
+            environment the run says why and goes on).
 
 IPOPT runs with the limited-memory Hessian in both (the externals give first derivatives only),
 from the same initial guess, so both take the same steps: the optima agree to round-off, and the
@@ -133,6 +137,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--horizon", type=float, default=1.0, help="seconds from start to goal")
     ap.add_argument("--tol", type=float, default=1e-10, help="IPOPT's tolerance")
     ap.add_argument("--expand", action="store_true", help="expand the SX tape's NLP to SX (nlpsol's expand)")
+    ap.add_argument("--no-pinocchio", action="store_true", help="leave out Pinocchio's aba taped by casadi_kin_dyn")
     ap.add_argument("--out", help="build folder (default: a temporary one)")
     ap.add_argument("--package", help="a panda package built before with --target numpy,c,casadi "
                     "(and forward_dynamics, its derivatives, mass_matrix_inverse)")
@@ -153,6 +158,17 @@ def main(argv=None) -> dict:
     runs = {"external": solve("external", external, n, nodes, args.horizon, False, args.tol),
             "sx_tape": solve("sx_tape", taped_forward_dynamics(n), n, nodes, args.horizon, args.expand,
                                 args.tol)}
+    if not args.no_pinocchio:
+        from symgen.bench.casadi_pinocchio import pinocchio_functions
+        from symgen.bench.harness import BenchError
+
+        try:
+            import symgen
+
+            aba = pinocchio_functions(panda_urdf(), symgen.load_urdf(panda_urdf()).joint_names)["aba"]
+            runs["pinocchio"] = solve("pinocchio", aba, n, nodes, args.horizon, args.expand, args.tol)
+        except BenchError as exc:
+            print(f"Pinocchio's aba taped by casadi_kin_dyn: not run: {exc}")
     for name, r in runs.items():
         print(f"{name:9s} {r['status']}: cost {r['f']:.10g}, {r['iterations']} iterations, "
               f"{1e3 * r['per_iteration']:.2f} ms per iteration ({r['wall']:.2f} s; gradient and "
@@ -163,7 +179,14 @@ def main(argv=None) -> dict:
     speedup = b["per_iteration"] / a["per_iteration"]
     print(f"{nodes} nodes over {args.horizon} s: optima differ by {difference:.1e} (relative), cost by "
           f"{abs(a['f'] - b['f']):.1e}; time per iteration {speedup:.2f}x lower through the externals")
-    return {"nodes": nodes, "runs": runs, "difference": difference, "speedup": speedup}
+    out = {"nodes": nodes, "runs": runs, "difference": difference, "speedup": speedup}
+    if "pinocchio" in runs:
+        c = runs["pinocchio"]
+        out["difference_pinocchio"] = float(np.abs(a["x"] - c["x"]).max() / max(1.0, np.abs(c["x"]).max()))
+        out["speedup_pinocchio"] = c["per_iteration"] / a["per_iteration"]
+        print(f"beside Pinocchio's aba taped in CasADi: optima differ by {out['difference_pinocchio']:.1e}, time per "
+              f"iteration {out['speedup_pinocchio']:.2f}x lower through the externals")
+    return out
 
 
 if __name__ == "__main__":

@@ -232,9 +232,11 @@ def test_a_bad_target_is_a_one_line_error(tmp_path, target, says):
     assert says in done.stderr and not list(tmp_path.iterdir())
 
 
+@pytest.mark.timeout(1200)
 def test_trajectory_example_finds_the_sx_tapes_optimum(tmp_path, capsys, erd):
-    """examples/casadi_trajectory.py --quick (panda, 10 shooting nodes): IPOPT through the externals
-    and through the SX tape of ABA converges to the same optimum (1e-6), at rest at both ends."""
+    """examples/casadi_trajectory.py --quick (panda, 10 shooting nodes): IPOPT through the externals,
+    through the SX tape of ABA and through Pinocchio's aba taped in CasADi converges to the same
+    optimum (1e-6), at rest at both ends."""
     from test_examples import load_example
 
     erd("panda_description/urdf/panda.urdf")            # skips (fails under CI) without example-robot-data
@@ -246,3 +248,6 @@ def test_trajectory_example_finds_the_sx_tapes_optimum(tmp_path, capsys, erd):
     assert external["success"] and taped["success"], (external["status"], taped["status"])
     assert result["difference"] < 1e-6 and abs(external["f"] - taped["f"]) < 1e-6 * taped["f"], result["difference"]
     assert external["max_gap"] < 1e-8 and taped["max_gap"] < 1e-8
+    # and through Pinocchio's own aba taped in CasADi (casadi_kin_dyn, its environment made once)
+    pinocchio = result["runs"]["pinocchio"]
+    assert pinocchio["success"] and result["difference_pinocchio"] < 1e-6, result["difference_pinocchio"]

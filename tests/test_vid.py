@@ -40,6 +40,21 @@ def test_differentiation_gives_algorithm_1s_C_and_algorithm_2s_Gamma(kind, n, fr
         assert np.abs(Gamma - G2).max() <= 1e-9 * np.abs(G2).max(), f"{kind}{n} {frame} seed {seed}"
 
 
+@pytest.mark.parametrize("relative,floating", [("panda_description/urdf/panda.urdf", False),
+                                               ("solo_description/robots/solo12.urdf", True)], ids=["panda", "solo12"])
+def test_identity_on_panda_and_solo12(relative, floating, erd):
+    """C = 1/2 (dtau/dv + M K) with the reference's Algorithm 1 C, M and RNEA derivatives (body
+    frames, an independent run of each algorithm) on real robots, the free-flyer's K included."""
+    from symgen import load_urdf
+
+    robot = load_urdf(erd(relative), floating_base=floating)
+    for seed in range(3):
+        state = Q.random_state(np.random.default_rng(300 + seed), robot.nq, robot.nv)
+        _, dtau_dv = Q.evaluate(robot, "dtau", state)
+        C, M = Q.evaluate(robot, "C", state), Q.evaluate(robot, "M", state)
+        assert identity_residual(C, M, dtau_dv, state["qd"], floating) < 1e-9, f"{relative} seed {300 + seed}"
+
+
 def test_the_structure_term_is_what_makes_the_free_flyer_right():
     """Without K (eq. 27, generalized coordinates only) a free-flyer's C is wrong on the base
     block by 1/2 M (v x); single-DoF joints have K = 0."""

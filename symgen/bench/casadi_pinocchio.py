@@ -36,6 +36,7 @@ kd = casadi_kin_dyn.CasadiKinDyn(open(urdf).read())
 names = [n for n in kd.joint_names() if n != "universe"]
 kd.crba().save(out + "/crba.casadi")
 kd.rnea().save(out + "/rnea.casadi")
+kd.aba().save(out + "/aba.casadi")
 print(json.dumps({"joint_names": names, "nq": kd.nq(), "nv": kd.nv()}))
 """
 
@@ -77,7 +78,8 @@ def environment() -> tuple[str, dict]:
 
 
 def pinocchio_functions(urdf, joint_names) -> dict:
-    """``{"crba": Function(q) -> M, "rnea": Function(q, v, a) -> tau}``: Pinocchio's algorithms
+    """``{"crba": Function(q) -> M, "rnea": Function(q, v, a) -> tau, "aba": Function(q, v, tau)
+    -> qdd}``: Pinocchio's algorithms
     taped on CasADi SX by casadi_kin_dyn, for the robot of ``urdf`` whose symgen joints are
     ``joint_names`` (Pinocchio's must be the same, in the same order, one coordinate each)."""
     import casadi as ca
@@ -97,4 +99,4 @@ def pinocchio_functions(urdf, joint_names) -> dict:
             raise BenchError(f"CasADi-taped Pinocchio: its joints ({info['nq']} coordinates, {info['nv']} speeds, "
                              f"{', '.join(info['joint_names'][:4])}...) are not the package's one coordinate per joint "
                              f"in the same order")
-        return {name: ca.Function.load(str(Path(tmp) / f"{name}.casadi")) for name in ("crba", "rnea")}
+        return {name: ca.Function.load(str(Path(tmp) / f"{name}.casadi")) for name in ("crba", "rnea", "aba")}
