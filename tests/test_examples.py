@@ -56,14 +56,15 @@ def test_floating_base_example_falls_freely_and_matches_pinocchio(tmp_path, caps
     assert max(checks.values()) < 1e-9, checks
 
 
-def test_momentum_observer_estimates_the_push(capsys):
+def test_momentum_observer_estimates_the_push(capsys, tmp_path):
     """examples/momentum_observer.py --quick (panda, NumPy): the observer's r, from the generated
     momentum, coriolis_transpose_product and gravity only, follows the external torque J^T F of a
     20 N push (computed apart, from the hand's Jacobian) to 1% over the push's last 80 ms, and is
     zero to rounding before the push."""
     example = load_example(EXAMPLE.parent / "momentum_observer.py")
-    result = example.main(["--quick", "--no-compile"])
+    result = example.main(["--quick", "--no-compile", "--plot", str(tmp_path / "observer.png")])
     assert "estimate vs true" in capsys.readouterr().out
+    assert (tmp_path / "observer.png").stat().st_size > 10_000          # the plot, written in CI too
     assert np.abs(result["true"]).max() > 1.0, "the push moved no joint"
     assert result["error"] < 0.01, f"estimate off by {100 * result['error']:.2f}% of the push's torque"
     assert result["before"] < 1e-9, result["before"]
