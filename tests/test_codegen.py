@@ -238,7 +238,7 @@ def test_fresh_venv_non_editable_install_can_build(tmp_path):
 def paper_systems(tmp_path_factory):
     """The paper's 20-DoF serial chain and binary tree, written as URDF (so that Pinocchio reads
     the same robot), generated with every quantity and compiled (-O0: the values do not depend
-    on it; the build takes ~20 s each)."""
+    on it; the sweeps on two worker processes, as `symgen build` runs them on two cores)."""
     tmp = tmp_path_factory.mktemp("paper")
     out = {}
     for kind in ("serial", "tree"):
@@ -246,7 +246,7 @@ def paper_systems(tmp_path_factory):
         write_urdf(robots.make(kind, 20, 1), path)
         robot = load_urdf(path)
         (tmp / kind).mkdir()
-        out[kind] = (path, robot, _build(robot, tmp / kind))
+        out[kind] = (path, robot, _build(robot, tmp / kind, jobs=2))     # the sweeps on two worker processes
     return out
 
 
