@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spatial import axis_angle, cross, mcI, plux, rotate_symmetric, skew
+from .spatial import axis_angle, cross, inertia_form, inertia_parts, mcI, plux, rotate_symmetric, skew
 
 
 class _WithParameters:
@@ -135,16 +135,10 @@ def rate_velocity(robot, v, Phi, qd, i, bk):
 def parameter_inertia(theta, bk):
     """The spatial inertia I(theta) = sum_k theta_k E_k about the frame origin (see
     :func:`symgen.algorithms.regressor.inertia_basis`): [[I_O, S(h)], [S(h)^T, m 1]]."""
-    m, h = theta[0], theta[1:4]
-    I = bk.zeros((6, 6))
+    A = bk.zeros((3, 3))
     for k, (r, c) in enumerate(((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))):
-        I[r, c] = I[c, r] = theta[4 + k]
-    S = skew(h, bk)
-    I[:3, 3:] = S
-    I[3:, :3] = S.T
-    for a in range(3):
-        I[3 + a, 3 + a] = m
-    return I
+        A[r, c] = A[c, r] = theta[4 + k]
+    return inertia_form(theta[0], theta[1:4], A, bk)
 
 
 def body_inertia(robot, i: int, bk):
@@ -302,10 +296,9 @@ class LocalFrame:
     def inertia(self, I6):
         """(m, h, Ibar) of a 6x6 spatial inertia about the body origin ([angular; linear]) in
         the turned frame (T^T Ibar T, T^T h: a signed permutation for a coordinate axis)."""
-        bk, T = self.bk, self.bk.const(self.T)
-        h = bk.zeros(3)
-        h[0], h[1], h[2] = I6[2, 4], I6[0, 5], I6[1, 3]                  # I6[:3, 3:] = (h x)
-        return I6[5, 5], T.T @ h, T.T @ I6[:3, :3] @ T
+        T = self.bk.const(self.T)
+        A, h, m = inertia_parts(I6)
+        return m, T.T @ vector3(h, self.bk), T.T @ A @ T
 
     def _rz(self, x, transpose=False):
         """R_z(q) x (or R_z(q)^T x) for a 3-vector x."""
@@ -352,6 +345,13 @@ class LocalFrame:
         if self.kind == "slide":
             return w, v + cross(w, self._slide(), bk)
         return w, v
+
+
+def vector3(values, bk):
+    """A 3-vector of the backend from three entries."""
+    out = bk.zeros(3)
+    out[0], out[1], out[2] = values
+    return out
 
 
 def shift_inertia(m, h, I, d, bk):

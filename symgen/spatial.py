@@ -149,14 +149,26 @@ def cross_force(x, f, bk=NUMERIC):
     return out
 
 
-def _inertia_parts(I):
+def inertia_parts(I):
     """(A, h, m) of a spatial inertia (or of its rate, m = 0) stored as a 6x6 array."""
     return I[:3, :3], [I[2, 4], I[0, 5], I[1, 3]], I[3, 3]
 
 
+def inertia_form(m, h, A, bk=NUMERIC):
+    """The 6x6 spatial inertia [[A, S(h)], [S(h)^T, m 1]] of its 10 numbers (or, m = 0, an inertia
+    rate's 9): the inverse of :func:`inertia_parts`."""
+    out = bk.zeros((6, 6))
+    out[:3, :3] = A
+    Sh = skew(h, bk)
+    out[:3, 3:], out[3:, :3] = Sh, Sh.T
+    for a in range(3):
+        out[3 + a, 3 + a] = m
+    return out
+
+
 def inertia_times(I, x, bk=NUMERIC):
     """I @ x for a spatial inertia (or inertia rate) I: [A a + h x b; m b - h x a]."""
-    A, h, m = _inertia_parts(I)
+    A, h, m = inertia_parts(I)
     a, b = x[:3], x[3:]
     out = bk.zeros(6)
     out[:3] = A @ a + cross(h, b, bk)
@@ -173,7 +185,7 @@ def inertia_rate(u, I, bk=NUMERIC, name=None, body=None):
     + v_l h_l] (k, l the other two axes). Given ``name``, a symbolic run names S(w) A, the
     products v_k h_k and the bracket of each diagonal entry, so that the 2 multiplies a name
     (SymPy would spread it over the sum) and each product is computed once."""
-    A, h, m = _inertia_parts(I)
+    A, h, m = inertia_parts(I)
     w, v = u[:3], u[3:]
     hd = cross(w, h, bk) + (v * m if m != 0 else bk.zeros(3))
     SwA = skew(w, bk) @ A

@@ -9530,7 +9530,7 @@ void arm4_gravity_regressor_batch(size_t count, const double *restrict q, double
 
 /* @symgen-unit kinetic_energy_regressor */
 
-/* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T (Algorithm 4, line 12). Writes only the entries that can be nonzero (see the header). */
+/* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's 1/2 armature . qd^2 (Algorithm 4, line 12). Writes only the entries that can be nonzero (see the header). */
 void arm4_kinetic_energy_regressor_update(const double *restrict q, const double *restrict qd, double *restrict Y_T)
 {
     (void)q;
@@ -9586,7 +9586,7 @@ void arm4_kinetic_energy_regressor_update(const double *restrict q, const double
     Y_T[39] = 0.5*v3_2*v3_2;
 }
 
-/* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T (Algorithm 4, line 12). */
+/* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's 1/2 armature . qd^2 (Algorithm 4, line 12). */
 void arm4_kinetic_energy_regressor(const double *restrict q, const double *restrict qd, double *restrict Y_T)
 {
     Y_T[0] = 0.0;

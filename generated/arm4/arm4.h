@@ -328,7 +328,7 @@ void arm4_gravity_regressor_update(const double *q, double *Y_g);
 void arm4_gravity_regressor_batch(size_t count, const double *q, double *Y_g);
 void arm4_gravity_regressor_batch_threads(size_t count, int threads, const double *q, double *Y_g);
 
-/* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T (Algorithm 4, line 12). */
+/* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's 1/2 armature . qd^2 (Algorithm 4, line 12). */
 #define ARM4_KINETIC_ENERGY_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
 void arm4_kinetic_energy_regressor(const double *q, const double *qd, double *Y_T);
 /* The same, writing only the 27 of 40 entries that can be nonzero: the others must

@@ -4913,7 +4913,7 @@ def _kinetic_energy_regressor(q, qd, sin, cos):
 
 
 def kinetic_energy_regressor(q, qd, *, out=None, threads=None):
-    """Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T (Algorithm 4, line 12). (``out=``: arrays to write the result into and return, as the C binding's;
+    """Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's 1/2 armature . qd^2 (Algorithm 4, line 12). (``out=``: arrays to write the result into and return, as the C binding's;
     ``threads`` is accepted and checked, NumPy computes a batch in one pass.)"""
     _threads(threads)
     (q, qd,), lead = _prepare((q, "q"), (qd, "qd"))

@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import body_frames, body_inertia, ground_frames, local_frames, plus_armature, rate_velocity
-from ..spatial import (congruence, crm, cross, cross_force, cross_motion, factor_B, inertia_rate, inertia_times,
-                       skew)
+from ..kinematics import body_frames, body_inertia, ground_frames, local_frames, plus_armature, rate_velocity, vector3
+from ..spatial import (congruence, crm, cross, cross_force, cross_motion, factor_B, inertia_form, inertia_parts,
+                       inertia_rate, inertia_times)
 
 
 def coriolis(robot, q, qd, bk):
@@ -136,7 +136,7 @@ def coriolis_local(robot, q, qd, bk):
     Phid, IC, BsC, pC = [None] * n, [None] * n, [None] * n, [None] * n
     for i in range(n):
         Phid[i] = bk.bind(cross_motion(rate.get(i, v[i]), S[i], bk), f"Phid{i}", i)   # line 4
-        IC[i] = _form(*L[i].inertia(body_inertia(robot, i, bk)), bk)                    # line 5
+        IC[i] = inertia_form(*L[i].inertia(body_inertia(robot, i, bk)), bk)                    # line 5
         BsC[i] = bk.bind(inertia_rate(v[i], IC[i], bk) * bk.half, f"Bs{i}", i)          # line 6:
         pC[i] = bk.bind(inertia_times(IC[i], v[i], bk) * bk.half, f"p{i}", i)          # Bs + (p x*)
     M, Mdot, C = bk.zeros((n, n)), bk.zeros((n, n)), bk.zeros((n, n))
@@ -167,24 +167,11 @@ def coriolis_local(robot, q, qd, bk):
     return M, Mdot, C
 
 
-def _form(m, h, I, bk):
-    """The 6x6 inertia form [[I, S(h)], [S(h)^T, m 1]] of 10 (or, m = 0, 9) numbers."""
-    out = bk.zeros((6, 6))
-    out[:3, :3] = I
-    Sh = skew(h, bk)
-    out[:3, 3:], out[3:, :3] = Sh, Sh.T
-    for a in range(3):
-        out[3 + a, 3 + a] = m
-    return out
-
-
 def _inertia_up(frame, form, bk):
     """An inertia form of ``frame`` in its parent's turned frame."""
-    m, I = form[3, 3], form[:3, :3]
-    h = bk.zeros(3)
-    h[0], h[1], h[2] = form[2, 4], form[0, 5], form[1, 3]
-    h_up, I_up = frame.inertia_up(m, h, I)
-    return _form(m, h_up, I_up, bk)
+    A, h, m = inertia_parts(form)
+    h_up, A_up = frame.inertia_up(m, vector3(h, bk), A)
+    return inertia_form(m, h_up, A_up, bk)
 
 
 def _force_up(frame, F, name, body, bk):

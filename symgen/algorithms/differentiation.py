@@ -27,21 +27,17 @@ from __future__ import annotations
 import numpy as np
 
 from .crba import crba, crba_ground
+from ..spatial import crm
 from .derivatives import inverse_dynamics_derivatives
 
 _NO_GRAVITY = (0.0, 0.0, 0.0)
 
 
 def motion_cross(v, bk):
-    """(v x) for a twist v = (u, w) in [linear; angular] order, 6 x 6."""
-    u, w = v[:3], v[3:6]
-    X = bk.zeros((6, 6))
-    for block, a in (((0, 0), w), ((0, 3), u), ((3, 3), w)):
-        r, c = block
-        X[r + 1, c + 0], X[r + 0, c + 1] = a[2], -a[2]
-        X[r + 2, c + 0], X[r + 0, c + 2] = -a[1], a[1]
-        X[r + 2, c + 1], X[r + 1, c + 2] = a[0], -a[0]
-    return X
+    """(v x) for a twist v = (u, w) in [linear; angular] order, 6 x 6: Featherstone's
+    :func:`~symgen.spatial.crm` (angular first) with both orders swapped."""
+    swap = [3, 4, 5, 0, 1, 2]
+    return crm(np.concatenate([v[3:6], v[:3]]), bk)[np.ix_(swap, swap)]
 
 
 def structure_term(robot, v, bk):
@@ -53,24 +49,29 @@ def structure_term(robot, v, bk):
     return K
 
 
-def coriolis_by_differentiation(robot, q, v, bk, frame="ground"):
-    """(M, C*) at (q, v): C* = 1/2 (d tau/d v + M K(v)), d tau/dv from the analytical RNEA
-    derivatives at zero acceleration and gravity, M from the CRBA in the same coordinates."""
+def coriolis_by_differentiation(robot, q, v, bk, frame="ground", M=None):
+    """(M, C*) at (q, v): C* = 1/2 (d tau/d v + M K), d tau/dv from the analytical RNEA
+    derivatives at zero acceleration and gravity, M from the CRBA in the same coordinates (or
+    ``M`` as given)."""
     n = robot.n
     _, dtau_dv = inverse_dynamics_derivatives(robot, q, v, bk.zeros(n), bk, frame, gravity=_NO_GRAVITY)
-    M = (crba_ground if frame == "ground" else crba)(robot, q, bk)
+    if M is None:
+        M = (crba_ground if frame == "ground" else crba)(robot, q, bk)
+    if not robot.floating_base:                      # K = 0: single-DoF joints only
+        return M, bk.half * dtau_dv
     return M, bk.half * (dtau_dv + M @ structure_term(robot, v, bk))
 
 
 def christoffel_by_differentiation(robot, q, bk, frame="ground"):
-    """Gamma[i, j, k] = C*(q, e_k)[i, j], n x n x n (the columns of C* = Gamma v)."""
+    """Gamma[i, j, k] = C*(q, e_k)[i, j], n x n x n (the columns of C* = Gamma v); M (for the
+    free-flyer's K) from one CRBA."""
     n = robot.n
+    M = (crba_ground if frame == "ground" else crba)(robot, q, bk) if robot.floating_base else None
     Gamma = bk.zeros((n, n, n))
     for k in range(n):
         e_k = bk.zeros(n)
         e_k[k] = bk.const(1)
-        _, C = coriolis_by_differentiation(robot, q, e_k, bk, frame)
-        Gamma[:, :, k] = C
+        Gamma[:, :, k] = coriolis_by_differentiation(robot, q, e_k, bk, frame, M)[1]
         bk.tick(k + 1, n)
     return Gamma
 

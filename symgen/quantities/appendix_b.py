@@ -165,7 +165,8 @@ QUANTITIES = (
                               {"V": ("pin_cpp", _cpp("computePotentialEnergy(model, data, qs[i]);",
                                                      "data.potential_energy"))})),
     Quantity("Y_p", "momentum_regressor", ("q", "qd"), (Output("Y_p", _regressor, embed="rows"),),
-             "Momentum regressor Y_p, (n, 10 bodies): Y_p @ parameters = M qd (Algorithm 4, line 19).",
+             "Momentum regressor Y_p, (n, 10 bodies): Y_p @ parameters = M qd without the armature's "
+             "armature * qd (Algorithm 4, line 19).",
              "momentum_regressor", pinocchio=_oracle("momentum_regressor"), slp=True, default=False,
              pin_call=PinCall(("computeJointTorqueRegressor",), ("q", "zero", "qd"),
                               {"Y_p": ("pin_cpp", _cpp(_TORQUE_REGRESSOR.format(v="zero", a="vs[i]"),
@@ -183,7 +184,8 @@ QUANTITIES = (
                                                        "data.jointTorqueRegressor(0, 0)"))},
                               note="Pinocchio: computeJointTorqueRegressor(q, 0, 0)")),
     Quantity("Y_T", "kinetic_energy_regressor", ("q", "qd"), (Output("Y_T", _parameters, embed="none"),),
-             "Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T (Algorithm 4, line 12).",
+             "Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's "
+             "1/2 armature . qd^2 (Algorithm 4, line 12).",
              "kinetic_energy_regressor", pinocchio=_oracle("kinetic_energy_regressor"),
              pin_call=PinCall(("computeKineticEnergyRegressor",), ("q", "qd"),
                               {"Y_T": ("pin_cpp", _cpp("computeKineticEnergyRegressor(model, data, qs[i], vs[i]);",
