@@ -126,7 +126,7 @@ def _check_supported(m, source, mimic=False):
     for e in range(m.neq):
         kind = mujoco.mjtEq(int(m.eq_type[e])).name.removeprefix("mjEQ_").lower()
         if kind != "joint":
-            refuse(f"<equality>/<{kind}>", f"equality constraints other than joint couplings are not supported yet")
+            refuse(f"<equality>/<{kind}>", "equality constraints other than joint couplings are not supported yet")
         where = f"<equality>/<joint joint1={_name(m, 'joint', int(m.eq_obj1id[e]))!r}>"
         if not mimic:
             refuse(where, "couples two joints; --mimic embeds it (reduced coordinates), else not supported")

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import quantities as Q
 from .errors import OptionError, SymgenError
-from .identities import IDENTITIES, Identity  # noqa: F401  (Identity: verify's vocabulary)
+from .identities import IDENTITIES
 from .mjcf import is_mjcf, load_robot
 
 TOL = 1e-9
