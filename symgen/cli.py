@@ -185,7 +185,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     if robot.gravity is not None and click.get_current_context().get_parameter_source("gravity_text").name == "DEFAULT":
         gravity = robot.gravity                 # the model file's own (MJCF <option gravity>)
     if armature_text is not None:
-        from .model import with_armature
+        from .armature import with_armature
 
         robot = with_armature(robot, armature_text)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):

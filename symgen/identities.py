@@ -17,7 +17,7 @@ class Identity:
     needs: tuple[str, ...]
     sides: Callable
     conditioned: bool = False                       # a solve with M: tolerance grows with cond(M)
-    fixed_base: bool = False                        # holds only without a free-flyer
+    fixed_base: bool = False                        # holds only without a joint of several velocities
 
 
 def _rnea_minus_gravity(f, s, call):

@@ -105,31 +105,57 @@ def base_acceleration(robot, q, gravity, bk):
 
 
 def base_placement(robot, q, bk):
-    """(R, p): the base frame's orientation and origin in the world, for a floating base. The
-    quaternion (q[3:7], x, y, z, w as Pinocchio stores it) is used as the rotation of quat/|quat|:
-    R = 1 + s (w [u]x + [u]x^2) with u = (x, y, z) and s = 2 / |quat|^2, so an input that drifted
-    off the unit sphere gives the rotation of its direction (Pinocchio's quaternion-to-matrix
-    assumes a unit quaternion and would give a matrix that is no rotation)."""
-    x, y, z, w = q[3], q[4], q[5], q[6]
-    s = bk.bind(2 / (x * x + y * y + z * z + w * w), "qs")
+    """(R, p): the base frame's orientation and origin in the world, for a floating base (the
+    free-flyer's joint motion, :func:`joint_motion`)."""
+    R, p = joint_motion(robot.joint_models[0], q, bk)
+    return bk.bind(R, "oRb"), p
+
+
+def quaternion_matrix(x, y, z, w, bk, name):
+    """The rotation of the quaternion (x, y, z, w) (Pinocchio's storage order), used as the
+    rotation of quat/|quat|: R = 1 + s (w [u]x + [u]x^2) with u = (x, y, z) and s = 2 / |quat|^2,
+    so an input that drifted off the unit sphere gives the rotation of its direction
+    (Pinocchio's quaternion-to-matrix assumes a unit quaternion and would give a matrix that is
+    no rotation)."""
+    s = bk.bind(2 / (x * x + y * y + z * z + w * w), name)
     R = bk.zeros((3, 3))
     R[0, 0], R[1, 1], R[2, 2] = 1 - s * (y * y + z * z), 1 - s * (x * x + z * z), 1 - s * (x * x + y * y)
     R[0, 1], R[1, 0] = s * (x * y - z * w), s * (x * y + z * w)
     R[0, 2], R[2, 0] = s * (x * z + y * w), s * (x * z - y * w)
     R[1, 2], R[2, 1] = s * (y * z - x * w), s * (y * z + x * w)
+    return R
+
+
+def joint_motion(joint, q, bk):
+    """(R, p): the child frame of a joint with several velocities in its joint frame, from its
+    slice of q (Pinocchio's joint placements): free-flyer (R(quat), position), spherical
+    (R(quat), 0), planar (Rz by (cos, sin) as given, as Pinocchio reads them, (x, y, 0))."""
+    c = q[joint.idx_q:joint.idx_q + joint.nq]
     p = bk.zeros(3)
-    p[:] = q[0:3]
-    return bk.bind(R, "oRb"), p
+    if joint.kind == "freeflyer":
+        p[:] = c[0:3]
+        return quaternion_matrix(c[3], c[4], c[5], c[6], bk, "qs" if joint.first == 0 else f"qs{joint.first}"), p
+    if joint.kind == "spherical":
+        return quaternion_matrix(c[0], c[1], c[2], c[3], bk, f"qs{joint.first}"), p
+    R = bk.zeros((3, 3))
+    R[0, 0], R[0, 1], R[1, 0], R[1, 1], R[2, 2] = c[2], -c[3], c[3], c[2], bk.number(1.0)
+    p[0], p[1] = c[0], c[1]
+    return R, p
 
 
 def rate_velocity(robot, v, Phi, qd, i, bk):
     """The velocity that turns Phi_i: v_i for a single-DoF joint (v_i x Phi_i = v_p x Phi_i);
-    for the free-flyer's bodies, the base's whole velocity sum_k Phi_k qd_k (not the chain's
-    partial sum v_i): the six columns are fixed in one frame, the base."""
-    if not robot.is_free(i):
+    for the bodies of a joint with several velocities (free-flyer, spherical, planar), the whole
+    velocity of its child frame, v_first + sum_k Phi_k qd_k over the joint's other bodies (not
+    the chain's partial sum v_i): its columns are fixed in one frame, the child's. At the root
+    free-flyer v_first = Phi_0 qd_0."""
+    if not robot.in_group(i):
         return v[i]
-    free = robot.free
-    return bk.bind(sum((Phi[k] * qd[k] for k in range(1, free)), Phi[0] * qd[0]), "vbase", free - 1)
+    joint = robot.joint_of[i]
+    first = joint.first
+    start = Phi[first] * qd[first] if first < robot.free else v[first]
+    return bk.bind(sum((Phi[k] * qd[k] for k in range(first + 1, joint.last + 1)), start),
+                   "vbase" if first < robot.free else f"vj{first}", joint.last)
 
 
 def parameter_inertia(theta, bk):
@@ -154,8 +180,14 @@ def body_frames(robot, q, bk):
     Xup, Phi = [], []
     for i, body in enumerate(robot.bodies):
         axis = bk.const(body.axis)
-        if robot.is_free(i):                                # the base frame: the reference
-            Xup.append(bk.const(robot.Xtree[i]))
+        if robot.is_free(i) or (robot.in_group(i) and robot.joint_of[i].first != i):
+            Xup.append(bk.const(robot.Xtree[i]))            # the base frame (the reference), or
+            Phi.append(bk.const(robot.S[i]))                # the child frame of the joint's first
+            continue
+        if robot.in_group(i):                               # moved by the joint's configuration
+            R, pj = joint_motion(robot.joint_of[i], q, bk)
+            XJ = plux(R.T, pj, bk)
+            Xup.append(bk.bind(XJ @ bk.const(robot.Xtree[i]), f"X{i}", i))
             Phi.append(bk.const(robot.S[i]))
             continue
         qi = joint_position(robot, q, i)
@@ -194,6 +226,20 @@ def ground_frames(robot, q, bk):
         if robot.is_free(i):                            # the base frame is the reference
             Phi_i[:] = bk.const(robot.S[i])
             R[i], p[i] = R0, p0
+        elif robot.in_group(i):                         # a joint with several velocities: its
+            joint = robot.joint_of[i]                   # bodies share the child frame (no turn)
+            if joint.first == i:
+                RJ, pJ = joint_motion(joint, q, bk)
+                R[i] = bk.bind(R0 @ RJ, f"R{i}", i)
+                p[i] = bk.bind(p0 + R0 @ pJ, f"p{i}", i) if joint.kind != "spherical" else p0
+            else:
+                R[i], p[i] = R[par], p[par]
+            a = R[i] @ bk.const(body.axis)
+            if body.joint_type == "prismatic":
+                Phi_i[3:] = a
+            else:
+                Phi_i[:3] = a
+                Phi_i[3:] = bk.bind(cross(p[i], a, bk), f"Phi{i}", i)
         elif body.joint_type == "prismatic":
             Phi_i[3:] = a
             R[i], p[i] = R0, bk.bind(p0 + a * joint_position(robot, q, i), f"p{i}", i)
@@ -268,6 +314,8 @@ def local_frames_pay(robot) -> bool:
         R = np.asarray(R, dtype=float)
         return bool(np.all(np.isin(R, (-1.0, 0.0, 1.0))) and np.all(np.abs(R).sum(axis=0) == 1))
 
+    if robot.has_inner_groups:          # LocalFrame moves across single-DoF joints only
+        return False
     return 2 * sum(permutation(z[0]) for z in robot.z_aligned) >= robot.n
 
 

@@ -22,18 +22,24 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
 - ``dof_armature`` becomes ``Robot.armature``.
 - ``<equality><joint>`` with a linear polycoef: with ``mimic`` a mimic joint (reduced
   coordinates, :mod:`symgen.mimic`), else refused.
-- Not supported yet, one line each (URDFError, exit 2): ball joints, a free joint below the
-  root or beside other moving trees, other equality constraints, tendons, gravity compensation.
+- A ``ball`` joint is Pinocchio's spherical joint (three bodies sharing the MJCF body's frame at
+  the anchor; q = quaternion x y z w, MuJoCo's w x y z reordered; v = MuJoCo's qvel, the angular
+  velocity in the body frame).
+- Not supported yet, one line each (URDFError, exit 2): a free joint beside other moving trees
+  (MuJoCo allows free joints on the world's children only), other equality constraints, tendons,
+  gravity compensation.
 - ``<option gravity>`` (zero with ``<flag gravity="disable"/>``) becomes ``Robot.gravity``, the
   default of ``symgen build --gravity`` for the file.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .errors import OptionError, URDFError
 from .model import (FREE_DOFS, IDENTITY, ORIGIN, ROOT_JOINT, Body, Frame, Inertia, Robot, as_mat3, as_vec3,
-                    free_flyer_bodies)
+                    free_flyer_bodies, group_bodies)
 
 #: rotation and axis entries this close to 0, ±1/2, ±1 become exact (MuJoCo's quaternions carry
 #: round-off of a few ulps; exact zeros keep the generated code short)
@@ -137,8 +143,6 @@ def _check_supported(m, source, mimic=False):
     free = [j for j in range(m.njnt) if m.jnt_type[j] == _FREE]
     for j in range(m.njnt):
         where = f"<joint name={_name(m, 'joint', j)!r}>"
-        if m.jnt_type[j] == _BALL:
-            refuse(where, "ball joints are not supported yet")
         if m.jnt_type[j] == _FREE and m.body_parentid[m.jnt_bodyid[j]] != 0:
             refuse(where, "a free joint below the root is not supported yet (only on a child of <worldbody>)")
     if free:
@@ -199,13 +203,19 @@ def load_mjcf(path, mimic: bool = False) -> Robot:
             else:
                 rot, trans = np.eye(3), anchor - anchor_prev
             last = k == len(joints) - 1
-            bodies.append(Body(name=name if last else f"{jname}_link", joint_name=jname,
-                               joint_type="prismatic" if m.jnt_type[j] == _SLIDE else "revolute",
-                               axis=as_vec3(_snap(m.jnt_axis[j] / np.linalg.norm(m.jnt_axis[j]))), parent=parent,
-                               rotation=as_mat3(rot), translation=as_vec3(_snap_small(trans)), inertia=Inertia.zero()))
-            inertias.append(Inertia.zero())
-            armature.append(float(m.dof_armature[m.jnt_dofadr[j]]))
-            offsets.append(float(m.qpos0[m.jnt_qposadr[j]]))
+            if m.jnt_type[j] == _BALL:          # Pinocchio's spherical joint: three bodies, one frame
+                added = group_bodies("spherical", jname, name if last else f"{jname}_link", parent, len(bodies),
+                                     as_mat3(rot), as_vec3(_snap_small(trans)), Inertia.zero())
+                offsets.extend([0.0] * 4)       # (the quaternion is reordered, not offset)
+            else:
+                added = [Body(name=name if last else f"{jname}_link", joint_name=jname,
+                              joint_type="prismatic" if m.jnt_type[j] == _SLIDE else "revolute",
+                              axis=as_vec3(_snap(m.jnt_axis[j] / np.linalg.norm(m.jnt_axis[j]))), parent=parent,
+                              rotation=as_mat3(rot), translation=as_vec3(_snap_small(trans)), inertia=Inertia.zero())]
+                offsets.append(float(m.qpos0[m.jnt_qposadr[j]]))
+            bodies.extend(added)
+            inertias.extend([Inertia.zero()] * len(added))
+            armature.extend(float(a) for a in m.dof_armature[m.jnt_dofadr[j]:][:len(added)])
             parent = len(bodies) - 1
             frames.append(Frame(jname, "joint", parent, IDENTITY, ORIGIN, link))
             link_offset = -anchor if last else np.zeros(3)
@@ -214,8 +224,7 @@ def load_mjcf(path, mimic: bool = False) -> Robot:
             anchor_prev = anchor
         inertias[parent] = _body_inertia(m, b).transformed(np.eye(3), -anchor_prev)
         host[b] = (parent, np.eye(3), -anchor_prev, link)
-    bodies = [Body(b.name, b.joint_name, b.joint_type, b.axis, b.parent, b.rotation, b.translation, inertia)
-              for b, inertia in zip(bodies, inertias)]
+    bodies = [dataclasses.replace(b, inertia=inertia) for b, inertia in zip(bodies, inertias)]
     _unique_links(bodies, source)
     notes = (f"read through MuJoCo {_mujoco().__version__}'s compiler: {m.nbody - 1} bodies, {m.njnt} joints",)
     if any(offsets):

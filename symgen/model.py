@@ -15,7 +15,9 @@ from functools import cached_property
 import numpy as np
 
 from . import spatial
-from .errors import ModelError, OptionError
+from .spatial import z_turn
+from .errors import ModelError
+from .joint_models import JOINT_MODELS, JointModel
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic")
 
@@ -83,6 +85,9 @@ class Body:
     rotation: Mat3
     translation: Vec3
     inertia: Inertia
+    #: the joint model this body is one velocity of, for a joint with several ("" for a single-DoF
+    #: joint; "freeflyer", "spherical", "planar": see :data:`JOINT_MODELS`)
+    group: str = ""
 
     def Xtree(self) -> np.ndarray:
         """Motion transform from the parent frame to the joint frame at q = 0."""
@@ -162,6 +167,9 @@ class Robot:
             if abs(float(np.linalg.norm(b.axis)) - 1.0) > 1e-9:
                 raise ModelError(f"robot {self.name!r}: body {b.name!r} has joint axis {b.axis}, which is "
                                  f"not a unit vector")
+            if b.group and b.group not in JOINT_MODELS:
+                raise ModelError(f"robot {self.name!r}: body {b.name!r} is part of a joint of unknown kind "
+                                 f"{b.group!r}; expected one of {', '.join(JOINT_MODELS)}")
             if b.joint_type not in JOINT_TYPES:
                 raise ModelError(f"robot {self.name!r}: body {b.name!r} has joint type "
                                  f"{b.joint_type!r}; expected one of {', '.join(JOINT_TYPES)}")
@@ -183,8 +191,52 @@ class Robot:
 
     @property
     def nq(self) -> int:
-        """The number of configuration entries: nv, plus one for a free-flyer's unit quaternion."""
-        return self.n + 1 if self.floating_base else self.n
+        """The number of configuration entries: nv, plus one per free-flyer, spherical or planar
+        joint (a unit quaternion; cos and sin of the planar angle)."""
+        return sum(j.nq for j in self.joint_models)
+
+    @cached_property
+    def joint_models(self) -> tuple[JointModel, ...]:
+        """The joints in q/v order, each with its bodies and its slice of q."""
+        out, idx_q, i = [], 0, 0
+        while i < self.n:
+            b = self.bodies[i]
+            if b.group:
+                nq, axes = JOINT_MODELS[b.group]
+                last = i + len(axes) - 1
+                out.append(JointModel(b.joint_name, b.group, i, last, idx_q, nq))
+            else:
+                last, nq = i, 1
+                out.append(JointModel(b.joint_name, b.joint_type, i, i, idx_q, 1))
+            idx_q += nq
+            i = last + 1
+        return tuple(out)
+
+    @property
+    def joint_layout(self) -> tuple:
+        """The joints as plain tuples (name, kind, idx_q, nq, idx_v, nv): a package's
+        ``joint_models``."""
+        return tuple((j.name, j.kind, j.idx_q, j.nq, j.idx_v, j.nv) for j in self.joint_models)
+
+    @cached_property
+    def joint_of(self) -> tuple[JointModel, ...]:
+        """Per body, the joint it is a velocity of."""
+        return tuple(j for j in self.joint_models for _ in range(j.nv))
+
+    def in_group(self, i: int) -> bool:
+        """Whether body i is one velocity of a joint with several (free-flyer, spherical, planar)."""
+        return bool(self.bodies[i].group)
+
+    def at_rest_above(self, i: int) -> bool:
+        """Whether body i is one velocity of a joint with several whose parent is the fixed root
+        (the root free-flyer's included): its bias sum_k (v_child x Phi_k) qd_k is v_child x
+        v_child = 0, so its bodies add no velocity product."""
+        return self.in_group(i) and self.bodies[self.joint_of[i].first].parent < 0
+
+    @cached_property
+    def has_inner_groups(self) -> bool:
+        """Whether a joint with several velocities sits anywhere but as the root free-flyer."""
+        return any(j.kind in JOINT_MODELS and j.first >= self.free for j in self.joint_models)
 
     @cached_property
     def armature_vector(self) -> np.ndarray:
@@ -209,8 +261,7 @@ class Robot:
     def q_index(self) -> tuple[int | None, ...]:
         """Per body, the entry of q holding its joint's coordinate; None for the free-flyer's
         bodies, whose configuration is q[0:7] (position, then the quaternion x, y, z, w)."""
-        shift = 1 if self.floating_base else 0
-        return tuple(None if self.is_free(i) else i + shift for i in range(self.n))
+        return tuple(None if self.in_group(i) else self.joint_of[i].idx_q for i in range(self.n))
 
     @cached_property
     def joint_names(self) -> tuple[str, ...]:
@@ -219,9 +270,9 @@ class Robot:
 
     @cached_property
     def inertial_bodies(self) -> tuple[int, ...]:
-        """The bodies that carry a link (and 10 inertial parameters): all but the free-flyer's
-        five massless helpers."""
-        return tuple(range(max(self.free - 1, 0), self.n))
+        """The bodies that carry a link (and 10 inertial parameters): all but the massless
+        helpers of the joints with several velocities (all their bodies but the last)."""
+        return tuple(i for i in range(self.n) if not self.in_group(i) or self.joint_of[i].last == i)
 
     @property
     def link_names(self) -> tuple[str, ...]:
@@ -289,7 +340,8 @@ class Robot:
     def z_turns(self) -> tuple[np.ndarray, ...]:
         """Per body, the rotation T (T e_z = the joint axis) from its turned frame (see
         :attr:`z_aligned`) to its body frame."""
-        return tuple(_z_turn(b.axis) for b in self.bodies)
+        return tuple(np.eye(3) if b.group and not self.is_free(i) else z_turn(b.axis)
+                     for i, b in enumerate(self.bodies))
 
     @cached_property
     def z_aligned(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ...]:
@@ -300,7 +352,7 @@ class Robot:
         coordinates is the third column of the frame's orientation, free. For an axis along
         a coordinate axis the turn is a permutation, so exact zeros stay exact."""
         turns = self.z_turns
-        out = []
+        out = []                                        # (group members: T = 1, see z_turns)
         for b, T in zip(self.bodies, turns):
             Tp = turns[b.parent] if b.parent >= 0 else np.eye(3)
             Ic = np.array(b.inertia.I_com)
@@ -335,24 +387,6 @@ def tree_frames(root_link: str, bodies, free: int = 0) -> tuple[Frame, ...]:
     return tuple(frames)
 
 
-def _z_turn(axis) -> np.ndarray:
-    """A rotation T (columns u, w, axis; u x w = axis) with T e_z = axis: a signed cyclic
-    permutation when the axis is a signed coordinate axis."""
-    a = np.array(axis, dtype=float)
-    nz = np.flatnonzero(a)
-    if len(nz) == 1:
-        m, sign = int(nz[0]), float(np.sign(a[nz[0]]))
-        u, w = np.zeros(3), np.zeros(3)
-        u[(m + 1) % 3] = 1.0
-        w[(m + 2) % 3] = sign
-        return np.column_stack([u, w, a])
-    e = np.zeros(3)
-    e[int(np.argmin(np.abs(a)))] = 1.0
-    u = np.cross(a, e)
-    u /= np.linalg.norm(u)
-    return np.column_stack([u, np.cross(a, u), a])
-
-
 def as_vec3(a) -> Vec3:
     """A 3-vector (array, list ...) as the tuple of floats a model stores."""
     return tuple(float(x) for x in a)
@@ -368,14 +402,7 @@ def as_mat3(a) -> Mat3:
 #: base's linear velocity along its x, y, z axes, then its angular velocity about them.
 ROOT_JOINT = "root_joint"
 FREE_DOFS = 6
-FREE_AXES = (
-    ("prismatic", (1.0, 0.0, 0.0)),
-    ("prismatic", (0.0, 1.0, 0.0)),
-    ("prismatic", (0.0, 0.0, 1.0)),
-    ("revolute", (1.0, 0.0, 0.0)),
-    ("revolute", (0.0, 1.0, 0.0)),
-    ("revolute", (0.0, 0.0, 1.0)),
-)
+FREE_AXES = JOINT_MODELS["freeflyer"][1]
 
 IDENTITY: Mat3 = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 ORIGIN: Vec3 = (0.0, 0.0, 0.0)
@@ -388,53 +415,23 @@ def free_flyer_bodies(root_link: str, root_inertia: Inertia) -> list[Body]:
     speeds, linear first); they are never moved by q. The algorithms treat them as one joint:
     they run in the base frame (the base's pose enters only through gravity, rotated into it by
     the quaternion, and through world placements), and the rate of each column is v_base x Phi_k
-    (the velocity of the base, not the chain's partial sum: :func:`symgen.kinematics.phi_rate_velocity`)."""
+    (the velocity of the base, not the chain's partial sum: :func:`symgen.kinematics.rate_velocity`)."""
+    return group_bodies("freeflyer", ROOT_JOINT, root_link, -1, 0, IDENTITY, ORIGIN, root_inertia)
+
+
+def group_bodies(kind: str, joint_name: str, link: str, parent: int, first: int, rotation: Mat3,
+                 translation: Vec3, inertia: Inertia) -> list[Body]:
+    """A joint with several velocities (a key of :data:`JOINT_MODELS`) as its chain of single-DoF
+    bodies below body ``parent``, the first of them body ``first``: the first placed by ``rotation``/``translation`` in the parent's
+    frame (the joint frame at the neutral configuration), the others at its origin; massless
+    helpers named ``<joint>_<k>`` and the link ``link`` last, with ``inertia``."""
+    axes = JOINT_MODELS[kind][1]
     bodies = []
-    for k, (jtype, axis) in enumerate(FREE_AXES):
-        last = k == FREE_DOFS - 1
+    for k, (jtype, axis) in enumerate(axes):
+        last = k == len(axes) - 1
         bodies.append(Body(
-            name=root_link if last else f"{ROOT_JOINT}_{k}", joint_name=ROOT_JOINT, joint_type=jtype,
-            axis=axis, parent=k - 1, rotation=IDENTITY, translation=ORIGIN,
-            inertia=root_inertia if last else Inertia.zero()))
+            name=link if last else f"{joint_name}_{k}", joint_name=joint_name, joint_type=jtype,
+            axis=axis, parent=parent if k == 0 else first + k - 1,
+            rotation=rotation if k == 0 else IDENTITY, translation=translation if k == 0 else ORIGIN,
+            inertia=inertia if last else Inertia.zero(), group=kind))
     return bodies
-
-
-def with_armature(robot: Robot, text: str) -> Robot:
-    """``robot`` with the armature of ``symgen build --armature``: one number for every joint but
-    a free-flyer (a root has no rotor), or ``joint=value,...`` by joint name (a free-flyer's name
-    sets its six velocities); the others keep theirs. An OptionError names what is wrong."""
-    import dataclasses
-
-    if getattr(robot, "embedding", None) is not None:
-        raise OptionError("--armature: not supported with --mimic yet")
-    values = list(robot.armature_vector)
-
-    def number(word, what):
-        try:
-            x = float(word)
-        except ValueError:
-            x = float("nan")
-        if not 0.0 <= x < float("inf"):
-            raise OptionError(f"--armature: {what} {word!r} is not a number >= 0")
-        return x
-
-    items = [w.strip() for w in text.split(",") if w.strip()]
-    if not items:
-        raise OptionError("--armature: expected a number or joint=value,...")
-    if len(items) == 1 and "=" not in items[0]:
-        x = number(items[0], "value")
-        values = [values[i] if robot.is_free(i) else x for i in range(robot.n)]
-    else:
-        for item in items:
-            joint, sep, word = item.partition("=")
-            joint = joint.strip()
-            if not sep:
-                raise OptionError(f"--armature: {item!r} is not joint=value (one number alone sets every joint)")
-            if joint not in robot.joint_names:
-                raise OptionError(f"--armature: no joint {joint!r} in robot {robot.name!r} (joints: "
-                                  f"{', '.join(robot.joint_names)})")
-            x = number(word.strip(), f"joint {joint!r}:")
-            for i, b in enumerate(robot.bodies):
-                if b.joint_name == joint:
-                    values[i] = x
-    return dataclasses.replace(robot, armature=tuple(float(v) for v in values) if any(values) else ())

@@ -68,7 +68,17 @@ def _links(po, row) -> np.ndarray:
 def kinetic_energy(o, s):
     o = _unwrap(o)
     po, q, v = _full(o, s["q"], s["qd"])
-    return po.pin.computeKineticEnergy(po.model, po.data, po.map.q(q), po.map.v(v))
+    a = np.asarray(po.model.armature, dtype=float)
+    if not a.any():
+        return po.pin.computeKineticEnergy(po.model, po.data, po.map.q(q), po.map.v(v))
+    # Pinocchio 4.1's computeKineticEnergy leaves out the armature of its unaligned revolute joints
+    # (JointModelRevoluteUnaligned; measured: one joint's armature at a time, RX/RY/RZ, spherical
+    # and free-flyer counted, unaligned 0; its crba counts them all): the rigid bodies' energy from
+    # Pinocchio, plus 1/2 sum armature_i v_i^2
+    rigid = po.pin.Model(po.model)
+    rigid.armature = np.zeros(rigid.nv)
+    vp = po.map.v(v)
+    return po.pin.computeKineticEnergy(rigid, rigid.createData(), po.map.q(q), vp) + 0.5 * float(a @ (vp * vp))
 
 
 def potential_energy(o, s):

@@ -33,6 +33,39 @@ _PIN_KINDS = {
     "prismatic": ("JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned"),
 }
 
+#: Pinocchio's joint kind of each symgen joint with several velocities (same q and v layout)
+_PIN_GROUPS = {"freeflyer": "JointModelFreeFlyer", "spherical": "JointModelSpherical", "planar": "JointModelPlanar"}
+
+
+def pin_model_of(robot, pin=None):
+    """Pinocchio's model of ``robot`` built joint by joint (for joints no URDF can hold, e.g. a
+    spherical joint): each joint placed by its first body's ``rotation``/``translation``, a
+    single-DoF joint as Pinocchio's unaligned revolute (continuous too: one coordinate, as symgen's) or
+    prismatic of its axis, the link's inertia
+    appended to its joint; no frames (a :class:`PinOracle` adds the robot's)."""
+    if pin is None:
+        import pinocchio as pin
+    model = pin.Model()
+    joint_id = {-1: 0}
+    for joint in robot.joint_models:
+        b = robot.bodies[joint.first]
+        parent = joint_id[b.parent] if b.parent >= 0 else 0
+        placement = pin.SE3(np.array(b.rotation, dtype=float), np.array(b.translation, dtype=float))
+        if joint.kind in _PIN_GROUPS:
+            jm = getattr(pin, _PIN_GROUPS[joint.kind])()
+        elif joint.kind == "prismatic":
+            jm = pin.JointModelPrismaticUnaligned(np.array(b.axis, dtype=float))
+        else:
+            jm = pin.JointModelRevoluteUnaligned(np.array(b.axis, dtype=float))
+        jid = model.addJoint(parent, jm, placement, joint.name)
+        link = robot.bodies[joint.last]
+        inertia = link.inertia
+        model.appendBodyToJoint(jid, pin.Inertia(inertia.mass, np.array(inertia.com), np.array(inertia.I_com)),
+                                pin.SE3.Identity())
+        for i in range(joint.first, joint.last + 1):
+            joint_id[i] = jid
+    return model
+
 
 @dataclass
 class JointMap:
@@ -79,16 +112,21 @@ class JointMap:
                 raise OracleError(f"{robot.name}: two Pinocchio joints are named {name!r}")
             seen.add(name)
             ours, kind = bodies_of[name], jm.shortname()
-            if ours[0] < robot.free:
-                if kind != "JointModelFreeFlyer":
-                    raise OracleError(f"{robot.name}: joint {name!r} is symgen's free-flyer but {kind} in Pinocchio")
-                slots.append((0, jm.idx_q, 7))
+            group = robot.bodies[ours[0]].group
+            if group:
+                if kind != _PIN_GROUPS[group]:
+                    raise OracleError(f"{robot.name}: joint {name!r} is symgen's {group} but {kind} in Pinocchio")
+                joint = robot.joint_of[ours[0]]
+                slots.append((joint.idx_q, jm.idx_q, joint.nq))
             else:
                 jtype = robot.bodies[ours[0]].joint_type
                 if jm.nv != 1 or jm.nq not in (1, 2):
                     raise OracleError(f"{robot.name}: joint {name!r} is {kind} with nq = {jm.nq}, "
                                          f"nv = {jm.nv}; only single-DoF joints can be matched")
-                if kind not in _PIN_KINDS[jtype] and not (jtype == "revolute" and kind in _PIN_KINDS["continuous"]):
+                # a revolute joint Pinocchio made unbounded, or a continuous one built bounded in code
+                # (pin_model_of: Python cannot give JointModelRevoluteUnboundedUnaligned an axis)
+                if kind not in _PIN_KINDS[jtype] and not (jtype == "revolute" and kind in _PIN_KINDS["continuous"]) \
+                        and not (jtype == "continuous" and kind in _PIN_KINDS["revolute"]):
                     raise OracleError(f"{robot.name}: joint {name!r} is {jtype} in symgen but {kind} "
                                          f"in Pinocchio")
                 slots.append((robot.q_index[ours[0]], jm.idx_q, jm.nq))

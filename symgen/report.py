@@ -19,6 +19,16 @@ def describe(robot) -> str:
     for i, b in enumerate(robot.bodies):
         if robot.is_free(i):
             continue
+        if getattr(b, "group", ""):                     # a joint with several velocities: one line
+            joint = robot.joint_of[i]
+            if joint.first == i:
+                parent = robot.bodies[b.parent].name if b.parent >= 0 else robot.root_link
+                last = robot.bodies[joint.last]
+                lines.append(f"    q[{joint.idx_q}:{joint.idx_q + joint.nq}] {b.joint_name:<{width}}  {_GROUPS[joint.kind]}; "
+                             f"v[{joint.idx_v}:{joint.idx_v + joint.nv}]  {parent} -> {last.name}  "
+                             f"mass {last.inertia.mass:g}" + (f"  armature {robot.armature[i]:g}"
+                                                              if getattr(robot, "armature", ()) and robot.armature[i] else ""))
+            continue
         parent = robot.bodies[b.parent].name if b.parent >= 0 else robot.root_link
         axis = " ".join(f"{a:g}" for a in b.axis)
         armature = getattr(robot, "armature", ())
@@ -31,6 +41,11 @@ def describe(robot) -> str:
     lines += [f"    {item}" for item in robot.snapped]
     lines += [f"  note: {item}" for item in robot.notes]
     return "\n".join(lines)
+
+
+_GROUPS = {"freeflyer": "free-flyer: position x y z, quaternion x y z w, velocities in its frame",
+           "spherical": "spherical: quaternion x y z w; angular velocity in its frame",
+           "planar": "planar: x y cos sin; vx vy w in its frame"}
 
 
 def _coordinates(robot) -> list[str]:

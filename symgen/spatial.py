@@ -281,3 +281,21 @@ def axis_angle(axis, c, s, bk=NUMERIC):
         for b in range(3):
             R[a, b] = (1 if a == b else 0) + s * K[a, b] + (1 - c) * KK[a, b]
     return R
+
+
+def z_turn(axis) -> np.ndarray:
+    """A rotation T (columns u, w, axis; u x w = axis) with T e_z = axis: a signed cyclic
+    permutation when the axis is a signed coordinate axis."""
+    a = np.array(axis, dtype=float)
+    nz = np.flatnonzero(a)
+    if len(nz) == 1:
+        m, sign = int(nz[0]), float(np.sign(a[nz[0]]))
+        u, w = np.zeros(3), np.zeros(3)
+        u[(m + 1) % 3] = 1.0
+        w[(m + 2) % 3] = sign
+        return np.column_stack([u, w, a])
+    e = np.zeros(3)
+    e[int(np.argmin(np.abs(a)))] = 1.0
+    u = np.cross(a, e)
+    u /= np.linalg.norm(u)
+    return np.column_stack([u, np.cross(a, u), a])

@@ -47,12 +47,15 @@ def _pinocchio(robot, frames=None, gravity=None):
     except ImportError:
         return None, "Pinocchio: not installed (pip install pin), skipped"
     from .mimic import full_model
-    from .pinocchio_oracle import oracle_for
+    from .pinocchio_oracle import oracle_for, pin_model_of
     from .urdf import urdf_string
 
     try:
         # --mimic: Pinocchio's model of the full robot (no mimic joints), projected by the embedding
         full = full_model(robot)
+        if any(j.kind == "spherical" for j in full.joint_models):     # no URDF form: joint by joint
+            return (oracle_for(robot, pin_model_of(full, pinocchio), pinocchio, frames=frames, gravity=gravity),
+                    f"Pinocchio {pinocchio.__version__}, on symgen's model built joint by joint")
         model = (pinocchio.buildModelFromXML(urdf_string(full), pinocchio.JointModelFreeFlyer())
                  if full.floating_base else pinocchio.buildModelFromXML(urdf_string(full)))
         return (oracle_for(robot, model, pinocchio, frames=frames, gravity=gravity),
@@ -338,15 +341,17 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     if "jax" in _targets(manifest):
         backends["jax"] = _JaxAsNumpy(pkg.jax)
     present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
+    several = manifest.get("floating_base") or any(j[5] > 1 for j in manifest.get("joint_models", ()))
     identities = [i for i in IDENTITIES if all(Q.QUANTITIES[k].function in manifest["functions"] for k in i.needs)
-                  and not (i.fixed_base and manifest.get("floating_base"))]
+                  and not (i.fixed_base and several)]
     parametric = bool(manifest["options"].get("parametric", False))
     opts = Q.SweepOptions(parametric=parametric)
     externals = _casadi_externals(path, manifest, notes) if pkg.c is not None else None
     with x64:                                       # float64 JAX, if the package has it
         for _ in range(trials):
             # a parametric package runs at parameters drawn around the nominal ones, every check alike
-            state = Q.random_state(rng, pkg.nq, pkg.nv, parameters=pkg.parameters if parametric else None)
+            state = Q.random_state(rng, pkg.nq, pkg.nv, parameters=pkg.parameters if parametric else None,
+                                   layout=getattr(pkg, "joint_models", None))
 
             def caller(mod):
                 """call(key, *args): the package's function at other arguments (and this state's params)."""

@@ -14,7 +14,7 @@ from support import compare_with_pinocchio, erd_path
 from symgen import OptionError
 from symgen import quantities as Q
 from symgen.cli import main
-from symgen.model import with_armature
+from symgen.armature import with_armature
 from symgen.urdf import load_urdf, urdf_string
 
 from pathlib import Path

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 import symgen
 from symgen.cli import main
-from symgen.mjcf_convert import from_mujoco, quaternion_matrix, to_mujoco
+from symgen.mjcf_convert import ball_slots, from_mujoco, quaternion_matrix, to_mujoco
 
 from support import require
 
@@ -103,8 +103,8 @@ def _velocity_map(robot, q, v):
 def _random_mujoco_state(m, rng):
     qpos = m.qpos0 + rng.uniform(-1.0, 1.0, m.nq)
     for j in range(m.njnt):
-        if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
-            a = m.jnt_qposadr[j] + 3
+        if m.jnt_type[j] in (mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL):
+            a = m.jnt_qposadr[j] + (3 if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE else 0)
             qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
     return qpos, rng.uniform(-2.0, 2.0, m.nv)
 
@@ -120,8 +120,8 @@ def _check_against_mujoco(path, states=3):
         ctx = f"{path.name} seed={seed} state#{t}"
         qpos, qvel = _random_mujoco_state(m, rng)
         M_mj, bias_mj = _mujoco_terms(m, qpos, qvel)
-        q, v = from_mujoco(qpos, qvel, robot.mujoco_qpos0, robot.floating_base)
-        back = to_mujoco(q, v, robot.mujoco_qpos0, robot.floating_base)
+        q, v = from_mujoco(qpos, qvel, robot.mujoco_qpos0, robot.floating_base, ball_slots(robot))
+        back = to_mujoco(q, v, robot.mujoco_qpos0, robot.floating_base, ball_slots(robot))
         assert np.allclose(back[0], qpos, atol=1e-14) and np.allclose(back[1], qvel, atol=1e-14), ctx
         M = symgen.mass_matrix(robot, q)
         b = symgen.inverse_dynamics(robot, q, v, np.zeros(robot.n), gravity=robot.gravity)
@@ -193,7 +193,6 @@ def test_pinocchio_agrees_where_it_reads_the_file_as_mujoco_does(pin, tmp_path, 
         assert np.abs(M - M_pin).max() <= 1e-9 * np.abs(M_pin).max(), (name, "seed 11", t)
 
 
-BALL = """<mujoco><worldbody><body><joint name="hip" type="ball"/><geom size=".1"/></body></worldbody></mujoco>"""
 TWO_FREE = """<mujoco><worldbody><body><freejoint name="one"/><geom size=".1"/></body>
 <body pos="1 0 0"><freejoint name="two"/><geom size=".1"/></body></worldbody></mujoco>"""
 WELD = """<mujoco><worldbody><body name="a"><joint name="h" axis="0 0 1"/><geom size=".1"/></body></worldbody>
@@ -201,7 +200,6 @@ WELD = """<mujoco><worldbody><body name="a"><joint name="h" axis="0 0 1"/><geom 
 
 
 @pytest.mark.parametrize("text,expected", [
-    (BALL, "<joint name='hip'>: ball joints are not supported yet"),
     (TWO_FREE, "<joint name='one'>: a free joint beside other moving bodies of the world is not supported yet"),
     (WELD, "<equality>/<weld>: equality constraints other than joint couplings are not supported yet"),
     ("<mujoco><worldbody><body><joint", "MuJoCo's compiler refuses it"),

@@ -1625,80 +1625,71 @@ void arm4_inverse_dynamics_update(const double *restrict q, const double *restri
     const double cq3 = cos(q[3]);
     const double sq3 = sin(q[3]);
     /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double w1_0 = qd[0]*sq1;
-    const double w1_1 = cq1*qd[0];
-    const double aw1_0 = qdd[0]*sq1 + cq1*qd[0]*qd[1];
-    const double aw1_1 = cq1*qdd[0] - qd[0]*qd[1]*sq1;
-    const double fn1_0 = 0.0456*aw1_0 + 0.0444*qd[1]*w1_1;
-    const double fn1_2 = 0.0456*qdd[1] - 2.2072499999999997*sq1 - 0.0444*w1_0*w1_1;
+    const double v1_0 = qd[0]*sq1;
+    const double v1_1 = cq1*qd[0];
+    const double a1_0 = qd[1]*v1_1 + qdd[0]*sq1;
+    const double a1_1 = cq1*qdd[0] - qd[1]*v1_0;
+    const double f1_0 = 0.0456*a1_0 + 0.0444*qd[1]*v1_1;
+    const double f1_2 = 0.0456*qdd[1] - 2.2072499999999997*sq1 - 0.0444*v1_0*v1_1;
     /* body 2: link 'forearm_link', joint 'joint3' */
-    const double w2_0 = cq2*w1_0 + sq2*w1_1;
-    const double w2_1 = cq2*w1_1 - sq2*w1_0;
-    const double w2_2 = qd[1] + qd[2];
-    const double v2_0 = -0.3*cq2*qd[1];
-    const double v2_1 = 0.3*qd[1]*sq2;
-    const double aw2_0 = aw1_0*cq2 + aw1_1*sq2 + qd[2]*(cq2*w1_1 - sq2*w1_0);
-    const double aw2_1 = aw1_1*cq2 - aw1_0*sq2 - qd[2]*(cq2*w1_0 + sq2*w1_1);
-    const double aw2_2 = qdd[1] + qdd[2];
-    const double av2_0 = cq2*(9.81*sq1 - 0.3*qdd[1]) + 9.81*cq1*sq2 + 0.3*qd[1]*qd[2]*sq2;
-    const double av2_1 = -sq2*(9.81*sq1 - 0.3*qdd[1]) + 9.81*cq1*cq2 + 0.3*cq2*qd[1]*qd[2];
-    const double kw2_0 = 0.0211396*w2_0 + 0.0375*w1_0;
-    const double kw2_2 = 0.0211396*w2_2 - 0.125*v2_0;
-    const double kv2_0 = v2_0 - 0.125*w2_2;
-    const double kv2_2 = 0.125*w2_0 + 0.3*w1_0;
-    const double fn2_0 = 0.0211396*aw2_0 + 0.0375*aw1_0 + kv2_2*v2_1 + kw2_2*w2_1 - 0.0006125*w2_1*w2_2 - 0.3*v2_1*w1_0;
-    const double fn2_1 = 0.0006125*aw2_1 + kw2_0*w2_2 - kv2_2*v2_0 - kw2_2*w2_0 + 0.3*kv2_0*w1_0;
-    const double fn2_2 = 0.0211396*aw2_2 - 0.125*av2_0 + v2_0*v2_1 - kv2_0*v2_1 - kw2_0*w2_1 + 0.0006125*w2_0*w2_1;
-    const double ff2_0 = av2_0 - 0.125*aw2_2 + kv2_2*w2_1 - v2_1*w2_2;
-    const double ff2_1 = av2_1 + kv2_0*w2_2 - kv2_2*w2_0;
-    const double ff2_2 = 0.125*aw2_0 + 0.3*aw1_0 + v2_1*w2_0 - kv2_0*w2_1;
+    const double v2_0 = cq2*v1_0 + sq2*v1_1;
+    const double v2_1 = cq2*v1_1 - sq2*v1_0;
+    const double v2_2 = qd[1] + qd[2];
+    const double v2_3 = -0.3*cq2*qd[1];
+    const double v2_4 = 0.3*qd[1]*sq2;
+    const double a2_0 = a1_0*cq2 + a1_1*sq2 + qd[2]*v2_1;
+    const double a2_1 = a1_1*cq2 - a1_0*sq2 - qd[2]*v2_0;
+    const double a2_2 = qdd[1] + qdd[2];
+    const double a2_3 = qd[2]*v2_4 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd[1];
+    const double a2_4 = -qd[2]*v2_3 + 0.3*qdd[1]*sq2 + 9.81*cq1*cq2 - 9.81*sq1*sq2;
+    const double h2_0 = 0.0211396*v2_0 + 0.0375*v1_0;
+    const double h2_2 = 0.0211396*v2_2 - 0.125*v2_3;
+    const double h2_3 = v2_3 - 0.125*v2_2;
+    const double h2_5 = 0.125*v2_0 + 0.3*v1_0;
+    const double f2_0 = 0.0211396*a2_0 + 0.0375*a1_0 + h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4;
+    const double f2_1 = 0.0006125*a2_1 + h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0;
+    const double f2_2 = 0.0211396*a2_2 - 0.125*a2_3 + v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1;
+    const double f2_3 = a2_3 - 0.125*a2_2 + h2_5*v2_1 - v2_2*v2_4;
+    const double f2_4 = a2_4 + h2_3*v2_2 - h2_5*v2_0;
+    const double f2_5 = 0.125*a2_0 + 0.3*a1_0 + v2_0*v2_4 - h2_3*v2_1;
     /* body 3: link 'wrist_link', joint 'joint4' */
-    const double w3_0 = cq3*w2_0 - sq3*w2_2;
-    const double w3_1 = -cq3*w2_2 - sq3*w2_0;
-    const double w3_2 = qd[3] + w2_1;
-    const double v3_0 = cq3*(v2_0 - 0.25*w2_2) + sq3*(-0.25*w2_0 - 0.3*w1_0);
-    const double v3_1 = cq3*(-0.25*w2_0 - 0.3*w1_0) - sq3*(v2_0 - 0.25*w2_2);
-    const double aw3_0 = aw2_0*cq3 + qd[3]*(-cq3*w2_2 - sq3*w2_0) - aw2_2*sq3;
-    const double aw3_1 = -aw2_0*sq3 - aw2_2*cq3 - qd[3]*(cq3*w2_0 - sq3*w2_2);
-    const double aw3_2 = aw2_1 + qdd[3];
-    const double av3_0 = cq3*(av2_0 - 0.25*aw2_2) + qd[3]*(cq3*(-0.25*w2_0 - 0.3*w1_0) - sq3*(v2_0 - 0.25*w2_2)) + sq3*(-0.25*aw2_0 - 0.3*aw1_0);
-    const double av3_1 = cq3*(-0.25*aw2_0 - 0.3*aw1_0) - qd[3]*(cq3*(v2_0 - 0.25*w2_2) + sq3*(-0.25*w2_0 - 0.3*w1_0)) - sq3*(av2_0 - 0.25*aw2_2);
-    const double kw3_0 = 0.0024233300000000004*w3_0 - 0.032*v3_1;
-    const double kw3_1 = 0.032*v3_0 + 0.0024733300000000006*w3_1;
-    const double kv3_0 = 0.032*w3_1 + 0.7*v3_0;
-    const double kv3_1 = 0.7*v3_1 - 0.032*w3_0;
-    const double fn3_0 = 0.0024233300000000004*aw3_0 - 0.032*av3_1 - kv3_1*v2_1 - kw3_1*w3_2 + 0.7*v2_1*v3_1 + 0.00031*w3_1*w3_2;
-    const double fn3_1 = 0.032*av3_0 + 0.0024733300000000006*aw3_1 + kv3_0*v2_1 + kw3_0*w3_2 - 0.7*v2_1*v3_0 - 0.00031*w3_0*w3_2;
-    const double fn3_2 = 0.00031*aw3_2 + kv3_1*v3_0 + kw3_1*w3_0 - kv3_0*v3_1 - kw3_0*w3_1;
-    const double ff3_0 = 0.032*aw3_1 + 0.7*av3_0 - kv3_1*w3_2 + 0.7*v2_1*w3_1;
-    const double ff3_1 = 0.7*av3_1 - 0.032*aw3_0 + kv3_0*w3_2 - 0.7*v2_1*w3_0;
-    const double ff3_2 = 0.7*av2_1 + kv3_1*w3_0 - kv3_0*w3_1;
-    const double fu3f_0 = cq3*ff3_0 - ff3_1*sq3;
-    const double fu3f_2 = -cq3*ff3_1 - ff3_0*sq3;
-    const double fu3n_0 = 0.25*fu3f_2 + cq3*fn3_0 - fn3_1*sq3;
-    const double fu3n_2 = -0.25*fu3f_0 - cq3*fn3_1 - fn3_0*sq3;
+    const double v3_0 = cq3*v2_0 - sq3*v2_2;
+    const double v3_1 = -cq3*v2_2 - sq3*v2_0;
+    const double v3_2 = qd[3] + v2_1;
+    const double v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
+    const double v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
+    const double a3_0 = a2_0*cq3 + qd[3]*v3_1 - a2_2*sq3;
+    const double a3_1 = -a2_0*sq3 - a2_2*cq3 - qd[3]*v3_0;
+    const double a3_2 = a2_1 + qdd[3];
+    const double a3_3 = a2_3*cq3 + qd[3]*v3_4 - 0.25*a2_0*sq3 - 0.25*a2_2*cq3 - 0.3*a1_0*sq3;
+    const double a3_4 = -a2_3*sq3 - qd[3]*v3_3 + 0.25*a2_2*sq3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3;
+    const double h3_0 = 0.0024233300000000004*v3_0 - 0.032*v3_4;
+    const double h3_1 = 0.032*v3_3 + 0.0024733300000000006*v3_1;
+    const double h3_3 = 0.032*v3_1 + 0.7*v3_3;
+    const double h3_4 = 0.7*v3_4 - 0.032*v3_0;
+    const double f3_0 = 0.0024233300000000004*a3_0 - 0.032*a3_4 - h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2;
+    const double f3_1 = 0.032*a3_3 + 0.0024733300000000006*a3_1 + h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2;
+    const double f3_2 = 0.00031*a3_2 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4;
+    const double f3_3 = 0.032*a3_1 + 0.7*a3_3 - h3_4*v3_2 + 0.7*v2_4*v3_1;
+    const double f3_4 = 0.7*a3_4 - 0.032*a3_0 + h3_3*v3_2 - 0.7*v2_4*v3_0;
+    const double f3_5 = 0.7*a2_4 + h3_4*v3_0 - h3_3*v3_1;
     /* body 2: link 'forearm_link', joint 'joint3' */
-    const double fn2_0_1 = fn2_0 + fu3n_0;
-    const double fn2_1_1 = fn2_1 + fn3_2;
-    const double fn2_2_1 = fn2_2 + fu3n_2;
-    const double ff2_0_1 = ff2_0 + fu3f_0;
-    const double ff2_1_1 = ff2_1 + ff3_2;
-    const double ff2_2_1 = ff2_2 + fu3f_2;
-    const double fu2f_0 = cq2*ff2_0_1 - ff2_1_1*sq2;
-    const double fu2n_0 = 0.3*ff2_2_1 + cq2*fn2_0_1 - fn2_1_1*sq2;
-    const double fu2n_1 = cq2*fn2_1_1 + fn2_0_1*sq2;
-    const double fu2n_2 = fn2_2_1 - 0.3*fu2f_0;
+    const double f2_0_1 = f2_0 + cq3*f3_0 - f3_1*sq3 - 0.25*cq3*f3_4 - 0.25*f3_3*sq3;
+    const double f2_1_1 = f2_1 + f3_2;
+    const double f2_2_1 = f2_2 - cq3*f3_1 - f3_0*sq3 + 0.25*f3_4*sq3 - 0.25*cq3*f3_3;
+    const double f2_3_1 = f2_3 + cq3*f3_3 - f3_4*sq3;
+    const double f2_4_1 = f2_4 + f3_5;
+    const double f2_5_1 = f2_5 - cq3*f3_4 - f3_3*sq3;
     /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double fn1_0_1 = fn1_0 + fu2n_0;
-    const double fn1_1 = fu2n_1 + 0.0012*aw1_1;
-    const double fn1_2_1 = fn1_2 + fu2n_2;
-    const double fu1n_2 = cq1*fn1_1 + fn1_0_1*sq1;
+    const double f1_0_1 = f1_0 + 0.3*f2_5_1 + cq2*f2_0_1 - f2_1_1*sq2;
+    const double f1_1 = 0.0012*a1_1 + cq2*f2_1_1 + f2_0_1*sq2;
+    const double f1_2_1 = f1_2 + f2_2_1 + 0.3*f2_4_1*sq2 - 0.3*cq2*f2_3_1;
     /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double fn0_2 = fu1n_2 + 0.0025*qdd[0];
-    tau[0] = fn0_2;
-    tau[1] = fn1_2_1;
-    tau[2] = fn2_2_1;
-    tau[3] = fn3_2;
+    const double f0_2 = 0.0025*qdd[0] + cq1*f1_1 + f1_0_1*sq1;
+    tau[0] = f0_2;
+    tau[1] = f1_2_1;
+    tau[2] = f2_2_1;
+    tau[3] = f3_2;
 }
 
 /* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. */
@@ -1722,75 +1713,66 @@ static void inverse_dynamics_lanes(const lanes_t *restrict q, const lanes_t *res
     const lanes_t sq2 = lanes_sin(q[2]);
     const lanes_t cq3 = lanes_cos(q[3]);
     const lanes_t sq3 = lanes_sin(q[3]);
-    const lanes_t w1_0 = qd[0]*sq1;
-    const lanes_t w1_1 = cq1*qd[0];
-    const lanes_t aw1_0 = qdd[0]*sq1 + cq1*qd[0]*qd[1];
-    const lanes_t aw1_1 = cq1*qdd[0] - qd[0]*qd[1]*sq1;
-    const lanes_t fn1_0 = 0.0456*aw1_0 + 0.0444*qd[1]*w1_1;
-    const lanes_t fn1_2 = 0.0456*qdd[1] - 2.2072499999999997*sq1 - 0.0444*w1_0*w1_1;
-    const lanes_t w2_0 = cq2*w1_0 + sq2*w1_1;
-    const lanes_t w2_1 = cq2*w1_1 - sq2*w1_0;
-    const lanes_t w2_2 = qd[1] + qd[2];
-    const lanes_t v2_0 = -0.3*cq2*qd[1];
-    const lanes_t v2_1 = 0.3*qd[1]*sq2;
-    const lanes_t aw2_0 = aw1_0*cq2 + aw1_1*sq2 + qd[2]*(cq2*w1_1 - sq2*w1_0);
-    const lanes_t aw2_1 = aw1_1*cq2 - aw1_0*sq2 - qd[2]*(cq2*w1_0 + sq2*w1_1);
-    const lanes_t aw2_2 = qdd[1] + qdd[2];
-    const lanes_t av2_0 = cq2*(9.81*sq1 - 0.3*qdd[1]) + 9.81*cq1*sq2 + 0.3*qd[1]*qd[2]*sq2;
-    const lanes_t av2_1 = -sq2*(9.81*sq1 - 0.3*qdd[1]) + 9.81*cq1*cq2 + 0.3*cq2*qd[1]*qd[2];
-    const lanes_t kw2_0 = 0.0211396*w2_0 + 0.0375*w1_0;
-    const lanes_t kw2_2 = 0.0211396*w2_2 - 0.125*v2_0;
-    const lanes_t kv2_0 = v2_0 - 0.125*w2_2;
-    const lanes_t kv2_2 = 0.125*w2_0 + 0.3*w1_0;
-    const lanes_t fn2_0 = 0.0211396*aw2_0 + 0.0375*aw1_0 + kv2_2*v2_1 + kw2_2*w2_1 - 0.0006125*w2_1*w2_2 - 0.3*v2_1*w1_0;
-    const lanes_t fn2_1 = 0.0006125*aw2_1 + kw2_0*w2_2 - kv2_2*v2_0 - kw2_2*w2_0 + 0.3*kv2_0*w1_0;
-    const lanes_t fn2_2 = 0.0211396*aw2_2 - 0.125*av2_0 + v2_0*v2_1 - kv2_0*v2_1 - kw2_0*w2_1 + 0.0006125*w2_0*w2_1;
-    const lanes_t ff2_0 = av2_0 - 0.125*aw2_2 + kv2_2*w2_1 - v2_1*w2_2;
-    const lanes_t ff2_1 = av2_1 + kv2_0*w2_2 - kv2_2*w2_0;
-    const lanes_t ff2_2 = 0.125*aw2_0 + 0.3*aw1_0 + v2_1*w2_0 - kv2_0*w2_1;
-    const lanes_t w3_0 = cq3*w2_0 - sq3*w2_2;
-    const lanes_t w3_1 = -cq3*w2_2 - sq3*w2_0;
-    const lanes_t w3_2 = qd[3] + w2_1;
-    const lanes_t v3_0 = cq3*(v2_0 - 0.25*w2_2) + sq3*(-0.25*w2_0 - 0.3*w1_0);
-    const lanes_t v3_1 = cq3*(-0.25*w2_0 - 0.3*w1_0) - sq3*(v2_0 - 0.25*w2_2);
-    const lanes_t aw3_0 = aw2_0*cq3 + qd[3]*(-cq3*w2_2 - sq3*w2_0) - aw2_2*sq3;
-    const lanes_t aw3_1 = -aw2_0*sq3 - aw2_2*cq3 - qd[3]*(cq3*w2_0 - sq3*w2_2);
-    const lanes_t aw3_2 = aw2_1 + qdd[3];
-    const lanes_t av3_0 = cq3*(av2_0 - 0.25*aw2_2) + qd[3]*(cq3*(-0.25*w2_0 - 0.3*w1_0) - sq3*(v2_0 - 0.25*w2_2)) + sq3*(-0.25*aw2_0 - 0.3*aw1_0);
-    const lanes_t av3_1 = cq3*(-0.25*aw2_0 - 0.3*aw1_0) - qd[3]*(cq3*(v2_0 - 0.25*w2_2) + sq3*(-0.25*w2_0 - 0.3*w1_0)) - sq3*(av2_0 - 0.25*aw2_2);
-    const lanes_t kw3_0 = 0.0024233300000000004*w3_0 - 0.032*v3_1;
-    const lanes_t kw3_1 = 0.032*v3_0 + 0.0024733300000000006*w3_1;
-    const lanes_t kv3_0 = 0.032*w3_1 + 0.7*v3_0;
-    const lanes_t kv3_1 = 0.7*v3_1 - 0.032*w3_0;
-    const lanes_t fn3_0 = 0.0024233300000000004*aw3_0 - 0.032*av3_1 - kv3_1*v2_1 - kw3_1*w3_2 + 0.7*v2_1*v3_1 + 0.00031*w3_1*w3_2;
-    const lanes_t fn3_1 = 0.032*av3_0 + 0.0024733300000000006*aw3_1 + kv3_0*v2_1 + kw3_0*w3_2 - 0.7*v2_1*v3_0 - 0.00031*w3_0*w3_2;
-    const lanes_t fn3_2 = 0.00031*aw3_2 + kv3_1*v3_0 + kw3_1*w3_0 - kv3_0*v3_1 - kw3_0*w3_1;
-    const lanes_t ff3_0 = 0.032*aw3_1 + 0.7*av3_0 - kv3_1*w3_2 + 0.7*v2_1*w3_1;
-    const lanes_t ff3_1 = 0.7*av3_1 - 0.032*aw3_0 + kv3_0*w3_2 - 0.7*v2_1*w3_0;
-    const lanes_t ff3_2 = 0.7*av2_1 + kv3_1*w3_0 - kv3_0*w3_1;
-    const lanes_t fu3f_0 = cq3*ff3_0 - ff3_1*sq3;
-    const lanes_t fu3f_2 = -cq3*ff3_1 - ff3_0*sq3;
-    const lanes_t fu3n_0 = 0.25*fu3f_2 + cq3*fn3_0 - fn3_1*sq3;
-    const lanes_t fu3n_2 = -0.25*fu3f_0 - cq3*fn3_1 - fn3_0*sq3;
-    const lanes_t fn2_0_1 = fn2_0 + fu3n_0;
-    const lanes_t fn2_1_1 = fn2_1 + fn3_2;
-    const lanes_t fn2_2_1 = fn2_2 + fu3n_2;
-    const lanes_t ff2_0_1 = ff2_0 + fu3f_0;
-    const lanes_t ff2_1_1 = ff2_1 + ff3_2;
-    const lanes_t ff2_2_1 = ff2_2 + fu3f_2;
-    const lanes_t fu2f_0 = cq2*ff2_0_1 - ff2_1_1*sq2;
-    const lanes_t fu2n_0 = 0.3*ff2_2_1 + cq2*fn2_0_1 - fn2_1_1*sq2;
-    const lanes_t fu2n_1 = cq2*fn2_1_1 + fn2_0_1*sq2;
-    const lanes_t fu2n_2 = fn2_2_1 - 0.3*fu2f_0;
-    const lanes_t fn1_0_1 = fn1_0 + fu2n_0;
-    const lanes_t fn1_1 = fu2n_1 + 0.0012*aw1_1;
-    const lanes_t fn1_2_1 = fn1_2 + fu2n_2;
-    const lanes_t fu1n_2 = cq1*fn1_1 + fn1_0_1*sq1;
-    const lanes_t fn0_2 = fu1n_2 + 0.0025*qdd[0];
-    tau[0] = fn0_2;
-    tau[1] = fn1_2_1;
-    tau[2] = fn2_2_1;
-    tau[3] = fn3_2;
+    const lanes_t v1_0 = qd[0]*sq1;
+    const lanes_t v1_1 = cq1*qd[0];
+    const lanes_t a1_0 = qd[1]*v1_1 + qdd[0]*sq1;
+    const lanes_t a1_1 = cq1*qdd[0] - qd[1]*v1_0;
+    const lanes_t f1_0 = 0.0456*a1_0 + 0.0444*qd[1]*v1_1;
+    const lanes_t f1_2 = 0.0456*qdd[1] - 2.2072499999999997*sq1 - 0.0444*v1_0*v1_1;
+    const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
+    const lanes_t v2_1 = cq2*v1_1 - sq2*v1_0;
+    const lanes_t v2_2 = qd[1] + qd[2];
+    const lanes_t v2_3 = -0.3*cq2*qd[1];
+    const lanes_t v2_4 = 0.3*qd[1]*sq2;
+    const lanes_t a2_0 = a1_0*cq2 + a1_1*sq2 + qd[2]*v2_1;
+    const lanes_t a2_1 = a1_1*cq2 - a1_0*sq2 - qd[2]*v2_0;
+    const lanes_t a2_2 = qdd[1] + qdd[2];
+    const lanes_t a2_3 = qd[2]*v2_4 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd[1];
+    const lanes_t a2_4 = -qd[2]*v2_3 + 0.3*qdd[1]*sq2 + 9.81*cq1*cq2 - 9.81*sq1*sq2;
+    const lanes_t h2_0 = 0.0211396*v2_0 + 0.0375*v1_0;
+    const lanes_t h2_2 = 0.0211396*v2_2 - 0.125*v2_3;
+    const lanes_t h2_3 = v2_3 - 0.125*v2_2;
+    const lanes_t h2_5 = 0.125*v2_0 + 0.3*v1_0;
+    const lanes_t f2_0 = 0.0211396*a2_0 + 0.0375*a1_0 + h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4;
+    const lanes_t f2_1 = 0.0006125*a2_1 + h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0;
+    const lanes_t f2_2 = 0.0211396*a2_2 - 0.125*a2_3 + v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1;
+    const lanes_t f2_3 = a2_3 - 0.125*a2_2 + h2_5*v2_1 - v2_2*v2_4;
+    const lanes_t f2_4 = a2_4 + h2_3*v2_2 - h2_5*v2_0;
+    const lanes_t f2_5 = 0.125*a2_0 + 0.3*a1_0 + v2_0*v2_4 - h2_3*v2_1;
+    const lanes_t v3_0 = cq3*v2_0 - sq3*v2_2;
+    const lanes_t v3_1 = -cq3*v2_2 - sq3*v2_0;
+    const lanes_t v3_2 = qd[3] + v2_1;
+    const lanes_t v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
+    const lanes_t v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
+    const lanes_t a3_0 = a2_0*cq3 + qd[3]*v3_1 - a2_2*sq3;
+    const lanes_t a3_1 = -a2_0*sq3 - a2_2*cq3 - qd[3]*v3_0;
+    const lanes_t a3_2 = a2_1 + qdd[3];
+    const lanes_t a3_3 = a2_3*cq3 + qd[3]*v3_4 - 0.25*a2_0*sq3 - 0.25*a2_2*cq3 - 0.3*a1_0*sq3;
+    const lanes_t a3_4 = -a2_3*sq3 - qd[3]*v3_3 + 0.25*a2_2*sq3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3;
+    const lanes_t h3_0 = 0.0024233300000000004*v3_0 - 0.032*v3_4;
+    const lanes_t h3_1 = 0.032*v3_3 + 0.0024733300000000006*v3_1;
+    const lanes_t h3_3 = 0.032*v3_1 + 0.7*v3_3;
+    const lanes_t h3_4 = 0.7*v3_4 - 0.032*v3_0;
+    const lanes_t f3_0 = 0.0024233300000000004*a3_0 - 0.032*a3_4 - h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2;
+    const lanes_t f3_1 = 0.032*a3_3 + 0.0024733300000000006*a3_1 + h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2;
+    const lanes_t f3_2 = 0.00031*a3_2 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4;
+    const lanes_t f3_3 = 0.032*a3_1 + 0.7*a3_3 - h3_4*v3_2 + 0.7*v2_4*v3_1;
+    const lanes_t f3_4 = 0.7*a3_4 - 0.032*a3_0 + h3_3*v3_2 - 0.7*v2_4*v3_0;
+    const lanes_t f3_5 = 0.7*a2_4 + h3_4*v3_0 - h3_3*v3_1;
+    const lanes_t f2_0_1 = f2_0 + cq3*f3_0 - f3_1*sq3 - 0.25*cq3*f3_4 - 0.25*f3_3*sq3;
+    const lanes_t f2_1_1 = f2_1 + f3_2;
+    const lanes_t f2_2_1 = f2_2 - cq3*f3_1 - f3_0*sq3 + 0.25*f3_4*sq3 - 0.25*cq3*f3_3;
+    const lanes_t f2_3_1 = f2_3 + cq3*f3_3 - f3_4*sq3;
+    const lanes_t f2_4_1 = f2_4 + f3_5;
+    const lanes_t f2_5_1 = f2_5 - cq3*f3_4 - f3_3*sq3;
+    const lanes_t f1_0_1 = f1_0 + 0.3*f2_5_1 + cq2*f2_0_1 - f2_1_1*sq2;
+    const lanes_t f1_1 = 0.0012*a1_1 + cq2*f2_1_1 + f2_0_1*sq2;
+    const lanes_t f1_2_1 = f1_2 + f2_2_1 + 0.3*f2_4_1*sq2 - 0.3*cq2*f2_3_1;
+    const lanes_t f0_2 = 0.0025*qdd[0] + cq1*f1_1 + f1_0_1*sq1;
+    tau[0] = f0_2;
+    tau[1] = f1_2_1;
+    tau[2] = f2_2_1;
+    tau[3] = f3_2;
 }
 #endif
 
@@ -2952,155 +2934,131 @@ void arm4_forward_dynamics_update(const double *restrict q, const double *restri
     const double sq2 = sin(q[2]);
     const double cq3 = cos(q[3]);
     const double sq3 = sin(q[3]);
+    /* body 2: link 'forearm_link', joint 'joint3' */
+    const double IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
+    const double IC2_0_2 = 5.000000000000013e-05*cq3*sq3;
+    const double IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
+    const double IC2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3;
+    const double IC2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
+    const double IC2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
+    const double ICX2_0_0 = 0.3*IC2_0_5 + IC2_0_0*cq2;
+    const double ICX2_0_1 = IC2_0_0*sq2;
+    const double ICX2_2_0 = IC2_0_2*cq2;
+    const double ICX2_2_1 = IC2_0_2*sq2;
+    const double ICX2_2_2 = IC2_2_2 - 0.3*IC2_2_3*cq2;
+    const double ICX2_3_2 = IC2_2_3 - 0.3*IC2_3_3*cq2;
+    const double ICX2_5_0 = 0.3*IC2_3_3 + IC2_0_5*cq2;
+    const double ICX2_5_1 = IC2_0_5*sq2;
+    /* body 1: link 'upper_arm_link', joint 'joint2' */
+    const double IC1_0_0 = 0.0456 + 0.3*ICX2_5_0 + 0.0009224999999999999*sq2*sq2 + ICX2_0_0*cq2;
+    const double IC1_0_1 = 0.3*ICX2_5_1 + ICX2_0_1*cq2 - 0.0009224999999999999*cq2*sq2;
+    const double IC1_1_0 = ICX2_0_0*sq2 - 0.0009224999999999999*cq2*sq2;
+    const double IC1_1_1 = 0.0012 + 0.0009224999999999999*cq2*cq2 + ICX2_0_1*sq2;
+    const double IC1_2_2 = 0.0456 + ICX2_2_2 + 0.153*sq2*sq2 - 0.3*ICX2_3_2*cq2;
+    const double ICX1_0_2 = IC1_0_0*sq1 + IC1_0_1*cq1;
+    const double ICX1_1_2 = IC1_1_0*sq1 + IC1_1_1*cq1;
+    const double ICX1_2_2 = ICX2_2_0*sq1 + ICX2_2_1*cq1;
+    /* body 0: link 'shoulder_link', joint 'joint1' */
+    const double IC0_2_2 = 0.0025 + ICX1_0_2*sq1 + ICX1_1_2*cq1;
+    /* body 3: link 'wrist_link', joint 'joint4' */
+    const double F3_2 = 0.00031*cq1*cq2 - 0.00031*sq1*sq2;
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
-    const double c1_0 = qd[1]*v1_1;
-    const double c1_1 = -qd[1]*v1_0;
-    const double pA1_0 = 0.0444*qd[1]*v1_1;
-    const double pA1_2 = -0.0444*v1_0*v1_1;
+    const double a1_0 = qd[1]*v1_1;
+    const double a1_1 = -qd[1]*v1_0;
+    const double f1_0 = 0.0456*a1_0 + 0.0444*qd[1]*v1_1;
+    const double f1_2 = -2.2072499999999997*sq1 - 0.0444*v1_0*v1_1;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double v2_0 = cq2*v1_0 + sq2*v1_1;
     const double v2_1 = cq2*v1_1 - sq2*v1_0;
     const double v2_2 = qd[1] + qd[2];
     const double v2_3 = -0.3*cq2*qd[1];
     const double v2_4 = 0.3*qd[1]*sq2;
-    const double c2_0 = qd[2]*v2_1;
-    const double c2_1 = -qd[2]*v2_0;
-    const double c2_3 = qd[2]*v2_4;
-    const double c2_4 = -qd[2]*v2_3;
+    const double a2_0 = a1_0*cq2 + a1_1*sq2 + qd[2]*v2_1;
+    const double a2_1 = a1_1*cq2 - a1_0*sq2 - qd[2]*v2_0;
+    const double a2_3 = qd[2]*v2_4 + 9.81*cq1*sq2 + 9.81*cq2*sq1;
+    const double a2_4 = -qd[2]*v2_3 + 9.81*cq1*cq2 - 9.81*sq1*sq2;
     const double h2_0 = 0.0211396*v2_0 + 0.0375*v1_0;
     const double h2_2 = 0.0211396*v2_2 - 0.125*v2_3;
     const double h2_3 = v2_3 - 0.125*v2_2;
     const double h2_5 = 0.125*v2_0 + 0.3*v1_0;
-    const double pA2_0 = h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4;
-    const double pA2_1 = h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0;
-    const double pA2_2 = v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1;
-    const double pA2_3 = h2_5*v2_1 - v2_2*v2_4;
-    const double pA2_4 = h2_3*v2_2 - h2_5*v2_0;
-    const double pA2_5 = v2_0*v2_4 - h2_3*v2_1;
+    const double f2_0 = 0.0211396*a2_0 + 0.0375*a1_0 + h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4;
+    const double f2_1 = 0.0006125*a2_1 + h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0;
+    const double f2_2 = -0.125*a2_3 + v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1;
+    const double f2_3 = a2_3 + h2_5*v2_1 - v2_2*v2_4;
+    const double f2_4 = a2_4 + h2_3*v2_2 - h2_5*v2_0;
+    const double f2_5 = 0.125*a2_0 + 0.3*a1_0 + v2_0*v2_4 - h2_3*v2_1;
     /* body 3: link 'wrist_link', joint 'joint4' */
     const double v3_0 = cq3*v2_0 - sq3*v2_2;
     const double v3_1 = -cq3*v2_2 - sq3*v2_0;
     const double v3_2 = qd[3] + v2_1;
     const double v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
     const double v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
-    const double c3_0 = qd[3]*v3_1;
-    const double c3_1 = -qd[3]*v3_0;
-    const double c3_3 = qd[3]*v3_4;
-    const double c3_4 = -qd[3]*v3_3;
+    const double a3_0 = a2_0*cq3 + qd[3]*v3_1;
+    const double a3_1 = -a2_0*sq3 - qd[3]*v3_0;
+    const double a3_3 = a2_3*cq3 + qd[3]*v3_4 - 0.25*a2_0*sq3 - 0.3*a1_0*sq3;
+    const double a3_4 = -a2_3*sq3 - qd[3]*v3_3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3;
     const double h3_0 = 0.0024233300000000004*v3_0 - 0.032*v3_4;
     const double h3_1 = 0.032*v3_3 + 0.0024733300000000006*v3_1;
     const double h3_3 = 0.032*v3_1 + 0.7*v3_3;
     const double h3_4 = 0.7*v3_4 - 0.032*v3_0;
-    const double pA3_0 = -h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2;
-    const double pA3_1 = h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2;
-    const double pA3_2 = h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4;
-    const double pA3_3 = -h3_4*v3_2 + 0.7*v2_4*v3_1;
-    const double pA3_4 = h3_3*v3_2 - 0.7*v2_4*v3_0;
-    const double pA3_5 = h3_4*v3_0 - h3_3*v3_1;
-    const double u3 = tau[3] - pA3_2;
-    const double pa3_0 = pA3_0 + 0.0024233300000000004*c3_0 - 0.032*c3_4;
-    const double pa3_1 = pA3_1 + 0.032*c3_3 + 0.0024733300000000006*c3_1;
-    const double pa3_2 = pA3_2 + 1.0*u3;
-    const double pa3_3 = pA3_3 + 0.032*c3_1 + 0.7*c3_3;
-    const double pa3_4 = pA3_4 + 0.7*c3_4 - 0.032*c3_0;
+    const double f3_0 = 0.0024233300000000004*a3_0 - 0.032*a3_4 - h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2;
+    const double f3_1 = 0.032*a3_3 + 0.0024733300000000006*a3_1 + h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2;
+    const double f3_2 = 0.00031*a2_1 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4;
+    const double f3_3 = 0.032*a3_1 + 0.7*a3_3 - h3_4*v3_2 + 0.7*v2_4*v3_1;
+    const double f3_4 = 0.7*a3_4 - 0.032*a3_0 + h3_3*v3_2 - 0.7*v2_4*v3_0;
+    const double f3_5 = 0.7*a2_4 + h3_4*v3_0 - h3_3*v3_1;
     /* body 2: link 'forearm_link', joint 'joint3' */
-    const double IA2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
-    const double IA2_0_2 = 5.000000000000013e-05*cq3*sq3;
-    const double IA2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
-    const double IA2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3;
-    const double IA2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
-    const double IA2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
-    const double pA2_0_1 = pA2_0 + cq3*pa3_0 - pa3_1*sq3 - 0.25*cq3*pa3_4 - 0.25*pa3_3*sq3;
-    const double pA2_1_1 = pA2_1 + pa3_2;
-    const double pA2_2_1 = pA2_2 - cq3*pa3_1 - pa3_0*sq3 + 0.25*pa3_4*sq3 - 0.25*cq3*pa3_3;
-    const double pA2_3_1 = pA2_3 + cq3*pa3_3 - pa3_4*sq3;
-    const double pA2_4_1 = pA2_4 + pA3_5;
-    const double pA2_5_1 = pA2_5 - cq3*pa3_4 - pa3_3*sq3;
-    const double Dinv2 = 1.0/IA2_2_2;
-    const double u2 = tau[2] - pA2_2_1;
-    const double UD2_0 = Dinv2*IA2_0_2;
-    const double UD2_2 = Dinv2*IA2_2_2;
-    const double UD2_3 = Dinv2*IA2_2_3;
-    const double Ia2_0_0 = IA2_0_0 - IA2_0_2*UD2_0;
-    const double Ia2_0_2 = IA2_0_2 - IA2_0_2*UD2_2;
-    const double Ia2_0_3 = -IA2_0_2*UD2_3;
-    const double Ia2_2_2 = IA2_2_2 - IA2_2_2*UD2_2;
-    const double Ia2_2_3 = IA2_2_3 - IA2_2_2*UD2_3;
-    const double Ia2_3_3 = IA2_3_3 - IA2_2_3*UD2_3;
-    const double pa2_0 = pA2_0_1 + Ia2_0_0*c2_0 + Ia2_0_3*c2_3 + UD2_0*u2;
-    const double pa2_1 = pA2_1_1 + 0.0006125*c2_1;
-    const double pa2_2 = pA2_2_1 + Ia2_0_2*c2_0 + Ia2_2_3*c2_3 + UD2_2*u2;
-    const double pa2_3 = pA2_3_1 + Ia2_0_3*c2_0 + Ia2_3_3*c2_3 + UD2_3*u2;
-    const double pa2_4 = pA2_4_1 + 1.7*c2_4;
-    const double pa2_5 = pA2_5_1 + IA2_0_5*c2_0;
-    const double IaX2_0_0 = 0.3*IA2_0_5 + Ia2_0_0*cq2;
-    const double IaX2_0_1 = Ia2_0_0*sq2;
-    const double IaX2_0_2 = Ia2_0_2 - 0.3*Ia2_0_3*cq2;
-    const double IaX2_0_3 = Ia2_0_3*cq2;
-    const double IaX2_0_4 = Ia2_0_3*sq2;
-    const double IaX2_2_2 = Ia2_2_2 - 0.3*Ia2_2_3*cq2;
-    const double IaX2_3_2 = Ia2_2_3 - 0.3*Ia2_3_3*cq2;
-    const double IaX2_5_0 = 0.3*IA2_3_3 + IA2_0_5*cq2;
-    const double IaX2_5_1 = IA2_0_5*sq2;
+    const double f2_0_1 = f2_0 + cq3*f3_0 - f3_1*sq3 - 0.25*cq3*f3_4 - 0.25*f3_3*sq3;
+    const double f2_1_1 = f2_1 + f3_2;
+    const double f2_2_1 = f2_2 - cq3*f3_1 - f3_0*sq3 + 0.25*f3_4*sq3 - 0.25*cq3*f3_3;
+    const double f2_3_1 = f2_3 + cq3*f3_3 - f3_4*sq3;
+    const double f2_4_1 = f2_4 + f3_5;
+    const double f2_5_1 = f2_5 - cq3*f3_4 - f3_3*sq3;
     /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double IA1_0_0 = 0.0456 + 0.0006125*sq2*sq2 + 0.3*IaX2_5_0 + IaX2_0_0*cq2;
-    const double IA1_0_1 = 0.3*IaX2_5_1 + IaX2_0_1*cq2 - 0.0006125*cq2*sq2;
-    const double IA1_0_2 = IaX2_0_2*cq2;
-    const double IA1_0_3 = IaX2_0_3*cq2;
-    const double IA1_0_4 = IaX2_0_4*cq2;
-    const double IA1_1_1 = 0.0012 + 0.0006125*cq2*cq2 + IaX2_0_1*sq2;
-    const double IA1_1_2 = IaX2_0_2*sq2;
-    const double IA1_1_3 = IaX2_0_3*sq2;
-    const double IA1_1_4 = IaX2_0_4*sq2;
-    const double IA1_2_2 = 0.0456 + IaX2_2_2 + 0.153*sq2*sq2 - 0.3*IaX2_3_2*cq2;
-    const double IA1_3_2 = -0.22499999999999998 - 0.51*sq2*sq2 + IaX2_3_2*cq2;
-    const double IA1_4_2 = IaX2_3_2*sq2 + 0.51*cq2*sq2;
-    const double pA1_0_1 = pA1_0 + 0.3*pa2_5 + cq2*pa2_0 - pa2_1*sq2;
-    const double pA1_1 = cq2*pa2_1 + pa2_0*sq2;
-    const double pA1_2_1 = pA1_2 + pa2_2 + 0.3*pa2_4*sq2 - 0.3*cq2*pa2_3;
-    const double Dinv1 = 1.0/IA1_2_2;
-    const double u1 = tau[1] - pA1_2_1;
-    const double UD1_0 = Dinv1*IA1_0_2;
-    const double UD1_1 = Dinv1*IA1_1_2;
-    const double UD1_3 = Dinv1*IA1_3_2;
-    const double UD1_4 = Dinv1*IA1_4_2;
-    const double Ia1_0_0 = IA1_0_0 - IA1_0_2*UD1_0;
-    const double Ia1_0_1 = IA1_0_1 - IA1_0_2*UD1_1;
-    const double Ia1_0_3 = IA1_0_3 - IA1_0_2*UD1_3;
-    const double Ia1_0_4 = IA1_0_4 - IA1_0_2*UD1_4;
-    const double Ia1_1_1 = IA1_1_1 - IA1_1_2*UD1_1;
-    const double Ia1_1_3 = IA1_1_3 - IA1_1_2*UD1_3;
-    const double Ia1_1_4 = IA1_1_4 - IA1_1_2*UD1_4;
-    const double pa1_0 = pA1_0_1 + Ia1_0_0*c1_0 + Ia1_0_1*c1_1 + UD1_0*u1;
-    const double pa1_1 = pA1_1 + Ia1_0_1*c1_0 + Ia1_1_1*c1_1 + UD1_1*u1;
-    const double IaX1_0_2 = Ia1_0_0*sq1 + Ia1_0_1*cq1;
-    const double IaX1_1_2 = Ia1_0_1*sq1 + Ia1_1_1*cq1;
-    const double IaX1_3_2 = Ia1_0_3*sq1 + Ia1_1_3*cq1;
-    const double IaX1_4_2 = Ia1_0_4*sq1 + Ia1_1_4*cq1;
+    const double f1_0_1 = f1_0 + 0.3*f2_5_1 + cq2*f2_0_1 - f2_1_1*sq2;
+    const double f1_1 = 0.0012*a1_1 + cq2*f2_1_1 + f2_0_1*sq2;
+    const double f1_2_1 = f1_2 + f2_2_1 + 0.3*f2_4_1*sq2 - 0.3*cq2*f2_3_1;
     /* body 0: link 'shoulder_link', joint 'joint1' */
-    const double IA0_2_2 = 0.0025 + IaX1_0_2*sq1 + IaX1_1_2*cq1;
-    const double IA0_5_2 = IaX1_3_2*sq1 + IaX1_4_2*cq1;
-    const double pA0_2 = cq1*pa1_1 + pa1_0*sq1;
-    const double Dinv0 = 1.0/IA0_2_2;
-    const double u0 = tau[0] - pA0_2;
-    const double qdd0 = Dinv0*(u0 - 9.81*IA0_5_2);
-    /* body 1: link 'upper_arm_link', joint 'joint2' */
-    const double ap1_0 = c1_0 + qdd0*sq1;
-    const double ap1_1 = c1_1 + cq1*qdd0;
-    const double qdd1 = Dinv1*(u1 - IA1_0_2*ap1_0 - IA1_1_2*ap1_1 - 9.81*IA1_3_2*sq1 - 9.81*IA1_4_2*cq1);
-    /* body 2: link 'forearm_link', joint 'joint3' */
-    const double ap2_0 = c2_0 + ap1_0*cq2 + ap1_1*sq2;
-    const double ap2_1 = c2_1 + ap1_1*cq2 - ap1_0*sq2;
-    const double ap2_3 = c2_3 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd1;
-    const double qdd2 = Dinv2*(u2 - IA2_0_2*ap2_0 - IA2_2_2*qdd1 - IA2_2_3*ap2_3);
+    const double f0_2 = cq1*f1_1 + f1_0_1*sq1;
     /* body 3: link 'wrist_link', joint 'joint4' */
-    const double qdd3 = 3225.8064516129034*u3 - 1.0*ap2_1;
-    qdd[0] = qdd0;
-    qdd[1] = qdd1;
-    qdd[2] = qdd2;
-    qdd[3] = qdd3;
+    const double H0_0 = IC0_2_2 - 3225.8064516129034*F3_2*F3_2;
+    /* body 2: link 'forearm_link', joint 'joint3' */
+    const double Dinv2 = 1.0/IC2_2_2;
+    const double L2_1 = Dinv2*ICX2_2_2;
+    const double H1_1 = IC1_2_2 - ICX2_2_2*L2_1;
+    const double H1_0 = ICX1_2_2 - ICX1_2_2*L2_1;
+    const double L2_0 = Dinv2*ICX1_2_2;
+    const double H0_0_1 = H0_0 - ICX1_2_2*L2_0;
+    /* body 1: link 'upper_arm_link', joint 'joint2' */
+    const double Dinv1 = 1.0/H1_1;
+    const double L1_0 = Dinv1*H1_0;
+    const double H0_0_2 = H0_0_1 - H1_0*L1_0;
+    /* body 0: link 'shoulder_link', joint 'joint1' */
+    const double Dinv0 = 1.0/H0_0_2;
+    /* body 2: link 'forearm_link', joint 'joint3' */
+    const double z2 = tau[2] - f2_2_1;
+    /* body 1: link 'upper_arm_link', joint 'joint2' */
+    const double z1 = tau[1] - f1_2_1;
+    /* body 0: link 'shoulder_link', joint 'joint1' */
+    const double z0 = tau[0] - f0_2 - 3225.8064516129034*F3_2*(tau[3] - f3_2);
+    /* body 1: link 'upper_arm_link', joint 'joint2' */
+    const double z1_1 = z1 - L2_1*z2;
+    /* body 0: link 'shoulder_link', joint 'joint1' */
+    const double z0_1 = z0 - L2_0*z2;
+    const double z0_2 = z0_1 - L1_0*z1_1;
+    const double x0 = Dinv0*z0_2;
+    /* body 1: link 'upper_arm_link', joint 'joint2' */
+    const double x1 = Dinv1*z1_1 - L1_0*x0;
+    /* body 2: link 'forearm_link', joint 'joint3' */
+    const double x2 = Dinv2*z2 - L2_0*x0 - L2_1*x1;
+    /* body 3: link 'wrist_link', joint 'joint4' */
+    const double x3 = 3225.8064516129034*tau[3] - 3225.8064516129034*f3_2 - 3225.8064516129034*F3_2*x0;
+    qdd[0] = x0;
+    qdd[1] = x1;
+    qdd[2] = x2;
+    qdd[3] = x3;
 }
 
 /* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. */
@@ -3124,146 +3082,109 @@ static void forward_dynamics_lanes(const lanes_t *restrict q, const lanes_t *res
     const lanes_t sq2 = lanes_sin(q[2]);
     const lanes_t cq3 = lanes_cos(q[3]);
     const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
+    const lanes_t IC2_0_2 = 5.000000000000013e-05*cq3*sq3;
+    const lanes_t IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
+    const lanes_t IC2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3;
+    const lanes_t IC2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
+    const lanes_t IC2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
+    const lanes_t ICX2_0_0 = 0.3*IC2_0_5 + IC2_0_0*cq2;
+    const lanes_t ICX2_0_1 = IC2_0_0*sq2;
+    const lanes_t ICX2_2_0 = IC2_0_2*cq2;
+    const lanes_t ICX2_2_1 = IC2_0_2*sq2;
+    const lanes_t ICX2_2_2 = IC2_2_2 - 0.3*IC2_2_3*cq2;
+    const lanes_t ICX2_3_2 = IC2_2_3 - 0.3*IC2_3_3*cq2;
+    const lanes_t ICX2_5_0 = 0.3*IC2_3_3 + IC2_0_5*cq2;
+    const lanes_t ICX2_5_1 = IC2_0_5*sq2;
+    const lanes_t IC1_0_0 = 0.0456 + 0.3*ICX2_5_0 + 0.0009224999999999999*sq2*sq2 + ICX2_0_0*cq2;
+    const lanes_t IC1_0_1 = 0.3*ICX2_5_1 + ICX2_0_1*cq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_0 = ICX2_0_0*sq2 - 0.0009224999999999999*cq2*sq2;
+    const lanes_t IC1_1_1 = 0.0012 + 0.0009224999999999999*cq2*cq2 + ICX2_0_1*sq2;
+    const lanes_t IC1_2_2 = 0.0456 + ICX2_2_2 + 0.153*sq2*sq2 - 0.3*ICX2_3_2*cq2;
+    const lanes_t ICX1_0_2 = IC1_0_0*sq1 + IC1_0_1*cq1;
+    const lanes_t ICX1_1_2 = IC1_1_0*sq1 + IC1_1_1*cq1;
+    const lanes_t ICX1_2_2 = ICX2_2_0*sq1 + ICX2_2_1*cq1;
+    const lanes_t IC0_2_2 = 0.0025 + ICX1_0_2*sq1 + ICX1_1_2*cq1;
+    const lanes_t F3_2 = 0.00031*cq1*cq2 - 0.00031*sq1*sq2;
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
-    const lanes_t c1_0 = qd[1]*v1_1;
-    const lanes_t c1_1 = -qd[1]*v1_0;
-    const lanes_t pA1_0 = 0.0444*qd[1]*v1_1;
-    const lanes_t pA1_2 = -0.0444*v1_0*v1_1;
+    const lanes_t a1_0 = qd[1]*v1_1;
+    const lanes_t a1_1 = -qd[1]*v1_0;
+    const lanes_t f1_0 = 0.0456*a1_0 + 0.0444*qd[1]*v1_1;
+    const lanes_t f1_2 = -2.2072499999999997*sq1 - 0.0444*v1_0*v1_1;
     const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
     const lanes_t v2_1 = cq2*v1_1 - sq2*v1_0;
     const lanes_t v2_2 = qd[1] + qd[2];
     const lanes_t v2_3 = -0.3*cq2*qd[1];
     const lanes_t v2_4 = 0.3*qd[1]*sq2;
-    const lanes_t c2_0 = qd[2]*v2_1;
-    const lanes_t c2_1 = -qd[2]*v2_0;
-    const lanes_t c2_3 = qd[2]*v2_4;
-    const lanes_t c2_4 = -qd[2]*v2_3;
+    const lanes_t a2_0 = a1_0*cq2 + a1_1*sq2 + qd[2]*v2_1;
+    const lanes_t a2_1 = a1_1*cq2 - a1_0*sq2 - qd[2]*v2_0;
+    const lanes_t a2_3 = qd[2]*v2_4 + 9.81*cq1*sq2 + 9.81*cq2*sq1;
+    const lanes_t a2_4 = -qd[2]*v2_3 + 9.81*cq1*cq2 - 9.81*sq1*sq2;
     const lanes_t h2_0 = 0.0211396*v2_0 + 0.0375*v1_0;
     const lanes_t h2_2 = 0.0211396*v2_2 - 0.125*v2_3;
     const lanes_t h2_3 = v2_3 - 0.125*v2_2;
     const lanes_t h2_5 = 0.125*v2_0 + 0.3*v1_0;
-    const lanes_t pA2_0 = h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4;
-    const lanes_t pA2_1 = h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0;
-    const lanes_t pA2_2 = v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1;
-    const lanes_t pA2_3 = h2_5*v2_1 - v2_2*v2_4;
-    const lanes_t pA2_4 = h2_3*v2_2 - h2_5*v2_0;
-    const lanes_t pA2_5 = v2_0*v2_4 - h2_3*v2_1;
+    const lanes_t f2_0 = 0.0211396*a2_0 + 0.0375*a1_0 + h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4;
+    const lanes_t f2_1 = 0.0006125*a2_1 + h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0;
+    const lanes_t f2_2 = -0.125*a2_3 + v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1;
+    const lanes_t f2_3 = a2_3 + h2_5*v2_1 - v2_2*v2_4;
+    const lanes_t f2_4 = a2_4 + h2_3*v2_2 - h2_5*v2_0;
+    const lanes_t f2_5 = 0.125*a2_0 + 0.3*a1_0 + v2_0*v2_4 - h2_3*v2_1;
     const lanes_t v3_0 = cq3*v2_0 - sq3*v2_2;
     const lanes_t v3_1 = -cq3*v2_2 - sq3*v2_0;
     const lanes_t v3_2 = qd[3] + v2_1;
     const lanes_t v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
     const lanes_t v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
-    const lanes_t c3_0 = qd[3]*v3_1;
-    const lanes_t c3_1 = -qd[3]*v3_0;
-    const lanes_t c3_3 = qd[3]*v3_4;
-    const lanes_t c3_4 = -qd[3]*v3_3;
+    const lanes_t a3_0 = a2_0*cq3 + qd[3]*v3_1;
+    const lanes_t a3_1 = -a2_0*sq3 - qd[3]*v3_0;
+    const lanes_t a3_3 = a2_3*cq3 + qd[3]*v3_4 - 0.25*a2_0*sq3 - 0.3*a1_0*sq3;
+    const lanes_t a3_4 = -a2_3*sq3 - qd[3]*v3_3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3;
     const lanes_t h3_0 = 0.0024233300000000004*v3_0 - 0.032*v3_4;
     const lanes_t h3_1 = 0.032*v3_3 + 0.0024733300000000006*v3_1;
     const lanes_t h3_3 = 0.032*v3_1 + 0.7*v3_3;
     const lanes_t h3_4 = 0.7*v3_4 - 0.032*v3_0;
-    const lanes_t pA3_0 = -h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2;
-    const lanes_t pA3_1 = h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2;
-    const lanes_t pA3_2 = h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4;
-    const lanes_t pA3_3 = -h3_4*v3_2 + 0.7*v2_4*v3_1;
-    const lanes_t pA3_4 = h3_3*v3_2 - 0.7*v2_4*v3_0;
-    const lanes_t pA3_5 = h3_4*v3_0 - h3_3*v3_1;
-    const lanes_t u3 = tau[3] - pA3_2;
-    const lanes_t pa3_0 = pA3_0 + 0.0024233300000000004*c3_0 - 0.032*c3_4;
-    const lanes_t pa3_1 = pA3_1 + 0.032*c3_3 + 0.0024733300000000006*c3_1;
-    const lanes_t pa3_2 = pA3_2 + 1.0*u3;
-    const lanes_t pa3_3 = pA3_3 + 0.032*c3_1 + 0.7*c3_3;
-    const lanes_t pa3_4 = pA3_4 + 0.7*c3_4 - 0.032*c3_0;
-    const lanes_t IA2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
-    const lanes_t IA2_0_2 = 5.000000000000013e-05*cq3*sq3;
-    const lanes_t IA2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
-    const lanes_t IA2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3;
-    const lanes_t IA2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3;
-    const lanes_t IA2_3_3 = 1.0 + 0.7*cq3*cq3 + 0.7*sq3*sq3;
-    const lanes_t pA2_0_1 = pA2_0 + cq3*pa3_0 - pa3_1*sq3 - 0.25*cq3*pa3_4 - 0.25*pa3_3*sq3;
-    const lanes_t pA2_1_1 = pA2_1 + pa3_2;
-    const lanes_t pA2_2_1 = pA2_2 - cq3*pa3_1 - pa3_0*sq3 + 0.25*pa3_4*sq3 - 0.25*cq3*pa3_3;
-    const lanes_t pA2_3_1 = pA2_3 + cq3*pa3_3 - pa3_4*sq3;
-    const lanes_t pA2_4_1 = pA2_4 + pA3_5;
-    const lanes_t pA2_5_1 = pA2_5 - cq3*pa3_4 - pa3_3*sq3;
-    const lanes_t Dinv2 = 1.0/IA2_2_2;
-    const lanes_t u2 = tau[2] - pA2_2_1;
-    const lanes_t UD2_0 = Dinv2*IA2_0_2;
-    const lanes_t UD2_2 = Dinv2*IA2_2_2;
-    const lanes_t UD2_3 = Dinv2*IA2_2_3;
-    const lanes_t Ia2_0_0 = IA2_0_0 - IA2_0_2*UD2_0;
-    const lanes_t Ia2_0_2 = IA2_0_2 - IA2_0_2*UD2_2;
-    const lanes_t Ia2_0_3 = -IA2_0_2*UD2_3;
-    const lanes_t Ia2_2_2 = IA2_2_2 - IA2_2_2*UD2_2;
-    const lanes_t Ia2_2_3 = IA2_2_3 - IA2_2_2*UD2_3;
-    const lanes_t Ia2_3_3 = IA2_3_3 - IA2_2_3*UD2_3;
-    const lanes_t pa2_0 = pA2_0_1 + Ia2_0_0*c2_0 + Ia2_0_3*c2_3 + UD2_0*u2;
-    const lanes_t pa2_1 = pA2_1_1 + 0.0006125*c2_1;
-    const lanes_t pa2_2 = pA2_2_1 + Ia2_0_2*c2_0 + Ia2_2_3*c2_3 + UD2_2*u2;
-    const lanes_t pa2_3 = pA2_3_1 + Ia2_0_3*c2_0 + Ia2_3_3*c2_3 + UD2_3*u2;
-    const lanes_t pa2_4 = pA2_4_1 + 1.7*c2_4;
-    const lanes_t pa2_5 = pA2_5_1 + IA2_0_5*c2_0;
-    const lanes_t IaX2_0_0 = 0.3*IA2_0_5 + Ia2_0_0*cq2;
-    const lanes_t IaX2_0_1 = Ia2_0_0*sq2;
-    const lanes_t IaX2_0_2 = Ia2_0_2 - 0.3*Ia2_0_3*cq2;
-    const lanes_t IaX2_0_3 = Ia2_0_3*cq2;
-    const lanes_t IaX2_0_4 = Ia2_0_3*sq2;
-    const lanes_t IaX2_2_2 = Ia2_2_2 - 0.3*Ia2_2_3*cq2;
-    const lanes_t IaX2_3_2 = Ia2_2_3 - 0.3*Ia2_3_3*cq2;
-    const lanes_t IaX2_5_0 = 0.3*IA2_3_3 + IA2_0_5*cq2;
-    const lanes_t IaX2_5_1 = IA2_0_5*sq2;
-    const lanes_t IA1_0_0 = 0.0456 + 0.0006125*sq2*sq2 + 0.3*IaX2_5_0 + IaX2_0_0*cq2;
-    const lanes_t IA1_0_1 = 0.3*IaX2_5_1 + IaX2_0_1*cq2 - 0.0006125*cq2*sq2;
-    const lanes_t IA1_0_2 = IaX2_0_2*cq2;
-    const lanes_t IA1_0_3 = IaX2_0_3*cq2;
-    const lanes_t IA1_0_4 = IaX2_0_4*cq2;
-    const lanes_t IA1_1_1 = 0.0012 + 0.0006125*cq2*cq2 + IaX2_0_1*sq2;
-    const lanes_t IA1_1_2 = IaX2_0_2*sq2;
-    const lanes_t IA1_1_3 = IaX2_0_3*sq2;
-    const lanes_t IA1_1_4 = IaX2_0_4*sq2;
-    const lanes_t IA1_2_2 = 0.0456 + IaX2_2_2 + 0.153*sq2*sq2 - 0.3*IaX2_3_2*cq2;
-    const lanes_t IA1_3_2 = -0.22499999999999998 - 0.51*sq2*sq2 + IaX2_3_2*cq2;
-    const lanes_t IA1_4_2 = IaX2_3_2*sq2 + 0.51*cq2*sq2;
-    const lanes_t pA1_0_1 = pA1_0 + 0.3*pa2_5 + cq2*pa2_0 - pa2_1*sq2;
-    const lanes_t pA1_1 = cq2*pa2_1 + pa2_0*sq2;
-    const lanes_t pA1_2_1 = pA1_2 + pa2_2 + 0.3*pa2_4*sq2 - 0.3*cq2*pa2_3;
-    const lanes_t Dinv1 = 1.0/IA1_2_2;
-    const lanes_t u1 = tau[1] - pA1_2_1;
-    const lanes_t UD1_0 = Dinv1*IA1_0_2;
-    const lanes_t UD1_1 = Dinv1*IA1_1_2;
-    const lanes_t UD1_3 = Dinv1*IA1_3_2;
-    const lanes_t UD1_4 = Dinv1*IA1_4_2;
-    const lanes_t Ia1_0_0 = IA1_0_0 - IA1_0_2*UD1_0;
-    const lanes_t Ia1_0_1 = IA1_0_1 - IA1_0_2*UD1_1;
-    const lanes_t Ia1_0_3 = IA1_0_3 - IA1_0_2*UD1_3;
-    const lanes_t Ia1_0_4 = IA1_0_4 - IA1_0_2*UD1_4;
-    const lanes_t Ia1_1_1 = IA1_1_1 - IA1_1_2*UD1_1;
-    const lanes_t Ia1_1_3 = IA1_1_3 - IA1_1_2*UD1_3;
-    const lanes_t Ia1_1_4 = IA1_1_4 - IA1_1_2*UD1_4;
-    const lanes_t pa1_0 = pA1_0_1 + Ia1_0_0*c1_0 + Ia1_0_1*c1_1 + UD1_0*u1;
-    const lanes_t pa1_1 = pA1_1 + Ia1_0_1*c1_0 + Ia1_1_1*c1_1 + UD1_1*u1;
-    const lanes_t IaX1_0_2 = Ia1_0_0*sq1 + Ia1_0_1*cq1;
-    const lanes_t IaX1_1_2 = Ia1_0_1*sq1 + Ia1_1_1*cq1;
-    const lanes_t IaX1_3_2 = Ia1_0_3*sq1 + Ia1_1_3*cq1;
-    const lanes_t IaX1_4_2 = Ia1_0_4*sq1 + Ia1_1_4*cq1;
-    const lanes_t IA0_2_2 = 0.0025 + IaX1_0_2*sq1 + IaX1_1_2*cq1;
-    const lanes_t IA0_5_2 = IaX1_3_2*sq1 + IaX1_4_2*cq1;
-    const lanes_t pA0_2 = cq1*pa1_1 + pa1_0*sq1;
-    const lanes_t Dinv0 = 1.0/IA0_2_2;
-    const lanes_t u0 = tau[0] - pA0_2;
-    const lanes_t qdd0 = Dinv0*(u0 - 9.81*IA0_5_2);
-    const lanes_t ap1_0 = c1_0 + qdd0*sq1;
-    const lanes_t ap1_1 = c1_1 + cq1*qdd0;
-    const lanes_t qdd1 = Dinv1*(u1 - IA1_0_2*ap1_0 - IA1_1_2*ap1_1 - 9.81*IA1_3_2*sq1 - 9.81*IA1_4_2*cq1);
-    const lanes_t ap2_0 = c2_0 + ap1_0*cq2 + ap1_1*sq2;
-    const lanes_t ap2_1 = c2_1 + ap1_1*cq2 - ap1_0*sq2;
-    const lanes_t ap2_3 = c2_3 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd1;
-    const lanes_t qdd2 = Dinv2*(u2 - IA2_0_2*ap2_0 - IA2_2_2*qdd1 - IA2_2_3*ap2_3);
-    const lanes_t qdd3 = 3225.8064516129034*u3 - 1.0*ap2_1;
-    qdd[0] = qdd0;
-    qdd[1] = qdd1;
-    qdd[2] = qdd2;
-    qdd[3] = qdd3;
+    const lanes_t f3_0 = 0.0024233300000000004*a3_0 - 0.032*a3_4 - h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2;
+    const lanes_t f3_1 = 0.032*a3_3 + 0.0024733300000000006*a3_1 + h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2;
+    const lanes_t f3_2 = 0.00031*a2_1 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4;
+    const lanes_t f3_3 = 0.032*a3_1 + 0.7*a3_3 - h3_4*v3_2 + 0.7*v2_4*v3_1;
+    const lanes_t f3_4 = 0.7*a3_4 - 0.032*a3_0 + h3_3*v3_2 - 0.7*v2_4*v3_0;
+    const lanes_t f3_5 = 0.7*a2_4 + h3_4*v3_0 - h3_3*v3_1;
+    const lanes_t f2_0_1 = f2_0 + cq3*f3_0 - f3_1*sq3 - 0.25*cq3*f3_4 - 0.25*f3_3*sq3;
+    const lanes_t f2_1_1 = f2_1 + f3_2;
+    const lanes_t f2_2_1 = f2_2 - cq3*f3_1 - f3_0*sq3 + 0.25*f3_4*sq3 - 0.25*cq3*f3_3;
+    const lanes_t f2_3_1 = f2_3 + cq3*f3_3 - f3_4*sq3;
+    const lanes_t f2_4_1 = f2_4 + f3_5;
+    const lanes_t f2_5_1 = f2_5 - cq3*f3_4 - f3_3*sq3;
+    const lanes_t f1_0_1 = f1_0 + 0.3*f2_5_1 + cq2*f2_0_1 - f2_1_1*sq2;
+    const lanes_t f1_1 = 0.0012*a1_1 + cq2*f2_1_1 + f2_0_1*sq2;
+    const lanes_t f1_2_1 = f1_2 + f2_2_1 + 0.3*f2_4_1*sq2 - 0.3*cq2*f2_3_1;
+    const lanes_t f0_2 = cq1*f1_1 + f1_0_1*sq1;
+    const lanes_t H0_0 = IC0_2_2 - 3225.8064516129034*F3_2*F3_2;
+    const lanes_t Dinv2 = 1.0/IC2_2_2;
+    const lanes_t L2_1 = Dinv2*ICX2_2_2;
+    const lanes_t H1_1 = IC1_2_2 - ICX2_2_2*L2_1;
+    const lanes_t H1_0 = ICX1_2_2 - ICX1_2_2*L2_1;
+    const lanes_t L2_0 = Dinv2*ICX1_2_2;
+    const lanes_t H0_0_1 = H0_0 - ICX1_2_2*L2_0;
+    const lanes_t Dinv1 = 1.0/H1_1;
+    const lanes_t L1_0 = Dinv1*H1_0;
+    const lanes_t H0_0_2 = H0_0_1 - H1_0*L1_0;
+    const lanes_t Dinv0 = 1.0/H0_0_2;
+    const lanes_t z2 = tau[2] - f2_2_1;
+    const lanes_t z1 = tau[1] - f1_2_1;
+    const lanes_t z0 = tau[0] - f0_2 - 3225.8064516129034*F3_2*(tau[3] - f3_2);
+    const lanes_t z1_1 = z1 - L2_1*z2;
+    const lanes_t z0_1 = z0 - L2_0*z2;
+    const lanes_t z0_2 = z0_1 - L1_0*z1_1;
+    const lanes_t x0 = Dinv0*z0_2;
+    const lanes_t x1 = Dinv1*z1_1 - L1_0*x0;
+    const lanes_t x2 = Dinv2*z2 - L2_0*x0 - L2_1*x1;
+    const lanes_t x3 = 3225.8064516129034*tau[3] - 3225.8064516129034*f3_2 - 3225.8064516129034*F3_2*x0;
+    qdd[0] = x0;
+    qdd[1] = x1;
+    qdd[2] = x2;
+    qdd[3] = x3;
 }
 #endif
 
@@ -10001,4 +9922,182 @@ void arm4_gravity_power_regressor_batch_threads(size_t count, int threads, const
 void arm4_gravity_power_regressor_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict Y_Vdot)
 {
     arm4_gravity_power_regressor_batch_threads(count, 0, q, qd, Y_Vdot);
+}
+
+/* @symgen-unit liegroup */
+/* Configuration space (Pinocchio's integrate, difference, normalize, neutral), joint by joint as
+ * the NumPy module's: revolute, continuous, prismatic q + v; spherical quat * exp3(w); free-flyer
+ * M * exp6(v) (linear, angular in the child frame); planar M * exp(v) in SE(2). Quaternions
+ * x, y, z, w. difference takes the shortest arc of each rotation. */
+static void arm4_sinc_terms(double t2, double *a, double *b, double *c)
+{
+    if (t2 < 1e-6) {            /* sin t / t, (1 - cos t) / t^2, (t - sin t) / t^3 near 0 */
+        *a = 1 - t2 / 6 + t2 * t2 / 120;
+        *b = 0.5 - t2 / 24 + t2 * t2 / 720;
+        *c = 1.0 / 6 - t2 / 120 + t2 * t2 / 5040;
+    } else {
+        double t = sqrt(t2), s = sin(t);
+        *a = s / t;
+        *b = (1 - cos(t)) / t2;
+        *c = (t - s) / (t2 * t);
+    }
+}
+
+static void arm4_quat_mul(const double *p, const double *r, double *out)
+{
+    double x = p[3] * r[0] + p[0] * r[3] + p[1] * r[2] - p[2] * r[1];
+    double y = p[3] * r[1] - p[0] * r[2] + p[1] * r[3] + p[2] * r[0];
+    double z = p[3] * r[2] + p[0] * r[1] - p[1] * r[0] + p[2] * r[3];
+    double w = p[3] * r[3] - p[0] * r[0] - p[1] * r[1] - p[2] * r[2];
+    out[0] = x; out[1] = y; out[2] = z; out[3] = w;
+}
+
+static void arm4_normalized(const double *x, int n, double *out)
+{
+    double s = 0;
+    for (int k = 0; k < n; ++k)
+        s += x[k] * x[k];
+    s = 1 / sqrt(s);
+    for (int k = 0; k < n; ++k)
+        out[k] = x[k] * s;
+}
+
+static void arm4_quat_exp(const double *w, double *out)
+{
+    double t2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2], h = 0.25 * t2, s, c;
+    if (h < 1e-6) {
+        s = 0.5 - h / 12 + h * h / 240;
+        c = 1 - h / 2 + h * h / 24;
+    } else {
+        double t = sqrt(t2);
+        s = sin(0.5 * t) / t;
+        c = cos(0.5 * t);
+    }
+    out[0] = w[0] * s; out[1] = w[1] * s; out[2] = w[2] * s; out[3] = c;
+}
+
+static void arm4_quat_log(const double *q, double *out)
+{
+    double r[4];
+    arm4_normalized(q, 4, r);
+    if (r[3] < 0)
+        for (int k = 0; k < 4; ++k)
+            r[k] = -r[k];
+    double s = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]), w = r[3];
+    double f = s < 1e-6 ? 2 / w * (1 - s * s / (3 * w * w)) : 2 * atan2(s, w) / s;
+    out[0] = r[0] * f; out[1] = r[1] * f; out[2] = r[2] * f;
+}
+
+static void arm4_cross(const double *a, const double *b, double *out)
+{
+    double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
+    out[0] = x; out[1] = y; out[2] = z;
+}
+
+/* the rotation of unit quaternion q (sign = -1: its inverse) applied to x */
+static void arm4_rotate(const double *q, double sign, const double *x, double *out)
+{
+    double u[3] = {sign * q[0], sign * q[1], sign * q[2]}, t[3], ut[3];
+    arm4_cross(u, x, t);
+    for (int k = 0; k < 3; ++k)
+        t[k] *= 2;
+    arm4_cross(u, t, ut);
+    for (int k = 0; k < 3; ++k)
+        out[k] = x[k] + q[3] * t[k] + ut[k];
+}
+
+static void arm4_freeflyer_integrate(const double *q, const double *v, double *out)
+{
+    double r[4], e[4], a, b, c, wx[3], wwx[3], t[3], dp[3];
+    arm4_normalized(q + 3, 4, r);
+    const double *w = v + 3;
+    arm4_sinc_terms(w[0] * w[0] + w[1] * w[1] + w[2] * w[2], &a, &b, &c);
+    arm4_cross(w, v, wx);
+    arm4_cross(w, wx, wwx);
+    for (int k = 0; k < 3; ++k)
+        t[k] = v[k] + b * wx[k] + c * wwx[k];          /* V(w) nu */
+    arm4_rotate(r, 1, t, dp);
+    for (int k = 0; k < 3; ++k)
+        out[k] = q[k] + dp[k];
+    arm4_quat_exp(w, e);
+    arm4_quat_mul(r, e, out + 3);
+    arm4_normalized(out + 3, 4, out + 3);
+}
+
+static void arm4_freeflyer_difference(const double *q0, const double *q1, double *out)
+{
+    double r0[4], r1[4], d[4], p[3], dp[3], wx[3], wwx[3];
+    arm4_normalized(q0 + 3, 4, r0);
+    arm4_normalized(q1 + 3, 4, r1);
+    r0[0] = -r0[0]; r0[1] = -r0[1]; r0[2] = -r0[2];
+    arm4_quat_mul(r0, r1, d);
+    double *w = out + 3;
+    arm4_quat_log(d, w);
+    for (int k = 0; k < 3; ++k)
+        dp[k] = q1[k] - q0[k];
+    r0[0] = -r0[0]; r0[1] = -r0[1]; r0[2] = -r0[2];
+    arm4_rotate(r0, -1, dp, p);                /* R0^T (p1 - p0) */
+    double t2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2], g;
+    if (t2 < 1e-6) {
+        g = 1.0 / 12 + t2 / 720 + t2 * t2 / 30240;
+    } else {
+        double t = sqrt(t2);
+        g = (1 - t * sin(t) / (2 * (1 - cos(t)))) / t2;
+    }
+    arm4_cross(w, p, wx);
+    arm4_cross(w, wx, wwx);
+    for (int k = 0; k < 3; ++k)
+        out[k] = p[k] - 0.5 * wx[k] + g * wwx[k];      /* V(w)^-1 R0^T (p1 - p0) */
+}
+
+static void arm4_planar_integrate(const double *q, const double *v, double *out)
+{
+    double c = q[2], s = q[3], w = v[2], a, b, unused;
+    arm4_sinc_terms(w * w, &a, &b, &unused);
+    double tx = a * v[0] - b * w * v[1], ty = b * w * v[0] + a * v[1];
+    double cw = cos(w), sw = sin(w), c1 = c * cw - s * sw, s1 = s * cw + c * sw, n = sqrt(c1 * c1 + s1 * s1);
+    out[0] = q[0] + c * tx - s * ty;
+    out[1] = q[1] + s * tx + c * ty;
+    out[2] = c1 / n;
+    out[3] = s1 / n;
+}
+
+static void arm4_planar_difference(const double *q0, const double *q1, double *out)
+{
+    double c0 = q0[2], s0 = q0[3], c1 = q1[2], s1 = q1[3], a, b, unused;
+    double w = atan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1);
+    double dx = q1[0] - q0[0], dy = q1[1] - q0[1], px = c0 * dx + s0 * dy, py = -s0 * dx + c0 * dy;
+    arm4_sinc_terms(w * w, &a, &b, &unused);
+    double det = a * a + (b * w) * (b * w);
+    out[0] = (a * px + b * w * py) / det;
+    out[1] = (-b * w * px + a * py) / det;
+    out[2] = w;
+}
+
+void arm4_integrate(const double *q, const double *v, double *out)
+{
+    out[0] = q[0] + v[0];
+    out[1] = q[1] + v[1];
+    out[2] = q[2] + v[2];
+    out[3] = q[3] + v[3];
+}
+
+void arm4_difference(const double *q0, const double *q1, double *out)
+{
+    out[0] = q1[0] - q0[0];
+    out[1] = q1[1] - q0[1];
+    out[2] = q1[2] - q0[2];
+    out[3] = q1[3] - q0[3];
+}
+
+void arm4_normalize(const double *q, double *out)
+{
+    for (int k = 0; k < 4; ++k)
+        out[k] = q[k];
+}
+
+void arm4_neutral(double *out)
+{
+    for (int k = 0; k < 4; ++k)
+        out[k] = 0.0;
 }

@@ -355,6 +355,14 @@ void arm4_gravity_power_regressor_update(const double *q, const double *qd, doub
 void arm4_gravity_power_regressor_batch(size_t count, const double *q, const double *qd, double *Y_Vdot);
 void arm4_gravity_power_regressor_batch_threads(size_t count, int threads, const double *q, const double *qd, double *Y_Vdot);
 
+/* Configuration space, as Pinocchio's: out = q (+) v (ARM4_NQ entries; integrate), the velocity
+ * v with q0 (+) v = q1 (ARM4_NV; difference), q with unit quaternions (and planar cos, sin;
+ * normalize), the neutral configuration (neutral). out must not overlap an input. */
+void arm4_integrate(const double *q, const double *v, double *out);
+void arm4_difference(const double *q0, const double *q1, double *out);
+void arm4_normalize(const double *q, double *out);
+void arm4_neutral(double *out);
+
 #ifdef __cplusplus
 }
 #endif

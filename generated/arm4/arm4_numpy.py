@@ -17,6 +17,9 @@ N = nv
 joint_names = ('joint1', 'joint2', 'joint3', 'joint4', )
 #: whether the root is attached by a free-flyer (symgen build --floating-base): q starts with its 7, v with its 6
 floating_base = False
+#: the joints in q/v order as Pinocchio's joint models: (name, kind, first entry of q, nq, first
+#: entry of v, nv); kind revolute, continuous, prismatic, freeflyer, spherical or planar
+joint_models = (('joint1', 'revolute', 0, 1, 0, 1), ('joint2', 'revolute', 1, 1, 1, 1), ('joint3', 'revolute', 2, 1, 2, 1), ('joint4', 'revolute', 3, 1, 3, 1), )
 _F64 = np.dtype(np.float64)
 link_names = ('shoulder_link', 'upper_arm_link', 'forearm_link', 'wrist_link', )
 #: the rows of the frame functions (frame_placement, frame_jacobian, frame_velocity, frame_acceleration_bias,
@@ -861,81 +864,72 @@ def _inverse_dynamics(q, qd, qdd, sin, cos):
     cq3 = cos(q3)
     sq3 = sin(q3)
     # body 1: link 'upper_arm_link', joint 'joint2'
-    w1_0 = qd0*sq1
-    w1_1 = cq1*qd0
-    aw1_0 = qdd0*sq1 + cq1*qd0*qd1
-    aw1_1 = cq1*qdd0 - qd0*qd1*sq1
-    fn1_0 = 0.0456*aw1_0 + 0.0444*qd1*w1_1
-    fn1_2 = 0.0456*qdd1 - 2.2072499999999997*sq1 - 0.0444*w1_0*w1_1
+    v1_0 = qd0*sq1
+    v1_1 = cq1*qd0
+    a1_0 = qd1*v1_1 + qdd0*sq1
+    a1_1 = cq1*qdd0 - qd1*v1_0
+    f1_0 = 0.0456*a1_0 + 0.0444*qd1*v1_1
+    f1_2 = 0.0456*qdd1 - 2.2072499999999997*sq1 - 0.0444*v1_0*v1_1
     # body 2: link 'forearm_link', joint 'joint3'
-    w2_0 = cq2*w1_0 + sq2*w1_1
-    w2_1 = cq2*w1_1 - sq2*w1_0
-    w2_2 = qd1 + qd2
-    v2_0 = -0.3*cq2*qd1
-    v2_1 = 0.3*qd1*sq2
-    aw2_0 = aw1_0*cq2 + aw1_1*sq2 + qd2*(cq2*w1_1 - sq2*w1_0)
-    aw2_1 = aw1_1*cq2 - aw1_0*sq2 - qd2*(cq2*w1_0 + sq2*w1_1)
-    aw2_2 = qdd1 + qdd2
-    av2_0 = cq2*(9.81*sq1 - 0.3*qdd1) + 9.81*cq1*sq2 + 0.3*qd1*qd2*sq2
-    av2_1 = -sq2*(9.81*sq1 - 0.3*qdd1) + 9.81*cq1*cq2 + 0.3*cq2*qd1*qd2
-    kw2_0 = 0.0211396*w2_0 + 0.0375*w1_0
-    kw2_2 = 0.0211396*w2_2 - 0.125*v2_0
-    kv2_0 = v2_0 - 0.125*w2_2
-    kv2_2 = 0.125*w2_0 + 0.3*w1_0
-    fn2_0 = 0.0211396*aw2_0 + 0.0375*aw1_0 + kv2_2*v2_1 + kw2_2*w2_1 - 0.0006125*w2_1*w2_2 - 0.3*v2_1*w1_0
-    fn2_1 = 0.0006125*aw2_1 + kw2_0*w2_2 - kv2_2*v2_0 - kw2_2*w2_0 + 0.3*kv2_0*w1_0
-    fn2_2 = 0.0211396*aw2_2 - 0.125*av2_0 + v2_0*v2_1 - kv2_0*v2_1 - kw2_0*w2_1 + 0.0006125*w2_0*w2_1
-    ff2_0 = av2_0 - 0.125*aw2_2 + kv2_2*w2_1 - v2_1*w2_2
-    ff2_1 = av2_1 + kv2_0*w2_2 - kv2_2*w2_0
-    ff2_2 = 0.125*aw2_0 + 0.3*aw1_0 + v2_1*w2_0 - kv2_0*w2_1
+    v2_0 = cq2*v1_0 + sq2*v1_1
+    v2_1 = cq2*v1_1 - sq2*v1_0
+    v2_2 = qd1 + qd2
+    v2_3 = -0.3*cq2*qd1
+    v2_4 = 0.3*qd1*sq2
+    a2_0 = a1_0*cq2 + a1_1*sq2 + qd2*v2_1
+    a2_1 = a1_1*cq2 - a1_0*sq2 - qd2*v2_0
+    a2_2 = qdd1 + qdd2
+    a2_3 = qd2*v2_4 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd1
+    a2_4 = -qd2*v2_3 + 0.3*qdd1*sq2 + 9.81*cq1*cq2 - 9.81*sq1*sq2
+    h2_0 = 0.0211396*v2_0 + 0.0375*v1_0
+    h2_2 = 0.0211396*v2_2 - 0.125*v2_3
+    h2_3 = v2_3 - 0.125*v2_2
+    h2_5 = 0.125*v2_0 + 0.3*v1_0
+    f2_0 = 0.0211396*a2_0 + 0.0375*a1_0 + h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4
+    f2_1 = 0.0006125*a2_1 + h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0
+    f2_2 = 0.0211396*a2_2 - 0.125*a2_3 + v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1
+    f2_3 = a2_3 - 0.125*a2_2 + h2_5*v2_1 - v2_2*v2_4
+    f2_4 = a2_4 + h2_3*v2_2 - h2_5*v2_0
+    f2_5 = 0.125*a2_0 + 0.3*a1_0 + v2_0*v2_4 - h2_3*v2_1
     # body 3: link 'wrist_link', joint 'joint4'
-    w3_0 = cq3*w2_0 - sq3*w2_2
-    w3_1 = -cq3*w2_2 - sq3*w2_0
-    w3_2 = qd3 + w2_1
-    v3_0 = cq3*(v2_0 - 0.25*w2_2) + sq3*(-0.25*w2_0 - 0.3*w1_0)
-    v3_1 = cq3*(-0.25*w2_0 - 0.3*w1_0) - sq3*(v2_0 - 0.25*w2_2)
-    aw3_0 = aw2_0*cq3 + qd3*(-cq3*w2_2 - sq3*w2_0) - aw2_2*sq3
-    aw3_1 = -aw2_0*sq3 - aw2_2*cq3 - qd3*(cq3*w2_0 - sq3*w2_2)
-    aw3_2 = aw2_1 + qdd3
-    av3_0 = cq3*(av2_0 - 0.25*aw2_2) + qd3*(cq3*(-0.25*w2_0 - 0.3*w1_0) - sq3*(v2_0 - 0.25*w2_2)) + sq3*(-0.25*aw2_0 - 0.3*aw1_0)
-    av3_1 = cq3*(-0.25*aw2_0 - 0.3*aw1_0) - qd3*(cq3*(v2_0 - 0.25*w2_2) + sq3*(-0.25*w2_0 - 0.3*w1_0)) - sq3*(av2_0 - 0.25*aw2_2)
-    kw3_0 = 0.0024233300000000004*w3_0 - 0.032*v3_1
-    kw3_1 = 0.032*v3_0 + 0.0024733300000000006*w3_1
-    kv3_0 = 0.032*w3_1 + 0.7*v3_0
-    kv3_1 = 0.7*v3_1 - 0.032*w3_0
-    fn3_0 = 0.0024233300000000004*aw3_0 - 0.032*av3_1 - kv3_1*v2_1 - kw3_1*w3_2 + 0.7*v2_1*v3_1 + 0.00031*w3_1*w3_2
-    fn3_1 = 0.032*av3_0 + 0.0024733300000000006*aw3_1 + kv3_0*v2_1 + kw3_0*w3_2 - 0.7*v2_1*v3_0 - 0.00031*w3_0*w3_2
-    fn3_2 = 0.00031*aw3_2 + kv3_1*v3_0 + kw3_1*w3_0 - kv3_0*v3_1 - kw3_0*w3_1
-    ff3_0 = 0.032*aw3_1 + 0.7*av3_0 - kv3_1*w3_2 + 0.7*v2_1*w3_1
-    ff3_1 = 0.7*av3_1 - 0.032*aw3_0 + kv3_0*w3_2 - 0.7*v2_1*w3_0
-    ff3_2 = 0.7*av2_1 + kv3_1*w3_0 - kv3_0*w3_1
-    fu3f_0 = cq3*ff3_0 - ff3_1*sq3
-    fu3f_2 = -cq3*ff3_1 - ff3_0*sq3
-    fu3n_0 = 0.25*fu3f_2 + cq3*fn3_0 - fn3_1*sq3
-    fu3n_2 = -0.25*fu3f_0 - cq3*fn3_1 - fn3_0*sq3
+    v3_0 = cq3*v2_0 - sq3*v2_2
+    v3_1 = -cq3*v2_2 - sq3*v2_0
+    v3_2 = qd3 + v2_1
+    v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0
+    v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0
+    a3_0 = a2_0*cq3 + qd3*v3_1 - a2_2*sq3
+    a3_1 = -a2_0*sq3 - a2_2*cq3 - qd3*v3_0
+    a3_2 = a2_1 + qdd3
+    a3_3 = a2_3*cq3 + qd3*v3_4 - 0.25*a2_0*sq3 - 0.25*a2_2*cq3 - 0.3*a1_0*sq3
+    a3_4 = -a2_3*sq3 - qd3*v3_3 + 0.25*a2_2*sq3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3
+    h3_0 = 0.0024233300000000004*v3_0 - 0.032*v3_4
+    h3_1 = 0.032*v3_3 + 0.0024733300000000006*v3_1
+    h3_3 = 0.032*v3_1 + 0.7*v3_3
+    h3_4 = 0.7*v3_4 - 0.032*v3_0
+    f3_0 = 0.0024233300000000004*a3_0 - 0.032*a3_4 - h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2
+    f3_1 = 0.032*a3_3 + 0.0024733300000000006*a3_1 + h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2
+    f3_2 = 0.00031*a3_2 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4
+    f3_3 = 0.032*a3_1 + 0.7*a3_3 - h3_4*v3_2 + 0.7*v2_4*v3_1
+    f3_4 = 0.7*a3_4 - 0.032*a3_0 + h3_3*v3_2 - 0.7*v2_4*v3_0
+    f3_5 = 0.7*a2_4 + h3_4*v3_0 - h3_3*v3_1
     # body 2: link 'forearm_link', joint 'joint3'
-    fn2_0_1 = fn2_0 + fu3n_0
-    fn2_1_1 = fn2_1 + fn3_2
-    fn2_2_1 = fn2_2 + fu3n_2
-    ff2_0_1 = ff2_0 + fu3f_0
-    ff2_1_1 = ff2_1 + ff3_2
-    ff2_2_1 = ff2_2 + fu3f_2
-    fu2f_0 = cq2*ff2_0_1 - ff2_1_1*sq2
-    fu2n_0 = 0.3*ff2_2_1 + cq2*fn2_0_1 - fn2_1_1*sq2
-    fu2n_1 = cq2*fn2_1_1 + fn2_0_1*sq2
-    fu2n_2 = fn2_2_1 - 0.3*fu2f_0
+    f2_0_1 = f2_0 + cq3*f3_0 - f3_1*sq3 - 0.25*cq3*f3_4 - 0.25*f3_3*sq3
+    f2_1_1 = f2_1 + f3_2
+    f2_2_1 = f2_2 - cq3*f3_1 - f3_0*sq3 + 0.25*f3_4*sq3 - 0.25*cq3*f3_3
+    f2_3_1 = f2_3 + cq3*f3_3 - f3_4*sq3
+    f2_4_1 = f2_4 + f3_5
+    f2_5_1 = f2_5 - cq3*f3_4 - f3_3*sq3
     # body 1: link 'upper_arm_link', joint 'joint2'
-    fn1_0_1 = fn1_0 + fu2n_0
-    fn1_1 = fu2n_1 + 0.0012*aw1_1
-    fn1_2_1 = fn1_2 + fu2n_2
-    fu1n_2 = cq1*fn1_1 + fn1_0_1*sq1
+    f1_0_1 = f1_0 + 0.3*f2_5_1 + cq2*f2_0_1 - f2_1_1*sq2
+    f1_1 = 0.0012*a1_1 + cq2*f2_1_1 + f2_0_1*sq2
+    f1_2_1 = f1_2 + f2_2_1 + 0.3*f2_4_1*sq2 - 0.3*cq2*f2_3_1
     # body 0: link 'shoulder_link', joint 'joint1'
-    fn0_2 = fu1n_2 + 0.0025*qdd0
+    f0_2 = 0.0025*qdd0 + cq1*f1_1 + f1_0_1*sq1
     return (
-        fn0_2,
-        fn1_2_1,
-        fn2_2_1,
-        fn3_2,
+        f0_2,
+        f1_2_1,
+        f2_2_1,
+        f3_2,
     )
 
 
@@ -1470,156 +1464,132 @@ def _forward_dynamics(q, qd, tau, sin, cos):
     sq2 = sin(q2)
     cq3 = cos(q3)
     sq3 = sin(q3)
+    # body 2: link 'forearm_link', joint 'joint3'
+    IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3
+    IC2_0_2 = 5.000000000000013e-05*cq3*sq3
+    IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3
+    IC2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3
+    IC2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3
+    IC2_3_3 = 1 + 0.7*cq3*cq3 + 0.7*sq3*sq3
+    ICX2_0_0 = 0.3*IC2_0_5 + IC2_0_0*cq2
+    ICX2_0_1 = IC2_0_0*sq2
+    ICX2_2_0 = IC2_0_2*cq2
+    ICX2_2_1 = IC2_0_2*sq2
+    ICX2_2_2 = IC2_2_2 - 0.3*IC2_2_3*cq2
+    ICX2_3_2 = IC2_2_3 - 0.3*IC2_3_3*cq2
+    ICX2_5_0 = 0.3*IC2_3_3 + IC2_0_5*cq2
+    ICX2_5_1 = IC2_0_5*sq2
+    # body 1: link 'upper_arm_link', joint 'joint2'
+    IC1_0_0 = 0.0456 + 0.3*ICX2_5_0 + 0.0009224999999999999*sq2*sq2 + ICX2_0_0*cq2
+    IC1_0_1 = 0.3*ICX2_5_1 + ICX2_0_1*cq2 - 0.0009224999999999999*cq2*sq2
+    IC1_1_0 = ICX2_0_0*sq2 - 0.0009224999999999999*cq2*sq2
+    IC1_1_1 = 0.0012 + 0.0009224999999999999*cq2*cq2 + ICX2_0_1*sq2
+    IC1_2_2 = 0.0456 + ICX2_2_2 + 0.153*sq2*sq2 - 0.3*ICX2_3_2*cq2
+    ICX1_0_2 = IC1_0_0*sq1 + IC1_0_1*cq1
+    ICX1_1_2 = IC1_1_0*sq1 + IC1_1_1*cq1
+    ICX1_2_2 = ICX2_2_0*sq1 + ICX2_2_1*cq1
+    # body 0: link 'shoulder_link', joint 'joint1'
+    IC0_2_2 = 0.0025 + ICX1_0_2*sq1 + ICX1_1_2*cq1
+    # body 3: link 'wrist_link', joint 'joint4'
+    F3_2 = 0.00031*cq1*cq2 - 0.00031*sq1*sq2
     # body 1: link 'upper_arm_link', joint 'joint2'
     v1_0 = qd0*sq1
     v1_1 = cq1*qd0
-    c1_0 = qd1*v1_1
-    c1_1 = -qd1*v1_0
-    pA1_0 = 0.0444*qd1*v1_1
-    pA1_2 = -0.0444*v1_0*v1_1
+    a1_0 = qd1*v1_1
+    a1_1 = -qd1*v1_0
+    f1_0 = 0.0456*a1_0 + 0.0444*qd1*v1_1
+    f1_2 = -2.2072499999999997*sq1 - 0.0444*v1_0*v1_1
     # body 2: link 'forearm_link', joint 'joint3'
     v2_0 = cq2*v1_0 + sq2*v1_1
     v2_1 = cq2*v1_1 - sq2*v1_0
     v2_2 = qd1 + qd2
     v2_3 = -0.3*cq2*qd1
     v2_4 = 0.3*qd1*sq2
-    c2_0 = qd2*v2_1
-    c2_1 = -qd2*v2_0
-    c2_3 = qd2*v2_4
-    c2_4 = -qd2*v2_3
+    a2_0 = a1_0*cq2 + a1_1*sq2 + qd2*v2_1
+    a2_1 = a1_1*cq2 - a1_0*sq2 - qd2*v2_0
+    a2_3 = qd2*v2_4 + 9.81*cq1*sq2 + 9.81*cq2*sq1
+    a2_4 = -qd2*v2_3 + 9.81*cq1*cq2 - 9.81*sq1*sq2
     h2_0 = 0.0211396*v2_0 + 0.0375*v1_0
     h2_2 = 0.0211396*v2_2 - 0.125*v2_3
     h2_3 = v2_3 - 0.125*v2_2
     h2_5 = 0.125*v2_0 + 0.3*v1_0
-    pA2_0 = h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4
-    pA2_1 = h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0
-    pA2_2 = v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1
-    pA2_3 = h2_5*v2_1 - v2_2*v2_4
-    pA2_4 = h2_3*v2_2 - h2_5*v2_0
-    pA2_5 = v2_0*v2_4 - h2_3*v2_1
+    f2_0 = 0.0211396*a2_0 + 0.0375*a1_0 + h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4
+    f2_1 = 0.0006125*a2_1 + h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0
+    f2_2 = -0.125*a2_3 + v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1
+    f2_3 = a2_3 + h2_5*v2_1 - v2_2*v2_4
+    f2_4 = a2_4 + h2_3*v2_2 - h2_5*v2_0
+    f2_5 = 0.125*a2_0 + 0.3*a1_0 + v2_0*v2_4 - h2_3*v2_1
     # body 3: link 'wrist_link', joint 'joint4'
     v3_0 = cq3*v2_0 - sq3*v2_2
     v3_1 = -cq3*v2_2 - sq3*v2_0
     v3_2 = qd3 + v2_1
     v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0
     v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0
-    c3_0 = qd3*v3_1
-    c3_1 = -qd3*v3_0
-    c3_3 = qd3*v3_4
-    c3_4 = -qd3*v3_3
+    a3_0 = a2_0*cq3 + qd3*v3_1
+    a3_1 = -a2_0*sq3 - qd3*v3_0
+    a3_3 = a2_3*cq3 + qd3*v3_4 - 0.25*a2_0*sq3 - 0.3*a1_0*sq3
+    a3_4 = -a2_3*sq3 - qd3*v3_3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3
     h3_0 = 0.0024233300000000004*v3_0 - 0.032*v3_4
     h3_1 = 0.032*v3_3 + 0.0024733300000000006*v3_1
     h3_3 = 0.032*v3_1 + 0.7*v3_3
     h3_4 = 0.7*v3_4 - 0.032*v3_0
-    pA3_0 = -h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2
-    pA3_1 = h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2
-    pA3_2 = h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4
-    pA3_3 = -h3_4*v3_2 + 0.7*v2_4*v3_1
-    pA3_4 = h3_3*v3_2 - 0.7*v2_4*v3_0
-    pA3_5 = h3_4*v3_0 - h3_3*v3_1
-    u3 = tau3 - pA3_2
-    pa3_0 = pA3_0 + 0.0024233300000000004*c3_0 - 0.032*c3_4
-    pa3_1 = pA3_1 + 0.032*c3_3 + 0.0024733300000000006*c3_1
-    pa3_2 = pA3_2 + 1.0*u3
-    pa3_3 = pA3_3 + 0.032*c3_1 + 0.7*c3_3
-    pa3_4 = pA3_4 + 0.7*c3_4 - 0.032*c3_0
+    f3_0 = 0.0024233300000000004*a3_0 - 0.032*a3_4 - h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2
+    f3_1 = 0.032*a3_3 + 0.0024733300000000006*a3_1 + h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2
+    f3_2 = 0.00031*a2_1 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4
+    f3_3 = 0.032*a3_1 + 0.7*a3_3 - h3_4*v3_2 + 0.7*v2_4*v3_1
+    f3_4 = 0.7*a3_4 - 0.032*a3_0 + h3_3*v3_2 - 0.7*v2_4*v3_0
+    f3_5 = 0.7*a2_4 + h3_4*v3_0 - h3_3*v3_1
     # body 2: link 'forearm_link', joint 'joint3'
-    IA2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3
-    IA2_0_2 = 5.000000000000013e-05*cq3*sq3
-    IA2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3
-    IA2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3
-    IA2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3
-    IA2_3_3 = 1 + 0.7*cq3*cq3 + 0.7*sq3*sq3
-    pA2_0_1 = pA2_0 + cq3*pa3_0 - pa3_1*sq3 - 0.25*cq3*pa3_4 - 0.25*pa3_3*sq3
-    pA2_1_1 = pA2_1 + pa3_2
-    pA2_2_1 = pA2_2 - cq3*pa3_1 - pa3_0*sq3 + 0.25*pa3_4*sq3 - 0.25*cq3*pa3_3
-    pA2_3_1 = pA2_3 + cq3*pa3_3 - pa3_4*sq3
-    pA2_4_1 = pA2_4 + pA3_5
-    pA2_5_1 = pA2_5 - cq3*pa3_4 - pa3_3*sq3
-    Dinv2 = 1.0/IA2_2_2
-    u2 = tau2 - pA2_2_1
-    UD2_0 = Dinv2*IA2_0_2
-    UD2_2 = Dinv2*IA2_2_2
-    UD2_3 = Dinv2*IA2_2_3
-    Ia2_0_0 = IA2_0_0 - IA2_0_2*UD2_0
-    Ia2_0_2 = IA2_0_2 - IA2_0_2*UD2_2
-    Ia2_0_3 = -IA2_0_2*UD2_3
-    Ia2_2_2 = IA2_2_2 - IA2_2_2*UD2_2
-    Ia2_2_3 = IA2_2_3 - IA2_2_2*UD2_3
-    Ia2_3_3 = IA2_3_3 - IA2_2_3*UD2_3
-    pa2_0 = pA2_0_1 + Ia2_0_0*c2_0 + Ia2_0_3*c2_3 + UD2_0*u2
-    pa2_1 = pA2_1_1 + 0.0006125*c2_1
-    pa2_2 = pA2_2_1 + Ia2_0_2*c2_0 + Ia2_2_3*c2_3 + UD2_2*u2
-    pa2_3 = pA2_3_1 + Ia2_0_3*c2_0 + Ia2_3_3*c2_3 + UD2_3*u2
-    pa2_4 = pA2_4_1 + 1.7*c2_4
-    pa2_5 = pA2_5_1 + IA2_0_5*c2_0
-    IaX2_0_0 = 0.3*IA2_0_5 + Ia2_0_0*cq2
-    IaX2_0_1 = Ia2_0_0*sq2
-    IaX2_0_2 = Ia2_0_2 - 0.3*Ia2_0_3*cq2
-    IaX2_0_3 = Ia2_0_3*cq2
-    IaX2_0_4 = Ia2_0_3*sq2
-    IaX2_2_2 = Ia2_2_2 - 0.3*Ia2_2_3*cq2
-    IaX2_3_2 = Ia2_2_3 - 0.3*Ia2_3_3*cq2
-    IaX2_5_0 = 0.3*IA2_3_3 + IA2_0_5*cq2
-    IaX2_5_1 = IA2_0_5*sq2
+    f2_0_1 = f2_0 + cq3*f3_0 - f3_1*sq3 - 0.25*cq3*f3_4 - 0.25*f3_3*sq3
+    f2_1_1 = f2_1 + f3_2
+    f2_2_1 = f2_2 - cq3*f3_1 - f3_0*sq3 + 0.25*f3_4*sq3 - 0.25*cq3*f3_3
+    f2_3_1 = f2_3 + cq3*f3_3 - f3_4*sq3
+    f2_4_1 = f2_4 + f3_5
+    f2_5_1 = f2_5 - cq3*f3_4 - f3_3*sq3
     # body 1: link 'upper_arm_link', joint 'joint2'
-    IA1_0_0 = 0.0456 + 0.0006125*sq2*sq2 + 0.3*IaX2_5_0 + IaX2_0_0*cq2
-    IA1_0_1 = 0.3*IaX2_5_1 + IaX2_0_1*cq2 - 0.0006125*cq2*sq2
-    IA1_0_2 = IaX2_0_2*cq2
-    IA1_0_3 = IaX2_0_3*cq2
-    IA1_0_4 = IaX2_0_4*cq2
-    IA1_1_1 = 0.0012 + 0.0006125*cq2*cq2 + IaX2_0_1*sq2
-    IA1_1_2 = IaX2_0_2*sq2
-    IA1_1_3 = IaX2_0_3*sq2
-    IA1_1_4 = IaX2_0_4*sq2
-    IA1_2_2 = 0.0456 + IaX2_2_2 + 0.153*sq2*sq2 - 0.3*IaX2_3_2*cq2
-    IA1_3_2 = -0.22499999999999998 - 0.51*sq2*sq2 + IaX2_3_2*cq2
-    IA1_4_2 = IaX2_3_2*sq2 + 0.51*cq2*sq2
-    pA1_0_1 = pA1_0 + 0.3*pa2_5 + cq2*pa2_0 - pa2_1*sq2
-    pA1_1 = cq2*pa2_1 + pa2_0*sq2
-    pA1_2_1 = pA1_2 + pa2_2 + 0.3*pa2_4*sq2 - 0.3*cq2*pa2_3
-    Dinv1 = 1.0/IA1_2_2
-    u1 = tau1 - pA1_2_1
-    UD1_0 = Dinv1*IA1_0_2
-    UD1_1 = Dinv1*IA1_1_2
-    UD1_3 = Dinv1*IA1_3_2
-    UD1_4 = Dinv1*IA1_4_2
-    Ia1_0_0 = IA1_0_0 - IA1_0_2*UD1_0
-    Ia1_0_1 = IA1_0_1 - IA1_0_2*UD1_1
-    Ia1_0_3 = IA1_0_3 - IA1_0_2*UD1_3
-    Ia1_0_4 = IA1_0_4 - IA1_0_2*UD1_4
-    Ia1_1_1 = IA1_1_1 - IA1_1_2*UD1_1
-    Ia1_1_3 = IA1_1_3 - IA1_1_2*UD1_3
-    Ia1_1_4 = IA1_1_4 - IA1_1_2*UD1_4
-    pa1_0 = pA1_0_1 + Ia1_0_0*c1_0 + Ia1_0_1*c1_1 + UD1_0*u1
-    pa1_1 = pA1_1 + Ia1_0_1*c1_0 + Ia1_1_1*c1_1 + UD1_1*u1
-    IaX1_0_2 = Ia1_0_0*sq1 + Ia1_0_1*cq1
-    IaX1_1_2 = Ia1_0_1*sq1 + Ia1_1_1*cq1
-    IaX1_3_2 = Ia1_0_3*sq1 + Ia1_1_3*cq1
-    IaX1_4_2 = Ia1_0_4*sq1 + Ia1_1_4*cq1
+    f1_0_1 = f1_0 + 0.3*f2_5_1 + cq2*f2_0_1 - f2_1_1*sq2
+    f1_1 = 0.0012*a1_1 + cq2*f2_1_1 + f2_0_1*sq2
+    f1_2_1 = f1_2 + f2_2_1 + 0.3*f2_4_1*sq2 - 0.3*cq2*f2_3_1
     # body 0: link 'shoulder_link', joint 'joint1'
-    IA0_2_2 = 0.0025 + IaX1_0_2*sq1 + IaX1_1_2*cq1
-    IA0_5_2 = IaX1_3_2*sq1 + IaX1_4_2*cq1
-    pA0_2 = cq1*pa1_1 + pa1_0*sq1
-    Dinv0 = 1.0/IA0_2_2
-    u0 = tau0 - pA0_2
-    qdd0 = Dinv0*(u0 - 9.81*IA0_5_2)
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    ap1_0 = c1_0 + qdd0*sq1
-    ap1_1 = c1_1 + cq1*qdd0
-    qdd1 = Dinv1*(u1 - IA1_0_2*ap1_0 - IA1_1_2*ap1_1 - 9.81*IA1_3_2*sq1 - 9.81*IA1_4_2*cq1)
-    # body 2: link 'forearm_link', joint 'joint3'
-    ap2_0 = c2_0 + ap1_0*cq2 + ap1_1*sq2
-    ap2_1 = c2_1 + ap1_1*cq2 - ap1_0*sq2
-    ap2_3 = c2_3 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd1
-    qdd2 = Dinv2*(u2 - IA2_0_2*ap2_0 - IA2_2_2*qdd1 - IA2_2_3*ap2_3)
+    f0_2 = cq1*f1_1 + f1_0_1*sq1
     # body 3: link 'wrist_link', joint 'joint4'
-    qdd3 = 3225.8064516129034*u3 - 1.0*ap2_1
+    H0_0 = IC0_2_2 - 3225.8064516129034*F3_2*F3_2
+    # body 2: link 'forearm_link', joint 'joint3'
+    Dinv2 = 1.0/IC2_2_2
+    L2_1 = Dinv2*ICX2_2_2
+    H1_1 = IC1_2_2 - ICX2_2_2*L2_1
+    H1_0 = ICX1_2_2 - ICX1_2_2*L2_1
+    L2_0 = Dinv2*ICX1_2_2
+    H0_0_1 = H0_0 - ICX1_2_2*L2_0
+    # body 1: link 'upper_arm_link', joint 'joint2'
+    Dinv1 = 1.0/H1_1
+    L1_0 = Dinv1*H1_0
+    H0_0_2 = H0_0_1 - H1_0*L1_0
+    # body 0: link 'shoulder_link', joint 'joint1'
+    Dinv0 = 1.0/H0_0_2
+    # body 2: link 'forearm_link', joint 'joint3'
+    z2 = tau2 - f2_2_1
+    # body 1: link 'upper_arm_link', joint 'joint2'
+    z1 = tau1 - f1_2_1
+    # body 0: link 'shoulder_link', joint 'joint1'
+    z0 = tau0 - f0_2 - 3225.8064516129034*F3_2*(tau3 - f3_2)
+    # body 1: link 'upper_arm_link', joint 'joint2'
+    z1_1 = z1 - L2_1*z2
+    # body 0: link 'shoulder_link', joint 'joint1'
+    z0_1 = z0 - L2_0*z2
+    z0_2 = z0_1 - L1_0*z1_1
+    x0 = Dinv0*z0_2
+    # body 1: link 'upper_arm_link', joint 'joint2'
+    x1 = Dinv1*z1_1 - L1_0*x0
+    # body 2: link 'forearm_link', joint 'joint3'
+    x2 = Dinv2*z2 - L2_0*x0 - L2_1*x1
+    # body 3: link 'wrist_link', joint 'joint4'
+    x3 = 3225.8064516129034*tau3 - 3225.8064516129034*f3_2 - 3225.8064516129034*F3_2*x0
     return (
-        qdd0,
-        qdd1,
-        qdd2,
-        qdd3,
+        x0,
+        x1,
+        x2,
+        x3,
     )
 
 
@@ -5054,3 +5024,160 @@ def gravity_power_regressor(q, qd, *, out=None, threads=None):
             target[...] = value
         return out
     return result[0]
+
+
+# ---------------------------------------------------------------- configuration space (Lie group)
+# Pinocchio's integrate, difference, normalize and neutral for this robot's joints, one state or a
+# batch (leading axes). Per joint (joint_models): revolute, continuous, prismatic q + v; spherical
+# quat * exp3(w) (w in the child frame); free-flyer M * exp6(v) (v = linear, angular in the child
+# frame); planar M * exp(v) in SE(2). difference(q0, q1) is the v with integrate(q0, v) = q1, the
+# rotation's log taken through the shortest arc.
+def _sinc_terms(t2):
+    """(sin t / t, (1 - cos t) / t^2, (t - sin t) / t^3) at t^2 = t2, Taylor series near 0."""
+    t = np.sqrt(t2)
+    small = t2 < 1e-6
+    ts = np.where(small, 1.0, t)
+    a = np.where(small, 1 - t2 / 6 + t2 * t2 / 120, np.sin(ts) / ts)
+    b = np.where(small, 0.5 - t2 / 24 + t2 * t2 / 720, (1 - np.cos(ts)) / (ts * ts))
+    c = np.where(small, 1 / 6 - t2 / 120 + t2 * t2 / 5040, (ts - np.sin(ts)) / (ts * ts * ts))
+    return a, b, c
+
+
+def _quat_mul(p, r):
+    """The quaternion product p r, both (x, y, z, w) on the last axis."""
+    px, py, pz, pw = np.moveaxis(p, -1, 0)
+    rx, ry, rz, rw = np.moveaxis(r, -1, 0)
+    return np.stack([pw * rx + px * rw + py * rz - pz * ry, pw * ry - px * rz + py * rw + pz * rx,
+                     pw * rz + px * ry - py * rx + pz * rw, pw * rw - px * rx - py * ry - pz * rz], -1)
+
+
+def _quat_exp(w):
+    """The unit quaternion of the rotation vector w (exp3)."""
+    t2 = np.sum(w * w, -1)
+    half = 0.25 * t2                                    # (t / 2)^2
+    small = half < 1e-6
+    t = np.sqrt(np.where(small, 1.0, t2))
+    s = np.where(small, 0.5 - half / 12 + half * half / 240, np.sin(0.5 * t) / t)
+    c = np.where(small, 1 - half / 2 + half * half / 24, np.cos(0.5 * t))
+    return np.concatenate([w * s[..., None], c[..., None]], -1)
+
+
+def _quat_log(r):
+    """The rotation vector of the quaternion r (normalized; its sign chosen with w >= 0)."""
+    r = r / np.linalg.norm(r, axis=-1, keepdims=True)
+    r = np.where(r[..., 3:4] < 0, -r, r)
+    u, w = r[..., :3], r[..., 3]
+    s = np.linalg.norm(u, axis=-1)
+    small = s < 1e-6
+    f = np.where(small, 2 / w * (1 - s * s / (3 * w * w)), 2 * np.arctan2(s, w) / np.where(small, 1.0, s))
+    return u * f[..., None]
+
+
+def _se3_left_jacobian(w, x):
+    """V(w) x = x + (1 - cos t)/t^2 w^ x + (t - sin t)/t^3 w^2 x (exp6's translation)."""
+    _, b, c = _sinc_terms(np.sum(w * w, -1))
+    wx = np.cross(w, x)
+    return x + b[..., None] * wx + c[..., None] * np.cross(w, wx)
+
+
+def _se3_left_jacobian_inverse(w, x):
+    """V(w)^-1 x = x - w^ x / 2 + (1 - (t sin t) / (2 (1 - cos t))) / t^2 w^2 x."""
+    t2 = np.sum(w * w, -1)
+    small = t2 < 1e-6
+    t = np.sqrt(np.where(small, 1.0, t2))
+    k = np.where(small, 1 / 12 + t2 / 720 + t2 * t2 / 30240,
+                 (1 - t * np.sin(t) / (2 * (1 - np.cos(t)))) / (t * t))
+    wx = np.cross(w, x)
+    return x - 0.5 * wx + k[..., None] * np.cross(w, wx)
+
+
+def _rotate(quat, x):
+    """The rotation of the unit quaternion quat applied to x."""
+    u, w = quat[..., :3], quat[..., 3:4]
+    t = 2 * np.cross(u, x)
+    return x + w * t + np.cross(u, t)
+
+
+def _conj(quat):
+    return np.concatenate([-quat[..., :3], quat[..., 3:]], -1)
+
+
+def _lie_prepare(x, name, n):
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 0 or a.shape[-1] != n:
+        raise ValueError(f"{name} must have shape ({n},) or (batch, {n}), got {a.shape}")
+    return a
+
+
+def integrate(q, v):
+    """q (+) v: the configuration reached from q moving at velocity v for unit time (Pinocchio's
+    integrate); one state or a batch."""
+    q, v = _lie_prepare(q, "q", nq), _lie_prepare(v, "v", N)
+    lead = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
+    q, v = np.broadcast_to(q, lead + (nq,)), np.broadcast_to(v, lead + (N,))
+    out = np.array(q, copy=True)
+    out[..., 0] = q[..., 0] + v[..., 0]
+    out[..., 1] = q[..., 1] + v[..., 1]
+    out[..., 2] = q[..., 2] + v[..., 2]
+    out[..., 3] = q[..., 3] + v[..., 3]
+    return out
+
+
+def difference(q0, q1):
+    """q1 (-) q0: the velocity v with integrate(q0, v) = q1 (Pinocchio's difference); one state
+    or a batch."""
+    q0, q1 = np.broadcast_arrays(_lie_prepare(q0, "q0", nq), _lie_prepare(q1, "q1", nq))
+    out = np.zeros(q0.shape[:-1] + (N,))
+    out[..., 0] = q1[..., 0] - q0[..., 0]
+    out[..., 1] = q1[..., 1] - q0[..., 1]
+    out[..., 2] = q1[..., 2] - q0[..., 2]
+    out[..., 3] = q1[..., 3] - q0[..., 3]
+    return out
+
+
+def normalize(q):
+    """q with every quaternion (and a planar joint's cos, sin) of unit norm; one state or a batch."""
+    out = np.array(_lie_prepare(q, "q", nq), copy=True)
+    return out
+
+
+def neutral():
+    """The neutral configuration (Pinocchio's neutral): zero coordinates, identity rotations."""
+    out = np.zeros(nq)
+    return out
+
+
+def _normalized(x):
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def _freeflyer_difference(q0, q1):
+    """log6(M0^-1 M1) as (linear, angular)."""
+    r0, r1 = _normalized(q0[..., 3:7]), _normalized(q1[..., 3:7])
+    w = _quat_log(_quat_mul(_conj(r0), r1))
+    p = _rotate(_conj(r0), q1[..., :3] - q0[..., :3])
+    return np.concatenate([_se3_left_jacobian_inverse(w, p), w], -1)
+
+
+def _planar_integrate(q, v):
+    """SE(2): (x, y, cos, sin) moved by (vx, vy, w) in the child frame."""
+    c, s = q[..., 2], q[..., 3]
+    w = v[..., 2]
+    a, b, _ = _sinc_terms(w * w)                        # sin w / w, (1 - cos w) / w^2
+    tx = a * v[..., 0] - b * w * v[..., 1]
+    ty = b * w * v[..., 0] + a * v[..., 1]
+    cw, sw = np.cos(w), np.sin(w)
+    c1, s1 = c * cw - s * sw, s * cw + c * sw
+    n = np.sqrt(c1 * c1 + s1 * s1)
+    return np.stack([q[..., 0] + c * tx - s * ty, q[..., 1] + s * tx + c * ty, c1 / n, s1 / n], -1)
+
+
+def _planar_difference(q0, q1):
+    """log of SE(2): M0^-1 M1 as (vx, vy, w)."""
+    c0, s0, c1, s1 = q0[..., 2], q0[..., 3], q1[..., 2], q1[..., 3]
+    w = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
+    dx, dy = q1[..., 0] - q0[..., 0], q1[..., 1] - q0[..., 1]
+    px, py = c0 * dx + s0 * dy, -s0 * dx + c0 * dy       # R0^T (p1 - p0)
+    a, b, _ = _sinc_terms(w * w)
+    det = a * a + (b * w) ** 2                          # V = [[a, -b w], [b w, a]]
+    return np.stack([(a * px + b * w * py) / det, (-b * w * px + a * py) / det, w], -1)

@@ -23,7 +23,7 @@ Dinv = 1/D, u = tau - Phi^T pA, Ia / pa (what body i passes to its parent), a (a
 """
 from __future__ import annotations
 
-from ..kinematics import base_acceleration, body_frames, body_inertia, ground_frames, plus_armature
+from ..kinematics import base_acceleration, body_frames, body_inertia, ground_frames, plus_armature, rate_velocity
 from ..model import GRAVITY
 from ..spatial import congruence, crf, crm, cross_force, cross_motion, inertia_times
 
@@ -45,12 +45,13 @@ def aba(robot, q, qd, tau, bk, gravity=GRAVITY):
     for i in range(n):                                   # pass 1, root to leaves
         p = parent[i]
         vJ = Phi[i] * qd[i]                              # vJ = S_i qd_i
-        if p < 0 or robot.is_free(i):                    # a free-flyer's sum_k (v_base x Phi_k) qd_k = 0
+        if p < 0 or robot.at_rest_above(i):              # a free-flyer's sum_k (v_base x Phi_k) qd_k = 0
             v[i] = bk.bind(vJ if p < 0 else Xup[i] @ v[p] + vJ, f"v{i}", i)
             c[i] = bk.zeros(6)                           # c_i = v_i x vJ = vJ x vJ = 0
         else:
             v[i] = bk.bind(Xup[i] @ v[p] + vJ, f"v{i}", i)            # v_i = iXp v_p + vJ
-            c[i] = bk.bind(crm(v[i], bk) @ vJ, f"c{i}", i)            # c_i = cJ + v_i x vJ (cJ = 0)
+            w = rate_velocity(robot, v, Phi, qd, i, bk)               # v_i, or the joint's child velocity
+            c[i] = bk.bind(crm(w, bk) @ vJ, f"c{i}", i)               # c_i = cJ + v_i x vJ (cJ = 0)
         I = body_inertia(robot, i, bk)
         IA[i] = I                                                     # IA_i = I_i
         pA[i] = bk.bind(crf(v[i], bk) @ bk.bind(I @ v[i], f"h{i}", i), f"pA{i}", i)   # v_i x* I_i v_i
@@ -90,12 +91,13 @@ def aba_ground(robot, q, qd, tau, bk, gravity=GRAVITY):
     for i in range(n):                                   # pass 1, root to leaves
         p = parent[i]
         vJ = Phi[i] * qd[i]
-        if p < 0 or robot.is_free(i):                    # a free-flyer's sum_k (v_base x Phi_k) qd_k = 0
+        if p < 0 or robot.at_rest_above(i):              # a free-flyer's sum_k (v_base x Phi_k) qd_k = 0
             v[i] = bk.bind(vJ if p < 0 else v[p] + vJ, f"v{i}", i)
             c[i] = bk.zeros(6)
         else:
             v[i] = bk.bind(v[p] + vJ, f"v{i}", i)                     # v_i = v_p + S_i qd_i
-            c[i] = bk.bind(cross_motion(v[p], vJ, bk), f"c{i}", i)    # c_i = v_i x vJ = v_p x vJ
+            w = rate_velocity(robot, v, Phi, qd, i, bk) if robot.in_group(i) else v[p]
+            c[i] = bk.bind(cross_motion(w, vJ, bk), f"c{i}", i)       # c_i = v_i x vJ = v_p x vJ
         IA[i] = I[i]                                                  # IA_i = I_i
         pA[i] = bk.bind(cross_force(v[i], bk.bind(inertia_times(I[i], v[i], bk), f"h{i}", i), bk),
                         f"pA{i}", i)                                  # pA_i = v_i x* I_i v_i

@@ -27,7 +27,8 @@ Two versions, side by side and line for line:
     Each Gamma_ijk is then one 6-vector dot product. Both versions return the same Gamma
     (tests/test_identities.py); the generated code uses the ground version by default.
 
-A free-flyer (generalized speeds: the base's body twist) adds torsion. Its six columns are fixed
+A free-flyer (generalized speeds: the base's body twist) adds torsion, and so does any joint with
+several velocities fixed in its child frame (spherical, planar, a free-flyer inside the tree). Its six columns are fixed
 in the base, so the rate of column c is v_base x Phi_c, where the single-DoF closed form above
 assumes the chain's partial sum (only k <= c turn Phi_c). The difference is the term of the base
 columns k after c: (Phi_k x Phi_c) v_k, and with Phi_k x Phi_c = sigma Phi_m (the structure
@@ -110,26 +111,33 @@ def christoffel_ground(robot, q, bk):
 
 
 def structure_constants(robot):
-    """[(c, k, m, sigma)]: Phi_k x Phi_c = sigma Phi_m for the free-flyer's columns c < k (those
-    with a non-zero product)."""
-    S = [np.asarray(robot.S[i]) for i in range(robot.free)]
+    """[(c, k, m, sigma)]: Phi_k x Phi_c = sigma Phi_m for the columns c < k of one joint with
+    several velocities (free-flyer, spherical, planar; all fixed in its child frame), those with
+    a non-zero product; c, k, m body indices."""
     out = []
-    for c in range(robot.free):
-        for k in range(c + 1, robot.free):
-            x = crm(S[k]) @ S[c]
-            for m, Sm in enumerate(S):
-                if np.any(x) and abs(abs(x @ Sm) - 1.0) < 1e-12:
-                    out.append((c, k, m, float(x @ Sm)))
+    for joint in robot.joint_models:
+        if joint.nv == 1:
+            continue
+        ids = range(joint.first, joint.last + 1)
+        for c in ids:
+            for k in ids:
+                if k <= c:
+                    continue
+                x = crm(np.asarray(robot.S[k])) @ np.asarray(robot.S[c])
+                for m in ids:
+                    if np.any(x) and abs(abs(x @ robot.S[m]) - 1.0) < 1e-12:
+                        out.append((c, k, m, float(x @ robot.S[m])))
     return out
 
 
 def torsion(robot, Gamma, mass_matrix):
     """Gamma plus the free-flyer's torsion term (module docstring); ``mass_matrix()`` gives M
     (called only for a floating base)."""
-    if not robot.free:
+    constants = structure_constants(robot)
+    if not constants:
         return Gamma
     M = mass_matrix()
-    for c, k, m, sigma in structure_constants(robot):
+    for c, k, m, sigma in constants:
         Gamma[:, c, k] = Gamma[:, c, k] + M[:, m] * sigma
         if armature(robot, m):                      # the rigid bodies' M: a rotor's inertia has no torsion
             Gamma[m, c, k] = Gamma[m, c, k] - armature(robot, m) * sigma

@@ -62,7 +62,10 @@ FRAMES = ("ground", "body")
 def inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame="ground", gravity=GRAVITY):
     """(dtau/dq, dtau/dqd), each (n, n), at (q, qd, qdd); dtau/dqdd is M (CRBA)."""
     _check_frame(frame)
-    run = rnea_derivatives_ground if frame == "ground" else rnea_derivatives_body
+    # the body-frame sets of Algorithms 2-3 as printed know single-DoF joints and the root
+    # free-flyer only: a joint with several velocities inside the tree takes the ground form
+    body = frame == "body" and not robot.has_inner_groups
+    run = rnea_derivatives_body if body else rnea_derivatives_ground
     return run(robot, q, qd, qdd, bk, gravity)
 
 
@@ -70,7 +73,7 @@ def forward_dynamics_derivatives(robot, q, qd, tau, bk, frame="ground", gravity=
     """(dqdd/dq, dqdd/dqd), each (n, n), at (q, qd, tau): eq. (24), -M^-1 dtau/du at qdd = FD.
     ``dense`` (ground coordinates): the 2n solves as one column loop (:func:`solve_dense`)."""
     n, parent = robot.n, robot.parent
-    if _check_frame(frame) == "ground":
+    if _check_frame(frame) == "ground" or robot.has_inner_groups:       # (see above)
         return _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense)
     M = crba(robot, q, bk)
     bias = rnea(robot, q, qd, bk.zeros(n), bk, gravity=gravity)          # C qd + g
@@ -141,8 +144,9 @@ def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense=False):
 
 def forward_pass(robot, Phi, I, qd, qdd, bk, a0):
     """Algorithm 1, lines 1-12, in ground coordinates: (v, Phid, a, h, f) per body, with
-    Phid_i = v_i x Phi_i = v_p x Phi_i (the joint's own rate does not turn its axis; a
-    free-flyer's columns turn with the whole base velocity and add no velocity product)."""
+    Phid_i = v_i x Phi_i = v_p x Phi_i (the joint's own rate does not turn its axis; the columns
+    of a joint with several velocities turn with its whole child velocity, and the root
+    free-flyer's add no velocity product)."""
     n, parent = robot.n, robot.parent
     v, Phid, a, h, f = ([None] * n for _ in range(5))
     for i in range(n):                                                  # line 5
@@ -150,8 +154,8 @@ def forward_pass(robot, Phi, I, qd, qdd, bk, a0):
         vp, ap = (v[p], a[p]) if p >= 0 else (bk.zeros(6), a0)
         v[i] = bk.bind(vp + Phi[i] * qd[i], f"v{i}", i)                    # line 8
         free = robot.is_free(i)
-        Phid[i] = bk.bind(cross_motion(rate_velocity(robot, v, Phi, qd, i, bk) if free else vp, Phi[i], bk),
-                          f"Phid{i}", i)
+        turn = rate_velocity(robot, v, Phi, qd, i, bk) if robot.in_group(i) else vp
+        Phid[i] = bk.bind(cross_motion(turn, Phi[i], bk), f"Phid{i}", i)
         a[i] = bk.bind(ap + Phi[i] * qdd[i] + (0 if free else Phid[i] * qd[i]), f"a{i}", i)  # line 9
         h[i] = bk.bind(inertia_times(I[i], v[i], bk), f"h{i}", i)          # line 10
         f[i] = bk.bind(inertia_times(I[i], a[i], bk) + cross_force(v[i], h[i], bk), f"f{i}", i)  # 11
@@ -183,11 +187,21 @@ def derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0):
             dAdq[i] = bk.bind(cross_motion(a0, Phi[i], bk), f"dAdq{i}", i)
             continue
         ap = a[p] if p >= 0 else a0
+        if robot.in_group(i):                   # moved at the joint's child frame: the joint's parent
+            P = parent[robot.joint_of[i].first]
+            vP, aP = (v[P], a[P]) if P >= 0 else (bk.zeros(6), a0)
+            dVdq[i] = bk.bind(cross_motion(vP, Phi[i], bk), f"dVdq{i}", i)
+            dAdq[i] = bk.bind(cross_motion(aP, Phi[i], bk) + cross_motion(vP, dVdq[i], bk), f"dAdq{i}", i)
+            continue
         # line 3 with eq. (13): d(iXp)/dq_i v_p = (iXp v_p) x S_i, in ground coordinates
         dVdq[i] = Phid[i]
         # line 5: d(iXp)/dq_i a_p = (iXp a_p) x S_i, plus iXp da_p/dq_i x vJ terms, collapsed
         dAdq[i] = bk.bind(cross_motion(ap, Phi[i], bk)
                           + (cross_motion(v[p], dVdq[i], bk) if p >= 0 else 0), f"dAdq{i}", i)
+    # dA/dv_i: twice_i Phid_i = dV/dq_i + Phid_i (a joint with several velocities inside the tree:
+    # (v_P + v_child) x Phi_i, v_P its parent's velocity, v_child its whole child velocity)
+    dAdv = [bk.bind(dVdq[i] + Phid[i], f"dAdv{i}", i) if robot.in_group(i) and not robot.is_free(i)
+            else Phid[i] * twice[i] for i in range(n)]
     F, dI, H = composites(robot, f, bk, "f"), composites(robot, dI, bk, "dI"), composites(robot, h, bk, "h")
     dtau_dq, dtau_dqd = bk.zeros((n, n)), bk.zeros((n, n))
     for i in reversed(range(n)):                                        # Algorithm 3
@@ -198,17 +212,23 @@ def derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0):
         # Alg. 2 line 6 summed over the subtree, then Alg. 3 line 1 for joint i and its ancestors
         dFdq = bk.bind(inertia_times(dI[i], dVdq[i], bk) + cross_force(dVdq[i], H[i], bk)
                        + inertia_times(IC[i], dAdq[i], bk), f"dFdq{i}", i)
-        dFdv = bk.bind(E + Q + inertia_times(IC[i], Phid[i], bk) * twice[i], f"dFdv{i}", i)
+        dFdv = bk.bind(E + Q + inertia_times(IC[i], dAdv[i], bk), f"dFdv{i}", i)
         dtau_dq[i, i] = Phi[i] @ dFdq
         dtau_dqd[i, i] = Phi[i] @ dFdv
         up = robot.ancestors(i)[1:]
-        if up and not robot.is_free(i):                                 # Alg. 3 line 3, eq. (14)
+        # the joint's own other columns turn with its child frame: for them eq. (14)'s term cancels
+        own = robot.joint_of[i].first if robot.in_group(i) else i
+        inner = [j for j in up if j >= own]
+        for j in inner:
+            dtau_dq[j, i] = Phi[j] @ dFdq
+        if len(up) > len(inner) and not robot.is_free(i):                # Alg. 3 line 3, eq. (14)
             dFdq = bk.bind(dFdq + cross_force(Phi[i], F[i], bk), f"dFdq{i}", i)
         for j in up:
-            dtau_dq[j, i] = Phi[j] @ dFdq
+            if j < own:
+                dtau_dq[j, i] = Phi[j] @ dFdq
             dtau_dqd[j, i] = Phi[j] @ dFdv
             dtau_dq[i, j] = F2 @ dAdq[j] + F3 @ dVdq[j]
-            dtau_dqd[i, j] = (F2 @ Phid[j]) * twice[j] + F3 @ Phi[j]
+            dtau_dqd[i, j] = F2 @ dAdv[j] + F3 @ Phi[j]
         bk.tick(n - i, n)
     return dtau_dq, dtau_dqd
 

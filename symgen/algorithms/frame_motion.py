@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from ..kinematics import base_placement
 from ..spatial import cross, cross_motion
-from .frames import _ground_bodies
+from .frames import _ground_bodies, joint_axis
 
 
 def frame_motion(robot, q, qd, frames, bk):
@@ -41,7 +41,7 @@ def frame_motion(robot, q, qd, frames, bk):
     R, p = _ground_bodies(robot, q, bk, base_placement(robot, q, bk) if robot.floating_base else None)
     S, V, Sdot, A = [None] * n, [None] * n, [None] * n, [None] * n
     for i in range(n):
-        a = R[i][:, 2]                                                  # joint i's axis, world
+        a = joint_axis(robot, R, i)                                     # joint i's axis, world
         S[i] = bk.zeros(6)
         if robot.bodies[i].joint_type == "prismatic":
             S[i][3:] = a
@@ -55,6 +55,10 @@ def frame_motion(robot, q, qd, frames, bk):
         if robot.is_free(i):                                            # turned by the whole base
             Sdot[i] = bk.bind(cross_motion(V[robot.free - 1], S[i], bk), f"Sd{i}", i)
             A[i] = bk.zeros(6)
+            continue
+        if robot.in_group(i):                   # turned by the joint's whole child velocity
+            Sdot[i] = bk.bind(cross_motion(V[robot.joint_of[i].last], S[i], bk), f"Sd{i}", i)
+            A[i] = bk.bind(A[par] + Sdot[i] * qd[i] if par >= 0 else Sdot[i] * qd[i], f"A{i}", i)
             continue
         Sdot[i] = bk.bind(cross_motion(V[par], S[i], bk), f"Sd{i}", i) if par >= 0 else bk.zeros(6)
         A[i] = bk.bind((A[par] if par >= 0 else 0) + Sdot[i] * qd[i], f"A{i}", i)

@@ -26,7 +26,9 @@ angular velocity (body-twist speeds, as Pinocchio's free-flyer).
 """
 from __future__ import annotations
 
-from ..kinematics import base_placement, joint_position
+import numpy as np
+
+from ..kinematics import base_placement, joint_motion, joint_position
 from ..spatial import axis_angle, cross
 
 
@@ -44,13 +46,22 @@ def frame_kinematics_ground(robot, q, frames, bk):
             pf = bk.bind(p[b] + R[b] @ bk.const(T @ f.translation), f"pf{k}", b)
         oMf[k, :3, :3], oMf[k, :3, 3], oMf[k, 3, 3] = Rf, pf, bk.number(1.0)
         for j in robot.ancestors(b) if b >= 0 else ():
-            a = R[j][:, 2]                                              # the axis of joint j in world
+            a = joint_axis(robot, R, j)                                 # the axis of joint j in world
             if robot.bodies[j].joint_type == "prismatic":
                 J[k, :3, j] = a
             else:                                                       # o_j = op_j: on the axis
                 J[k, :3, j] = bk.bind(cross(a, pf - p[j], bk), f"Jv{k}_{j}", b)
                 J[k, 3:, j] = a
     return oMf, J
+
+
+def joint_axis(robot, R, i):
+    """Joint i's axis in world from the orientation R[i] of its frame (:func:`_ground_bodies`):
+    the z column of a turned frame; for a body of a joint with several velocities (its child
+    frame, not turned), the column of its axis, a coordinate axis there."""
+    if robot.in_group(i) and not robot.is_free(i):
+        return R[i][:, int(np.argmax(np.abs(robot.bodies[i].axis)))]
+    return R[i][:, 2]
 
 
 def _ground_bodies(robot, q, bk, base=None):
@@ -67,6 +78,14 @@ def _ground_bodies(robot, q, bk, base=None):
             p0 = p[par] if robot.is_free(i) else bk.bind(p[par] + R[par] @ t, f"p0_{i}", i)
         if robot.is_free(i):                                            # turned, never moved
             R[i], p[i] = R0, p0
+            continue
+        if robot.in_group(i):                   # a joint with several velocities: not turned (T = 1),
+            if robot.joint_of[i].first != i:    # its bodies share the child frame of its first
+                R[i], p[i] = R[par], p[par]
+                continue
+            RJ, pJ = joint_motion(robot.joint_of[i], q, bk)
+            R[i] = bk.bind(R0 @ RJ, f"R{i}", i)
+            p[i] = p0 if robot.joint_of[i].kind == "spherical" else bk.bind(p0 + R0 @ pJ, f"p{i}", i)
             continue
         qi = joint_position(robot, q, i)
         if body.joint_type == "prismatic":
@@ -88,6 +107,15 @@ def frame_kinematics(robot, q, frames, bk):
         axis = bk.const(body.axis)
         if robot.is_free(i):                                            # the base's pose, from q
             oMb.append(oMb[0] if i else bk.bind(_homogeneous(*base_placement(robot, q, bk), bk), "oMb0", 0))
+            continue
+        if robot.in_group(i):                                           # the joint's child frame
+            joint = robot.joint_of[i]
+            if joint.first != i:
+                oMb.append(oMb[i - 1])
+                continue
+            Xtree = _homogeneous(bk.const(body.rotation), bk.const(body.translation), bk)
+            up = Xtree if body.parent < 0 else oMb[body.parent] @ Xtree
+            oMb.append(bk.bind(up @ _homogeneous(*joint_motion(joint, q, bk), bk), f"oMb{i}", i))
             continue
         qi = joint_position(robot, q, i)
         if body.joint_type == "prismatic":

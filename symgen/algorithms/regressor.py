@@ -130,9 +130,11 @@ def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
 def ground_subspaces(robot, R, p, bk) -> list:
     """Phi_i in ground coordinates from the turned frames' placements (R, p) of
     :func:`~symgen.algorithms.frames._ground_bodies`: [a; p x a] (revolute), [0; a] (prismatic)."""
+    from .frames import joint_axis
+
     Phi = []
     for i, body in enumerate(robot.bodies):
-        axis, S = R[i][:, 2], bk.zeros(6)
+        axis, S = joint_axis(robot, R, i), bk.zeros(6)
         if body.joint_type == "prismatic":
             S[3:] = axis
         else:

@@ -15,7 +15,7 @@ Two versions, line for line:
 """
 from __future__ import annotations
 
-from ..kinematics import body_frames, body_inertia, inertia_apply, local_frames, plus_armature, root_gravity
+from ..kinematics import body_frames, body_inertia, inertia_apply, local_frames, plus_armature, rate_velocity, root_gravity
 from ..model import GRAVITY
 from ..spatial import crf, crm, cross
 
@@ -34,8 +34,9 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
             v[i] = vJ
             a[i] = Xup[i] @ (-a_grav) + Phi[i] * qdd[i]
         else:
-            v[i] = Xup[i] @ v[p] + vJ
-            a[i] = Xup[i] @ a[p] + Phi[i] * qdd[i] + (0 if robot.is_free(i) else crm(v[i], bk) @ vJ)
+            v[i] = bk.bind(Xup[i] @ v[p] + vJ, f"v{i}", i)
+            w = rate_velocity(robot, v, Phi, qd, i, bk)         # v_i, or the joint's child velocity
+            a[i] = Xup[i] @ a[p] + Phi[i] * qdd[i] + (0 if robot.at_rest_above(i) else crm(w, bk) @ vJ)
         v[i] = bk.bind(v[i], f"v{i}", i)
         a[i] = bk.bind(a[i], f"a{i}", i)
         I = body_inertia(robot, i, bk)

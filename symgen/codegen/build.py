@@ -163,11 +163,16 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
     name = identifier(name or robot.name)
     check_options(opts)
     check_size(robot, opts)
+    if "casadi" in opts.targets and getattr(robot, "has_inner_groups", False):
+        raise OptionError("--target: casadi's jac_ functions know the root free-flyer's tangent map only; a "
+                          "spherical, planar or inner free-flyer joint is not supported there yet")
     Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run
     expected = prepare_output(out_dir, name, opts.force)    # a name clash stops the build before the symbolic work
     if not opts.source_sha256:
         from ..urdf import urdf_string
-        opts = dataclasses.replace(opts, source_sha256=hashlib.sha256(urdf_string(robot).encode()).hexdigest())
+        spherical = any(j.kind == "spherical" for j in getattr(robot, "full", robot).joint_models)
+        text = repr(getattr(robot, "full", robot).bodies) if spherical else urdf_string(robot)   # (no URDF form)
+        opts = dataclasses.replace(opts, source_sha256=hashlib.sha256(text.encode()).hexdigest())
     t0 = time.perf_counter()
     contexts, ops, timings = functions_for(robot, opts, progress)
     files = generate(robot, name, opts, contexts, ops, __version__)

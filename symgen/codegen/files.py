@@ -13,6 +13,7 @@ import numpy as np
 import sympy as sp
 
 from .. import quantities as Q
+from ..joint_models import layout_of
 from ..algorithms.regressor import robot_parameters
 from . import program as P
 from .casadi_target import casadi_context, source_name
@@ -256,6 +257,10 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "floating_base_literal": repr(bool(robot.floating_base)),
         "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
         "armature_literal": "[" + ", ".join(repr(float(x)) for x in armature_of(robot)) + "]",
+        "joint_models_literal": "(" + "".join(f"({py_literal(j[0])}, {j[1]!r}, {j[2]}, {j[3]}, {j[4]}, {j[5]}), "
+                                              for j in layout_of(robot)) + ")",
+        "lie_joints": [{"kind": j[1], "iq": j[2], "iv": j[4]} for j in layout_of(robot)],
+        "mujoco_balls": [j[2] for j in layout_of(robot) if j[1] == "spherical"],
         "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot) is None
                                  else "[" + "".join(repr(float(x)) + ", " for x in robot.mujoco_qpos0) + "]"),
         "parametric": opts.parametric, "nparams": len(parameters),
@@ -272,6 +277,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "generator": f"symgen {version}", "sympy": sp.__version__, "robot": robot.name, "name": name,
         "nq": robot.nq, "nv": robot.nv, "depth": robot.depth, "floating_base": robot.floating_base,
         "joint_names": list(robot.joint_names), "link_names": list(robot.link_names),
+        "joint_models": [list(j) for j in layout_of(robot)],
         "frames": [f.spec or f.name for f in frames], "armature": [float(x) for x in armature_of(robot)],
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,

@@ -112,10 +112,11 @@ def tolerance(x: Quantity, M=None, base: float = 1e-9) -> float:
     return max(base, 100 * np.finfo(float).eps * float(np.linalg.cond(M)))
 
 
-def random_state(rng, nq: int, nv: int, names=STATE_ARGUMENTS, parameters=None) -> dict:
+def random_state(rng, nq: int, nv: int, names=STATE_ARGUMENTS, parameters=None, layout=None) -> dict:
     """One random state ``{argument: vector}`` drawn as verify and bench draw them; with the
-    nominal ``parameters``, also ``params`` (drawn around them)."""
-    state = {a: ARGUMENTS[a].draw(rng, nq, nv) for a in names}
+    nominal ``parameters``, also ``params`` (drawn around them); ``layout``: the package's
+    ``joint_models`` (:meth:`Argument.draw`)."""
+    state = {a: ARGUMENTS[a].draw(rng, nq, nv, layout=layout) for a in names}
     if parameters is not None:
         state["params"] = ARGUMENTS["params"].draw(rng, nq, nv, nominal=parameters)
     return state

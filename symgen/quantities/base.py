@@ -49,16 +49,32 @@ class Argument:
         return {"nq": nq, "nv": nv, "params": 10 * links}[self.size]
 
     def draw(self, rng, nq: int, nv: int, count: int | None = None, nominal=None,
-             links: int | None = None) -> np.ndarray:
+             links: int | None = None, layout=None) -> np.ndarray:
         """Random values, one state (``count`` None) or ``count`` states. ``params`` with its
         ``nominal`` value: each body's theta scaled by 1 + U(low, high) plus a point mass of
         U(0, 1) kg at a point of U(-0.1, 0.1)^3 m (physically consistent, every entry moved).
         A free-flyer's configuration (q with nq = nv + 1): base position in U(-1, 1)^3 and a
-        uniformly random unit quaternion (x, y, z, w), far from the identity as often as not."""
+        uniformly random unit quaternion (x, y, z, w), far from the identity as often as not.
+        ``layout``: a package's ``joint_models`` (name, kind, idx_q, nq, idx_v, nv per joint), which
+        places every free-flyer's, spherical joint's (a unit quaternion) and planar joint's (x, y in
+        U(-1, 1), cos and sin of an angle) coordinates; without it, nq = nv + 1 means a root
+        free-flyer."""
         n = self.length(nq, nv, links if nominal is None else len(nominal) // 10)
         if nominal is None or self.size != "params":
             x = rng.uniform(self.low, self.high, n if count is None else (count, n))
-            if self.size == "nq" and nq == nv + 1:
+            if self.size == "nq" and layout is not None:
+                for _, kind, k, _, _, _ in layout:
+                    if kind == "planar":
+                        x[..., k:k + 2] = rng.uniform(-1.0, 1.0, x[..., k:k + 2].shape)
+                        t = rng.uniform(-np.pi, np.pi, x[..., k].shape)
+                        x[..., k + 2], x[..., k + 3] = np.cos(t), np.sin(t)
+                    elif kind in ("freeflyer", "spherical"):
+                        if kind == "freeflyer":
+                            x[..., k:k + 3] = rng.uniform(-1.0, 1.0, x[..., k:k + 3].shape)
+                            k += 3
+                        quat = rng.normal(size=x[..., k:k + 4].shape)
+                        x[..., k:k + 4] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+            elif self.size == "nq" and nq == nv + 1:
                 x[..., :3] = rng.uniform(-1.0, 1.0, x[..., :3].shape)
                 quat = rng.normal(size=x[..., 3:7].shape)
                 x[..., 3:7] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)

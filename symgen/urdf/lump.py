@@ -2,12 +2,13 @@
 hang from."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..joint_models import JOINT_MODELS
 from ..model import Frame, Inertia, as_mat3, as_vec3
-from .parse import JointSpec
+from .parse import GROUP_OF, JointSpec
 
 
 def _children(joints: list[JointSpec]) -> dict[str, list[JointSpec]]:
@@ -32,7 +33,8 @@ class _Mount:
 
 @dataclass(frozen=True)
 class Tree:
-    """The bodies in q order: specs[k] = (joint, parent body, R, p) of body root_body + 1 + k;
+    """The bodies in q order: specs[k] = (joint, parent body, R, p) of body spec_body[k] (a planar
+    or floating joint: the last of its bodies, see symgen.model.JOINT_MODELS);
     inertias: body index (root_body for the root) -> lumped inertia; body_of: link -> body index;
     frames: every link's and joint's frame, in the order of the walk (each joint, then its child)."""
 
@@ -42,6 +44,7 @@ class Tree:
     lumped: list[str]
     body_of: dict[str, int]
     frames: list[Frame]
+    spec_body: list = field(default_factory=list)
 
     def links_of(self, body: int) -> list[str]:
         """The URDF links that make up ``body``: its own link first, then those lumped into it."""
@@ -51,7 +54,7 @@ class Tree:
         """Body index -> mass of the body and everything below it (root included)."""
         total = {b: I.mass for b, I in self.inertias.items()}
         for k in reversed(range(len(self.specs))):
-            total[self.specs[k][1]] += total[self.root_body + 1 + k]
+            total[self.specs[k][1]] += total[self.spec_body[k]]
         return total
 
 
@@ -60,7 +63,7 @@ def assemble(root: str, links, joints: list[JointSpec], root_body: int, above: t
     ``above``: the frames above the root link (a floating base's), the last one its parent."""
     children = _children(joints)
     inertias = {root_body: links[root]}
-    specs, lumped, body_of = [], [], {root: root_body}
+    specs, spec_body, lumped, body_of = [], [], [], {root: root_body}
     frames = [*above, _frame(root, "link", root_body, np.eye(3), np.zeros(3), len(above) - 1)]
     top = _Mount(root_body, root, np.eye(3), np.zeros(3), len(frames) - 1)
     stack = [(j, top) for j in reversed(children.get(root, []))]
@@ -72,8 +75,9 @@ def assemble(root: str, links, joints: list[JointSpec], root_body: int, above: t
             lumped.append(f"{j.child} -> {at.body_link}")
             here = _Mount(at.body, at.body_link, R, p, len(frames) + 1)
         else:
-            index = root_body + 1 + len(specs)
+            index = (spec_body[-1] if spec_body else root_body) + _velocities(j.type)
             specs.append((j, at.body, R, p))
+            spec_body.append(index)
             inertias[index] = links[j.child]
             here = _Mount(index, j.child, np.eye(3), np.zeros(3), len(frames) + 1)
         # a moving joint's frame is its child's body frame (after the motion); a fixed one's is its child's
@@ -81,7 +85,12 @@ def assemble(root: str, links, joints: list[JointSpec], root_body: int, above: t
         frames.append(_frame(j.child, "link", here.body, here.R, here.p, len(frames) - 1))
         body_of[j.child] = here.body
         stack.extend((c, here) for c in reversed(children.get(j.child, [])))
-    return Tree(root_body, specs, inertias, lumped, body_of, frames)
+    return Tree(root_body, specs, inertias, lumped, body_of, frames, spec_body)
+
+
+def _velocities(jtype: str) -> int:
+    """The number of bodies (velocities) of a joint of URDF type ``jtype``."""
+    return len(JOINT_MODELS[GROUP_OF[jtype]][1]) if jtype in GROUP_OF else 1
 
 
 def _frame(name, kind, body, R, p, parent) -> Frame:

@@ -14,6 +14,12 @@ import numpy as np
 
 from ..errors import URDFError
 from ..model import JOINT_TYPES, Inertia, as_mat3, as_vec3
+
+#: URDF joint types read as joints with several velocities (symgen.model.JOINT_MODELS), as
+#: Pinocchio's URDF parser reads them: planar -> JointModelPlanar (the x-y plane of the joint
+#: frame), floating -> JointModelFreeFlyer
+URDF_GROUPS = ("planar", "floating")
+GROUP_OF = {"planar": "planar", "floating": "freeflyer"}
 from ..spatial import HALF_PI, rpy_matrix
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -230,13 +236,9 @@ def read_links(root: ET.Element, ctx: Context) -> dict[str, Inertia]:
 
 def _joint_type(el: ET.Element, ctx: Context, where: str) -> str:
     jtype = _attribute(el, "type", ctx, where)
-    if jtype in ("planar", "floating"):
-        raise ctx.error(where, f"joint type {jtype!r} is not supported (symgen handles revolute, "
-                               f"continuous, prismatic and fixed joints); for a free-floating root, "
-                               f"leave the root unattached and use --floating-base")
-    if jtype not in JOINT_TYPES + ("fixed",):
+    if jtype not in JOINT_TYPES + URDF_GROUPS + ("fixed",):
         raise ctx.error(where, f"unknown joint type {jtype!r}; expected revolute, continuous, "
-                               f"prismatic or fixed")
+                               f"prismatic, planar, floating or fixed")
     return jtype
 
 
@@ -263,8 +265,13 @@ def _joint_link(el: ET.Element, tag: str, links, ctx: Context, where: str) -> st
 
 def _joint_axis(el: ET.Element, jtype: str, ctx: Context, where: str, what: str):
     raw = _numbers(el.find("axis"), "xyz", 3, ctx, f"{where}/<axis>", default=(1.0, 0.0, 0.0))
-    if jtype == "fixed":
+    if jtype == "fixed" or jtype == "floating":
         return raw
+    if jtype == "planar":           # Pinocchio's planar joint moves in the x-y plane of its frame
+        if el.find("axis") is not None and tuple(raw) != (0.0, 0.0, 1.0):
+            raise ctx.error(f"{where}/<axis>", f"a planar joint's normal must be 0 0 1 (its frame's x-y "
+                                               f"plane, as Pinocchio reads it), got {' '.join(map(str, raw))}")
+        return (0.0, 0.0, 1.0)
     axis = np.array(_snap_values(raw, ctx, f"{what} axis"))
     norm = float(np.linalg.norm(axis))
     if norm == 0.0:

@@ -5,9 +5,9 @@ import os
 import stat
 
 from ..errors import OptionError, URDFError
-from ..model import FREE_DOFS, ROOT_JOINT, Body, Frame, Robot, as_mat3, as_vec3, free_flyer_bodies
+from ..model import FREE_DOFS, ROOT_JOINT, Body, Frame, Robot, as_mat3, as_vec3, free_flyer_bodies, group_bodies
 from .lump import Tree, assemble
-from .parse import Context, JointSpec, parse_xml, read_joints, read_links, robot_name
+from .parse import GROUP_OF, Context, JointSpec, parse_xml, read_joints, read_links, robot_name
 from .validate import (check_floating_names, check_inertias, check_masses, check_no_loop, parent_joints,
                        root_link, virtual_root)
 
@@ -75,9 +75,13 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
     notes += check_inertias(tree, links, not floating_base, strict_inertia, ctx)
     bodies = free_flyer_bodies(root, tree.inertias[root_body]) if floating_base else []
     for k, (j, parent, R, p) in enumerate(tree.specs):
+        if j.type in GROUP_OF:                          # planar, floating: several bodies
+            bodies.extend(group_bodies(GROUP_OF[j.type], j.name, j.child, parent, len(bodies), as_mat3(R),
+                                       as_vec3(p), tree.inertias[tree.spec_body[k]]))
+            continue
         bodies.append(Body(name=j.child, joint_name=j.name, joint_type=j.type, axis=j.axis,
                            parent=parent, rotation=as_mat3(R), translation=as_vec3(p),
-                           inertia=tree.inertias[root_body + 1 + k]))
+                           inertia=tree.inertias[tree.spec_body[k]]))
     robot = Robot(name=name, bodies=tuple(bodies), root_link=virtual_root(links) if floating_base else root,
                   source=source, lumped=tuple(tree.lumped), snapped=tuple(ctx.snapped),
                   floating_base=floating_base, notes=notes, frames=tuple(tree.frames))

@@ -95,7 +95,7 @@ def _massless_subtrees(tree: Tree, ctx: Context) -> tuple[str, ...]:
     masses = tree.subtree_masses()
     notes = []
     for k, (joint, parent, _, _) in enumerate(tree.specs):
-        body = tree.root_body + 1 + k
+        body = tree.spec_body[k]
         if masses[body] == 0.0 and (masses[parent] > 0.0 or parent == -1):
             why = (f"joint {joint.name!r} moves only massless links ({', '.join(map(repr, _below(tree, body)))}): "
                    f"the mass matrix is singular")
@@ -109,7 +109,7 @@ def _below(tree: Tree, body: int) -> list[str]:
     bodies = {body}
     for k, (_, parent, _, _) in enumerate(tree.specs):
         if parent in bodies:
-            bodies.add(tree.root_body + 1 + k)
+            bodies.add(tree.spec_body[k])
     return [link for link, b in tree.body_of.items() if b in bodies]
 
 

@@ -53,11 +53,16 @@ def _limit_xml(joint_type: str) -> list[str]:
     return [f'    <limit lower="{-bound!r}" upper="{bound!r}" effort="1000.0" velocity="100.0"/>']
 
 
-def _joint_xml(body: Body, parent_link: str) -> list[str]:
+#: URDF's type of each joint with several velocities that URDF can hold (spherical it cannot)
+_URDF_GROUP = {"freeflyer": "floating", "planar": "planar"}
+
+
+def _joint_xml(body: Body, parent_link: str, child: str | None = None) -> list[str]:
+    jtype = _URDF_GROUP[body.group] if body.group else body.joint_type
     return [
-        f"  <joint name={quoteattr(body.joint_name)} type={quoteattr(body.joint_type)}>",
+        f"  <joint name={quoteattr(body.joint_name)} type={quoteattr(jtype)}>",
         f"    <parent link={quoteattr(parent_link)}/>",
-        f"    <child link={quoteattr(body.name)}/>",
+        f"    <child link={quoteattr(child or body.name)}/>",
         f'    <origin xyz="{_num(body.translation)}" rpy="{_num(matrix_rpy(body.rotation))}"/>',
         f'    <axis xyz="{_num(body.axis)}"/>',
         *_limit_xml(body.joint_type),
@@ -77,8 +82,17 @@ def urdf_string(robot: Robot) -> str:
         lines += _link_xml(base.name, base.inertia)
     else:
         lines.append(f"  <link name={quoteattr(robot.root_link)}/>")
-    for b in robot.bodies[free:]:
+    for i, b in enumerate(robot.bodies[free:], start=free):
         parent_link = robot.bodies[b.parent].name if b.parent >= 0 else robot.root_link
+        if b.group:                      # a joint with several velocities: one joint, its last body's link
+            joint = robot.joint_of[i]
+            if joint.first != i:
+                continue
+            if b.group not in _URDF_GROUP:
+                raise URDFError(robot.name, f"<joint name={b.joint_name!r}>", f"a {b.group} joint has no URDF form")
+            link = robot.bodies[joint.last]
+            lines += _joint_xml(b, parent_link, link.name) + _link_xml(link.name, link.inertia)
+            continue
         lines += _joint_xml(b, parent_link) + _link_xml(b.name, b.inertia)
     lines.append("</robot>")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,54 @@
+"""Joints with several velocities as Pinocchio models them (JointModelFreeFlyer,
+JointModelSpherical, JointModelPlanar): their coordinates and velocity directions. symgen builds
+each as a chain of single-DoF bodies that share the joint's child frame
+(:func:`symgen.model.group_bodies`); the algorithms treat the chain as one joint (the rate of each
+column turns with the whole child velocity, :func:`symgen.kinematics.rate_velocity`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: The joints with several velocities (Pinocchio's JointModelFreeFlyer, JointModelSpherical,
+#: JointModelPlanar), each as a chain of single-DoF bodies that share the joint's child frame (its
+#: velocity directions are constant there and its bias c_J is zero): per kind, (nq, the bodies'
+#: (type, axis) in v order). The first body carries the joint's placement and is moved by the
+#: joint's whole configuration (q[idx_q:idx_q + nq]); the others are never moved; the last carries
+#: the link. q: free-flyer (x, y, z, quaternion x, y, z, w), spherical (quaternion x, y, z, w),
+#: planar (x, y, cos theta, sin theta); v in the child frame (linear first).
+JOINT_MODELS = {
+    "freeflyer": (7, (("prismatic", (1.0, 0.0, 0.0)), ("prismatic", (0.0, 1.0, 0.0)), ("prismatic", (0.0, 0.0, 1.0)),
+                      ("revolute", (1.0, 0.0, 0.0)), ("revolute", (0.0, 1.0, 0.0)), ("revolute", (0.0, 0.0, 1.0)))),
+    "spherical": (4, (("revolute", (1.0, 0.0, 0.0)), ("revolute", (0.0, 1.0, 0.0)), ("revolute", (0.0, 0.0, 1.0)))),
+    "planar": (4, (("prismatic", (1.0, 0.0, 0.0)), ("prismatic", (0.0, 1.0, 0.0)), ("revolute", (0.0, 0.0, 1.0)))),
+}
+
+
+@dataclass(frozen=True)
+class JointModel:
+    """One joint of q/v order: its name, kind ("revolute", "continuous", "prismatic" or a key of
+    :data:`JOINT_MODELS`), its bodies (first..last), and its slices of q and v."""
+
+    name: str
+    kind: str
+    first: int
+    last: int
+    idx_q: int
+    nq: int
+
+    @property
+    def idx_v(self) -> int:
+        return self.first
+
+    @property
+    def nv(self) -> int:
+        return self.last - self.first + 1
+
+
+def layout_of(robot) -> tuple:
+    """A robot's joints as (name, kind, idx_q, nq, idx_v, nv) per joint (a package's
+    ``joint_models``); with ``--mimic``, the reduced ones: a root free-flyer, then 1-DoF joints."""
+    e = getattr(robot, "embedding", None)
+    if e is None:
+        return robot.joint_layout
+    kind = {j.name: j.kind for j in robot.full.joint_models}
+    return robot.full.joint_layout[:bool(e.lead_v)] + tuple(
+        (name, kind[name], e.lead_q + k, 1, e.lead_v + k, 1) for k, name in enumerate(robot.joint_names))

@@ -1,0 +1,211 @@
+"""Joints with several velocities (Pinocchio's joint models): spherical, planar, and free-flyers
+anywhere in the tree, against Pinocchio 4.1.
+
+- Random trees of our own mixing every joint type (a root free-flyer, ball and planar joints
+  mid-tree, a free-flyer inside the tree): every registered quantity with a Pinocchio counterpart,
+  from the algorithms on numbers in both coordinate choices, against Pinocchio's model built joint
+  by joint (:func:`symgen.pinocchio_oracle.pin_model_of`), to 1e-9.
+- A URDF with `planar` and `floating` joints inside the tree, read by symgen and by Pinocchio's own
+  parser: the generated NumPy and C of every default function through `symgen verify`.
+- An MJCF with ball joints (one after a hinge in one body, armature on every joint): MuJoCo's M,
+  bias forces and energy after `from_mujoco`, and the generated package through `symgen verify`.
+- The generated `integrate`, `difference`, `normalize`, `neutral` (NumPy and C) against
+  Pinocchio's, large rotations included.
+
+Every failure message carries the seed.
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import symgen
+from symgen import quantities as Q
+from symgen.cli import main
+from symgen.model import Body, Robot, free_flyer_bodies, group_bodies
+from symgen.quantities.base import SweepOptions
+from symgen.robots import random_inertia
+from symgen.spatial import rpy_matrix
+
+pin = pytest.importorskip("pinocchio")
+from symgen.pinocchio_oracle import PinOracle, pin_model_of  # noqa: E402
+
+DATA = Path(__file__).parent / "data" / "joints"
+MIXED_URDF = DATA / "mixed_joints.urdf"
+BALL_MJCF = DATA / "ball_limbs.xml"
+KINDS = ("revolute", "prismatic", "spherical", "planar", "freeflyer")
+
+
+def mixed_tree(seed: int, size: int = 8, floating: bool = True) -> Robot:
+    """A random tree: a root free-flyer (or none), then ``size`` joints of random kinds (each
+    kind at least once when size allows), random parents, placements and general axes."""
+    rng = np.random.default_rng(seed)
+    bodies = free_flyer_bodies("torso", random_inertia(rng)) if floating else []
+    kinds = list(KINDS) + [str(k) for k in rng.choice(KINDS, max(0, size - len(KINDS)))]
+    rng.shuffle(kinds)
+    path = [len(bodies) - 1] if floating else [-1]             # the links from the root to the last one
+    for k, kind in enumerate(kinds[:size]):
+        del path[int(rng.integers(1, len(path) + 1)):]           # depth first (Pinocchio's order):
+        parent = path[-1]                                        # a child of the last link or an ancestor
+        R = tuple(map(tuple, rpy_matrix(rng.uniform(-1.5, 1.5, 3))))
+        p = tuple(rng.uniform(-0.3, 0.3, 3))
+        name = f"l{k}"
+        if kind in ("revolute", "prismatic"):
+            axis = rng.normal(size=3)
+            bodies.append(Body(name, f"{name}_joint", kind, tuple(axis / np.linalg.norm(axis)), parent, R, p,
+                               random_inertia(rng)))
+        else:
+            bodies.extend(group_bodies(kind, f"{name}_joint", name, parent, len(bodies), R, p, random_inertia(rng)))
+        path.append(len(bodies) - 1)
+    return Robot(f"mixed{seed}", tuple(bodies), floating_base=floating)
+
+
+def _state(robot, rng):
+    n = robot.nv
+    return {"q": Q.ARGUMENTS["q"].draw(rng, robot.nq, n, layout=robot.joint_layout),
+            **{a: rng.uniform(-3, 3, n) for a in ("qd", "qdd", "qd_r", "qdd_r", "tau")}}
+
+
+@pytest.mark.parametrize("seed,floating", [(1, True), (2, True), (3, False), (4, False)])
+def test_every_quantity_matches_pinocchio_on_mixed_trees(seed, floating):
+    robot = mixed_tree(seed, floating=floating)
+    assert {j.kind for j in robot.joint_models} >= {"spherical", "planar", "freeflyer"}
+    oracle = PinOracle(robot, pin_model_of(robot))
+    rng = np.random.default_rng(seed)
+    for t in range(2):
+        state = _state(robot, rng)
+        M = Q.evaluate(robot, "M", state)
+        for key, x in Q.QUANTITIES.items():
+            if x.pinocchio is None:
+                continue
+            st = x.oracle_state(state) if x.oracle_state else state
+            ref = Q.flat(x.pinocchio(oracle, st))
+            for frame in ("body", "ground"):
+                ours = Q.flat(Q.evaluate(robot, key, st, SweepOptions(frame=frame)))
+                err = np.abs(ours - ref).max() / max(1.0, np.abs(ref).max())
+                assert err <= Q.tolerance(x, M), f"{key} ({frame}) seed={seed} state#{t}: {err:.2e}"
+
+
+def test_urdf_planar_and_floating_joints_read_as_pinocchio_reads_them():
+    robot = symgen.load_urdf(MIXED_URDF)
+    model = pin.buildModelFromUrdf(str(MIXED_URDF))
+    kinds = {j.name: j.kind for j in robot.joint_models}
+    assert kinds["slide_plane"] == "planar" and kinds["free_body"] == "freeflyer"
+    assert robot.nv == model.nv and robot.nq == model.nq - 1      # Pinocchio's continuous joint: cos, sin
+    oracle = PinOracle(robot, model)
+    rng = np.random.default_rng(7)
+    state = _state(robot, rng)
+    for key in ("M", "C", "tau", "qdd", "J", "Gamma"):
+        x = Q.QUANTITIES[key]
+        ours, ref = Q.flat(Q.evaluate(robot, key, state)), Q.flat(x.pinocchio(oracle, state))
+        assert np.abs(ours - ref).max() <= 1e-9 * max(1.0, np.abs(ref).max()), key
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('<joint name="p" type="planar"><parent link="a"/><child link="b"/><axis xyz="1 0 0"/></joint>',
+     "a planar joint's normal must be 0 0 1"),
+])
+def test_unsupported_joint_forms_are_one_line(tmp_path, text, expected):
+    path = tmp_path / "bad.urdf"
+    path.write_text(f'<robot name="r"><link name="a"/><link name="b"><inertial><mass value="1"/>'
+                    f'<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>{text}</robot>')
+    res = CliRunner().invoke(main, ["info", str(path)])
+    assert res.exit_code == 2 and res.output.count("\n") == 1 and expected in res.output, res.output
+
+
+def test_mjcf_ball_joints_match_mujoco():
+    """M, bias forces and kinetic energy against MuJoCo's after from_mujoco (test_mjcf's check)."""
+    pytest.importorskip("mujoco")
+    from test_mjcf import _check_against_mujoco
+
+    robot = _check_against_mujoco(BALL_MJCF, states=3)
+    assert [j.kind for j in robot.joint_models].count("spherical") == 2
+    assert robot.armature_vector[6:9].tolist() == [0.03] * 3          # the shoulder's, on its 3 velocities
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory):
+    """The mixed URDF and the ball MJCF, built with every default function (NumPy and C)."""
+    out = tmp_path_factory.mktemp("joint_models")
+    built = {}
+    for path in (MIXED_URDF, BALL_MJCF):
+        res = CliRunner().invoke(main, ["build", str(path), "--out", str(out), "--jobs", "2"])
+        assert res.exit_code == 0, res.output
+        built[path.stem] = out / path.stem
+    return built
+
+
+@pytest.mark.parametrize("stem,model", [("mixed_joints", MIXED_URDF), ("ball_limbs", BALL_MJCF)])
+def test_generated_packages_verify_against_pinocchio(packages, stem, model):
+    res = CliRunner().invoke(main, ["verify", str(packages[stem]), "--model", str(model), "--trials", "3"])
+    assert res.exit_code == 0 and "all checks passed" in res.output, res.output
+    assert "Pinocchio 4" in res.output and "skipped" not in res.output.split("Pinocchio 4")[1].splitlines()[0]
+
+
+def _load(folder):
+    sys.path.insert(0, str(folder.parent))
+    try:
+        return importlib.import_module(folder.name)
+    finally:
+        sys.path.pop(0)
+
+
+def _c_functions(pkg, folder):
+    """The generated C's integrate, difference (ctypes on the compiled binding, which holds them)."""
+    lib = ctypes.CDLL(str(next(folder.glob("*.so"))))
+    out = {}
+    for name, sizes in (("integrate", ("nq", "nv", "nq")), ("difference", ("nq", "nq", "nv"))):
+        f = getattr(lib, f"{folder.name}_{name}")
+        f.restype = None
+
+        def call(a, b, f=f, sizes=sizes):
+            res = np.zeros(getattr(pkg, sizes[2]))
+            ptr = ctypes.POINTER(ctypes.c_double)
+            f(np.ascontiguousarray(a, float).ctypes.data_as(ptr), np.ascontiguousarray(b, float).ctypes.data_as(ptr),
+              res.ctypes.data_as(ptr))
+            return res
+        out[name] = call
+    return out
+
+
+@pytest.mark.parametrize("stem,model", [("mixed_joints", MIXED_URDF), ("ball_limbs", BALL_MJCF)])
+def test_integrate_and_difference_match_pinocchio(packages, stem, model):
+    pkg = _load(packages[stem])
+    robot = symgen.load_robot(model)
+    oracle = PinOracle(robot, pin_model_of(robot))
+    pm = oracle.model
+    c = _c_functions(pkg, packages[stem])
+    rng = np.random.default_rng(11)
+    assert np.allclose(oracle.map.q(pkg.neutral()), pin.neutral(pm))
+    for t, scale in enumerate([1e-9, 1e-4, 0.5, 3.0, 10.0] * 4):
+        ctx = f"{stem} seed=11 step#{t} |v| scale {scale}"
+        q0 = Q.ARGUMENTS["q"].draw(rng, robot.nq, robot.nv, layout=robot.joint_layout)
+        v = rng.normal(size=robot.nv) * scale
+        for impl in (pkg.integrate, c["integrate"]):
+            q1 = impl(q0, v)
+            # as configurations (a quaternion and its negative are one rotation)
+            gap = pin.difference(pm, pin.integrate(pm, oracle.map.q(q0), oracle.map.v(v)), oracle.map.q(q1))
+            assert np.abs(gap).max() <= 1e-12 * max(1.0, scale), ctx
+        q1 = pkg.integrate(q0, v)
+        ref = oracle.map.vec(pin.difference(pm, oracle.map.q(q0), oracle.map.q(q1)))
+        for impl in (pkg.difference, c["difference"]):
+            d = impl(q0, q1)
+            err = d - ref
+            assert np.abs(err).max() <= 1e-9 * max(1.0, np.abs(ref).max()), ctx
+    batch = np.array([Q.ARGUMENTS["q"].draw(rng, robot.nq, robot.nv, layout=robot.joint_layout) for _ in range(5)])
+    V = rng.uniform(-0.5, 0.5, (5, robot.nv))               # rotations under pi: difference gives V back
+    assert np.allclose(pkg.integrate(batch, V), [pkg.integrate(a, b) for a, b in zip(batch, V)], atol=1e-15)
+    assert np.allclose(pkg.difference(batch, pkg.integrate(batch, V)), V, atol=1e-9)
+    unit = pkg.normalize(batch)
+    scaled = batch.copy()
+    for _, kind, k, _, _, _ in pkg.joint_models:
+        lo = {"spherical": 0, "freeflyer": 3, "planar": 2}.get(kind)
+        if lo is not None:
+            scaled[:, k + lo:k + 4 + (3 if kind == "freeflyer" else 0)] *= 1.7
+    assert np.allclose(pkg.normalize(scaled), unit, atol=1e-15)
