@@ -70,12 +70,14 @@ def check(package_dir, model_path, quantities, trials: int = 3, seed: int = 2) -
         raise BenchError(f"{model_path}: nq, nv = {m.nq}, {m.nv} but the package has {pkg.nq}, {pkg.nv}")
     rng = np.random.default_rng(seed)
     worst = dict.fromkeys(quantities, 0.0)
-    floating = pkg.nq != pkg.nv
+    floating = bool(pkg.floating_base)
+    quats = [k + (3 if kind == "freeflyer" else 0) for _, kind, k, *_ in pkg.joint_models
+             if kind in ("freeflyer", "spherical")]
     for _ in range(trials):
         d = mujoco.MjData(m)
         d.qpos[:] = m.qpos0 + rng.uniform(-1, 1, m.nq)
-        if floating:
-            d.qpos[3:7] /= np.linalg.norm(d.qpos[3:7])
+        for k in quats:
+            d.qpos[k:k + 4] /= np.linalg.norm(d.qpos[k:k + 4])
         d.qvel[:] = rng.uniform(-2, 2, m.nv)
         d.qfrc_applied[:] = rng.uniform(-5, 5, m.nv)
         mujoco.mj_forward(m, d)
@@ -127,7 +129,11 @@ def _declarations(model_path, manifest, nq, nv, disabled) -> str:
     the driver has drawn its states): q, v, tau of the loop turned as to_mujoco does."""
     qpos0 = ", ".join(repr(float(x)) for x in manifest["mujoco_qpos0"]) or "0.0"
     path = str(Path(model_path).resolve()).replace("\\", "\\\\").replace('"', '\\"')
-    floating = int(nq != nv)
+    floating = int(bool(manifest["floating_base"]))
+    balls = [j[2] for j in manifest.get("joint_models", ()) if j[1] == "spherical"]
+    reorder = "".join(f"""
+        {{ double b[4] = {{q[{k + 3}], q[{k}], q[{k + 1}], q[{k + 2}]}};   /* a ball: x y z w -> w x y z */
+          mju_normalize4(b); for (k = 0; k < 4; ++k) mj_qpos[s][{k} + k] = b[k]; }}""" for k in balls)
     row = {a: i for i, a in enumerate(STATE_ARGUMENTS)}           # the driver's inputs[row][state]
     return f"""static mjModel *mj_m;
 static mjData *mj_d;
@@ -143,7 +149,7 @@ static void mj_setup(void) {{
     for (s = 0; s < COUNT; ++s) {{
         const double *q = inputs[{row['q']}][s], *v = inputs[{row['qd']}][s], *tau = inputs[{row['tau']}][s];
         for (k = 0; k < {nq} - f; ++k) mj_qpos[s][f + k] = q[f + k] + mj_qpos0[k];
-        for (k = 0; k < {nv}; ++k) {{ mj_qvel[s][k] = v[k]; mj_qfrc[s][k] = tau[k]; }}
+        for (k = 0; k < {nv}; ++k) {{ mj_qvel[s][k] = v[k]; mj_qfrc[s][k] = tau[k]; }}{reorder}
         if (f) {{                         /* quaternion x y z w -> w x y z, base-frame linear -> world */
             double quat[4] = {{q[6], q[3], q[4], q[5]}}, R[9];
             mju_normalize4(quat);
