@@ -156,8 +156,8 @@ class Robot:
     def __post_init__(self):
         if not self.frames:         # a robot built in Python: one joint and one link per body
             object.__setattr__(self, "frames", tree_frames(self.root_link, self.bodies, self.free))
-        if self.floating_base and [(b.joint_type, b.axis, b.parent, b.joint_name) for b in self.bodies[:FREE_DOFS]] != [
-                (t, a, k - 1, ROOT_JOINT) for k, (t, a) in enumerate(FREE_AXES)]:
+        if self.floating_base and [(b.joint_type, b.axis, b.parent, b.joint_name, b.group) for b in self.bodies[:FREE_DOFS]] != [
+                (t, a, k - 1, ROOT_JOINT, "freeflyer") for k, (t, a) in enumerate(FREE_AXES)]:
             raise ModelError(f"robot {self.name!r}: a floating base must start with the six bodies of "
                              f"model.free_flyer_bodies")
         for i, b in enumerate(self.bodies):
