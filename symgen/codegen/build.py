@@ -62,6 +62,7 @@ class BuildOptions:
     command: str = ""                     # how to regenerate, for the header
     source_sha256: str = ""
     targets: tuple = DEFAULT_TARGETS      # what the package carries besides NumPy and C (--target): jax
+    open_loops: bool = False              # URDF+ loops opened on purpose (--open-loops; the manifest says so)
 
     @property
     def sweep(self) -> Q.SweepOptions:

@@ -216,7 +216,9 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"options: quantities={','.join(opts.quantities)} gamma_method={opts.gamma_method} "
         f"frame={opts.frame} floating_base={robot.floating_base} cse={opts.cse} "
         f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}"
-        + (" mimic=True" if _embedding(robot) else ""),
+        + (" mimic=True" if _relations(robot) else "")
+        + (f" couplings={','.join(_loops(robot))}" if _loops(robot) else "")
+        + (" open_loops=True" if getattr(opts, "open_loops", False) else ""),
         *([f"armature: {' '.join(repr(float(a)) for a in armature_of(robot))}"] if robot.has_armature else []),
         f"SymPy {sp.__version__}",
     ]
@@ -237,6 +239,16 @@ def _mujoco_qpos0(robot):
 def _embedding(robot):
     """The mimic embedding of a robot read with --mimic (:mod:`symgen.mimic`), else None."""
     return getattr(robot, "embedding", None)
+
+
+def _relations(robot):
+    """The mimic relations embedded (--mimic), else ()."""
+    return getattr(_embedding(robot), "relations", ())
+
+
+def _loops(robot):
+    """The URDF+ couplings embedded (:mod:`symgen.couplings`), else ()."""
+    return getattr(_embedding(robot), "loops", ())
 
 
 def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) -> dict:
@@ -263,6 +275,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "gravity_c": ", ".join(repr(float(x)) for x in opts.gravity),
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
         "has_jax": "jax" in opts.targets,
+        "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in _loops(robot)) + ")") if _loops(robot) else None,
     }
     c_source = render("c_source.c.j2", ctx)
     # the binding's module name carries its C source's hash: a package rebuilt in a running
@@ -285,7 +298,12 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     }
     if _mujoco_qpos0(robot) is not None:       # read from MJCF: from_mujoco/to_mujoco
         manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
-    if _embedding(robot):               # --mimic: recorded only then (packages without it are unchanged)
+    if _loops(robot):                   # URDF+ couplings (symgen.couplings)
+        manifest["loops"] = list(_loops(robot))
+        manifest["velocity_joint_names"] = list(robot.joint_names)
+    if getattr(opts, "open_loops", False):   # --open-loops: the spanning tree of a mechanism with loops, on purpose
+        manifest["options"]["open_loops"] = True
+    if _relations(robot):               # --mimic: recorded only then (packages without it are unchanged)
         manifest["options"]["mimic"] = True
         manifest["mimic"] = [{"joint": r.joint, "mimics": r.target, "multiplier": r.multiplier, "offset": r.offset}
                              for r in robot.embedding.relations]
