@@ -34,11 +34,9 @@ couplings in the same file, and the generated functions (docs/LOOPS.md has the d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-
 import numpy as np
 
-from .errors import ModelError, URDFError
+from .errors import ModelError
 from .model import Frame
 from .spatial import cross
 
@@ -68,12 +66,22 @@ class LoopSystem:
         self.dependent = tuple(sorted(dependent))
         self.independent = tuple(i for i in range(tree.n) if i not in set(self.dependent))
         self.rows = sum(len(c.P) for c in self.closures)
-        if self.rows != len(self.dependent):
-            raise ModelError(f"robot {tree.name!r}: the loops close {self.rows} rows but {len(self.dependent)} "
-                             f"joints are marked independent=\"false\"; they must match")
-        if self.rows > 3:
-            raise ModelError(f"robot {tree.name!r}: {self.rows} dependent joints; loops with more than 3 are not "
-                             f"embedded yet")
+        #: per cluster (loops sharing joints): (its rows of phi, its dependent joints), solved apart
+        self.clusters = []
+        for rows, joints in _clusters(self.closures):
+            deps = [i for i in self.dependent if i in joints]
+            names = ", ".join(repr(self.closures[k].name) for k in {r[0] for r in rows})
+            if len(rows) != len(deps):
+                raise ModelError(f"robot {tree.name!r}: loop(s) {names} close {len(rows)} rows but {len(deps)} of "
+                                 f"their joints are marked independent=\"false\"; they must match")
+            if len(rows) > 3:
+                raise ModelError(f"robot {tree.name!r}: loop(s) {names} have {len(rows)} dependent joints; clusters "
+                                 f"of more than 3 are not embedded yet")
+            self.clusters.append(([r[1] for r in rows], deps))
+        stray = set(self.dependent) - {i for _, deps in self.clusters for i in deps}
+        if stray:
+            raise ModelError(f"robot {tree.name!r}: joint(s) {', '.join(repr(tree.joint_names[i]) for i in sorted(stray))} "
+                             f"marked independent=\"false\" but on no loop's path")
 
     @property
     def nq(self) -> int:
@@ -164,22 +172,20 @@ class LoopSystem:
     def embedding(self, q, v=None, bk=None):
         """(G, Ġ) at q (Ġ at the independent speeds v; None without v)."""
         bk = _numeric(bk)
-        n, dep, own = self.tree.n, self.dependent, self.independent
+        n, own = self.tree.n, self.independent
         _, K, _ = self._stack(q, None, bk)
-        Kinv = _inverse(K[:, list(dep)], bk)
+        Kinv = [_inverse(K[rows][:, deps], bk) for rows, deps in self.clusters]     # K_D block by block
         G = bk.zeros((n, len(own)))
         for s, i in enumerate(own):
             G[i, s] = bk.number(1.0)
-        GD = -(Kinv @ K[:, list(own)])
-        for r, i in enumerate(dep):
-            G[i, :] = GD[r, :]
+        for (rows, deps), inv in zip(self.clusters, Kinv):
+            G[deps, :] = -(inv @ K[rows][:, list(own)])
         if v is None:
             return G, None
         _, _, Kd = self._stack(q, G @ v, bk)
         Gd = bk.zeros((n, len(own)))
-        GdD = -(Kinv @ (Kd @ G))
-        for r, i in enumerate(dep):
-            Gd[i, :] = GdD[r, :]
+        for (rows, deps), inv in zip(self.clusters, Kinv):
+            Gd[deps, :] = -(inv @ (Kd[rows] @ G))
         return G, Gd
 
     def solve_loops(self, q, iterations: int = 50, tol: float = 1e-12):
@@ -280,6 +286,20 @@ def bk_array(x, bk):
     return np.asarray(x, dtype=float) if getattr(bk, "name", "") != "symbolic" else x
 
 
+def _clusters(closures):
+    """Groups of closures that share joints: per group ([(closure index, row of phi)], joints)."""
+    groups, first = [], 0
+    for k, c in enumerate(closures):
+        rows = [(k, first + r) for r in range(len(c.P))]
+        first += len(c.P)
+        joints = set(c.pred_path) | set(c.succ_path)
+        for g in [g for g in groups if g[1] & joints]:
+            rows, joints = g[0] + rows, g[1] | joints
+            groups.remove(g)
+        groups.append((rows, joints))
+    return groups
+
+
 def _inverse(A, bk):
     """A^-1 of a 1x1, 2x2 or 3x3 block by its adjugate (no pivoting: the same code on symbols)."""
     r = A.shape[0]
@@ -305,42 +325,34 @@ def _inverse(A, bk):
 
 # ------------------------------------------------------------------------------------ reading
 
-def load_loops(path) -> LoopSystem:
-    """The :class:`LoopSystem` of a URDF+ file with ``<loop>`` elements (fixed base, no couplings)."""
-    import warnings
-
-    from .errors import SymgenWarning
-    from .urdf import load_urdf
-    from .urdf.parse import Context, parse_xml, read_links
-    from .urdf.plus import read_plus
-
-    source = str(path)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=SymgenWarning)
-        tree = load_urdf(path, open_loops=True)
-    ctx = Context(source, 1e-9)
-    root = parse_xml(Path(path).read_text(), ctx)
-    plus = read_plus(root, read_links(root, ctx), ctx)
-    if plus.couplings or getattr(tree, "embedding", None) is not None:
-        raise URDFError(source, "<coupling>", "couplings beside loops are not embedded together yet")
-    if not plus.loops:
-        raise URDFError(source, "<robot>", "no <loop> element")
+def closed_system(tree, loops, dependent, error) -> LoopSystem:
+    """The :class:`LoopSystem` of the spanning tree ``tree`` (a fixed-base Robot) closed by the
+    URDF+ ``loops`` (:class:`symgen.urdf.plus.Loop`), ``dependent`` the joint names marked
+    independent="false"; ``error(element, reason)`` the exception for what cannot be embedded."""
+    if tree.floating_base:
+        raise error(f"<loop name={loops[0].name!r}>", "loops on a floating base are not embedded yet")
     for b in tree.bodies:
         if b.joint_type not in ("revolute", "continuous", "prismatic"):
-            raise URDFError(source, f"<joint name={b.joint_name!r}>", "loops embed single-DoF joints only")
+            raise error(f"<joint name={b.joint_name!r}>", "loops embed single-DoF joints only")
     links = {f.name: f for f in tree.frames if f.kind == "link"}
-    closures, dependent = [], {tree.joint_names.index(j) for j in plus.dependent if j in tree.joint_names}
-    for loop in plus.loops:
+    closures = []
+    for loop in loops:
         ends = []
-        for link, (R, t) in ((loop.predecessor, loop.predecessor_origin), (loop.successor, loop.successor_origin)):
+        for link, (_, t) in ((loop.predecessor, loop.predecessor_origin), (loop.successor, loop.successor_origin)):
             f = links[link]
+            if f.body < 0:
+                raise error(f"<loop name={loop.name!r}>", f"link {link!r} is fixed to the root: pin the loop to a moving link")
             point = np.asarray(f.rotation) @ np.asarray(t) + np.asarray(f.translation)
             ends.append(Frame(f"{loop.name}:{link}", "point", f.body, f.rotation, tuple(float(x) for x in point)))
         up_p, up_s = _path(tree, ends[0].body), _path(tree, ends[1].body)
         ancestor = next((b for b in up_p if b in set(up_s)), -1)
         closure = Closure(loop.name, ends[0], ends[1], ancestor, _below(up_p, ancestor), _below(up_s, ancestor), np.eye(3))
-        closures.append(_with_rows(tree, closure, source))
-    return LoopSystem(tree, closures, dependent)
+        closures.append(_with_rows(tree, closure, error))
+    index = {name: i for i, name in enumerate(tree.joint_names)}
+    try:
+        return LoopSystem(tree, closures, {index[name] for name in dependent if name in index})
+    except ModelError as exc:
+        raise error(f"<loop name={loops[0].name!r}>", str(exc).split(": ", 1)[-1]) from None
 
 
 def _path(tree, b):
@@ -352,7 +364,7 @@ def _below(path, ancestor) -> tuple[int, ...]:
     return tuple(path[:path.index(ancestor)] if ancestor in path else path)
 
 
-def _with_rows(tree, closure: Closure, source) -> Closure:
+def _with_rows(tree, closure: Closure, error) -> Closure:
     """The closure with P: its translation rows that depend on q (rank of K over a few
     configurations), coordinate rows when they span them, else an orthonormal basis."""
     from dataclasses import replace
@@ -365,7 +377,7 @@ def _with_rows(tree, closure: Closure, source) -> Closure:
     U, s, _ = np.linalg.svd(stack)
     rank = int(np.sum(s > _RANK_TOL * max(1.0, s[0])))
     if rank == 0:
-        raise URDFError(source, f"<loop name={closure.name!r}>", "no joint moves its two points apart: nothing to close")
+        raise error(f"<loop name={closure.name!r}>", "no joint moves its two points apart: nothing to close")
     live = [i for i in range(3) if np.max(np.abs(stack[i])) > _RANK_TOL * max(1.0, s[0])]
     P = np.eye(3)[live] if len(live) == rank else U[:, :rank].T
     return replace(closure, P=P)

@@ -47,7 +47,7 @@ def _pinocchio(robot, frames=None, gravity=None):
     except ImportError:
         return None, "Pinocchio: not installed (pip install pin), skipped"
     from .mimic import full_model
-    from .pinocchio_oracle import oracle_for
+    from .oracle_loops import oracle_for
     from .urdf import urdf_string
 
     try:
@@ -69,7 +69,7 @@ def _pinocchio_own_parse(robot, urdf, gravity=None):
         import pinocchio
     except ImportError:
         return None, None
-    from .pinocchio_oracle import oracle_for
+    from .oracle_loops import oracle_for
 
     if getattr(robot, "mujoco_qpos0", None) is not None:
         return None, "Pinocchio's own reading of the file: skipped for MJCF (buildModelFromMJCF merges a body's joints)"
@@ -348,6 +348,10 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
         for _ in range(trials):
             # a parametric package runs at parameters drawn around the nominal ones, every check alike
             state = Q.random_state(rng, pkg.nq, pkg.nv, parameters=pkg.parameters if parametric else None)
+            if hasattr(robot, "solve_loops"):           # loops: a consistent configuration (symgen.closed)
+                state["q"] = robot.solve_loops(state["q"])
+                for o in (oracle, own):
+                    getattr(o, "at", lambda q: None)(state["q"])
 
             def caller(mod):
                 """call(key, *args): the package's function at other arguments (and this state's params)."""

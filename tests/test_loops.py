@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import symgen
 from symgen.errors import ModelError
-from symgen.loops import load_loops
 
 DATA = Path(__file__).parent / "data" / "urdfplus"
 FILES = ("four_bar.urdf", "tilted_knee_linkage.urdf")
@@ -29,7 +29,7 @@ FILES = ("four_bar.urdf", "tilted_knee_linkage.urdf")
 
 @pytest.fixture(scope="module", params=FILES)
 def mechanism(request, pin):
-    system = load_loops(DATA / request.param)
+    system = symgen.load_urdf(DATA / request.param).system
     model = pin.buildModelFromUrdf(str(DATA / request.param))
     assert tuple(model.names[1:]) == system.joint_names
     c = system.closures[0]
@@ -187,3 +187,83 @@ def test_identities_of_the_closed_system(mechanism):
         zero = np.zeros(system.nv)
         assert _rel(C @ v, system.inverse_dynamics(q, v, zero) - system.gravity(q)) < 1e-12, where
         assert _rel(system.regressor(q, v, v, a) @ theta, system.inverse_dynamics(q, v, a)) < 1e-12, where
+
+
+# ------------------------------------------------------------------ the generated package
+
+@pytest.fixture(scope="module", params=FILES)
+def package(request, tmp_path_factory):
+    from symgen.codegen.build import BuildOptions, build, import_package
+
+    robot = symgen.load_urdf(DATA / request.param)
+    path = build(robot, tmp_path_factory.mktemp("loops"), opts=BuildOptions(copt="-O0", jobs=2)).path
+    return request.param, robot, import_package(path)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_generated_code_matches_pinocchio(pin, package, backend):
+    """Every function of a default build (all but the derivatives, Cᵀv, the centroidal bias and
+    J̇), NumPy and C, against Pinocchio's spanning tree with its own G(q), Ġ (symgen.oracle_loops)."""
+    from symgen import quantities as Q
+    from symgen.closed import UNSUPPORTED
+    from symgen.oracle_loops import oracle_for
+
+    name, robot, pkg = package
+    assert pkg.nq == robot.nq == len(pkg.joint_names) and pkg.nv == robot.nv == len(pkg.velocity_joint_names)
+    assert pkg.loops == robot.loops and set(pkg.velocity_joint_names) < set(pkg.joint_names)
+    oracle = oracle_for(robot, pin.buildModelFromUrdf(str(DATA / name)), pin, frames=pkg.frames)
+    mod = getattr(pkg, backend)
+    seed, states = _states(f"generated-{name}-{backend}", robot.system)
+    for t, s in enumerate(states):
+        state = {"q": s["q"], "qd": s["v"], "qdd": s["a"], "qd_r": s["v_r"], "qdd_r": s["a_r"], "tau": s["tau"]}
+        oracle.at(state["q"])
+        for x in (Q.QUANTITIES[k] for k in Q.DEFAULT if k not in UNSUPPORTED):
+            at = x.oracle_state(state) if x.oracle_state else state
+            tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
+            err = _rel(Q.flat(Q.call(mod, x.key, at)), Q.flat(x.pinocchio(oracle, at)))
+            assert err <= tol, f"{name} {backend} {x.function}: {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
+    assert not hasattr(mod, "inverse_dynamics_derivatives")
+
+
+def test_cli_build_and_verify_the_four_bar(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from symgen.cli import main
+
+    runner, urdf = CliRunner(), DATA / "four_bar.urdf"
+    result = runner.invoke(main, ["build", str(urdf), "--out", str(tmp_path), "--quantities", "M,C,Gamma,tau,qdd,Y",
+                                  "--copt", "-O0", "--quiet", "--jobs", "2"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "four_bar" / "manifest.json").read_text())
+    assert manifest["nq"] == 3 and manifest["nv"] == 1 and manifest["loops"] == ["pin"]
+    assert manifest["velocity_joint_names"] == ["crank_joint"]
+    result = runner.invoke(main, ["verify", str(tmp_path / "four_bar"), "--urdf", str(urdf), "--trials", "3"])
+    assert result.exit_code == 0, result.output
+    assert "c vs Pinocchio: coriolis_matrix" in result.output and "c vs Pinocchio: christoffel" in result.output
+    refused = runner.invoke(main, ["build", str(urdf), "--out", str(tmp_path / "x"), "--quantities", "M,dtau"])
+    assert refused.exit_code == 2 and "dtau not generated" in refused.output
+
+
+def test_two_four_bars_are_two_clusters_solved_apart(pin):
+    """Two four-bars side by side (4 dependent joints, two clusters of 2): K_D inverted block by
+    block; the constrained dynamics against Pinocchio's spanning tree with its own G, Ġ."""
+    from symgen.oracle_loops import oracle_for
+
+    text = (DATA / "four_bar.urdf").read_text()
+    body = text[text.index('<link name="crank">'):text.index("</robot>")]
+    second = body.replace('"crank', '"b_crank').replace('"coupler', '"b_coupler').replace('"rocker', '"b_rocker') \
+                 .replace('name="pin"', 'name="b_pin"').replace('<origin xyz="0.8 0 0"/>', '<origin xyz="0.8 0.5 0"/>')
+    second = second.replace('<parent link="ground"/><child link="b_crank"/>',
+                            '<parent link="ground"/><child link="b_crank"/><origin xyz="0 0.5 0"/>')
+    robot = symgen.urdf.parse_urdf_string(text.replace("</robot>", second + "</robot>"))
+    assert robot.nq == 6 and robot.nv == 2 and [len(d) for _, d in robot.system.clusters] == [2, 2]
+    oracle = oracle_for(robot, pin.buildModelFromXML(text.replace("</robot>", second + "</robot>")), pin)
+    seed, states = _states("two-clusters", robot.system)
+    for t, s in enumerate(states):
+        q, v, a, where = s["q"], s["v"], s["a"], f"seed {seed} #{t}"
+        oracle.at(q)
+        assert _rel(robot.system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
+        assert _rel(robot.system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
+        assert _rel(robot.system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where

@@ -153,6 +153,19 @@ _SWEEP_WEIGHT = {"forward_dynamics": 10, "regressor": 9, "algorithm1": 9, "fd_de
                  "algorithm2": 6, "mass_matrix_inverse": 6, "crba": 4, "slotine_li": 3, "id_derivatives": 3}
 
 
+def _supported(robot, opts: BuildOptions) -> BuildOptions:
+    """The options with the quantities ``robot`` does not generate left out of a default build
+    (a mechanism with loops: :data:`symgen.closed.UNSUPPORTED`); asked for by name, an OptionError."""
+    unsupported = getattr(robot, "unsupported", frozenset())
+    asked = [k for k in opts.quantities if k in unsupported]
+    if not asked:
+        return opts
+    if tuple(opts.quantities) != Q.DEFAULT:
+        raise OptionError(f"--quantities: {', '.join(asked)} not generated for robot {robot.name!r} (a mechanism "
+                          f"with loops) yet; docs/LOOPS.md")
+    return dataclasses.replace(opts, quantities=tuple(k for k in opts.quantities if k not in unsupported))
+
+
 def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = None,
           progress: Progress | None = None) -> BuildResult:
     """Generate, write and (unless ``opts.compile`` is false) compile the package of ``robot`` as
@@ -164,6 +177,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
     name = identifier(name or robot.name)
     check_options(opts)
     check_size(robot, opts)
+    opts = _supported(robot, opts)
     Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run
     expected = prepare_output(out_dir, name, opts.force)    # a name clash stops the build before the symbolic work
     if not opts.source_sha256:

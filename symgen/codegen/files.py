@@ -247,8 +247,13 @@ def _relations(robot):
 
 
 def _loops(robot):
-    """The URDF+ couplings embedded (:mod:`symgen.couplings`), else ()."""
-    return getattr(_embedding(robot), "loops", ())
+    """The URDF+ couplings and loops embedded (:mod:`symgen.couplings`, :mod:`symgen.closed`), else ()."""
+    return tuple(getattr(robot, "loops", ()) or ())
+
+
+def _velocity_joint_names(robot):
+    """The joints whose speeds v holds: the independent ones of a mechanism with loops."""
+    return tuple(getattr(robot, "velocity_joint_names", None) or robot.joint_names)
 
 
 def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) -> dict:
@@ -276,6 +281,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
         "has_jax": "jax" in opts.targets,
         "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in _loops(robot)) + ")") if _loops(robot) else None,
+        "velocity_joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in _velocity_joint_names(robot)) + ")",
     }
     c_source = render("c_source.c.j2", ctx)
     # the binding's module name carries its C source's hash: a package rebuilt in a running
@@ -300,7 +306,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
     if _loops(robot):                   # URDF+ couplings (symgen.couplings)
         manifest["loops"] = list(_loops(robot))
-        manifest["velocity_joint_names"] = list(robot.joint_names)
+        manifest["velocity_joint_names"] = list(_velocity_joint_names(robot))
     if getattr(opts, "open_loops", False):   # --open-loops: the spanning tree of a mechanism with loops, on purpose
         manifest["options"]["open_loops"] = True
     if _relations(robot):               # --mimic: recorded only then (packages without it are unchanged)

@@ -192,12 +192,13 @@ def embed(robot, plus: Plus, joints, ctx, mimic: bool = False, open_loops: bool 
     for loop in plus.loops:
         _, pred, succ = _tied(loop, up)
         loop_joints.update(j.name for j in pred + succ)
-    if plus.loops and not open_loops:
+    mimics = mimic and any(j.mimic is not None and j.name in movable for j in joints)
+    if plus.loops and not open_loops and (plus.couplings or mimics):
         loop = plus.loops[0]
         raise ctx.error(f"<loop name={loop.name!r}>",
-                        f"a {loop.type} loop closure between links {loop.predecessor!r} and {loop.successor!r} is a "
-                        f"nonlinear constraint symgen cannot embed yet; --open-loops builds the open spanning tree "
-                        f"on purpose (the loop's joints then move freely: not the closed mechanism's dynamics)")
+                        f"a {loop.type} loop closure beside {'couplings' if plus.couplings else '--mimic joints'} is not "
+                        f"embedded yet; --open-loops builds the open spanning tree on purpose (the loop's joints then "
+                        f"move freely: not the closed mechanism's dynamics)")
     notes = []
     for c in plus.couplings:
         _, pred, succ = _tied(c, up)
@@ -222,6 +223,15 @@ def embed(robot, plus: Plus, joints, ctx, mimic: bool = False, open_loops: bool 
     for name in plus.dependent:
         if name not in dep_coupled and name not in loop_joints and name in by_name:
             raise ctx.error(f"<joint name={name!r}>", 'marked independent="false" but no <coupling> or <loop> ties it')
+    if plus.loops and not open_loops:                   # nonlinear loops: G(q) (symgen.loops, symgen.closed)
+        from ..closed import Closed
+        from ..loops import closed_system
+
+        notes += [f"loop {loop.name!r} ({loop.type}, {loop.predecessor!r} to {loop.successor!r}): closed by "
+                  f"embedding; q holds the spanning tree's coordinates, v the independent speeds" for loop in plus.loops]
+        robot = replace(robot, notes=robot.notes + tuple(notes))
+        return Closed(closed_system(robot, plus.loops, plus.dependent, lambda element, reason: ctx.error(
+            element, f"{reason}; --open-loops builds the open spanning tree on purpose (not the closed mechanism's dynamics)")))
     if plus.loops:
         opened = ", ".join(repr(loop.name) for loop in plus.loops)
         reason = (f"--open-loops: loop(s) {opened} not closed; the open spanning tree is built, every joint of it "
