@@ -266,9 +266,15 @@ def embed(robot, plus: Plus, joints, ctx, mimic: bool = False, open_loops: bool 
     return Coupled(robot, emb)
 
 
-def rotor_notes(inertias: dict) -> tuple[str, ...]:
-    """One note per link of mass 0 with a rotational inertia (a rotor), as GRBDA and Pinocchio
-    read them: pure rotational inertia about its origin."""
-    return tuple(f"link {name!r}: mass 0 with rotational inertia (principal moments "
-                 f"{', '.join(f'{x:.3g}' for x in np.linalg.eigvalsh(np.array(i.I_com)))}): read as a rotor, pure "
-                 f"rotational inertia" for name, i in inertias.items() if i.mass == 0.0 and np.any(np.array(i.I_com)))
+def rotor_notes(tree) -> tuple[str, ...]:
+    """One note per moving body of mass 0 with a rotational inertia (a rotor), as GRBDA and
+    Pinocchio read them: pure rotational inertia about its origin. A placeholder link lumped into
+    a real body is no rotor (its body has a mass)."""
+    notes = []
+    for body, inertia in tree.inertias.items():
+        I = np.array(inertia.I_com)
+        if body >= 0 and inertia.mass == 0.0 and np.any(I):
+            moments = ", ".join(f"{x:.3g}" for x in np.linalg.eigvalsh(I))
+            notes.append(f"link {tree.links_of(body)[0]!r}: mass 0 with rotational inertia (principal moments "
+                         f"{moments}): read as a rotor, pure rotational inertia")
+    return tuple(notes)

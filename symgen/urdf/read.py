@@ -75,7 +75,7 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
         raise ctx.error("<robot>", f"no movable joints (every joint is fixed, so {name!r} has no "
                                    f"degree of freedom; --floating-base would give it six)")
     notes += _mimic_notes(tree, joints, mimic)
-    notes += check_inertias(tree, links, not floating_base, strict_inertia, ctx) + rotor_notes(links)
+    notes += check_inertias(tree, links, not floating_base, strict_inertia, ctx) + rotor_notes(tree)
     bodies = free_flyer_bodies(root, tree.inertias[root_body]) if floating_base else []
     for k, (j, parent, R, p) in enumerate(tree.specs):
         bodies.append(Body(name=j.child, joint_name=j.name, joint_type=j.type, axis=j.axis,
