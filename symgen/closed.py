@@ -90,11 +90,11 @@ def run_closed(sweep, robot: Closed, args: dict, bk, opts, rules: dict, run_full
     fa = {"q": q, **({"params": args["params"]} if "params" in args else {})}
     for name in ("qd", "qd_r"):
         if name in args:
-            fa[name] = G @ args[name]
+            fa[name] = bk.bind(G @ args[name], f"G{name}")
     if "qdd" in args:
-        fa["qdd"] = G @ args["qdd"] + (Gd @ v if Gd is not None else 0)
+        fa["qdd"] = bk.bind(G @ args["qdd"] + (Gd @ v if Gd is not None else 0), "Gqdd")
     if "qdd_r" in args:
-        fa["qdd_r"] = G @ args["qdd_r"] + Gd @ args["qd_r"]
+        fa["qdd_r"] = bk.bind(G @ args["qdd_r"] + Gd @ args["qd_r"], "Gqdd_r")
     if "solve" in rules.values():
         return _solve(sweep, robot, args, fa, G, Gd, bk, opts)
     values = run_full(sweep, full, fa, bk, opts)

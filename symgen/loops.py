@@ -174,18 +174,20 @@ class LoopSystem:
         bk = _numeric(bk)
         n, own = self.tree.n, self.independent
         _, K, _ = self._stack(q, None, bk)
-        Kinv = [_inverse(K[rows][:, deps], bk) for rows, deps in self.clusters]     # K_D block by block
+        K = bk.bind(K, "lK")                        # named once: every projection reads G's entries
+        Kinv = [bk.bind(_inverse(K[rows][:, deps], bk), f"lKinv{c}")               # K_D block by block
+                for c, (rows, deps) in enumerate(self.clusters)]
         G = bk.zeros((n, len(own)))
         for s, i in enumerate(own):
             G[i, s] = bk.number(1.0)
         for (rows, deps), inv in zip(self.clusters, Kinv):
-            G[deps, :] = -(inv @ K[rows][:, list(own)])
+            G[deps, :] = bk.bind(-(inv @ K[rows][:, list(own)]), "lG")
         if v is None:
             return G, None
-        _, _, Kd = self._stack(q, G @ v, bk)
+        _, _, Kd = self._stack(q, bk.bind(G @ v, "lGv"), bk)
         Gd = bk.zeros((n, len(own)))
         for (rows, deps), inv in zip(self.clusters, Kinv):
-            Gd[deps, :] = -(inv @ (Kd[rows] @ G))
+            Gd[deps, :] = bk.bind(-(inv @ bk.bind(Kd[rows] @ G, "lKdG")), "lGd")
         return G, Gd
 
     def solve_loops(self, q, iterations: int = 50, tol: float = 1e-12):

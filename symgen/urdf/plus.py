@@ -227,8 +227,9 @@ def embed(robot, plus: Plus, joints, ctx, mimic: bool = False, open_loops: bool 
         from ..closed import Closed
         from ..loops import closed_system
 
+        speeds = ", ".join(repr(j) for j in robot.joint_names if j not in plus.dependent)
         notes += [f"loop {loop.name!r} ({loop.type}, {loop.predecessor!r} to {loop.successor!r}): closed by "
-                  f"embedding; q holds the spanning tree's coordinates, v the independent speeds" for loop in plus.loops]
+                  f"embedding; q holds the spanning tree's coordinates, v the speeds of {speeds}" for loop in plus.loops]
         robot = replace(robot, notes=robot.notes + tuple(notes))
         return Closed(closed_system(robot, plus.loops, plus.dependent, lambda element, reason: ctx.error(
             element, f"{reason}; --open-loops builds the open spanning tree on purpose (not the closed mechanism's dynamics)")))
