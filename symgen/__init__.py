@@ -19,21 +19,23 @@ __version__ = "0.1.0"
 
 
 def load_urdf(path, floating_base: bool = False, snap_tol: float | None = None,
-              strict_inertia: bool = False, mimic: bool = False) -> Robot:
+              strict_inertia: bool = False, mimic: bool = False, open_loops: bool = False) -> Robot:
     """Read a URDF file into a :class:`Robot` (see :mod:`symgen.urdf`); ``mimic``: its mimic
-    joints embedded, reduced coordinates (:mod:`symgen.mimic`)."""
+    joints embedded, reduced coordinates (:mod:`symgen.mimic`); URDF+ couplings are embedded
+    (:mod:`symgen.couplings`), loops refused unless ``open_loops``."""
     from .urdf import load_urdf as _load
 
     kwargs = {} if snap_tol is None else {"snap_tol": snap_tol}
-    return _load(path, floating_base=floating_base, strict_inertia=strict_inertia, mimic=mimic, **kwargs)
+    return _load(path, floating_base=floating_base, strict_inertia=strict_inertia, mimic=mimic,
+                 open_loops=open_loops, **kwargs)
 
 
-def load_robot(path, floating_base: bool = False, mimic: bool = False) -> Robot:
+def load_robot(path, floating_base: bool = False, mimic: bool = False, **kwargs) -> Robot:
     """Read a URDF or an MJCF file (told apart by its root element; MJCF through MuJoCo's own
     compiler, the mjcf extra: see :mod:`symgen.mjcf`) into a :class:`Robot`."""
     from .mjcf import load_robot as _load
 
-    return _load(path, floating_base=floating_base, mimic=mimic)
+    return _load(path, floating_base=floating_base, mimic=mimic, **kwargs)
 
 
 def _embedded(robot, key, state, gravity=GRAVITY):

@@ -114,6 +114,7 @@ class SymbolicBackend:
         self._trig: dict = {}
         self._known: dict = {}
         self._counts: dict[str, int] = {}
+        self._used: set[str] = set()            # every name given out (a suffix must not repeat one)
 
     # -- construction
     def zeros(self, shape):
@@ -159,8 +160,13 @@ class SymbolicBackend:
         if self.limit is not None and len(self.assignments) >= self.limit:
             raise TraceLimit(self.limit)
         n = self._counts.get(name, 0)
+        label = name if n == 0 else f"{name}_{n}"
+        while label in self._used:              # "p0_1" bound twice is "p0_1_1", an entry of "p0_1" too
+            n += 1
+            label = f"{name}_{n}"
         self._counts[name] = n + 1
-        sym = self.sp.Symbol(f"{self.prefix}{name}" if n == 0 else f"{self.prefix}{name}_{n}")
+        self._used.add(label)
+        sym = self.sp.Symbol(f"{self.prefix}{label}")
         self.assignments.append((sym, expr, body))
         self._known[expr] = sym
         return sym

@@ -51,12 +51,14 @@ def main():
                    "v = [base linear, angular velocity in the base frame ...]).")
 @click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
-def info(urdf, floating_base, mimic):
+@click.option("--open-loops", is_flag=True, help="URDF+ with <loop> elements: build the open spanning tree on purpose "
+              "(the loops' joints move freely; recorded in the manifest) [default: a loop symgen cannot embed is refused].")
+def info(urdf, floating_base, mimic, open_loops):
     """Summarize a robot: bodies, joints in q order, DoF, depth, what was lumped and snapped."""
     from .mjcf import load_robot
     from .report import describe
 
-    click.echo(describe(load_robot(urdf, floating_base=floating_base, mimic=mimic)))
+    click.echo(describe(load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops)))
 
 
 @main.command()
@@ -155,11 +157,14 @@ def _progress(quiet):
 @click.option("--quiet", is_flag=True, help="No progress messages.")
 @click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
+@click.option("--open-loops", is_flag=True, help="URDF+ with <loop> elements: build the open spanning tree on purpose "
+              "(the loops' joints move freely; recorded in the manifest) [default: a loop symgen cannot embed is refused].")
 @click.option("--armature", "armature_text", default=None, help="Reflected rotor inertia added to M's diagonal "
               "(Pinocchio's model.armature): one number for every joint but a free-flyer, or joint=value,... "
               "[default: none; MJCF: its dof_armature].")
 def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, max_dof, gravity_text,
-          parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, armature_text):
+          parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
+          armature_text):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import shlex
@@ -181,7 +186,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
     targets = parse_targets(targets)
     check_targets(BuildOptions(targets=targets, compile=not no_compile))
-    robot = load_robot(urdf, floating_base=floating_base, mimic=mimic)
+    robot = load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops)
     if robot.gravity is not None and click.get_current_context().get_parameter_source("gravity_text").name == "DEFAULT":
         gravity = robot.gravity                 # the model file's own (MJCF <option gravity>)
     if armature_text is not None:
@@ -195,6 +200,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--name", name] if name else []
     words += ["--floating-base"] if floating_base else []
     words += ["--mimic"] if mimic else []
+    words += ["--open-loops"] if open_loops else []
     words += ["--quantities", quantities, "--gamma-method", gamma_method]
     words += ["--cse"] if cse else []
     words += ["--frame", frame] if frame != "ground" else []
@@ -208,7 +214,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     opts = BuildOptions(quantities=Q.parse(quantities), gamma_method=gamma_method, cse=cse, frame=frame, frames=frames,
                         gravity=gravity, parametric=parametric, **limit,
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
-                        force=force, command=shlex.join(words),
+                        force=force, command=shlex.join(words), open_loops=open_loops,
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
     progress = _progress(quiet)
     try:

@@ -47,7 +47,8 @@ def _pinocchio(robot, frames=None, gravity=None):
     except ImportError:
         return None, "Pinocchio: not installed (pip install pin), skipped"
     from .mimic import full_model
-    from .pinocchio_oracle import oracle_for, pin_model_of
+    from .oracle_loops import oracle_for
+    from .pinocchio_oracle import pin_model_of
     from .urdf import urdf_string
 
     try:
@@ -72,7 +73,7 @@ def _pinocchio_own_parse(robot, urdf, gravity=None):
         import pinocchio
     except ImportError:
         return None, None
-    from .pinocchio_oracle import oracle_for
+    from .oracle_loops import oracle_for
 
     if getattr(robot, "mujoco_qpos0", None) is not None:
         return None, "Pinocchio's own reading of the file: skipped for MJCF (buildModelFromMJCF merges a body's joints)"
@@ -320,7 +321,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     if urdf:
         read = load_robot if is_mjcf(urdf) else symgen.load_urdf                  # MJCF through MuJoCo
         robot = read(urdf, floating_base=built_floating,
-                     mimic=bool(manifest["options"].get("mimic", False)))        # --mimic: reduced
+                     mimic=bool(manifest["options"].get("mimic", False)),        # --mimic: reduced
+                     **({"open_loops": True} if manifest["options"].get("open_loops") else {}))
         notes.append(check_robot(robot, manifest, path, urdf))
         robot = with_manifest_armature(robot, manifest)
         oracle, pin_note = _pinocchio(robot, frames, gravity)
@@ -352,6 +354,10 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             # a parametric package runs at parameters drawn around the nominal ones, every check alike
             state = Q.random_state(rng, pkg.nq, pkg.nv, parameters=pkg.parameters if parametric else None,
                                    layout=getattr(pkg, "joint_models", None))
+            if hasattr(robot, "solve_loops"):           # loops: a consistent configuration (symgen.closed)
+                state["q"] = robot.solve_loops(state["q"])
+                for o in (oracle, own):
+                    getattr(o, "at", lambda q: None)(state["q"])
 
             def caller(mod):
                 """call(key, *args): the package's function at other arguments (and this state's params)."""

@@ -62,6 +62,7 @@ class BuildOptions:
     command: str = ""                     # how to regenerate, for the header
     source_sha256: str = ""
     targets: tuple = DEFAULT_TARGETS      # what the package carries besides NumPy and C (--target): jax
+    open_loops: bool = False              # URDF+ loops opened on purpose (--open-loops; the manifest says so)
 
     @property
     def sweep(self) -> Q.SweepOptions:
@@ -152,6 +153,19 @@ _SWEEP_WEIGHT = {"forward_dynamics": 10, "regressor": 9, "algorithm1": 9, "fd_de
                  "algorithm2": 6, "mass_matrix_inverse": 6, "crba": 4, "slotine_li": 3, "id_derivatives": 3}
 
 
+def _supported(robot, opts: BuildOptions) -> BuildOptions:
+    """The options with the quantities ``robot`` does not generate left out of a default build
+    (a mechanism with loops: :data:`symgen.closed.UNSUPPORTED`); asked for by name, an OptionError."""
+    unsupported = getattr(robot, "unsupported", frozenset())
+    asked = [k for k in opts.quantities if k in unsupported]
+    if not asked:
+        return opts
+    if tuple(opts.quantities) != Q.DEFAULT:
+        raise OptionError(f"--quantities: {', '.join(asked)} not generated for robot {robot.name!r} (a mechanism "
+                          f"with loops) yet; docs/LOOPS.md")
+    return dataclasses.replace(opts, quantities=tuple(k for k in opts.quantities if k not in unsupported))
+
+
 def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = None,
           progress: Progress | None = None) -> BuildResult:
     """Generate, write and (unless ``opts.compile`` is false) compile the package of ``robot`` as
@@ -166,6 +180,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
     if "casadi" in opts.targets and getattr(robot, "has_inner_groups", False):
         raise OptionError("--target: casadi's jac_ functions know the root free-flyer's tangent map only; a "
                           "spherical, planar or inner free-flyer joint is not supported there yet")
+    opts = _supported(robot, opts)
     Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run
     expected = prepare_output(out_dir, name, opts.force)    # a name clash stops the build before the symbolic work
     if not opts.source_sha256:

@@ -217,7 +217,9 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"options: quantities={','.join(opts.quantities)} gamma_method={opts.gamma_method} "
         f"frame={opts.frame} floating_base={robot.floating_base} cse={opts.cse} "
         f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}"
-        + (" mimic=True" if _embedding(robot) else ""),
+        + (" mimic=True" if _relations(robot) else "")
+        + (f" couplings={','.join(_loops(robot))}" if _loops(robot) else "")
+        + (" open_loops=True" if getattr(opts, "open_loops", False) else ""),
         *([f"armature: {' '.join(repr(float(a)) for a in armature_of(robot))}"] if robot.has_armature else []),
         f"SymPy {sp.__version__}",
     ]
@@ -240,6 +242,21 @@ def _embedding(robot):
     return getattr(robot, "embedding", None)
 
 
+def _relations(robot):
+    """The mimic relations embedded (--mimic), else ()."""
+    return getattr(_embedding(robot), "relations", ())
+
+
+def _loops(robot):
+    """The URDF+ couplings and loops embedded (:mod:`symgen.couplings`, :mod:`symgen.closed`), else ()."""
+    return tuple(getattr(robot, "loops", ()) or ())
+
+
+def _velocity_joint_names(robot):
+    """The joints whose speeds v holds: the independent ones of a mechanism with loops."""
+    return tuple(getattr(robot, "velocity_joint_names", None) or robot.joint_names)
+
+
 def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) -> dict:
     """All files of the package as ``{filename: text}``, from the printed Functions
     (:func:`function_context` of each, in build order) and their op counts (``{function name:
@@ -259,7 +276,9 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "armature_literal": "[" + ", ".join(repr(float(x)) for x in armature_of(robot)) + "]",
         "joint_models_literal": "(" + "".join(f"({py_literal(j[0])}, {j[1]!r}, {j[2]}, {j[3]}, {j[4]}, {j[5]}), "
                                               for j in layout_of(robot)) + ")",
+        # integrate & co. on a tree's coordinates; a mechanism with loops (v: independent speeds) has none yet
         "lie_joints": [{"kind": j[1], "iq": j[2], "iv": j[4]} for j in layout_of(robot)],
+        "has_lie": getattr(robot, "system", None) is None,
         "mujoco_balls": [j[2] for j in layout_of(robot) if j[1] == "spherical"],
         "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot) is None
                                  else "[" + "".join(repr(float(x)) + ", " for x in robot.mujoco_qpos0) + "]"),
@@ -268,6 +287,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "gravity_c": ", ".join(repr(float(x)) for x in opts.gravity),
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
         "has_jax": "jax" in opts.targets,
+        "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in _loops(robot)) + ")") if _loops(robot) else None,
+        "velocity_joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in _velocity_joint_names(robot)) + ")",
     }
     c_source = render("c_source.c.j2", ctx)
     # the binding's module name carries its C source's hash: a package rebuilt in a running
@@ -291,7 +312,12 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     }
     if _mujoco_qpos0(robot) is not None:       # read from MJCF: from_mujoco/to_mujoco
         manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
-    if _embedding(robot):               # --mimic: recorded only then (packages without it are unchanged)
+    if _loops(robot):                   # URDF+ couplings (symgen.couplings)
+        manifest["loops"] = list(_loops(robot))
+        manifest["velocity_joint_names"] = list(_velocity_joint_names(robot))
+    if getattr(opts, "open_loops", False):   # --open-loops: the spanning tree of a mechanism with loops, on purpose
+        manifest["options"]["open_loops"] = True
+    if _relations(robot):               # --mimic: recorded only then (packages without it are unchanged)
         manifest["options"]["mimic"] = True
         manifest["mimic"] = [{"joint": r.joint, "mimics": r.target, "multiplier": r.multiplier, "offset": r.offset}
                              for r in robot.embedding.relations]

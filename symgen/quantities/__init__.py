@@ -53,6 +53,11 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
     handed the sweep's projection rules and this function for the full model)."""
     from ..kinematics import with_parameters
 
+    if getattr(robot, "system", None) is not None:          # loops: G(q) (symgen.closed)
+        from ..closed import run_closed
+
+        return run_closed(sweep, robot, args, bk, opts, embed_rules(sweep.name), run_sweep,
+                          {k: x.output_names for k, x in QUANTITIES.items() if x.sweep == sweep.name})
     if getattr(robot, "embedding", None) is not None:       # --mimic: reduced coordinates
         from ..mimic import run_embedded
 

@@ -59,9 +59,13 @@ parent(i) = i // 2, is numbered breadth first) comes back renumbered depth first
 A floating-base Robot is written without its free-flyer (the base link is the file's root link),
 so it reads back with ``floating_base=True``, and Pinocchio loads it with ``JointModelFreeFlyer``.
 
+URDF+ (GRBDA's ``<coupling>``, ``<loop>`` and ``independent="false"``): :mod:`.plus`. Couplings
+are embedded (a :class:`symgen.couplings.Coupled` view in the independent coordinates); a loop is
+refused unless ``open_loops=True``; a link of mass 0 with an inertia is a rotor (docs/LOOPS.md).
+
 The package: :mod:`.parse` reads the XML (strict numbers, snapping), :mod:`.validate` checks
 structure and inertias, :mod:`.lump` assembles the tree and lumps fixed joints, :mod:`.read` is
-the entry point, :mod:`.write` the writer.
+the entry point, :mod:`.plus` the URDF+ elements, :mod:`.write` the writer.
 """
 from .parse import parse_numbers
 from .read import load_urdf, parse_urdf_string

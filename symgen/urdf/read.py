@@ -8,6 +8,7 @@ from ..errors import OptionError, URDFError
 from ..model import FREE_DOFS, ROOT_JOINT, Body, Frame, Robot, as_mat3, as_vec3, free_flyer_bodies, group_bodies
 from .lump import Tree, assemble
 from .parse import GROUP_OF, Context, JointSpec, parse_xml, read_joints, read_links, robot_name
+from .plus import embed, read_plus, rotor_notes
 from .validate import (check_floating_names, check_inertias, check_masses, check_no_loop, parent_joints,
                        root_link, virtual_root)
 
@@ -46,13 +47,15 @@ def _embedding(tree: Tree, joints: list[JointSpec], robot, ctx: Context):
 
 
 def parse_urdf_string(text: str, source: str | None = None, floating_base: bool = False,
-                      snap_tol: float = 1e-9, strict_inertia: bool = False, mimic: bool = False) -> Robot:
+                      snap_tol: float = 1e-9, strict_inertia: bool = False, mimic: bool = False,
+                      open_loops: bool = False) -> Robot:
     """The Robot described by the URDF ``text`` (``source`` names it in error messages and
     warnings). ``strict_inertia``: refuse inertias that are invalid beyond round-off instead of
     tolerating small violations with a warning (:mod:`symgen.urdf.validate`). ``mimic``: the
     ``<mimic>`` relations are embedded (reduced coordinates): the result is then a
     :class:`symgen.mimic.Embedded` view of the full Robot (when the file has any movable mimic
-    joint)."""
+    joint). URDF+ (``<coupling>``, ``<loop>``, ``independent``): :mod:`.plus`; ``open_loops`` builds
+    the open spanning tree of a file with loops instead of refusing it."""
     if not snap_tol >= 0.0:
         raise OptionError(f"snap_tol must be a number >= 0, got {snap_tol!r}")
     ctx = Context(source, snap_tol)
@@ -72,7 +75,7 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
         raise ctx.error("<robot>", f"no movable joints (every joint is fixed, so {name!r} has no "
                                    f"degree of freedom; --floating-base would give it six)")
     notes += _mimic_notes(tree, joints, mimic)
-    notes += check_inertias(tree, links, not floating_base, strict_inertia, ctx)
+    notes += check_inertias(tree, links, not floating_base, strict_inertia, ctx) + rotor_notes(tree)
     bodies = free_flyer_bodies(root, tree.inertias[root_body]) if floating_base else []
     for k, (j, parent, R, p) in enumerate(tree.specs):
         if j.type in GROUP_OF:                          # planar, floating: several bodies
@@ -85,6 +88,9 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
     robot = Robot(name=name, bodies=tuple(bodies), root_link=virtual_root(links) if floating_base else root,
                   source=source, lumped=tuple(tree.lumped), snapped=tuple(ctx.snapped),
                   floating_base=floating_base, notes=notes, frames=tuple(tree.frames))
+    plus = read_plus(root_el, links, ctx)
+    if plus:                                        # URDF+: couplings embedded, loops refused or opened
+        return embed(robot, plus, joints, ctx, mimic, open_loops)
     if mimic and any(j.mimic is not None for j, *_ in tree.specs):
         from ..mimic import Embedded
 
@@ -101,7 +107,7 @@ def _virtual_frames(world: str) -> tuple[Frame, ...]:
 
 
 def load_urdf(path, floating_base: bool = False, snap_tol: float = 1e-9,
-              strict_inertia: bool = False, mimic: bool = False) -> Robot:
+              strict_inertia: bool = False, mimic: bool = False, open_loops: bool = False) -> Robot:
     """The Robot described by the URDF file ``path`` (see :func:`parse_urdf_string`)."""
     source = str(path)
     data = _read_capped(path, source)
@@ -111,7 +117,7 @@ def load_urdf(path, floating_base: bool = False, snap_tol: float = 1e-9,
         raise URDFError(source, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     text = text.replace("\r\n", "\n").replace("\r", "\n")     # as a file read in text mode
     return parse_urdf_string(text, source=source, floating_base=floating_base, snap_tol=snap_tol,
-                             strict_inertia=strict_inertia, mimic=mimic)
+                             strict_inertia=strict_inertia, mimic=mimic, open_loops=open_loops)
 
 
 def _read_capped(path, source: str) -> bytes:

@@ -9,8 +9,10 @@ into a real body is fine), with three outcomes:
   triangle inequality broken by any amount (with non-negative moments the spatial inertia is still
   positive semidefinite, so M stays so; CAD exports break it, e.g. romeo_small by 2/3 of the
   trace): a one-line :class:`~symgen.errors.SymgenWarning` naming the file, link and size;
-- invalid: a larger negative moment, a negative mass anywhere, a body of mass 0 with a nonzero
-  inertia: a :class:`~symgen.errors.URDFError`.
+- invalid: a larger negative moment, a negative mass anywhere: a :class:`~symgen.errors.URDFError`.
+
+A link of mass 0 with a rotational inertia is a rotor (GRBDA's and Pinocchio's reading: pure
+rotational inertia), checked like any other inertia and noted (:func:`.plus.rotor_notes`).
 
 The body fixed to the ground of a fixed base is not used, so it is not checked (a note says why
 if it would fail).
@@ -38,8 +40,8 @@ _TOLERATED_NEGATIVE = 0.25     # a negative principal moment up to this fraction
 def _inertia_issue(inertia: Inertia, strict: bool) -> tuple[str, bool] | None:
     """(why, tolerated) if ``inertia`` is not a rigid body's beyond round-off; None if it is."""
     I = np.array(inertia.I_com)
-    if inertia.mass == 0.0:
-        return None if not np.any(I) else ("mass is 0 but the inertia is not zero", False)
+    if inertia.mass == 0.0 and not np.any(I):
+        return None                 # massless; mass 0 with an inertia is a rotor (checked below)
     moments = np.linalg.eigvalsh(I)
     trace = max(float(moments.sum()), 0.0)
     round_off = _ROUND_OFF * trace + _FLOOR
@@ -81,7 +83,7 @@ def check_inertias(tree: Tree, links: dict[str, Inertia], fixed_base: bool, stri
                          f"its inertia is unused")
             continue
         element = (f"<link name={own!r}>" if others else
-                   f"<link name={own!r}>/<inertial>" + ("/<inertia>" if inertia.mass else ""))
+                   f"<link name={own!r}>/<inertial>/<inertia>")
         if not tolerated:
             raise ctx.error(element, why)
         _warn(ctx, element, f"{why}; tolerated (strict_inertia=True refuses it)")
@@ -96,12 +98,18 @@ def _massless_subtrees(tree: Tree, ctx: Context) -> tuple[str, ...]:
     notes = []
     for k, (joint, parent, _, _) in enumerate(tree.specs):
         body = tree.spec_body[k]
-        if masses[body] == 0.0 and (masses[parent] > 0.0 or parent == -1):
+        if masses[body] == 0.0 and (masses[parent] > 0.0 or parent == -1) and not _rotor_below(tree, body):
             why = (f"joint {joint.name!r} moves only massless links ({', '.join(map(repr, _below(tree, body)))}): "
                    f"the mass matrix is singular")
             _warn(ctx, f"<joint name={joint.name!r}>", why)
             notes.append(why)
     return tuple(notes)
+
+
+def _rotor_below(tree: Tree, body: int) -> bool:
+    """Whether a body at or below ``body`` has a rotational inertia (a rotor of mass 0: M is not
+    singular for it)."""
+    return any(np.any(np.array(tree.inertias[tree.body_of[link]].I_com)) for link in _below(tree, body))
 
 
 def _below(tree: Tree, body: int) -> list[str]:

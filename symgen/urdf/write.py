@@ -29,7 +29,7 @@ def _num(values) -> str:
 
 
 def _link_xml(name: str, inertia: Inertia) -> list[str]:
-    if inertia.mass == 0.0:
+    if inertia.mass == 0.0 and not np.any(np.array(inertia.I_com)):     # massless (a rotor keeps its inertia)
         return [f"  <link name={quoteattr(name)}/>"]
     I = inertia.I_com
     return [

@@ -1,0 +1,188 @@
+"""A robot with nonlinear loops seen by the registry: q the spanning tree's coordinates, v the
+independent speeds, every sweep run on the spanning tree at (q, G(q) v, G a + Ġ v) and its outputs
+projected by G(q) (:mod:`symgen.loops` holds G, Ġ and the equations; this module the wiring).
+
+Projections (the rule each :class:`~symgen.quantities.Output` declares, as for ``--mimic``, plus
+the terms Ġ ≠ 0 adds): ``matrix`` GᵀXG, except C̄ = GᵀCG + GᵀMĠ and Ṁ̄ = GᵀṀG + ĠᵀMG + GᵀMĠ;
+``christoffel`` Γ contracted with G on its three indices plus GᵀMĠ(e_k) in slice k; ``vector``
+Gᵀx; ``rows`` GᵀY; ``columns`` XG; ``none`` the spanning tree's value at the expanded state;
+``solve`` (forward dynamics, M⁻¹) a dense L^T D L of M̄ with the bias GᵀRNEA(q, Gv, Ġv).
+Quantities whose embedding needs more (the derivatives, Cᵀv and its regressor, the centroidal
+bias, J̇) are not generated for loops yet: :data:`UNSUPPORTED`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ModelError, OptionError
+
+#: quantity keys not generated for mechanisms with loops yet (their embedding needs Ġ terms or
+#: derivatives of G that are not written)
+UNSUPPORTED = frozenset({"dtau", "dqdd", "CTv", "Y_c", "dhg", "af", "dJ"})
+
+
+class Closed:
+    """The registry's view of a :class:`~symgen.loops.LoopSystem`: ``nq`` (spanning), ``nv`` =
+    ``n`` (independent), ``joint_names`` (q), ``velocity_joint_names`` (v), ``loops``; the rest is
+    the spanning tree's (``full``)."""
+
+    def __init__(self, system):
+        self.system, self.full = system, system.tree
+
+    def __getattr__(self, name):
+        if name in ("full", "system"):       # not set yet: an unpickled copy asks
+            raise AttributeError(name)
+        return getattr(self.full, name)
+
+    def __repr__(self):
+        return f"Closed({self.full.name!r}, {self.nq} coordinates, {self.nv} independent speeds)"
+
+    @property
+    def n(self) -> int:
+        return self.system.nv
+
+    nv = n
+
+    @property
+    def nq(self) -> int:
+        return self.system.nq
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self.full.joint_names
+
+    @property
+    def velocity_joint_names(self) -> tuple[str, ...]:
+        return self.system.velocity_joint_names
+
+    @property
+    def loops(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.system.closures)
+
+    @property
+    def unsupported(self) -> frozenset:
+        """The quantity keys a build leaves out for this robot (:data:`UNSUPPORTED`)."""
+        return UNSUPPORTED
+
+    def check_state(self, name: str, x) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        size = self.nq if name == "q" else self.nv
+        if x.shape != (size,):
+            raise ModelError(f"{name} must have shape ({size},) for robot {self.full.name!r} (loops: {self.nq} "
+                             f"spanning coordinates, {self.nv} independent speeds), got {x.shape}")
+        return x
+
+    def solve_loops(self, q):
+        return self.system.solve_loops(q)
+
+
+def run_closed(sweep, robot: Closed, args: dict, bk, opts, rules: dict, run_full, outputs: dict) -> dict:
+    """``sweep`` for the closed mechanism ``robot`` (see the module docstring); ``outputs``: per
+    quantity key of the sweep, its output names (the registry's)."""
+    mine = list(outputs)
+    left_out = {name for k in mine if k in UNSUPPORTED for name in outputs[k]}
+    if all(k in UNSUPPORTED for k in mine):
+        raise OptionError(f"--quantities: {', '.join(mine)} not generated for mechanisms with loops yet "
+                          f"(robot {robot.full.name!r}; docs/LOOPS.md)")
+    system, full = robot.system, robot.full
+    q, v = args["q"], args.get("qd")
+    G, Gd = system.embedding(q, v, bk)
+    fa = {"q": q, **({"params": args["params"]} if "params" in args else {})}
+    for name in ("qd", "qd_r"):
+        if name in args:
+            fa[name] = bk.bind(G @ args[name], f"G{name}")
+    if "qdd" in args:
+        fa["qdd"] = bk.bind(G @ args["qdd"] + (Gd @ v if Gd is not None else 0), "Gqdd")
+    if "qdd_r" in args:
+        fa["qdd_r"] = bk.bind(G @ args["qdd_r"] + Gd @ args["qd_r"], "Gqdd_r")
+    if "solve" in rules.values():
+        return _solve(sweep, robot, args, fa, G, Gd, bk, opts)
+    values = run_full(sweep, full, fa, bk, opts)
+    out = {}
+    for name, value in values.items():
+        if name in left_out:                             # a quantity of the sweep not generated for loops
+            continue
+        rule = rules.get(name, "none")
+        if rule == "none":
+            out[name] = value
+        elif rule == "vector":
+            out[name] = G.T @ value
+        elif rule == "rows":
+            out[name] = G.T @ value
+        elif rule == "columns":
+            out[name] = np.matmul(value, G)
+        elif rule == "matrix":
+            out[name] = G.T @ value @ G
+            if name in ("C", "Mdot"):
+                MGd = G.T @ _mass(values, robot, fa, bk, opts) @ Gd
+                out[name] = out[name] + (MGd if name == "C" else MGd + MGd.T)
+        elif rule == "christoffel":
+            out[name] = _christoffel(value, G, robot, fa, bk, opts)
+        else:
+            raise OptionError(f"loops: output {name!r} of sweep {sweep.name!r} has no embedding rule")
+    return out
+
+
+def _mass(values, robot, fa, bk, opts):
+    """The spanning tree's M: the sweep's own when it yields one, else CRBA's."""
+    if "M" in values:
+        return values["M"]
+    from .algorithms.crba import crba, crba_ground
+    from .kinematics import with_parameters
+
+    tree = with_parameters(robot.full, fa.get("params"))
+    return (crba_ground if opts.frame == "ground" else crba)(tree, fa["q"], bk)
+
+
+def _christoffel(Gamma, G, robot, fa, bk, opts):
+    """Γ̄[i, j, k] = Σ G_ai G_bj G_ck Γ_abc + (GᵀMĠ(e_k))_ij."""
+    n, m = G.shape
+    M = _mass({}, robot, fa, bk, opts)
+    out = bk.zeros((m, m, m))
+    for k in range(m):
+        Gamma_k = bk.zeros((n, n))
+        for c in range(n):
+            if G[c, k] is not None and not _is_zero(G[c, k]):
+                Gamma_k = Gamma_k + Gamma[:, :, c] * G[c, k]
+        _, Gd = robot.system.embedding(fa["q"], np.eye(m)[k], bk)
+        out[:, :, k] = G.T @ Gamma_k @ G + G.T @ M @ Gd
+    return out
+
+
+def _is_zero(x) -> bool:
+    try:
+        return bool(x == 0)
+    except TypeError:
+        return False
+
+
+def _solve(sweep, robot, args, fa, G, Gd, bk, opts):
+    """Forward dynamics and M⁻¹ of the closed mechanism (dense: the loops couple the cluster)."""
+    from .algorithms.crba import crba, crba_ground
+    from .algorithms.forward_dynamics import ltdl, ltdl_solve
+    from .algorithms.rnea import rnea
+    from .kinematics import with_parameters
+    from .mimic import _sum
+
+    tree = with_parameters(robot.full, fa.get("params"))
+    q = fa["q"]
+    M = G.T @ (crba_ground if opts.frame == "ground" else crba)(tree, q, bk) @ G
+    m = M.shape[0]
+    chain = tuple(range(-1, m - 1))
+    L, Dinv = ltdl(M, chain, bk)
+    if sweep.name == "forward_dynamics":
+        v = args["qd"]
+        bias = G.T @ rnea(tree, q, G @ v, Gd @ v, bk, gravity=opts.gravity)
+        return {"qdd": ltdl_solve(L, Dinv, chain, args["tau"] - bias, bk)}
+    if sweep.name != "mass_matrix_inverse":
+        raise OptionError(f"loops: sweep {sweep.name!r} is not generated for mechanisms with loops yet")
+    Z = bk.zeros((m, m))
+    for i in range(m):                                   # L Z = 1
+        Z[i, i] = 1
+        for j in range(i):
+            Z[i, j] = bk.bind(-_sum((L[i, k] * Z[k, j] for k in range(j, i)), bk), f"Z{i}_{j}")
+    Minv = bk.zeros((m, m))
+    for a in range(m):
+        for b in range(a, m):
+            Minv[a, b] = Minv[b, a] = _sum((Z[a, k] * Z[b, k] * Dinv[k] for k in range(min(a, b) + 1)), bk)
+    return {"Minv": Minv}

@@ -1,0 +1,385 @@
+"""Nonlinear loop closures (URDF+ ``<loop>``) by constraint embedding with a configuration-
+dependent G(q): the constrained dynamics of a four-bar, a six-bar, a leg linkage (Wensing &
+Slotine, seed 002, Sec. VI-C; GRBDA's ``GenericImplicit`` loop constraint).
+
+The coordinates are the spanning tree's q (consistent with the loops: phi(q) = 0) and the
+independent speeds v (the joints not marked ``independent="false"``), as in GRBDA. A loop pins a
+point fixed in its predecessor link to a point fixed in its successor link; in the frame of their
+nearest common ancestor (A) the residual is
+
+    phi(q) = P R_A^T (p_pred(q) - p_succ(q))
+
+with P the rows kept: the loop's translation rows that depend on q (GRBDA keeps those; a planar
+loop gives 2), chosen once numerically from the row space of the Jacobian, coordinate rows when
+the loop's plane is a coordinate plane of A, else an orthonormal basis of that plane. With
+K = dphi/dq split into its dependent and independent columns, K_D (square) and K_I,
+
+    qdot = G(q) v,   G = [1; -K_D^-1 K_I]  (rows in q order),
+    Gdot(q, v) = [0; -K_D^-1 Kdot G],        Kdot = d/dt K along qdot = G v,
+
+and the constrained system is (Ġ ≠ 0 now)
+
+    M̄ = GᵀMG,  C̄ = GᵀC(q, Gv)G + GᵀMĠ  (Christoffel-consistent: Ṁ̄ = C̄ + C̄ᵀ),
+    Γ̄[:, :, k] = C̄(q, e_k)  (C̄ is linear in v),   τ̄ = Gᵀτ(q, Gv, Ga + Ġv),   ḡ = Gᵀg,
+    Y = GᵀY_full(q, Gv, Gv_r, Ga_r + Ġv_r)  (Y θ = M̄ a_r + C̄ v_r + ḡ),   J̄ = J G,
+    FD: M̄ a = τ̄ - GᵀRNEA(q, Gv, Ġv).
+
+Columns of K and Kdot come from the ground-coordinate frame kinematics: for a revolute joint j
+on the predecessor's path, a_j x (p - o_j) and its rate ȧ_j x (p - o_j) + a_j x (ṗ - ȯ_j) (minus
+on the successor's path), turned into A's axes (the rate with A's own rotation taken out).
+Everything is written over the backend (numbers here; the same code traces on symbols).
+Not yet: a floating base, multi-DoF joints on a loop, clusters with more than 3 dependent joints,
+couplings in the same file, and the generated functions (docs/LOOPS.md has the design).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import numpy as np
+
+from .errors import ModelError
+from .model import Frame
+from .spatial import cross
+
+_RANK_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Closure:
+    """One loop of the spanning tree: its two points (``Frame``s of kind point), the body of
+    their nearest common ancestor (-1: the root), the joints (bodies) of both paths, and the
+    rows kept (P, r x 3 in the ancestor's turned axes)."""
+    name: str
+    pred: Frame
+    succ: Frame
+    ancestor: int
+    pred_path: tuple[int, ...]
+    succ_path: tuple[int, ...]
+    P: np.ndarray
+
+
+class LoopSystem:
+    """A spanning tree ``tree`` (a :class:`~symgen.model.Robot` with a fixed base) closed by
+    ``closures``; ``dependent``: the bodies whose coordinates the loops fix (q order)."""
+
+    def __init__(self, tree, closures, dependent):
+        self.tree, self.closures = tree, tuple(closures)
+        self.dependent = tuple(sorted(dependent))
+        self.independent = tuple(i for i in range(tree.n) if i not in set(self.dependent))
+        self.rows = sum(len(c.P) for c in self.closures)
+        #: per cluster (loops sharing joints): (its rows of phi, its dependent joints), solved apart
+        self.clusters = []
+        for rows, joints in _clusters(self.closures):
+            deps = [i for i in self.dependent if i in joints]
+            names = ", ".join(repr(self.closures[k].name) for k in {r[0] for r in rows})
+            if len(rows) != len(deps):
+                raise ModelError(f"robot {tree.name!r}: loop(s) {names} close {len(rows)} rows but {len(deps)} of "
+                                 f"their joints are marked independent=\"false\"; they must match")
+            if len(rows) > 3:
+                raise ModelError(f"robot {tree.name!r}: loop(s) {names} have {len(rows)} dependent joints; clusters "
+                                 f"of more than 3 are not embedded yet")
+            self.clusters.append(([r[1] for r in rows], deps))
+        stray = set(self.dependent) - {i for _, deps in self.clusters for i in deps}
+        if stray:
+            raise ModelError(f"robot {tree.name!r}: joint(s) {', '.join(repr(tree.joint_names[i]) for i in sorted(stray))} "
+                             f"marked independent=\"false\" but on no loop's path")
+
+    @property
+    def nq(self) -> int:
+        return self.tree.n
+
+    @property
+    def nv(self) -> int:
+        return len(self.independent)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self.tree.joint_names
+
+    @property
+    def velocity_joint_names(self) -> tuple[str, ...]:
+        return tuple(self.tree.joint_names[i] for i in self.independent)
+
+    # ------------------------------------------------------------------ kinematics of the loops
+
+    def _kinematics(self, q, qd, bk):
+        """Per closure (phi, K, Kdot) in the ancestor's turned axes (Kdot None without qd)."""
+        from .algorithms.frames import _ground_bodies
+
+        robot, n = self.tree, self.tree.n
+        R, p = _ground_bodies(robot, q, bk)
+        w, vo = self._velocities(R, p, qd, bk) if qd is not None else (None, None)
+        out = []
+        for c in self.closures:
+            RA = R[c.ancestor] if c.ancestor >= 0 else bk.const(np.eye(3))
+            phi = bk.zeros(3)
+            K, Kd = bk.zeros((3, n)), (bk.zeros((3, n)) if qd is not None else None)
+            for frame, sign, path in ((c.pred, 1, c.pred_path), (c.succ, -1, c.succ_path)):
+                b = frame.body
+                T = robot.z_turns[b].T
+                pf = p[b] + R[b] @ bk.const(T @ np.asarray(frame.translation, dtype=float))
+                phi = phi + sign * pf
+                pfd = vo[b] + cross(w[b], pf - p[b], bk) if qd is not None else None
+                for j in path:
+                    a, par = R[j][:, 2], robot.bodies[j].parent
+                    wp = (w[par] if par >= 0 else bk.zeros(3)) if qd is not None else None
+                    if robot.bodies[j].joint_type == "prismatic":
+                        K[:, j] = K[:, j] + sign * a
+                        if qd is not None:
+                            Kd[:, j] = Kd[:, j] + sign * cross(wp, a, bk)
+                        continue
+                    K[:, j] = K[:, j] + sign * cross(a, pf - p[j], bk)
+                    if qd is not None:
+                        Kd[:, j] = Kd[:, j] + sign * (cross(cross(wp, a, bk), pf - p[j], bk)
+                                                      + cross(a, pfd - vo[j], bk))
+            P = bk.const(c.P)
+            if qd is not None and c.ancestor >= 0:              # d/dt (R_A^T x) = R_A^T (xdot - w_A x x)
+                wA = w[c.ancestor]
+                for j in range(n):
+                    Kd[:, j] = Kd[:, j] - cross(wA, K[:, j], bk)
+            out.append((P @ (RA.T @ phi), P @ (RA.T @ K), None if Kd is None else P @ (RA.T @ Kd)))
+        return out
+
+    def _velocities(self, R, p, qd, bk):
+        """World angular velocity and velocity of each body's (turned) origin."""
+        robot = self.tree
+        w, vo = [None] * robot.n, [None] * robot.n
+        for i, body in enumerate(robot.bodies):
+            par = body.parent
+            wp = w[par] if par >= 0 else bk.zeros(3)
+            vp = (vo[par] + cross(wp, p[i] - p[par], bk)) if par >= 0 else bk.zeros(3)
+            a = R[i][:, 2]
+            if body.joint_type == "prismatic":
+                w[i], vo[i] = wp, bk.bind(vp + a * qd[i], f"lvo{i}", i)
+            else:
+                w[i], vo[i] = bk.bind(wp + a * qd[i], f"lw{i}", i), bk.bind(vp, f"lvo{i}", i)
+        return w, vo
+
+    def _stack(self, q, qd, bk):
+        parts = self._kinematics(q, qd, bk)
+        phi = np.concatenate([x[0] for x in parts])
+        K = np.concatenate([x[1] for x in parts])
+        Kd = None if qd is None else np.concatenate([x[2] for x in parts])
+        return phi, K, Kd
+
+    def loop_residual(self, q, bk=None):
+        """phi(q), (rows,): 0 on a consistent configuration."""
+        bk = _numeric(bk)
+        return self._stack(bk_array(q, bk), None, bk)[0]
+
+    def constraint_jacobian(self, q, bk=None):
+        return self._stack(bk_array(q, _numeric(bk)), None, _numeric(bk))[1]
+
+    def embedding(self, q, v=None, bk=None):
+        """(G, Ġ) at q (Ġ at the independent speeds v; None without v)."""
+        bk = _numeric(bk)
+        n, own = self.tree.n, self.independent
+        _, K, _ = self._stack(q, None, bk)
+        K = bk.bind(K, "lK")                        # named once: every projection reads G's entries
+        Kinv = [bk.bind(_inverse(K[rows][:, deps], bk), f"lKinv{c}")               # K_D block by block
+                for c, (rows, deps) in enumerate(self.clusters)]
+        G = bk.zeros((n, len(own)))
+        for s, i in enumerate(own):
+            G[i, s] = bk.number(1.0)
+        for (rows, deps), inv in zip(self.clusters, Kinv):
+            G[deps, :] = bk.bind(-(inv @ K[rows][:, list(own)]), "lG")
+        if v is None:
+            return G, None
+        _, _, Kd = self._stack(q, bk.bind(G @ v, "lGv"), bk)
+        Gd = bk.zeros((n, len(own)))
+        for (rows, deps), inv in zip(self.clusters, Kinv):
+            Gd[deps, :] = bk.bind(-(inv @ bk.bind(Kd[rows] @ G, "lKdG")), "lGd")
+        return G, Gd
+
+    def solve_loops(self, q, iterations: int = 50, tol: float = 1e-12):
+        """q with its dependent coordinates solved by Newton on phi (the independent ones kept),
+        each step halved until |phi| decreases (plain Newton can cycle far from a solution)."""
+        q = np.array(q, dtype=float)
+        dep = list(self.dependent)
+        phi = self.loop_residual(q)
+        for _ in range(iterations):
+            if np.max(np.abs(phi)) <= tol:
+                return q
+            K = self.constraint_jacobian(q)
+            try:
+                step = np.linalg.solve(K[:, dep], phi)
+            except np.linalg.LinAlgError:
+                break
+            for _ in range(30):
+                trial = q.copy()
+                trial[dep] -= step
+                new = self.loop_residual(trial)
+                if np.linalg.norm(new) < np.linalg.norm(phi):
+                    break
+                step = step / 2
+            q, phi = trial, new
+        if np.max(np.abs(phi)) > 1e3 * tol:
+            raise ModelError(f"solve_loops: Newton did not converge for robot {self.tree.name!r} (residual "
+                             f"{np.max(np.abs(phi)):.2e} after {iterations} steps): the independent coordinates may "
+                             f"admit no closed configuration")
+        return q
+
+    def spanning_velocity(self, q, v):
+        return self.embedding(q)[0] @ np.asarray(v, dtype=float)
+
+    # -------------------------------------------------------------------- constrained dynamics
+
+    def mass_matrix(self, q, bk=None):
+        from .algorithms.crba import crba
+
+        bk = _numeric(bk)
+        G, _ = self.embedding(q, None, bk)
+        return G.T @ crba(self.tree, q, bk) @ G
+
+    def coriolis_matrix(self, q, v, bk=None):
+        """C̄ = GᵀC(q, Gv)G + GᵀMĠ (Algorithm 1 on the spanning tree, then the embedding)."""
+        from .algorithms.coriolis import coriolis
+
+        bk = _numeric(bk)
+        G, Gd = self.embedding(q, v, bk)
+        M, _, C = coriolis(self.tree, q, G @ v, bk)
+        return G.T @ C @ G + G.T @ M @ Gd
+
+    def christoffel(self, q, bk=None):
+        """Γ̄[:, :, k] = C̄(q, e_k): C̄ is linear in v (C(q, Gv) and Ġ(q, v) both are)."""
+        bk = _numeric(bk)
+        n = self.nv
+        Gamma = bk.zeros((n, n, n))
+        for k in range(n):
+            Gamma[:, :, k] = self.coriolis_matrix(q, np.eye(n)[k], bk)
+        return Gamma
+
+    def inverse_dynamics(self, q, v, a, bk=None, gravity=None):
+        from .algorithms.rnea import rnea
+
+        bk = _numeric(bk)
+        G, Gd = self.embedding(q, v, bk)
+        return G.T @ rnea(self.tree, q, G @ v, G @ a + Gd @ v, bk, **_gravity(gravity))
+
+    def gravity(self, q, bk=None, gravity=None):
+        n = self.nv
+        return self.inverse_dynamics(q, np.zeros(n), np.zeros(n), bk, gravity)
+
+    def regressor(self, q, v, v_r, a_r, bk=None, gravity=None):
+        from .algorithms.regressor import regressor
+
+        bk = _numeric(bk)
+        G, Gd = self.embedding(q, v, bk)
+        return G.T @ regressor(self.tree, q, G @ v, G @ v_r, G @ a_r + Gd @ v_r, bk, **_gravity(gravity))
+
+    def forward_dynamics(self, q, v, tau, gravity=None):
+        """ā solving M̄ ā = τ̄ - GᵀRNEA(q, Gv, Ġv) (dense: the loops couple the cluster)."""
+        bias = self.inverse_dynamics(q, v, np.zeros(self.nv), None, gravity)
+        return np.linalg.solve(self.mass_matrix(q), np.asarray(tau, dtype=float) - bias)
+
+
+def _gravity(gravity):
+    return {} if gravity is None else {"gravity": tuple(float(x) for x in gravity)}
+
+
+def _numeric(bk):
+    if bk is None:
+        from .backend import NUMERIC
+
+        return NUMERIC
+    return bk
+
+
+def bk_array(x, bk):
+    return np.asarray(x, dtype=float) if getattr(bk, "name", "") != "symbolic" else x
+
+
+def _clusters(closures):
+    """Groups of closures that share joints: per group ([(closure index, row of phi)], joints)."""
+    groups, first = [], 0
+    for k, c in enumerate(closures):
+        rows = [(k, first + r) for r in range(len(c.P))]
+        first += len(c.P)
+        joints = set(c.pred_path) | set(c.succ_path)
+        for g in [g for g in groups if g[1] & joints]:
+            rows, joints = g[0] + rows, g[1] | joints
+            groups.remove(g)
+        groups.append((rows, joints))
+    return groups
+
+
+def _inverse(A, bk):
+    """A^-1 of a 1x1, 2x2 or 3x3 block by its adjugate (no pivoting: the same code on symbols)."""
+    r = A.shape[0]
+    inv = bk.zeros((r, r))
+    if r == 1:
+        inv[0, 0] = 1 / A[0, 0]
+        return inv
+    if r == 2:
+        det = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
+        inv[0, 0], inv[0, 1], inv[1, 0], inv[1, 1] = A[1, 1] / det, -A[0, 1] / det, -A[1, 0] / det, A[0, 0] / det
+        return inv
+    cof = bk.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+            rows, cols = [x for x in range(3) if x != i], [x for x in range(3) if x != j]
+            cof[i, j] = (-1) ** (i + j) * (A[rows[0], cols[0]] * A[rows[1], cols[1]] - A[rows[0], cols[1]] * A[rows[1], cols[0]])
+    det = A[0, 0] * cof[0, 0] + A[0, 1] * cof[0, 1] + A[0, 2] * cof[0, 2]
+    for i in range(3):
+        for j in range(3):
+            inv[i, j] = cof[j, i] / det
+    return inv
+
+
+# ------------------------------------------------------------------------------------ reading
+
+def closed_system(tree, loops, dependent, error) -> LoopSystem:
+    """The :class:`LoopSystem` of the spanning tree ``tree`` (a fixed-base Robot) closed by the
+    URDF+ ``loops`` (:class:`symgen.urdf.plus.Loop`), ``dependent`` the joint names marked
+    independent="false"; ``error(element, reason)`` the exception for what cannot be embedded."""
+    if tree.floating_base:
+        raise error(f"<loop name={loops[0].name!r}>", "loops on a floating base are not embedded yet")
+    for b in tree.bodies:
+        if b.joint_type not in ("revolute", "continuous", "prismatic"):
+            raise error(f"<joint name={b.joint_name!r}>", "loops embed single-DoF joints only")
+    links = {f.name: f for f in tree.frames if f.kind == "link"}
+    closures = []
+    for loop in loops:
+        ends = []
+        for link, (_, t) in ((loop.predecessor, loop.predecessor_origin), (loop.successor, loop.successor_origin)):
+            f = links[link]
+            if f.body < 0:
+                raise error(f"<loop name={loop.name!r}>", f"link {link!r} is fixed to the root: pin the loop to a moving link")
+            point = np.asarray(f.rotation) @ np.asarray(t) + np.asarray(f.translation)
+            ends.append(Frame(f"{loop.name}:{link}", "point", f.body, f.rotation, tuple(float(x) for x in point)))
+        up_p, up_s = _path(tree, ends[0].body), _path(tree, ends[1].body)
+        ancestor = next((b for b in up_p if b in set(up_s)), -1)
+        closure = Closure(loop.name, ends[0], ends[1], ancestor, _below(up_p, ancestor), _below(up_s, ancestor), np.eye(3))
+        closures.append(_with_rows(tree, closure, error))
+    index = {name: i for i, name in enumerate(tree.joint_names)}
+    try:
+        return LoopSystem(tree, closures, {index[name] for name in dependent if name in index})
+    except ModelError as exc:
+        raise error(f"<loop name={loops[0].name!r}>", str(exc).split(": ", 1)[-1]) from None
+
+
+def _path(tree, b):
+    return list(tree.ancestors(b)) if b >= 0 else []
+
+
+def _below(path, ancestor) -> tuple[int, ...]:
+    """The bodies of ``path`` (nearest first) below ``ancestor``: the joints of that side of the loop."""
+    return tuple(path[:path.index(ancestor)] if ancestor in path else path)
+
+
+def _with_rows(tree, closure: Closure, error) -> Closure:
+    """The closure with P: its translation rows that depend on q (rank of K over a few
+    configurations), coordinate rows when they span them, else an orthonormal basis."""
+    from dataclasses import replace
+
+    rng = np.random.default_rng(0)
+    system = LoopSystem.__new__(LoopSystem)
+    system.tree, system.closures = tree, (closure,)
+    stack = np.hstack([system._kinematics(rng.uniform(0, 2 * np.pi, tree.n), None, _numeric(None))[0][1]
+                       for _ in range(4)])
+    U, s, _ = np.linalg.svd(stack)
+    rank = int(np.sum(s > _RANK_TOL * max(1.0, s[0])))
+    if rank == 0:
+        raise error(f"<loop name={closure.name!r}>", "no joint moves its two points apart: nothing to close")
+    live = [i for i in range(3) if np.max(np.abs(stack[i])) > _RANK_TOL * max(1.0, s[0])]
+    P = np.eye(3)[live] if len(live) == rank else U[:, :rank].T
+    return replace(closure, P=P)
