@@ -52,3 +52,16 @@ def layout_of(robot) -> tuple:
     kind = {j.name: j.kind for j in robot.full.joint_models}
     return robot.full.joint_layout[:bool(e.lead_v)] + tuple(
         (name, kind[name], e.lead_q + k, 1, e.lead_v + k, 1) for k, name in enumerate(robot.joint_names))
+
+
+def leading_free(robot, error=None) -> bool:
+    """Whether the robot's first joint is a free-flyer at the root (``--floating-base``, or a URDF
+    ``floating`` joint on the root link), whose q[0:7], v[0:6] an embedding (couplings, mimic)
+    passes through; ``error(joint, reason)``: raised for any other joint with several velocities,
+    which embeddings do not support yet."""
+    joints = robot.joint_models
+    lead = bool(joints) and joints[0].kind == "freeflyer" and robot.bodies[0].parent < 0
+    for j in joints[lead:]:
+        if j.kind in JOINT_MODELS and error is not None:
+            raise error(j.name, f"a {j.kind} joint in a robot with couplings or --mimic is not supported yet")
+    return lead

@@ -239,7 +239,7 @@ class Embedded:
 
     @property
     def joint_names(self) -> tuple[str, ...]:
-        return self.full.joint_names[:1] * bool(self.full.floating_base) + self.embedding.joint_names
+        return self.full.joint_names[:1] * bool(self.embedding.lead_v) + self.embedding.joint_names
 
     def check_state(self, name: str, x) -> np.ndarray:
         x = np.asarray(x, dtype=float)

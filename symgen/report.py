@@ -55,7 +55,7 @@ def _coordinates(robot) -> list[str]:
     if emb is None:
         return [f"q[{k}]" if k is not None else "" for k in robot.q_index]
     own = set(emb.independent)
-    labels = [""] * robot.free                           # the free-flyer: described on its own line
+    labels = [""] * emb.lead_v                           # the free-flyer: described on its own line
     if hasattr(emb, "label"):                           # couplings: symgen.couplings.LinearEmbedding
         labels += [emb.label(j) for j in range(len(emb.names))]
     for j, (r, m, o) in enumerate(getattr(emb, "source", ())):

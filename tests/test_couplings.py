@@ -294,3 +294,38 @@ def test_mimic_stays_working_beside_couplings():
     row = mimicked.full.joint_names.index("tip_joint")
     assert mimicked.embedding.matrix()[row].tolist() == [0, -2, 0]
     assert mimicked.embedding.offsets()[row] == 0.5
+
+
+# --------------------------------------------------------------- GRBDA's own model: Mini Cheetah
+
+def test_grbda_mini_cheetah_with_its_floating_root_joint_and_twelve_rotors(pin):
+    """GRBDA's mini_cheetah.urdf (tests/data/grbda): a URDF `floating` root joint (a free-flyer
+    model, passed through by the embedding) and 12 rotors coupled to their joints by gear ratios
+    6, 6 and 9.33; every registered quantity against Pinocchio's spanning tree (its own reading of
+    the file, the floating joint a JointModelFreeFlyer) projected by G, G's ratios by hand."""
+    from symgen.verify import _pinocchio
+
+    path = Path(__file__).parent / "data" / "grbda" / "mini_cheetah.urdf"
+    with pytest.warns(Warning):                             # GRBDA's hip inertias break the triangle inequality
+        robot = symgen.load_urdf(path)
+    assert robot.nq == 19 and robot.nv == 18 and robot.full.nv == 30 and robot.joint_layout[0][1] == "freeflyer"
+    G, names = robot.embedding.matrix(), robot.full.joint_names
+    col = {name: 6 + k for k, name in enumerate(robot.joint_names[1:])}
+    row = {name: 6 + k for k, name in enumerate(names[1:])}
+    for leg in ("FL", "FR", "HL", "HR"):
+        assert G[row[f"torso_to_{leg}_abad_rotor_j"], col[f"torso_to_{leg}_abad_j"]] == 6.0
+        assert G[row[f"{leg}_abad_to_hip_rotor_j"], col[f"{leg}_abad_to_hip_j"]] == 6.0
+        assert G[row[f"{leg}_hip_to_knee_rotor_j"], col[f"{leg}_hip_to_knee_j"]] == 9.33
+    assert np.count_nonzero(G) == 6 + 12 + 12
+    oracle, note = _pinocchio(robot)
+    assert oracle is not None, note
+    seed, states = _states("mini_cheetah", robot, count=2)
+    for t, state in enumerate(states):
+        state["q"][3:7] /= np.linalg.norm(state["q"][3:7])
+        for x in Q.QUANTITIES.values():
+            if x.pinocchio is None:
+                continue
+            at = x.oracle_state(state) if x.oracle_state else state
+            tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
+            err = _rel(Q.evaluate(robot, x.key, at), x.pinocchio(oracle, at))
+            assert err <= tol, f"mini_cheetah {x.function}: rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"

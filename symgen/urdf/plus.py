@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import SymgenWarning, located
+from ..joint_models import leading_free
 from .parse import _attribute, _child, _numbers, _origin
 
 LOOP_TYPES = ("revolute", "continuous", "prismatic", "planar", "fixed")
@@ -260,7 +261,7 @@ def embed(robot, plus: Plus, joints, ctx, mimic: bool = False, open_loops: bool 
     robot = replace(robot, notes=robot.notes + tuple(notes))
     if not constraints:
         return robot
-    free = bool(robot.floating_base)
+    free = leading_free(robot, lambda joint, reason: ctx.error(f"<joint name={joint!r}>", reason))
     names = robot.joint_names[free:]
     emb = solve(names, constraints, dep_coupled, 7 * free, 6 * free, relations,
                 lambda reason: ctx.error(f"<coupling name={constraints[0].name!r}>", reason))

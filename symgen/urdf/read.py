@@ -5,6 +5,7 @@ import os
 import stat
 
 from ..errors import OptionError, URDFError
+from ..joint_models import leading_free
 from ..model import FREE_DOFS, ROOT_JOINT, Body, Frame, Robot, as_mat3, as_vec3, free_flyer_bodies, group_bodies
 from .lump import Tree, assemble
 from .parse import GROUP_OF, Context, JointSpec, parse_xml, read_joints, read_links, robot_name
@@ -40,7 +41,7 @@ def _embedding(tree: Tree, joints: list[JointSpec], robot, ctx: Context):
 
     relations = tuple(Relation(j.name, j.mimic, j.mimic_multiplier, j.mimic_offset)
                       for j, *_ in tree.specs if j.mimic is not None)
-    free = bool(robot.floating_base)
+    free = leading_free(robot, lambda joint, reason: ctx.error(f"<joint name={joint!r}>", reason))
     return build(robot.joint_names[free:], relations, {j.name for j in joints},
                  {j.name for j in joints if j.type == "fixed"},
                  lambda joint, reason: ctx.error(f"<joint name={joint!r}>/<mimic>", reason), 7 * free, 6 * free)
