@@ -45,6 +45,7 @@ class BuildOptions:
     frames: tuple | None = None           # frames of frame kinematics (None: the leaf links)
     gravity: tuple = GRAVITY              # linear gravity acceleration in the root frame (--gravity)
     parametric: bool = False              # inertial parameters as an argument, params (--parametric)
+    contacts: tuple = ()                  # ((frame, "3d"/"6d"), ...) of the contact functions (--contacts)
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
@@ -66,7 +67,8 @@ class BuildOptions:
     @property
     def sweep(self) -> Q.SweepOptions:
         return Q.SweepOptions(frame=self.frame, gamma_method=self.gamma_method, frames=self.frames,
-                              gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric)
+                              gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric,
+                              contacts=tuple(self.contacts))
 
 
 @dataclass
@@ -163,7 +165,10 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
     name = identifier(name or robot.name)
     check_options(opts)
     check_size(robot, opts)
+    if opts.contacts:                            # contact frames join the frames; a bad one stops the build here
+        opts = dataclasses.replace(opts, frames=Q.contact.frames_with_contacts(robot, opts.frames, opts.contacts))
     Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run
+    Q.contact.check_build(robot, opts.sweep, opts.quantities)
     expected = prepare_output(out_dir, name, opts.force)    # a name clash stops the build before the symbolic work
     if not opts.source_sha256:
         from ..urdf import urdf_string

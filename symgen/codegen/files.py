@@ -19,6 +19,7 @@ from .casadi_target import casadi_context, source_name
 from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
+from ..quantities.contact import package_context as contact_context
 from .printers import CPrinter, PyPrinter
 from .render import lane_expr, render
 
@@ -263,6 +264,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "gravity_c": ", ".join(repr(float(x)) for x in opts.gravity),
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
         "has_jax": "jax" in opts.targets,
+        **contact_context(robot, opts.sweep, [f["name"] for f in contexts]),
     }
     c_source = render("c_source.c.j2", ctx)
     # the binding's module name carries its C source's hash: a package rebuilt in a running
@@ -283,6 +285,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
                       for f in contexts},
         "c_extension": ext_name,
     }
+    if ctx["contacts_literal"] != "()":        # contact functions: their frames and types (--contacts)
+        manifest["contacts"] = [[f.name, kind] for f, kind in Q.contact.contacts_of(robot, opts.sweep)]
     if _mujoco_qpos0(robot) is not None:       # read from MJCF: from_mujoco/to_mujoco
         manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
     if _embedding(robot):               # --mimic: recorded only then (packages without it are unchanged)
