@@ -316,13 +316,20 @@ def bench_command(package, urdf, functions, flags, repeats, min_time, compile_ti
                   processes, cppadcg, mujoco):
     """Time a generated package: its C in a C loop and from Python, beside Pinocchio."""
     from .bench import bench_package, format_report
-    from .bench.cloop import DEFAULT_FLAGS
+    from .bench.cloop import DEFAULT_FLAGS, read_manifest
 
     result = bench_package(package, urdf=urdf, quantities=Q.parse(functions, "--functions"),
                            flags=flags or DEFAULT_FLAGS, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
                            pin_cpp=pin_cpp, casadi=casadi, processes=processes, cppadcg=cppadcg,
                            mujoco=mujoco)
     click.echo(format_report(result))
+    contacts = read_manifest(package).get("contacts")
+    if contacts and urdf and pin_cpp != "off":      # the contact functions beside Pinocchio's contact algorithms
+        from .bench.contact import bench_contacts, format_contacts
+
+        result["contacts"] = bench_contacts(package, urdf, flags or DEFAULT_FLAGS, repeats, min_time,
+                                            build=pin_cpp == "build", timeout=compile_timeout or 1800)
+        click.echo(format_contacts(result["contacts"], contacts))
     if json_path:
         import json
         from pathlib import Path

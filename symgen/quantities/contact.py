@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .. import oracle_contact as ocn
 from ..errors import OptionError
-from .base import Output, PinCall, Quantity, Sweep
+from .base import Output, Quantity, Sweep
 from .sweeps import frames_of
 
 KINDS = ("3d", "6d")
@@ -120,31 +120,21 @@ def _shape(*dims):
     return shape
 
 
-def _cpp(name, statement):
-    return {name: ("pin_cpp", statement)}
-
-
 _KC, _XT = Output("Kc", _shape("m", "m"), embed="solve"), Output("MinvJt", _shape("n", "m"), embed="solve")
 
+#: no ``pin_call``: Pinocchio's rivals need its contact models, which the registry-wide C++ harness does not
+#: build; ``symgen bench`` times them in a harness of their own (:mod:`symgen.bench.contact`)
 QUANTITIES = (
     Quantity("contact_terms", "contact_terms", ("q", "qd", "tau"),
              (_KC, _XT, Output("qdd0", _shape("n"), embed="solve"), Output("rc", _shape("m"), embed="solve")),
              "Contact dynamics' build-time terms over every contact's rows (m = 3 a point, 6 a flat contact): "
              "(Kc = Jc M^-1 Jc^T (m, m), M^-1 Jc^T (n, m), qdd0 = M^-1 (tau - b) (n,), -Jc_dot qd - Jc qdd0 (m,)); "
              "contact_dynamics solves the active rows.", "contact_terms",
-             pinocchio=lambda o, s: ocn.contact_terms(o, s["q"], s["qd"], s["tau"]), conditioned=True, default=False,
-             pin_call=PinCall(("forwardDynamics",), ("q", "qd", "tau"), _cpp(
-                 "contact_terms", "constraintDynamics(model, data, qs[i], vs[i], ts[i], contact_models, contact_datas, "
-                                  "prox); sink = sink + data.ddq(0);"),
-                 note="Pinocchio: constraintDynamics with the contacts as RigidConstraintModels (all active)")),
+             pinocchio=lambda o, s: ocn.contact_terms(o, s["q"], s["qd"], s["tau"]), conditioned=True, default=False),
     Quantity("impulse_terms", "impulse_terms", ("q", "qd"), (_KC, _XT, Output("Jv", _shape("m"), embed="solve")),
              "Impulse dynamics' build-time terms: (Kc (m, m), M^-1 Jc^T (n, m), Jc qd (m,)); impulse_dynamics solves "
              "the active rows.", "impulse_terms",
-             pinocchio=lambda o, s: ocn.impulse_terms(o, s["q"], s["qd"]), conditioned=True, default=False,
-             pin_call=PinCall(("impulseDynamics",), ("q", "qd"), _cpp(
-                 "impulse_terms", "impulseDynamics(model, data, qs[i], vs[i], contact_models, contact_datas, 0., "
-                                  "prox); sink = sink + data.dq_after(0);"),
-                 note="Pinocchio: impulseDynamics with the contacts as RigidConstraintModels (all active)")),
+             pinocchio=lambda o, s: ocn.impulse_terms(o, s["q"], s["qd"]), conditioned=True, default=False),
     Quantity("whole_body_terms", "whole_body_terms", ("q", "qd"),
              (Output("M", _shape("n", "n"), embed="matrix"), Output("nle", _shape("n"), embed="vector"),
               Output("g", _shape("n"), embed="vector"), Output("Jc", _shape("C", 6, "n"), embed="columns"),
@@ -153,21 +143,7 @@ QUANTITIES = (
              "A whole-body controller's tick from one sweep: (M, nle = C qd + g, g, the contacts' Jacobians "
              "(contacts, 6, n) and classical J_dot qd (contacts, 6), LOCAL_WORLD_ALIGNED, A_G (6, n), A_G_dot qd (6,), "
              "CoM (3,)).", "whole_body",
-             pinocchio=lambda o, s: ocn.whole_body_terms(o, s["q"], s["qd"]), default=False,
-             pin_call=PinCall(("computeAllTerms",), ("q", "qd"), _cpp(
-                 "whole_body_terms", "computeAllTerms(model, data, qs[i], vs[i]); "
-                                     "for (size_t c = 0; c < contact_frames.size(); ++c) { "
-                                     "getFrameJacobian(model, data, contact_frames[c], LOCAL_WORLD_ALIGNED, Jf); "
-                                     "sink = sink + Jf(0, 0); } "
-                                     "forwardKinematics(model, data, qs[i], vs[i], zero); "
-                                     "for (size_t c = 0; c < contact_frames.size(); ++c) sink = sink + "
-                                     "getFrameClassicalAcceleration(model, data, contact_frames[c], "
-                                     "LOCAL_WORLD_ALIGNED).linear()[0]; "
-                                     "ccrba(model, data, qs[i], vs[i]); dccrba(model, data, qs[i], vs[i]); "
-                                     "sink = sink + data.M(0, 0) + data.nle(0) + data.g(0) + data.Ag(0, 0) "
-                                     "+ data.dAg(0, 0) + data.com[0][0];"),
-                 note="Pinocchio: computeAllTerms, getFrameJacobian per contact, forwardKinematics(q, v, 0) + "
-                      "getFrameClassicalAcceleration per contact, ccrba, dccrba")),
+             pinocchio=lambda o, s: ocn.whole_body_terms(o, s["q"], s["qd"]), default=False),
 )
 
 

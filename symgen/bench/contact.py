@@ -1,0 +1,90 @@
+"""``symgen bench`` of a package's contact functions beside Pinocchio (issue #25): the package's C in
+the C loop (:func:`~.cloop.c_loop`, the hand-written solve timed through custom runners, every
+contact active) and Pinocchio's counterparts in a C++ harness of their own
+(``templates/bench_pinocchio_contact.cpp.j2``: it builds RigidConstraintModels of the contact
+frames, which the registry-wide harness has not), on the same robot and contacts:
+
+    contact_dynamics   constraintDynamics (CONTACT_3D / CONTACT_6D, LOCAL_WORLD_ALIGNED), and
+                       forwardDynamics(q, v, tau, J, gamma) after computeJointJacobians +
+                       getFrameJacobian and forwardKinematics(q, v, 0) + getFrameClassicalAcceleration
+                       per contact (J and gamma formed as the generated code forms them)
+    impulse_dynamics   impulseDynamics with the RigidConstraintModels, and with J (formed likewise)
+    whole_body_terms   computeAllTerms + getFrameJacobian per contact + forwardKinematics(q, v, 0) +
+                       getFrameClassicalAcceleration per contact + ccrba + dccrba
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from ..quantities import STATE_ARGUMENTS
+from .cloop import DEFAULT_FLAGS, c_loop, read_manifest
+from .harness import BenchError, cached_harness, run_harness
+from .pin import PIN_CXX_FLAGS, pin_cpp_command, pin_model, pin_needs_free_flyer, pin_prefix, pin_version
+
+#: each timed function -> the harness's rival timings
+RIVALS = {"contact_dynamics": ("constraintDynamics", "forwardDynamics_J_gamma"),
+          "impulse_dynamics": ("impulseDynamics", "impulseDynamics_J"),
+          "whole_body_terms": ("whole_body_sequence",)}
+
+
+def _runners(manifest: dict) -> dict:
+    """The C loop's extra runners: the solve entry points, all contacts active."""
+    name, nv = manifest["name"], int(manifest["nv"])
+    count = len(manifest["contacts"])
+    m = sum(3 if kind == "3d" else 6 for _, kind in manifest["contacts"])
+    row = {a: f"inputs[{i}][s]" for i, a in enumerate(STATE_ARGUMENTS)}
+    runners = []
+    if "contact_terms" in manifest["functions"]:
+        runners.append({"runner": "contact_dynamics_all", "label": "contact_dynamics", "last": nv + m - 1,
+                        "call": f"{name}_contact_dynamics({row['q']}, {row['qd']}, {row['tau']}, contact_active_, 0.0, "
+                                f"out, out + {nv});"})
+    if "impulse_terms" in manifest["functions"]:
+        runners.append({"runner": "impulse_dynamics_all", "label": "impulse_dynamics", "last": nv + m - 1,
+                        "call": f"{name}_impulse_dynamics({row['q']}, {row['qd']}, contact_active_, 0.0, 0.0, "
+                                f"out, out + {nv});"})
+    return {"includes": [], "include_dirs": [], "runners": runners, "out_size": nv + m,
+            "declarations": f"static const double contact_active_[{count}] = {{{', '.join(['1.0'] * count)}}};"}
+
+
+def bench_contacts(package_dir, urdf, flags: str = DEFAULT_FLAGS, repeats: int = 7, min_time: float = 0.05,
+                   build: bool = True, timeout: float | None = 1800, count: int = 64) -> dict:
+    """``{function: {"symgen_us": float, "pinocchio_us": {rival: float}, "ratio": {rival: float}}}``
+    for the package's contact functions (its manifest must list contacts)."""
+    manifest = read_manifest(package_dir)
+    contacts = manifest.get("contacts")
+    if not contacts:
+        raise BenchError(f"{package_dir}: the package has no contacts (symgen build --contacts)")
+    wanted = ["whole_body_terms"] if "whole_body_terms" in manifest["functions"] else []
+    ours = c_loop(package_dir, ("whole_body_terms",) if wanted else ("contact_terms",), flags, repeats=repeats,
+                  min_time=min_time, count=count, timeout=timeout,
+                  rival={"dir": None, "name": "contacts", "extra": _runners(manifest)})
+    prefix = pin_prefix()
+    exe = cached_harness("bench_pinocchio_contact.cpp.j2", {}, f"{pin_version()}\0{PIN_CXX_FLAGS}",
+                         f"pin-contact-bench-{pin_version()}",
+                         lambda src, out: pin_cpp_command(prefix, PIN_CXX_FLAGS, src, out), timeout, build,
+                         "Pinocchio contact harness", "a few minutes")
+    model = pin_model(urdf, pin_needs_free_flyer(urdf, int(manifest["nv"])))
+    with tempfile.TemporaryDirectory(prefix="symgen-pin-") as tmp:
+        archive = Path(tmp) / "model.txt"
+        model.saveToText(str(archive))
+        theirs = run_harness(exe, [archive, ",".join(f"{n}:{3 if k == '3d' else 6}" for n, k in contacts), repeats,
+                                   min_time, count], f"the Pinocchio contact harness on {urdf}")
+    out = {}
+    for function, rivals in RIVALS.items():
+        if function not in ours:
+            continue
+        us = ours[function].median_ns / 1e3
+        pin_us = {r: theirs[r].median_ns / 1e3 for r in rivals if r in theirs}
+        out[function] = {"symgen_us": us, "pinocchio_us": pin_us, "ratio": {r: t / us for r, t in pin_us.items()}}
+    return out
+
+
+def format_contacts(result: dict, contacts) -> str:
+    lines = [f"contact functions, all {len(contacts)} contacts active "
+             f"({', '.join(f'{n}:{k}' for n, k in contacts)}): median µs per call, C loop vs Pinocchio C++"]
+    for function, row in result.items():
+        lines.append(f"  {function:18s} symgen {row['symgen_us']:9.3f}")
+        for rival, us in row["pinocchio_us"].items():
+            lines.append(f"    Pinocchio {rival:24s} {us:9.3f}   ratio {row['ratio'][rival]:6.2f}x")
+    return "\n".join(lines)
