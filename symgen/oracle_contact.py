@@ -3,8 +3,9 @@ an oracle ``o`` (:class:`~symgen.pinocchio_oracle.PinOracle` whose frames includ
 frames; its contacts are ``o.contacts``, set by :func:`with_contacts`, else every frame as a
 point contact, the registry's default).
 
-    contact_terms      computeMinverse, aba, getFrameJacobian(LOCAL_WORLD_ALIGNED) and
-                       getFrameClassicalAcceleration after forwardKinematics(q, v, 0)
+    contact_terms      crba (its tree-sparse L^T D L factors, here in NumPy), aba,
+                       getFrameJacobian(LOCAL_WORLD_ALIGNED) and getFrameClassicalAcceleration
+                       after forwardKinematics(q, v, 0)
     contact_dynamics   forwardDynamics(q, v, tau, J, gamma, damping)  (data.lambda_c)
     impulse_dynamics   impulseDynamics(q, v, J, restitution, damping)  (data.impulse_c)
     whole_body_terms   crba, nonLinearEffects, computeGeneralizedGravity, the frame functions,
@@ -54,20 +55,48 @@ def contact_drift(o, q, v, active=None):
     return np.array([a[k, r] for k, r in _rows(o, active)])
 
 
+def ltdl(M, parent):
+    """(L, D) with M = L^T D L, L unit lower triangular with the tree's sparsity (Featherstone's
+    Table 6.3 on numbers: the factors symgen's contact terms carry, of Pinocchio's M)."""
+    H, n = np.array(M, dtype=float), len(parent)
+    for k in reversed(range(n)):
+        i = parent[k]
+        while i >= 0:
+            a = H[k, i] / H[k, k]
+            j = i
+            while j >= 0:
+                H[i, j] -= a * H[k, j]
+                j = parent[j]
+            H[k, i] = a
+            i = parent[i]
+    L = np.eye(n)
+    for k in range(n):
+        i = parent[k]
+        while i >= 0:
+            L[k, i] = H[k, i]
+            i = parent[i]
+    return L, np.diag(H).copy()
+
+
+def _factors(o, q, J):
+    """(Kc, Wc, Lc): J M^-1 J^T, D^-1 L^-T J^T transposed and L's strictly lower part, from crba."""
+    M = o.mass_matrix(q)
+    L, D = ltdl(M, o.robot.parent)
+    Wc = (np.linalg.solve(L.T, J.T) / D[:, None]).T
+    return J @ np.linalg.solve(M, J.T), Wc, L - np.eye(len(D))
+
+
 def contact_terms(o, q, v, tau):
-    """(Kc, MinvJt, qdd0, rc) over every contact's rows: J M^-1 J^T, M^-1 J^T, aba, -gamma - J qdd0."""
+    """(Kc, Wc, Lc, qdd0, rc) over every contact's rows: qdd0 by aba, rc = -gamma - J qdd0."""
     J, gamma = contact_jacobian(o, q), contact_drift(o, q, v)
-    Minv = o.mass_matrix_inverse(q)
     qdd0 = o.forward_dynamics(q, v, tau)
-    MinvJt = Minv @ J.T
-    return J @ MinvJt, MinvJt, qdd0, -gamma - J @ qdd0
+    return (*_factors(o, q, J), qdd0, -gamma - J @ qdd0)
 
 
 def impulse_terms(o, q, v):
-    """(Kc, MinvJt, Jv)."""
+    """(Kc, Wc, Lc, Jv)."""
     J = contact_jacobian(o, q)
-    MinvJt = o.mass_matrix_inverse(q) @ J.T
-    return J @ MinvJt, MinvJt, J @ v
+    return (*_factors(o, q, J), J @ v)
 
 
 def contact_dynamics(o, q, v, tau, active, damping=0.0):

@@ -58,7 +58,7 @@ def check(pkg, backends: dict, oracle, state: dict, active, record) -> None:
                 record(f"{b} vs Pinocchio: {name} ({label})",
                        max(_rel(x, ex), _rel(_active_rows(pkg, lam, on), el)), tol)
             if name == "impulse_dynamics" and hasattr(numpy, "impulse_terms"):
-                Jv = numpy.impulse_terms(q, x)[2]
+                Jv = numpy.impulse_terms(q, x)[3]
                 rows = _active_rows(pkg, Jv, on)
                 record(f"{b}: impulse_dynamics leaves the active contacts at rest (Jc_a v+ = 0)",
                        float(np.max(np.abs(rows), initial=0.0)) / max(1.0, float(np.max(np.abs(v)))), tol)

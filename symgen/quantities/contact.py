@@ -75,13 +75,19 @@ def contact_size(robot, opts) -> int:
     return sum(DIMS[kind] for _, kind in contacts_of(robot, opts))
 
 
-def _terms(impulse):
+def _terms(impulse, mass=None):
+    """The run of contact_terms (impulse_terms) with M by the CRBA of ``mass`` (None: the build's frame)."""
     def run(robot, args, bk, opts):
         from ..algorithms.contact import contact_terms
 
         frames, kinds = zip(*contacts_of(robot, opts))
-        return contact_terms(robot, args["q"], args["qd"], args.get("tau"), frames, kinds, bk, opts.frame,
+        return contact_terms(robot, args["q"], args["qd"], args.get("tau"), frames, kinds, bk, mass or opts.frame,
                              gravity=opts.gravity, impulse=impulse)
+    run.__name__ = f"{'impulse' if impulse else 'contact'}_terms_{mass or 'frame'}"
+    if mass == "local":
+        from ..kinematics import local_frames_pay
+
+        run.applies = local_frames_pay
     return run
 
 
@@ -102,8 +108,10 @@ def _whole_body(robot, args, bk, opts):
 
 
 SWEEPS = (
-    Sweep("contact_terms", ("q", "qd", "tau"), _terms(False)),
-    Sweep("impulse_terms", ("q", "qd"), _terms(True)),
+    # variants: M by the CRBA in body frames or in Pinocchio's local convention (solo12: 907 operations
+    # against 1,711 in ground coordinates), whichever makes the whole sweep cheapest
+    Sweep("contact_terms", ("q", "qd", "tau"), _terms(False), variants=(_terms(False, "body"), _terms(False, "local"))),
+    Sweep("impulse_terms", ("q", "qd"), _terms(True), variants=(_terms(True, "body"), _terms(True, "local"))),
     Sweep("whole_body", ("q", "qd"), _whole_body),
 )
 
@@ -120,20 +128,22 @@ def _shape(*dims):
     return shape
 
 
-_KC, _XT = Output("Kc", _shape("m", "m"), embed="solve"), Output("MinvJt", _shape("n", "m"), embed="solve")
+_KC = Output("Kc", _shape("m", "m"), embed="solve")
+_XT = (Output("Wc", _shape("m", "n"), embed="solve"), Output("Lc", _shape("n", "n"), embed="solve"))
 
 #: no ``pin_call``: Pinocchio's rivals need its contact models, which the registry-wide C++ harness does not
 #: build; ``symgen bench`` times them in a harness of their own (:mod:`symgen.bench.contact`)
 QUANTITIES = (
     Quantity("contact_terms", "contact_terms", ("q", "qd", "tau"),
-             (_KC, _XT, Output("qdd0", _shape("n"), embed="solve"), Output("rc", _shape("m"), embed="solve")),
+             (_KC, *_XT, Output("qdd0", _shape("n"), embed="solve"), Output("rc", _shape("m"), embed="solve")),
              "Contact dynamics' build-time terms over every contact's rows (m = 3 a point, 6 a flat contact): "
-             "(Kc = Jc M^-1 Jc^T (m, m), M^-1 Jc^T (n, m), qdd0 = M^-1 (tau - b) (n,), -Jc_dot qd - Jc qdd0 (m,)); "
+             "(Kc = Jc M^-1 Jc^T (m, m), Wc = (D^-1 L^-T Jc^T)^T (m, n) and L's strictly lower part (n, n) of "
+             "M = L^T D L, so that M^-1 Jc^T = L^-1 Wc^T, qdd0 = M^-1 (tau - b) (n,), -Jc_dot qd - Jc qdd0 (m,)); "
              "contact_dynamics solves the active rows.", "contact_terms",
              pinocchio=lambda o, s: ocn.contact_terms(o, s["q"], s["qd"], s["tau"]), conditioned=True, default=False),
-    Quantity("impulse_terms", "impulse_terms", ("q", "qd"), (_KC, _XT, Output("Jv", _shape("m"), embed="solve")),
-             "Impulse dynamics' build-time terms: (Kc (m, m), M^-1 Jc^T (n, m), Jc qd (m,)); impulse_dynamics solves "
-             "the active rows.", "impulse_terms",
+    Quantity("impulse_terms", "impulse_terms", ("q", "qd"), (_KC, *_XT, Output("Jv", _shape("m"), embed="solve")),
+             "Impulse dynamics' build-time terms: (Kc (m, m), Wc (m, n), L's strictly lower part (n, n), Jc qd (m,)) "
+             "as contact_terms'; impulse_dynamics solves the active rows.", "impulse_terms",
              pinocchio=lambda o, s: ocn.impulse_terms(o, s["q"], s["qd"]), conditioned=True, default=False),
     Quantity("whole_body_terms", "whole_body_terms", ("q", "qd"),
              (Output("M", _shape("n", "n"), embed="matrix"), Output("nle", _shape("n"), embed="vector"),
