@@ -186,7 +186,7 @@ CONTACT_KEYS = ("contact_terms", "impulse_terms", "whole_body_terms")
 def check_build(robot, opts, keys) -> None:
     """A build's contacts against its robot and quantities: OptionErrors naming ``--contacts``."""
     wanted = set(CONTACT_KEYS) & set(keys)
-    if opts.contacts and getattr(robot, "embedding", None) is not None and wanted - {"whole_body_terms"}:
+    if getattr(robot, "embedding", None) is not None and wanted - {"whole_body_terms"}:
         raise OptionError("--contacts: contact_terms and impulse_terms are not generated with --mimic yet "
                           "(--quantities whole_body_terms is)")
     if wanted:
