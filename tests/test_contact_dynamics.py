@@ -196,3 +196,23 @@ def test_a_bad_contact_is_a_one_line_option_error_with_exit_code_2(text, reason,
     message = result.output.strip()
     assert "\n" not in message and "--contacts" in message and reason in message, message
 
+
+
+def test_quadruped_example_stands_on_its_weight_and_trots_with_the_feet_down_at_rest(tmp_path, capsys):
+    """examples/quadruped_contacts.py, 0.5 s standing then 0.6 s of trot (compiled): standing, the
+    feet carry the weight (sum of vertical forces = m g) and the base stays put; trotting, the feet
+    on the ground stay at rest (the impulses at touchdown and after each step) and the base height
+    stays within a few centimetres of the stance."""
+    from test_examples import load_example
+
+    example = load_example(Path(__file__).resolve().parents[1] / "examples" / "quadruped_contacts.py")
+    run = example.main(["--seconds", "1.1", "--stand", "0.5", "--out", str(tmp_path)])
+    assert "sum of vertical forces / weight" in capsys.readouterr().out
+    standing = run.t < 0.5
+    np.testing.assert_allclose(run.forces[standing].sum(axis=1), run.weight, rtol=1e-6)
+    assert (run.forces[standing] > 0).all()
+    assert np.ptp(run.height[standing]) < 1e-6, np.ptp(run.height[standing])
+    assert run.rest.max() < 1e-2, run.rest.max()
+    assert 0.15 < run.height.min() and run.height.max() < 0.3, (run.height.min(), run.height.max())
+    trot = run.t > 0.52                                             # lift-off a few ms into the swing
+    assert (run.forces[trot] == 0).any(axis=1).all()                # a pair in the air throughout the trot
