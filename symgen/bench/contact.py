@@ -2,7 +2,10 @@
 the C loop (:func:`~.cloop.c_loop`, the hand-written solve timed through custom runners, every
 contact active) and Pinocchio's counterparts in a C++ harness of their own
 (``templates/bench_pinocchio_contact.cpp.j2``: it builds RigidConstraintModels of the contact
-frames, which the registry-wide harness has not), on the same robot and contacts:
+frames, which the registry-wide harness has not), on the same robot and contacts. The harness also
+loads the package's C as a shared object (the C loop's flags) and times it on Pinocchio's states
+right before its rivals, in one process: on a loaded machine, separate processes see different
+loads and their ratios wander (solo12: 1.7x to 4x from one run to the next).
 
     contact_dynamics   constraintDynamics (CONTACT_3D / CONTACT_6D, LOCAL_WORLD_ALIGNED), and
                        forwardDynamics(q, v, tau, J, gamma) after computeJointJacobians +
@@ -14,12 +17,13 @@ frames, which the registry-wide harness has not), on the same robot and contacts
 """
 from __future__ import annotations
 
+import shlex
 import tempfile
 from pathlib import Path
 
 from ..quantities import STATE_ARGUMENTS
-from .cloop import DEFAULT_FLAGS, c_loop, read_manifest
-from .harness import BenchError, cached_harness, run_harness
+from .cloop import DEFAULT_FLAGS, c_loop, package_sources, read_manifest
+from .harness import BenchError, cached_harness, find_cc, run_compiler, run_harness
 from .pin import PIN_CXX_FLAGS, pin_cpp_command, pin_model, pin_needs_free_flyer, pin_prefix, pin_version
 
 #: each timed function -> the harness's rival timings
@@ -62,21 +66,31 @@ def bench_contacts(package_dir, urdf, flags: str = DEFAULT_FLAGS, repeats: int =
     prefix = pin_prefix()
     exe = cached_harness("bench_pinocchio_contact.cpp.j2", {}, f"{pin_version()}\0{PIN_CXX_FLAGS}",
                          f"pin-contact-bench-{pin_version()}",
-                         lambda src, out: pin_cpp_command(prefix, PIN_CXX_FLAGS, src, out), timeout, build,
-                         "Pinocchio contact harness", "a few minutes")
+                         lambda src, out: pin_cpp_command(prefix, PIN_CXX_FLAGS, src, out) + ["-ldl"], timeout,
+                         build, "Pinocchio contact harness", "a few minutes")
     model = pin_model(urdf, pin_needs_free_flyer(urdf, int(manifest["nv"])))
     with tempfile.TemporaryDirectory(prefix="symgen-pin-") as tmp:
         archive = Path(tmp) / "model.txt"
         model.saveToText(str(archive))
+        # the package's C as a shared object under the C loop's flags, timed inside the harness too
+        shared = Path(tmp) / f"lib{manifest['name']}.so"
+        run_compiler([find_cc(None), *shlex.split(flags), "-fPIC", "-shared", "-std=c99",
+                      *map(str, package_sources(package_dir, manifest)), "-o", str(shared), "-lm"], timeout,
+                     f"{package_dir}: the package as a shared object")
         theirs = run_harness(exe, [archive, ",".join(f"{n}:{3 if k == '3d' else 6}" for n, k in contacts), repeats,
-                                   min_time, count], f"the Pinocchio contact harness on {urdf}")
+                                   min_time, count, shared, manifest["name"]], f"the Pinocchio contact harness on {urdf}")
     out = {}
     for function, rivals in RIVALS.items():
         if function not in ours:
             continue
         us = ours[function].median_ns / 1e3
         pin_us = {r: theirs[r].median_ns / 1e3 for r in rivals if r in theirs}
-        out[function] = {"symgen_us": us, "pinocchio_us": pin_us, "ratio": {r: t / us for r, t in pin_us.items()}}
+        row = {"symgen_us": us, "pinocchio_us": pin_us, "ratio": {r: t / us for r, t in pin_us.items()}}
+        same = theirs.get(f"symgen_{function}")
+        if same is not None:            # the same process, the same states, right before its rivals
+            row["symgen_in_harness_us"] = same.median_ns / 1e3
+            row["ratio_in_harness"] = {r: t / row["symgen_in_harness_us"] for r, t in pin_us.items()}
+        out[function] = row
     return out
 
 
@@ -84,7 +98,10 @@ def format_contacts(result: dict, contacts) -> str:
     lines = [f"contact functions, all {len(contacts)} contacts active "
              f"({', '.join(f'{n}:{k}' for n, k in contacts)}): median µs per call, C loop vs Pinocchio C++"]
     for function, row in result.items():
-        lines.append(f"  {function:18s} symgen {row['symgen_us']:9.3f}")
+        same = row.get("symgen_in_harness_us")
+        lines.append(f"  {function:18s} symgen {row['symgen_us']:9.3f} (C loop)"
+                     + (f", {same:.3f} (in the Pinocchio harness, same states)" if same is not None else ""))
         for rival, us in row["pinocchio_us"].items():
-            lines.append(f"    Pinocchio {rival:24s} {us:9.3f}   ratio {row['ratio'][rival]:6.2f}x")
+            lines.append(f"    Pinocchio {rival:24s} {us:9.3f}   ratio {row['ratio'][rival]:6.2f}x"
+                         + (f", {row['ratio_in_harness'][rival]:.2f}x in the harness" if same is not None else ""))
     return "\n".join(lines)
