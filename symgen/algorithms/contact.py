@@ -31,7 +31,7 @@ from .crba import crba, crba_ground, crba_local
 from .forward_dynamics import ltdl, ltdl_solve
 from .frame_motion import frame_motion
 from .frames import frame_kinematics_ground
-from .rnea import rnea
+from .rnea import rnea, rnea_local
 
 #: rows of the Jacobian a contact of each type constrains: a point its linear velocity, a flat
 #: contact its whole twist
@@ -93,7 +93,9 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
     if impulse:
         out["Jv"] = Jc @ qd
         return out
-    bias = rnea(robot, q, qd, bk.zeros(n), bk, gravity=gravity)        # b = C qd + g
+    # b = C qd + g: the RNEA in the CRBA's convention (ABA for qdd0 instead costs more: it cannot reuse
+    # the factors, solo12 11,578 operations against 8,765)
+    bias = (rnea_local if mass == "local" else rnea)(robot, q, qd, bk.zeros(n), bk, gravity=gravity)
     qdd0 = ltdl_solve(L, Dinv, parent, tau - bias, bk)
     out["qdd0"] = qdd0
     out["rc"] = -gamma - Jc @ qdd0
