@@ -24,7 +24,7 @@ from pathlib import Path
 from ..quantities import STATE_ARGUMENTS
 from .cloop import DEFAULT_FLAGS, c_loop, package_sources, read_manifest
 from .harness import BenchError, cached_harness, find_cc, run_compiler, run_harness
-from .pin import PIN_CXX_FLAGS, pin_cpp_command, pin_model, pin_needs_free_flyer, pin_prefix, pin_version
+from .pin import PIN_CXX_FLAGS, _pin, pin_cpp_command, pin_model, pin_needs_free_flyer, pin_prefix, pin_version
 
 #: each timed function -> the harness's rival timings
 RIVALS = {"contact_dynamics": ("constraintDynamics", "forwardDynamics_J_gamma"),
@@ -51,6 +51,20 @@ def _runners(manifest: dict) -> dict:
             "declarations": f"static const double contact_active_[{count}] = {{{', '.join(['1.0'] * count)}}};"}
 
 
+def _contact_frames(urdf, floating, manifest):
+    """(Pinocchio's model of ``urdf``, the frame id of each contact): links and joints matched by
+    name and kind, points (``--frames name=LINK@x,y,z``) added as the oracle adds them."""
+    import symgen
+    from ..pinocchio_oracle import _with_frames
+    from ..quantities import frames_of
+
+    robot = symgen.load_urdf(urdf, floating_base=floating)
+    frames = {f.name: f for f in frames_of(robot, tuple(manifest["frames"]))}
+    model, ids = _with_frames(_pin(), robot, pin_model(urdf, floating),
+                              [frames[name] for name, _ in manifest["contacts"]])
+    return model, ids
+
+
 def bench_contacts(package_dir, urdf, flags: str = DEFAULT_FLAGS, repeats: int = 7, min_time: float = 0.05,
                    build: bool = True, timeout: float | None = 1800, count: int = 64) -> dict:
     """``{function: {"symgen_us": float, "pinocchio_us": {rival: float}, "ratio": {rival: float}}}``
@@ -68,7 +82,8 @@ def bench_contacts(package_dir, urdf, flags: str = DEFAULT_FLAGS, repeats: int =
                          f"pin-contact-bench-{pin_version()}",
                          lambda src, out: pin_cpp_command(prefix, PIN_CXX_FLAGS, src, out) + ["-ldl"], timeout,
                          build, "Pinocchio contact harness", "a few minutes")
-    model = pin_model(urdf, pin_needs_free_flyer(urdf, int(manifest["nv"])))
+    floating = pin_needs_free_flyer(urdf, int(manifest["nv"]))
+    model, ids = _contact_frames(urdf, floating, manifest)
     with tempfile.TemporaryDirectory(prefix="symgen-pin-") as tmp:
         archive = Path(tmp) / "model.txt"
         model.saveToText(str(archive))
@@ -77,7 +92,7 @@ def bench_contacts(package_dir, urdf, flags: str = DEFAULT_FLAGS, repeats: int =
         run_compiler([find_cc(None), *shlex.split(flags), "-fPIC", "-shared", "-std=c99",
                       *map(str, package_sources(package_dir, manifest)), "-o", str(shared), "-lm"], timeout,
                      f"{package_dir}: the package as a shared object")
-        theirs = run_harness(exe, [archive, ",".join(f"{n}:{3 if k == '3d' else 6}" for n, k in contacts), repeats,
+        theirs = run_harness(exe, [archive, ",".join(f"{i}:{3 if k == '3d' else 6}" for i, (_, k) in zip(ids, contacts)), repeats,
                                    min_time, count, shared, manifest["name"]], f"the Pinocchio contact harness on {urdf}")
     out = {}
     for function, rivals in RIVALS.items():
