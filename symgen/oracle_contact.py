@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import oracle_centroidal as oc
+from .algorithms.contact import ancestor_pairs
 
 #: the constrained rows of a contact's 6 Jacobian rows ([linear; angular])
 ROWS = {"3d": (0, 1, 2), "6d": (0, 1, 2, 3, 4, 5)}
@@ -79,11 +80,12 @@ def ltdl(M, parent):
 
 
 def _factors(o, q, J):
-    """(Kc, Wc, Lc): J M^-1 J^T, D^-1 L^-T J^T transposed and L's strictly lower part, from crba."""
+    """(Kc, Wc, Lc): J M^-1 J^T, D^-1 L^-T J^T transposed and L's entries at the ancestor pairs, from crba."""
     M = o.mass_matrix(q)
     L, D = ltdl(M, o.robot.parent)
     Wc = (np.linalg.solve(L.T, J.T) / D[:, None]).T
-    return J @ np.linalg.solve(M, J.T), Wc, L - np.eye(len(D))
+    pairs = ancestor_pairs(o.robot.parent)
+    return J @ np.linalg.solve(M, J.T), Wc, np.array([L[i, j] for i, j in pairs] or [0.0])
 
 
 def contact_terms(o, q, v, tau):

@@ -21,7 +21,7 @@ and so are those of Y (L^-T keeps ancestor sparsity), so the generated products 
 legs' columns: K's off-diagonal blocks between two feet cost the base's columns only. M^-1 Jc^T =
 L^-1 D^-1 Y^T fills in (every joint), so it is not generated: the code gives W = D^-1 Y^T and L,
 and the solve applies L^-1 once, to W_a^T lam_a (solo12, 4 point contacts: 9,053 operations
-against 11,673 with M^-1 Jc^T generated). The Jacobian rows and the classical drift gamma = Jc_dot v come from
+against 11,673 with M^-1 Jc^T generated); L's entries are packed at the tree's ancestor pairs. The Jacobian rows and the classical drift gamma = Jc_dot v come from
 :mod:`.frames` and :mod:`.frame_motion`, the bias b = C v + g from the RNEA.
 """
 from __future__ import annotations
@@ -50,6 +50,18 @@ def contact_rows(robot, q, qd, frames, kinds, bk):
     return Jc, gamma
 
 
+def ancestor_pairs(parent) -> list[tuple[int, int]]:
+    """(i, j) for each joint i and each of its strict ancestors j, i ascending, j up the tree: the
+    places of L's entries below the diagonal (tree sparsity), the packed layout of ``Lc``."""
+    pairs = []
+    for i in range(len(parent)):
+        j = parent[i]
+        while j >= 0:
+            pairs.append((i, j))
+            j = parent[j]
+    return pairs
+
+
 def _back(L, parent, b, bk, name):
     """z = L^-T b (Table 6.4's first half: leaves first)."""
     z = list(b)
@@ -66,8 +78,9 @@ CRBA = {"ground": crba_ground, "body": crba, "local": crba_local}
 
 
 def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRAVITY, impulse=False):
-    """``{"Kc": (m, m), "Wc": (m, n), "Lc": (n, n), ...}``: exactly symmetric Kc = Jc M^-1 Jc^T,
-    Wc = (D^-1 L^-T Jc^T)^T and L's strictly lower part, so that M^-1 Jc^T = L^-1 Wc^T; for the
+    """``{"Kc": (m, m), "Wc": (m, n), "Lc": (pairs,), ...}``: exactly symmetric Kc = Jc M^-1 Jc^T,
+    Wc = (D^-1 L^-T Jc^T)^T and L's entries below the diagonal at :func:`ancestor_pairs` (the rest
+    are zero), so that M^-1 Jc^T = L^-1 Wc^T; for the
     acceleration level (``impulse`` False) ``"qdd0"`` (n,) = M^-1 (tau - b) and ``"rc"`` (m,) =
     -gamma - Jc qdd0; for the velocity level (``impulse``: tau unused) ``"Jv"`` (m,) = Jc qd."""
     n, parent = robot.n, robot.parent
@@ -83,12 +96,10 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
             Kc[r, s] = Kc[s, r] = sum((W[r][k] * Y[s][k] for k in range(n)), start=0 * Dinv[0])
         for k in range(n):
             Wc[r, k] = W[r][k]
-    Lc = bk.zeros((n, n))                                              # L below the diagonal
-    for i in range(n):
-        j = parent[i]
-        while j >= 0:
-            Lc[i, j] = L[i, j]
-            j = parent[j]
+    pairs = ancestor_pairs(parent)                                     # L below the diagonal, packed
+    Lc = bk.zeros(max(1, len(pairs)))                                  # (a chain of one joint: one zero)
+    for k, (i, j) in enumerate(pairs):
+        Lc[k] = L[i, j]
     out = {"Kc": Kc, "Wc": Wc, "Lc": Lc}
     if impulse:
         out["Jv"] = Jc @ qd

@@ -117,9 +117,12 @@ SWEEPS = (
 
 
 def _shape(*dims):
-    """A shape from fixed sizes, "n" (nv), "m" (the contacts' rows) and "C" (the contacts)."""
+    """A shape from fixed sizes, "n" (nv), "m" (the contacts' rows), "C" (the contacts) and "P" (the
+    (joint, strict ancestor) pairs, :func:`~symgen.algorithms.contact.ancestor_pairs`)."""
     def shape(robot, opts):
-        size = {"n": robot.nv}
+        from ..algorithms.contact import ancestor_pairs
+
+        size = {"n": robot.nv, "P": max(1, len(ancestor_pairs(robot.parent)))}
         if "m" in dims:
             size["m"] = contact_size(robot, opts)
         if "C" in dims:
@@ -129,7 +132,7 @@ def _shape(*dims):
 
 
 _KC = Output("Kc", _shape("m", "m"), embed="solve")
-_XT = (Output("Wc", _shape("m", "n"), embed="solve"), Output("Lc", _shape("n", "n"), embed="solve"))
+_XT = (Output("Wc", _shape("m", "n"), embed="solve"), Output("Lc", _shape("P"), embed="solve"))
 
 #: no ``pin_call``: Pinocchio's rivals need its contact models, which the registry-wide C++ harness does not
 #: build; ``symgen bench`` times them in a harness of their own (:mod:`symgen.bench.contact`)
@@ -137,12 +140,12 @@ QUANTITIES = (
     Quantity("contact_terms", "contact_terms", ("q", "qd", "tau"),
              (_KC, *_XT, Output("qdd0", _shape("n"), embed="solve"), Output("rc", _shape("m"), embed="solve")),
              "Contact dynamics' build-time terms over every contact's rows (m = 3 a point, 6 a flat contact): "
-             "(Kc = Jc M^-1 Jc^T (m, m), Wc = (D^-1 L^-T Jc^T)^T (m, n) and L's strictly lower part (n, n) of "
-             "M = L^T D L, so that M^-1 Jc^T = L^-1 Wc^T, qdd0 = M^-1 (tau - b) (n,), -Jc_dot qd - Jc qdd0 (m,)); "
+             "(Kc = Jc M^-1 Jc^T (m, m), Wc = (D^-1 L^-T Jc^T)^T (m, n) and L's entries below the diagonal at "
+             "the (joint, ancestor) pairs of M = L^T D L, so that M^-1 Jc^T = L^-1 Wc^T, qdd0 = M^-1 (tau - b) (n,), -Jc_dot qd - Jc qdd0 (m,)); "
              "contact_dynamics solves the active rows.", "contact_terms",
              pinocchio=lambda o, s: ocn.contact_terms(o, s["q"], s["qd"], s["tau"]), conditioned=True, default=False),
     Quantity("impulse_terms", "impulse_terms", ("q", "qd"), (_KC, *_XT, Output("Jv", _shape("m"), embed="solve")),
-             "Impulse dynamics' build-time terms: (Kc (m, m), Wc (m, n), L's strictly lower part (n, n), Jc qd (m,)) "
+             "Impulse dynamics' build-time terms: (Kc (m, m), Wc (m, n), L's packed entries, Jc qd (m,)) "
              "as contact_terms'; impulse_dynamics solves the active rows.", "impulse_terms",
              pinocchio=lambda o, s: ocn.impulse_terms(o, s["q"], s["qd"]), conditioned=True, default=False),
     Quantity("whole_body_terms", "whole_body_terms", ("q", "qd"),
@@ -170,9 +173,14 @@ def package_context(robot, opts, functions) -> dict:
     solve = {"contact_terms", "impulse_terms"} & set(functions)
     if not solve or opts.parametric or getattr(robot, "embedding", None) is not None:
         return {"contacts_literal": literal, "contact": None}
+    from ..algorithms.contact import ancestor_pairs
+
     dims = [DIMS[kind] for _, kind in contacts]
     row0 = [sum(dims[:k]) for k in range(len(dims))]
+    pairs = ancestor_pairs(robot.parent)
+    start = [sum(1 for i, _ in pairs if i < k) for k in range(robot.nv + 1)]
     return {"contacts_literal": literal, "contact": {
+        "pairs": len(pairs), "start": start, "col": [j for _, j in pairs],
         "count": len(dims), "m": sum(dims), "dims": dims, "row0": row0,
         "rows_literal": repr(tuple(tuple(range(r, r + d)) for r, d in zip(row0, dims))),
         "comment": ", ".join(f"{n} {k}" for n, k in contacts).replace("*/", "* /"),
