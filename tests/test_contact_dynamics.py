@@ -216,3 +216,22 @@ def test_quadruped_example_stands_on_its_weight_and_trots_with_the_feet_down_at_
     assert 0.15 < run.height.min() and run.height.max() < 0.3, (run.height.min(), run.height.max())
     trot = run.t > 0.52                                             # lift-off a few ms into the swing
     assert (run.forces[trot] == 0).any(axis=1).all()                # a pair in the air throughout the trot
+
+
+@pytest.mark.pinocchio
+def test_cli_contacts_add_the_contact_functions_and_verify_checks_them_against_pinocchio(tmp_path, pin):
+    """``symgen build --contacts`` without --quantities: the default functions and the contact ones,
+    the contacts in the manifest and its command; ``symgen verify`` then checks contact_dynamics and
+    impulse_dynamics against Pinocchio (NumPy: --no-compile keeps it short)."""
+    arm = str(ROOT_ARM4)
+    result = CliRunner().invoke(main, ["build", arm, "--out", str(tmp_path), "--contacts", "tool_link",
+                                       "--frames", "tool_link,tip=wrist_link@0.1,0,0", "--no-compile", "--quiet",
+                                       "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "arm4" / "manifest.json").read_text())
+    assert manifest["contacts"] == [["tool_link", "3d"]]
+    assert set(Q.DEFAULT) | set(Q.contact.CONTACT_KEYS) == set(manifest["options"]["quantities"])
+    assert "--contacts tool_link:3d" in (tmp_path / "arm4" / "arm4.h").read_text()
+    result = CliRunner().invoke(main, ["verify", str(tmp_path / "arm4"), "--model", arm, "--trials", "3"])
+    assert result.exit_code == 0, result.output
+    assert "numpy vs Pinocchio: contact_dynamics" in result.output and "all checks passed" in result.output
