@@ -20,10 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import oracle_centroidal as oc
-from .algorithms.contact import ancestor_pairs
+from .algorithms.contact import ROWS, ancestor_pairs
 
-#: the constrained rows of a contact's 6 Jacobian rows ([linear; angular])
-ROWS = {"3d": (0, 1, 2), "6d": (0, 1, 2, 3, 4, 5)}
 
 
 def with_contacts(o, contacts):

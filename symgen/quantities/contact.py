@@ -13,13 +13,14 @@ contact functions (:data:`symgen.mimic.REDUCED` has no reduced contact system ye
 from __future__ import annotations
 
 from .. import oracle_contact as ocn
+from ..algorithms.contact import ROWS
 from ..errors import OptionError
 from .base import Output, Quantity, Sweep
 from .sweeps import frames_of
 
-KINDS = ("3d", "6d")
+KINDS = tuple(ROWS)
 #: rows a contact of each kind constrains
-DIMS = {"3d": 3, "6d": 6}
+DIMS = {kind: len(rows) for kind, rows in ROWS.items()}
 
 
 def parse_contacts(text: str | None) -> tuple:
