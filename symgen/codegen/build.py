@@ -151,6 +151,7 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) ->
 
 #: a rough cost of each sweep (seconds on the 20-DoF chain), so the costliest start first
 _SWEEP_WEIGHT = {"forward_dynamics": 10, "regressor": 9, "algorithm1": 9, "fd_derivatives": 8, "all_terms": 7,
+                 "contact_terms": 8, "whole_body": 7, "impulse_terms": 6,
                  "algorithm2": 6, "mass_matrix_inverse": 6, "crba": 4, "slotine_li": 3, "id_derivatives": 3}
 
 
