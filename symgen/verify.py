@@ -381,8 +381,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                             record(f"{bname} vs Pinocchio: {x.function} ({x.oracle_state.__doc__})",
                                    _rel(Q.call(mod, x.key, at, opts), x.pinocchio(memo, at)),
                                    tol[x.function])
-            verify_contact.check(pkg, {b: m for b, m in backends.items() if b != "jax"}, oracle, state,
-                                 verify_contact.active_set(contact_rng, len(getattr(pkg, "contacts", ())), trial), record)
+            active = verify_contact.active_set(contact_rng, len(getattr(pkg, "contacts", ())), trial)
+            verify_contact.check(pkg, {b: m for b, m in backends.items() if b != "jax"}, oracle, state, active, record)
             if own is not None:
                 memo = _Memo(own)
                 outside["Pinocchio (own parse)"] = {x.function: x.pinocchio(memo, state) for x in present

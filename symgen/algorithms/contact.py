@@ -21,7 +21,8 @@ and so are those of Y (L^-T keeps ancestor sparsity), so the generated products 
 legs' columns: K's off-diagonal blocks between two feet cost the base's columns only. M^-1 Jc^T =
 L^-1 D^-1 Y^T fills in (every joint), so it is not generated: the code gives W = D^-1 Y^T and L,
 and the solve applies L^-1 once, to W_a^T lam_a (solo12, 4 point contacts: 9,053 operations
-against 11,673 with M^-1 Jc^T generated); L's entries are packed at the tree's ancestor pairs. The Jacobian rows and the classical drift gamma = Jc_dot v come from
+against 11,673 with M^-1 Jc^T generated); L's entries are packed at the tree's ancestor pairs.
+The Jacobian rows and the classical drift gamma = Jc_dot v come from
 :mod:`.frames` and :mod:`.frame_motion`, the bias b = C v + g from the RNEA.
 """
 from __future__ import annotations

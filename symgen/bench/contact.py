@@ -92,8 +92,9 @@ def bench_contacts(package_dir, urdf, flags: str = DEFAULT_FLAGS, repeats: int =
         run_compiler([find_cc(None), *shlex.split(flags), "-fPIC", "-shared", "-std=c99",
                       *map(str, package_sources(package_dir, manifest)), "-o", str(shared), "-lm"], timeout,
                      f"{package_dir}: the package as a shared object")
-        theirs = run_harness(exe, [archive, ",".join(f"{i}:{3 if k == '3d' else 6}" for i, (_, k) in zip(ids, contacts)), repeats,
-                                   min_time, count, shared, manifest["name"]], f"the Pinocchio contact harness on {urdf}")
+        frames = ",".join(f"{i}:{3 if k == '3d' else 6}" for i, (_, k) in zip(ids, contacts))
+        theirs = run_harness(exe, [archive, frames, repeats, min_time, count, shared, manifest["name"]],
+                             f"the Pinocchio contact harness on {urdf}")
     out = {}
     for function, rivals in RIVALS.items():
         if function not in ours:

@@ -142,7 +142,8 @@ QUANTITIES = (
              (_KC, *_XT, Output("qdd0", _shape("n"), embed="solve"), Output("rc", _shape("m"), embed="solve")),
              "Contact dynamics' build-time terms over every contact's rows (m = 3 a point, 6 a flat contact): "
              "(Kc = Jc M^-1 Jc^T (m, m), Wc = (D^-1 L^-T Jc^T)^T (m, n) and L's entries below the diagonal at "
-             "the (joint, ancestor) pairs of M = L^T D L, so that M^-1 Jc^T = L^-1 Wc^T, qdd0 = M^-1 (tau - b) (n,), -Jc_dot qd - Jc qdd0 (m,)); "
+             "the (joint, ancestor) pairs of M = L^T D L, so that M^-1 Jc^T = L^-1 Wc^T, qdd0 = M^-1 (tau - b) (n,), "
+             "-Jc_dot qd - Jc qdd0 (m,)); "
              "contact_dynamics solves the active rows.", "contact_terms",
              pinocchio=lambda o, s: ocn.contact_terms(o, s["q"], s["qd"], s["tau"]), conditioned=True, default=False),
     Quantity("impulse_terms", "impulse_terms", ("q", "qd"), (_KC, *_XT, Output("Jv", _shape("m"), embed="solve")),
