@@ -134,6 +134,10 @@ def _progress(quiet):
 @click.option("--frames", "frame_names", default=None,
               help="Comma list of the frames of the frame functions: link or joint names, or points fixed in a link, "
               "name=LINK@x,y,z (metres, in LINK's frame; e.g. a foot's sole) [default: every leaf link].")
+@click.option("--contacts", "contact_names", default=None,
+              help="Comma list of contact frames, each FRAME (a point contact, or FRAME:3d) or FRAME:6d (a flat one); "
+              "adds contact_terms, impulse_terms, whole_body_terms and the package's contact_dynamics and "
+              "impulse_dynamics (the active contacts chosen per call) to the default quantities.")
 @click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: 64]: the code "
               "grows as N^3 (Gamma on a chain).")
 @click.option("--gravity", "gravity_text", default="0,0,-9.81", show_default=True,
@@ -162,8 +166,8 @@ def _progress(quiet):
 @click.option("--armature", "armature_text", default=None, help="Reflected rotor inertia added to M's diagonal "
               "(Pinocchio's model.armature): one number for every joint but a free-flyer, or joint=value,... "
               "[default: none; MJCF: its dof_armature].")
-def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, max_dof, gravity_text,
-          parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
+def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, contact_names, max_dof,
+          gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
           armature_text):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
@@ -201,17 +205,23 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--floating-base"] if floating_base else []
     words += ["--mimic"] if mimic else []
     words += ["--open-loops"] if open_loops else []
+    contacts = Q.contact.parse_contacts(contact_names)
+    wanted = Q.parse(quantities)
+    if contacts and click.get_current_context().get_parameter_source("quantities").name == "DEFAULT":
+        wanted += Q.contact.CONTACT_KEYS           # --contacts alone: the default functions and the contact ones
+        quantities = ",".join(wanted)
     words += ["--quantities", quantities, "--gamma-method", gamma_method]
     words += ["--cse"] if cse else []
     words += ["--frame", frame] if frame != "ground" else []
     frames = Q.split_frames(frame_names)
     words += ["--frames", ",".join(frames)] if frames is not None else []
+    words += ["--contacts", ",".join(f"{n}:{k}" for n, k in contacts)] if contacts else []
     words += ["--gravity", Q.gravity_text(gravity)] if gravity != GRAVITY else []
     words += ["--parametric"] if parametric else []
     words += ["--target", ",".join(targets)] if targets != DEFAULT_TARGETS else []
     words += ["--armature", armature_text] if armature_text is not None else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
-    opts = BuildOptions(quantities=Q.parse(quantities), gamma_method=gamma_method, cse=cse, frame=frame, frames=frames,
+    opts = BuildOptions(quantities=wanted, gamma_method=gamma_method, cse=cse, frame=frame, frames=frames, contacts=contacts,
                         gravity=gravity, parametric=parametric, **limit,
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
                         force=force, command=shlex.join(words), open_loops=open_loops,
@@ -311,13 +321,20 @@ def bench_command(package, urdf, functions, flags, repeats, min_time, compile_ti
                   processes, cppadcg, mujoco):
     """Time a generated package: its C in a C loop and from Python, beside Pinocchio."""
     from .bench import bench_package, format_report
-    from .bench.cloop import DEFAULT_FLAGS
+    from .bench.cloop import DEFAULT_FLAGS, read_manifest
 
     result = bench_package(package, urdf=urdf, quantities=Q.parse(functions, "--functions"),
                            flags=flags or DEFAULT_FLAGS, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
                            pin_cpp=pin_cpp, casadi=casadi, processes=processes, cppadcg=cppadcg,
                            mujoco=mujoco)
     click.echo(format_report(result))
+    contacts = read_manifest(package).get("contacts")
+    if contacts and urdf and pin_cpp != "off":      # the contact functions beside Pinocchio's contact algorithms
+        from .bench.contact import bench_contacts, format_contacts
+
+        result["contacts"] = bench_contacts(package, urdf, flags or DEFAULT_FLAGS, repeats, min_time,
+                                            build=pin_cpp == "build", timeout=compile_timeout or 1800)
+        click.echo(format_contacts(result["contacts"], contacts))
     if json_path:
         import json
         from pathlib import Path

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import quantities as Q
+from . import oracle_contact, quantities as Q, verify_contact
 from .errors import OptionError, SymgenError
 from .identities import IDENTITIES
 from .mjcf import is_mjcf, load_robot
@@ -316,7 +316,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
              f"floating_base={built_floating}; {len(manifest['files'])} files match their sha256 in manifest.json"]
     frames = tuple(manifest.get("frames") or ()) or None          # the rows of the frame kinematics
     gravity = manifest_gravity(manifest, path)
-    reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity)
+    contacts = tuple(tuple(c) for c in manifest.get("contacts", ()))   # the contact functions' (frame, type)
+    reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity, contacts=contacts)
     robot = oracle = own = None
     if urdf:
         read = load_robot if is_mjcf(urdf) else symgen.load_urdf                  # MJCF through MuJoCo
@@ -326,6 +327,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
         notes.append(check_robot(robot, manifest, path, urdf))
         robot = with_manifest_armature(robot, manifest)
         oracle, pin_note = _pinocchio(robot, frames, gravity)
+        oracle = oracle if oracle is None else oracle_contact.with_contacts(oracle, contacts)
         own, own_note = _pinocchio_own_parse(robot, urdf, gravity)
         notes += [n for n in (pin_note, own_note) if n]
     rng = np.random.default_rng(seed)
@@ -347,10 +349,11 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     identities = [i for i in IDENTITIES if all(Q.QUANTITIES[k].function in manifest["functions"] for k in i.needs)
                   and not (i.fixed_base and several)]
     parametric = bool(manifest["options"].get("parametric", False))
-    opts = Q.SweepOptions(parametric=parametric)
+    opts = Q.SweepOptions(parametric=parametric, contacts=contacts)
+    contact_rng = np.random.default_rng([seed, 25])        # the active sets, apart from the states' stream
     externals = _casadi_externals(path, manifest, notes) if pkg.c is not None else None
     with x64:                                       # float64 JAX, if the package has it
-        for _ in range(trials):
+        for trial in range(trials):
             # a parametric package runs at parameters drawn around the nominal ones, every check alike
             state = Q.random_state(rng, pkg.nq, pkg.nv, parameters=pkg.parameters if parametric else None,
                                    layout=getattr(pkg, "joint_models", None))
@@ -389,6 +392,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                             record(f"{bname} vs Pinocchio: {x.function} ({x.oracle_state.__doc__})",
                                    _rel(Q.call(mod, x.key, at, opts), x.pinocchio(memo, at)),
                                    tol[x.function])
+            active = verify_contact.active_set(contact_rng, len(getattr(pkg, "contacts", ())), trial)
+            verify_contact.check(pkg, {b: m for b, m in backends.items() if b != "jax"}, oracle, state, active, record)
             if own is not None:
                 memo = _Memo(own)
                 outside["Pinocchio (own parse)"] = {x.function: x.pinocchio(memo, state) for x in present

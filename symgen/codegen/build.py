@@ -45,6 +45,7 @@ class BuildOptions:
     frames: tuple | None = None           # frames of frame kinematics (None: the leaf links)
     gravity: tuple = GRAVITY              # linear gravity acceleration in the root frame (--gravity)
     parametric: bool = False              # inertial parameters as an argument, params (--parametric)
+    contacts: tuple = ()                  # ((frame, "3d"/"6d"), ...) of the contact functions (--contacts)
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
@@ -67,7 +68,8 @@ class BuildOptions:
     @property
     def sweep(self) -> Q.SweepOptions:
         return Q.SweepOptions(frame=self.frame, gamma_method=self.gamma_method, frames=self.frames,
-                              gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric)
+                              gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric,
+                              contacts=tuple(self.contacts))
 
 
 @dataclass
@@ -150,6 +152,7 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) ->
 
 #: a rough cost of each sweep (seconds on the 20-DoF chain), so the costliest start first
 _SWEEP_WEIGHT = {"forward_dynamics": 10, "regressor": 9, "algorithm1": 9, "fd_derivatives": 8, "all_terms": 7,
+                 "contact_terms": 8, "whole_body": 7, "impulse_terms": 6,
                  "algorithm2": 6, "mass_matrix_inverse": 6, "crba": 4, "slotine_li": 3, "id_derivatives": 3}
 
 
@@ -181,7 +184,10 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         raise OptionError("--target: casadi's jac_ functions know the root free-flyer's tangent map only; a "
                           "spherical, planar or inner free-flyer joint is not supported there yet")
     opts = _supported(robot, opts)
+    if opts.contacts:                            # contact frames join the frames; a bad one stops the build here
+        opts = dataclasses.replace(opts, frames=Q.contact.frames_with_contacts(robot, opts.frames, opts.contacts))
     Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run
+    Q.contact.check_build(robot, opts.sweep, opts.quantities)
     expected = prepare_output(out_dir, name, opts.force)    # a name clash stops the build before the symbolic work
     if not opts.source_sha256:
         from ..urdf import urdf_string

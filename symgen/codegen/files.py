@@ -20,6 +20,7 @@ from .casadi_target import casadi_context, source_name
 from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
+from ..quantities.contact import package_context as contact_context
 from .printers import CPrinter, PyPrinter
 from .render import lane_expr, render
 
@@ -289,6 +290,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "has_jax": "jax" in opts.targets,
         "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in _loops(robot)) + ")") if _loops(robot) else None,
         "velocity_joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in _velocity_joint_names(robot)) + ")",
+        **contact_context(robot, opts.sweep, [f["name"] for f in contexts]),
     }
     c_source = render("c_source.c.j2", ctx)
     # the binding's module name carries its C source's hash: a package rebuilt in a running
@@ -310,6 +312,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
                       for f in contexts},
         "c_extension": ext_name,
     }
+    if ctx["contacts_literal"] != "()":        # contact functions: their frames and types (--contacts)
+        manifest["contacts"] = [[f.name, kind] for f, kind in Q.contact.contacts_of(robot, opts.sweep)]
     if _mujoco_qpos0(robot) is not None:       # read from MJCF: from_mujoco/to_mujoco
         manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
     if _loops(robot):                   # URDF+ couplings (symgen.couplings)

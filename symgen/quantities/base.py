@@ -144,12 +144,16 @@ class SweepOptions:
     ``frames``, the link and joint frames of frame kinematics (None: the leaf links),
     ``gravity``, the linear gravity acceleration in root coordinates, and ``parametric``: the
     inertial parameters are an argument (``params``) of every sweep that depends on them,
-    instead of the URDF's constants folded into the code."""
+    instead of the URDF's constants folded into the code; ``contacts``: see
+    :mod:`.contact`."""
     frame: str = "ground"
     gamma_method: str = "algo2"
     frames: tuple[str, ...] | None = None
     gravity: tuple[float, float, float] = GRAVITY
     parametric: bool = False
+    #: the contact frames of the contact functions (``--contacts``): ((frame name, "3d" or "6d"),
+    #: ...), each a frame of ``frames``; empty: every frame of ``frames`` as a point contact
+    contacts: tuple = ()
 
 
 FRAMES = ("ground", "body")
