@@ -321,6 +321,11 @@ class EmbeddedPinOracle:
         self.o = robot.embedding.offsets() if offset is None else np.asarray(offset, dtype=float)
         self.lead_q, self.lead_v = robot.embedding.lead_q, robot.embedding.lead_v   # a free-flyer's 7, 6
 
+    @property
+    def frames(self):
+        """The frames of frame kinematics (the full model's: an embedding keeps every frame)."""
+        return self.full.frames
+
     def set_parameters(self, theta):
         """Every body's parameters (the mimicking joints' bodies included), as :class:`PinOracle`."""
         self.full.set_parameters(theta)

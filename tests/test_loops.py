@@ -225,6 +225,36 @@ def test_generated_code_matches_pinocchio(pin, package, backend):
     assert not hasattr(mod, "inverse_dynamics_derivatives")
 
 
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_generated_loop_functions(pin, package, backend):
+    """loop_residual, loop_jacobian, spanning_velocity (NumPy and C) and the package's solve_loops:
+    phi = 0 after solve_loops with the independent coordinates kept, K = d phi/dq (a central
+    difference), G v = Pinocchio's G (frame Jacobians) v, K G v = 0; a batch of solve_loops."""
+    from symgen.oracle_loops import oracle_for
+
+    name, robot, pkg = package
+    mod = getattr(pkg, backend)
+    oracle = oracle_for(robot, pin.buildModelFromUrdf(str(DATA / name)), pin)
+    seed, states = _states(f"loop-functions-{name}-{backend}", robot.system)
+    own = list(robot.system.independent)
+    for t, s in enumerate(states):
+        ctx = f"{name} {backend} seed {seed} state #{t}"
+        q0 = s["q"] + np.where(np.isin(np.arange(pkg.nq), own), 0.0, 0.05)      # off the loop
+        q = pkg.solve_loops(q0)
+        assert np.abs(mod.loop_residual(q)).max() <= 1e-10 and np.array_equal(q[own], q0[own]), ctx
+        h, eye = 1e-6, np.eye(pkg.nq)
+        K_fd = np.stack([(mod.loop_residual(q + h * e) - mod.loop_residual(q - h * e)) / (2 * h) for e in eye], -1)
+        assert np.abs(mod.loop_jacobian(q) - K_fd).max() <= 1e-7, ctx
+        oracle.at(q)
+        qs = mod.spanning_velocity(q, s["v"])
+        assert np.abs(qs - oracle.G @ s["v"]).max() <= 1e-9 * max(1.0, np.abs(qs).max()), ctx
+        assert np.abs(mod.loop_jacobian(q) @ qs).max() <= 1e-9 * max(1.0, np.abs(qs).max()), ctx
+    batch = np.stack([st["q"] for st in states])
+    assert np.allclose(pkg.solve_loops(batch), [pkg.solve_loops(x) for x in batch], atol=1e-14)
+    with pytest.raises(pkg.LoopError, match="no closed configuration"):     # not converged: a clear error
+        pkg.solve_loops(states[0]["q"] + 0.3, iterations=1)
+
+
 def test_cli_build_and_verify_the_four_bar(tmp_path):
     import json
 

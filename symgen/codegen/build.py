@@ -161,9 +161,12 @@ def _supported(robot, opts: BuildOptions) -> BuildOptions:
     (a mechanism with loops: :data:`symgen.closed.UNSUPPORTED`); asked for by name, an OptionError."""
     unsupported = getattr(robot, "unsupported", frozenset())
     asked = [k for k in opts.quantities if k in unsupported]
+    if getattr(robot, "system", None) is not None and tuple(opts.quantities) == Q.DEFAULT:
+        # a mechanism with loops: loop_residual, loop_jacobian, spanning_velocity (and solve_loops) too
+        opts = dataclasses.replace(opts, quantities=tuple(opts.quantities) + Q.loops.LOOP_KEYS)
     if not asked:
         return opts
-    if tuple(opts.quantities) != Q.DEFAULT:
+    if tuple(k for k in opts.quantities if k not in Q.loops.LOOP_KEYS) != Q.DEFAULT:
         raise OptionError(f"--quantities: {', '.join(asked)} not generated for robot {robot.name!r} (a mechanism "
                           f"with loops) yet; docs/LOOPS.md")
     return dataclasses.replace(opts, quantities=tuple(k for k in opts.quantities if k not in unsupported))

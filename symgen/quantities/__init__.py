@@ -26,14 +26,14 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import OptionError
-from . import appendix_b, centroidal, contact, core, sweeps
+from . import appendix_b, centroidal, contact, core, loops, sweeps
 from .base import (ARGUMENTS, FRAMES, GAMMA_METHODS, STATE_ARGUMENTS, Argument, Output, PinCall, Quantity,  # noqa: F401
                    Sweep, SweepOptions, check_options, gravity_text, parse_gravity)
 from .sweeps import frames_of, in_body_frames, point_frame, split_frames  # noqa: F401
 
 #: the modules that declare sweeps (a ``SWEEPS`` tuple) and quantities (a ``QUANTITIES`` tuple), in
 #: the order of the generated files
-_MODULES = (sweeps, core, centroidal, appendix_b, contact)
+_MODULES = (sweeps, core, centroidal, appendix_b, contact, loops)
 
 SWEEPS = {s.name: s for module in _MODULES for s in getattr(module, "SWEEPS", ())}
 QUANTITIES = {x.key: replace(x, inertial=SWEEPS[x.sweep].inertial)
@@ -53,6 +53,8 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
     handed the sweep's projection rules and this function for the full model)."""
     from ..kinematics import with_parameters
 
+    if sweep.name in loops.OWN_SWEEPS:                      # phi, K, G v: the closed mechanism's own
+        return sweep.run(robot, args, bk, opts)
     if getattr(robot, "system", None) is not None:          # loops: G(q) (symgen.closed)
         from ..closed import run_closed
 
@@ -64,6 +66,22 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
         return run_embedded(sweep, robot, args, bk, opts, embed_rules(sweep.name), run_sweep)
     theta = args.get("params") if sweep.inertial else None
     return sweep.run(with_parameters(robot, theta), args, bk, opts)
+
+
+def available(robot) -> tuple[str, ...]:
+    """The keys of the quantities symgen computes for ``robot``: all but the loop functions on a
+    robot without loops, the contact terms on an embedded one (``--mimic``, couplings: no reduced
+    contact system yet), and :data:`symgen.closed.UNSUPPORTED` on a mechanism with loops."""
+    closed = getattr(robot, "system", None) is not None
+    embedded = getattr(robot, "embedding", None) is not None
+    out = []
+    for key in QUANTITIES:
+        if key in loops.LOOP_KEYS and not closed or key in getattr(robot, "unsupported", ()):
+            continue
+        if embedded and key in set(contact.CONTACT_KEYS) - {"whole_body_terms"}:
+            continue
+        out.append(key)
+    return tuple(out)
 
 
 #: the quantities of a build without ``--quantities``: all but those built on request only
