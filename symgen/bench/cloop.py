@@ -85,7 +85,7 @@ def c_driver_source_context(manifest: dict, quantities, count: int = 64, update:
         runners += [{"runner": fname + suffix, "function": fname + suffix, "arguments": args, "label": label,
                      "last": size - 1} for suffix, label in variants]
         if batch and "params" not in inputs:
-            batch_runners.append({"runner": fname + "_batch", "function": fname, "label": f"{qty}:batch",
+            batch_runners.append({"runner": fname + "_batch", "function": fname, "label": f"{qty}:batch", "after": qty,
                                   "arguments": [f"batch_{a}" for a in inputs], "last": batch * size - 1})
     arguments = [{"name": a.name, "low": repr(a.low), "high": repr(a.high), "span": repr(a.high - a.low)}
                  for a in map(ARGUMENTS.get, STATE_ARGUMENTS)]
