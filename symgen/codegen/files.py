@@ -68,6 +68,8 @@ def _output_context(out, entries, pypr, loop_values=None) -> dict:
         # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
         "zeros": _zeros_to_store(size, entries), "nonzero": len(entries),
         "index_literal": repr([k for k, _ in entries]), "index": [k for k, _ in entries],
+        # the batch's lanes copy: its zero entries one by one, or (most are zero) a memset first
+        "lanes_zeros": _zeros_to_store(size, entries),
         "py_values": loop_values or [pypr.doprint(e) for _, e in entries],
     }
 
