@@ -54,7 +54,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_6e74e973"
+    _ext = "_arm4_ext_087d2c16"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -72,7 +72,7 @@ nq, nv, joint_names, link_names = numpy.nq, numpy.nv, numpy.joint_names, numpy.l
 floating_base = numpy.floating_base
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
 armature = numpy.armature
-manifest_sha256 = "ead98ce792b3b9ff1b794562d492e0a5f87274e178dfd147d5bcdf4d42b4491a"  # manifest.json as built, without its file hashes
+manifest_sha256 = "367c9879bdfd296a514a3f9d4008514405bb3e8de9e12cca8accb310d204ff23"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix
