@@ -34,24 +34,144 @@
 
 /* Batches run groups of ARM4_LANES consecutive states at once (see the header): the same
  * straight-line code on GCC's vector type, one state per lane, so that each instruction works on
- * several states (AVX: four doubles). Measured on a hand-made prototype of panda's C, 64 states in
- * cache, on a loaded machine: 396 ns per state one at a time, 204 ns four at a time. sin and cos
- * stay libm's, lane by lane. */
+ * several states (AVX2: four doubles, AVX-512: eight). sin and cos are computed on the vector too
+ * (lanes_sincos): through libm, lane by lane, every call spilled the live vector registers and
+ * was most of a small function's batch time (panda's M: 48 calls a group of four). */
 #if ARM4_LANES > 1
 typedef double lanes_t __attribute__((vector_size(ARM4_LANES * sizeof(double))));
+typedef unsigned long long lanes_i __attribute__((vector_size(ARM4_LANES * sizeof(double))));
+/* inlined always: out of line (gcc did so on solo12's M), each call spills the live vectors and
+ * sin and cos of one angle no longer share their reduction */
+#define ARM4_LANES_INLINE static inline __attribute__((always_inline))
 
-static inline lanes_t lanes_sin(lanes_t x)
+/* libm's sin and cos lane by lane: lanes_sincos's path for |x| > 2^17 (or inf), out of line */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static void lanes_sincos_libm(lanes_t x, lanes_t *s, lanes_t *c)
 {
-    for (int l = 0; l < ARM4_LANES; ++l)
-        x[l] = sin(x[l]);
-    return x;
+    for (int l = 0; l < ARM4_LANES; ++l) {
+        (*s)[l] = sin(x[l]);
+        (*c)[l] = cos(x[l]);
+    }
 }
 
-static inline lanes_t lanes_cos(lanes_t x)
+/* sin and cos of every lane, within about 1 ulp of libm's (tests/test_batch_lanes.py): x reduced
+ * by k pi/2, k = round(2 x / pi), with pi/2 in three 33-bit parts (Cody-Waite: each k * part is
+ * exact for |k| < 2^20), then fdlibm's polynomials on [-pi/4, pi/4] (__kernel_sin/__kernel_cos),
+ * the quadrant k mod 4 choosing and signing them. Pure arithmetic, so sin(x) and cos(x) of one
+ * joint, both inlined, share one reduction. */
+ARM4_LANES_INLINE void lanes_sincos(lanes_t x, lanes_t *s_out, lanes_t *c_out)
 {
+    const lanes_t t = x * 6.36619772367581382433e-01 + 0x1.8p52;   /* 2x/pi rounded, in the low bits */
+    const lanes_t k = t - 0x1.8p52;
+    const lanes_i n = (lanes_i)t;
+    lanes_t r = x - k * 1.57079632673412561417e+00;
+    r = r - k * 6.07710050630396597660e-11;
+    r = r - k * 2.02226624871116645580e-21;
+    const lanes_t z = r * r;
+    const lanes_t sp = r + (z * r) * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03 + z * (
+        -1.98412698298579493134e-04 + z * (2.75573137070700676789e-06 + z * (-2.50507602534068634195e-08
+        + z * 1.58969099521155010221e-10)))));
+    const lanes_t hz = 0.5 * z, w = 1.0 - hz;
+    const lanes_t cp = w + (((1.0 - w) - hz) + z * (z * (4.16666666666666019037e-02 + z * (
+        -1.38888888888741095749e-03 + z * (2.48015872894767294178e-05 + z * (-2.75573143513906633035e-07
+        + z * (2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))))));
+    const lanes_i odd = -(n & 1);                                  /* all ones where k is odd */
+    const lanes_i sp_i = (lanes_i)sp, cp_i = (lanes_i)cp;
+    const lanes_i sign_s = (n & 2) << 62, sign_c = ((n + 1) & 2) << 62;
+    lanes_t s = (lanes_t)(((odd & cp_i) | (~odd & sp_i)) ^ sign_s);
+    lanes_t c = (lanes_t)(((odd & sp_i) | (~odd & cp_i)) ^ sign_c);
+    const lanes_i big = (lanes_i)(x > 131072.0) | (lanes_i)(x < -131072.0);
+    unsigned long long any = 0;
     for (int l = 0; l < ARM4_LANES; ++l)
-        x[l] = cos(x[l]);
-    return x;
+        any |= big[l];
+    if (__builtin_expect(any != 0, 0))
+        lanes_sincos_libm(x, &s, &c);
+    *s_out = s;
+    *c_out = c;
+}
+
+ARM4_LANES_INLINE lanes_t lanes_sin(lanes_t x)
+{
+    lanes_t s, c;
+    lanes_sincos(x, &s, &c);
+    return s;
+}
+
+ARM4_LANES_INLINE lanes_t lanes_cos(lanes_t x)
+{
+    lanes_t s, c;
+    lanes_sincos(x, &s, &c);
+    return c;
+}
+
+/* A block of LANES x LANES doubles between the lanes and the packed states: row j of the block
+ * (src + j * src_stride, LANES doubles) becomes column j (dst[l * dst_stride + j], l < LANES). With
+ * shuffles (GCC >= 12, Clang) it is a few instructions a vector; element by element, the outputs'
+ * copy back was half of panda's M batch. Unaligned loads and stores go through memcpy. */
+static inline void lanes_transpose(const double *restrict src, size_t src_stride, double *restrict dst, size_t dst_stride)
+{
+#if ARM4_LANES == 4 && (defined(__clang__) || __GNUC__ >= 12)
+    lanes_t a0, a1, a2, a3;
+    memcpy(&a0, src, sizeof a0);
+    memcpy(&a1, src + src_stride, sizeof a1);
+    memcpy(&a2, src + 2 * src_stride, sizeof a2);
+    memcpy(&a3, src + 3 * src_stride, sizeof a3);
+    const lanes_t t0 = __builtin_shufflevector(a0, a1, 0, 4, 2, 6), t1 = __builtin_shufflevector(a0, a1, 1, 5, 3, 7);
+    const lanes_t t2 = __builtin_shufflevector(a2, a3, 0, 4, 2, 6), t3 = __builtin_shufflevector(a2, a3, 1, 5, 3, 7);
+    const lanes_t b0 = __builtin_shufflevector(t0, t2, 0, 1, 4, 5), b2 = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+    const lanes_t b1 = __builtin_shufflevector(t1, t3, 0, 1, 4, 5), b3 = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+    memcpy(dst, &b0, sizeof b0);
+    memcpy(dst + dst_stride, &b1, sizeof b1);
+    memcpy(dst + 2 * dst_stride, &b2, sizeof b2);
+    memcpy(dst + 3 * dst_stride, &b3, sizeof b3);
+#elif ARM4_LANES == 8 && (defined(__clang__) || __GNUC__ >= 12)
+    lanes_t a[8], u[8], v[8], b[8];
+    for (int j = 0; j < 8; ++j)
+        memcpy(&a[j], src + j * src_stride, sizeof a[j]);
+    for (int j = 0; j < 8; j += 2) {
+        u[j] = __builtin_shufflevector(a[j], a[j + 1], 0, 8, 2, 10, 4, 12, 6, 14);
+        u[j + 1] = __builtin_shufflevector(a[j], a[j + 1], 1, 9, 3, 11, 5, 13, 7, 15);
+    }
+    for (int j = 0; j < 8; j += 4)
+        for (int o = 0; o < 2; ++o) {
+            v[j + o] = __builtin_shufflevector(u[j + o], u[j + o + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+            v[j + o + 2] = __builtin_shufflevector(u[j + o], u[j + o + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        }
+    for (int o = 0; o < 4; ++o) {
+        b[o] = __builtin_shufflevector(v[o], v[o + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        b[o + 4] = __builtin_shufflevector(v[o], v[o + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+    for (int l = 0; l < 8; ++l)
+        memcpy(dst + l * dst_stride, &b[l], sizeof b[l]);
+#else
+    for (int j = 0; j < ARM4_LANES; ++j)
+        for (int l = 0; l < ARM4_LANES; ++l)
+            dst[l * dst_stride + j] = src[j * src_stride + l];
+#endif
+}
+
+/* n entries of LANES packed states (stride n) into n lanes vectors */
+static inline void lanes_load(const double *restrict x, int n, lanes_t *restrict v)
+{
+    int k = 0;
+    for (; k + ARM4_LANES <= n; k += ARM4_LANES)
+        lanes_transpose(x + k, (size_t)n, (double *)(v + k), ARM4_LANES);
+    for (; k < n; ++k)
+        for (int l = 0; l < ARM4_LANES; ++l)
+            v[k][l] = x[(size_t)l * n + k];
+}
+
+/* n lanes vectors back into n entries of LANES packed states (stride n) */
+static inline void lanes_store(const lanes_t *restrict v, int n, double *restrict x)
+{
+    int k = 0;
+    for (; k + ARM4_LANES <= n; k += ARM4_LANES)
+        lanes_transpose((const double *)(v + k), ARM4_LANES, x + k, (size_t)n);
+    for (; k < n; ++k)
+        for (int l = 0; l < ARM4_LANES; ++l)
+            x[(size_t)l * n + k] = v[k][l];
 }
 
 static inline lanes_t lanes_splat(double x)
@@ -201,16 +321,13 @@ static void mass_matrix_span(size_t count, const double *restrict q, double *res
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_M[16];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
-        memset(out_M, 0, sizeof out_M);
+        lanes_load(q + b_ * 4, 4, in_q);
+        out_M[7] = lanes_splat(0.0);
+        out_M[11] = lanes_splat(0.0);
+        out_M[13] = lanes_splat(0.0);
+        out_M[14] = lanes_splat(0.0);
         mass_matrix_lanes(in_q, out_M);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 16; ++k_)
-                M[(b_ + l_) * 16 + k_] = out_M[k_][l_];
-        }
+        lanes_store(out_M, 16, M + b_ * 16);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -594,18 +711,11 @@ static void mass_matrix_dot_span(size_t count, const double *restrict q, const d
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_Mdot[16];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_Mdot, 0, sizeof out_Mdot);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        out_Mdot[15] = lanes_splat(0.0);
         mass_matrix_dot_lanes(in_q, in_qd, out_Mdot);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 16; ++k_)
-                Mdot[(b_ + l_) * 16 + k_] = out_Mdot[k_][l_];
-        }
+        lanes_store(out_Mdot, 16, Mdot + b_ * 16);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -977,18 +1087,11 @@ static void coriolis_matrix_span(size_t count, const double *restrict q, const d
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_C[16];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_C, 0, sizeof out_C);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        out_C[15] = lanes_splat(0.0);
         coriolis_matrix_lanes(in_q, in_qd, out_C);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 16; ++k_)
-                C[(b_ + l_) * 16 + k_] = out_C[k_][l_];
-        }
+        lanes_store(out_C, 16, C + b_ * 16);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -1564,16 +1667,25 @@ static void christoffel_span(size_t count, const double *restrict q, double *res
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_Gamma[64];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
-        memset(out_Gamma, 0, sizeof out_Gamma);
+        lanes_load(q + b_ * 4, 4, in_q);
+        out_Gamma[0] = lanes_splat(0.0);
+        out_Gamma[17] = lanes_splat(0.0);
+        out_Gamma[20] = lanes_splat(0.0);
+        out_Gamma[21] = lanes_splat(0.0);
+        out_Gamma[34] = lanes_splat(0.0);
+        out_Gamma[38] = lanes_splat(0.0);
+        out_Gamma[40] = lanes_splat(0.0);
+        out_Gamma[41] = lanes_splat(0.0);
+        out_Gamma[42] = lanes_splat(0.0);
+        out_Gamma[51] = lanes_splat(0.0);
+        out_Gamma[55] = lanes_splat(0.0);
+        out_Gamma[59] = lanes_splat(0.0);
+        out_Gamma[60] = lanes_splat(0.0);
+        out_Gamma[61] = lanes_splat(0.0);
+        out_Gamma[62] = lanes_splat(0.0);
+        out_Gamma[63] = lanes_splat(0.0);
         christoffel_lanes(in_q, out_Gamma);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 64; ++k_)
-                Gamma[(b_ + l_) * 64 + k_] = out_Gamma[k_][l_];
-        }
+        lanes_store(out_Gamma, 64, Gamma + b_ * 64);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -1786,20 +1898,11 @@ static void inverse_dynamics_span(size_t count, const double *restrict q, const 
         lanes_t in_qd[4];
         lanes_t in_qdd[4];
         lanes_t out_tau[4];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qdd[k_][l_] = qdd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_tau, 0, sizeof out_tau);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(qdd + b_ * 4, 4, in_qdd);
         inverse_dynamics_lanes(in_q, in_qd, in_qdd, out_tau);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                tau[(b_ + l_) * 4 + k_] = out_tau[k_][l_];
-        }
+        lanes_store(out_tau, 4, tau + b_ * 4);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -1916,16 +2019,10 @@ static void gravity_span(size_t count, const double *restrict q, double *restric
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_g[4];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
-        memset(out_g, 0, sizeof out_g);
+        lanes_load(q + b_ * 4, 4, in_q);
+        out_g[3] = lanes_splat(0.0);
         gravity_lanes(in_q, out_g);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                g[(b_ + l_) * 4 + k_] = out_g[k_][l_];
-        }
+        lanes_store(out_g, 4, g + b_ * 4);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -2146,22 +2243,12 @@ static void slotine_li_span(size_t count, const double *restrict q, const double
         lanes_t in_qd_r[4];
         lanes_t in_qdd_r[4];
         lanes_t out_tau_sl[4];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd_r[k_][l_] = qd_r[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qdd_r[k_][l_] = qdd_r[(b_ + l_) * 4 + k_];
-        }
-        memset(out_tau_sl, 0, sizeof out_tau_sl);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(qd_r + b_ * 4, 4, in_qd_r);
+        lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
         slotine_li_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_tau_sl);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                tau_sl[(b_ + l_) * 4 + k_] = out_tau_sl[k_][l_];
-        }
+        lanes_store(out_tau_sl, 4, tau_sl + b_ * 4);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -2868,22 +2955,91 @@ static void regressor_span(size_t count, const double *restrict q, const double 
         lanes_t in_qd_r[4];
         lanes_t in_qdd_r[4];
         lanes_t out_Y[160];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd_r[k_][l_] = qd_r[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qdd_r[k_][l_] = qdd_r[(b_ + l_) * 4 + k_];
-        }
-        memset(out_Y, 0, sizeof out_Y);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(qd_r + b_ * 4, 4, in_qd_r);
+        lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
+        out_Y[0] = lanes_splat(0.0);
+        out_Y[1] = lanes_splat(0.0);
+        out_Y[2] = lanes_splat(0.0);
+        out_Y[3] = lanes_splat(0.0);
+        out_Y[4] = lanes_splat(0.0);
+        out_Y[5] = lanes_splat(0.0);
+        out_Y[6] = lanes_splat(0.0);
+        out_Y[7] = lanes_splat(0.0);
+        out_Y[8] = lanes_splat(0.0);
+        out_Y[10] = lanes_splat(0.0);
+        out_Y[11] = lanes_splat(0.0);
+        out_Y[12] = lanes_splat(0.0);
+        out_Y[13] = lanes_splat(0.0);
+        out_Y[40] = lanes_splat(0.0);
+        out_Y[41] = lanes_splat(0.0);
+        out_Y[42] = lanes_splat(0.0);
+        out_Y[43] = lanes_splat(0.0);
+        out_Y[44] = lanes_splat(0.0);
+        out_Y[45] = lanes_splat(0.0);
+        out_Y[46] = lanes_splat(0.0);
+        out_Y[47] = lanes_splat(0.0);
+        out_Y[48] = lanes_splat(0.0);
+        out_Y[49] = lanes_splat(0.0);
+        out_Y[50] = lanes_splat(0.0);
+        out_Y[53] = lanes_splat(0.0);
+        out_Y[80] = lanes_splat(0.0);
+        out_Y[81] = lanes_splat(0.0);
+        out_Y[82] = lanes_splat(0.0);
+        out_Y[83] = lanes_splat(0.0);
+        out_Y[84] = lanes_splat(0.0);
+        out_Y[85] = lanes_splat(0.0);
+        out_Y[86] = lanes_splat(0.0);
+        out_Y[87] = lanes_splat(0.0);
+        out_Y[88] = lanes_splat(0.0);
+        out_Y[89] = lanes_splat(0.0);
+        out_Y[90] = lanes_splat(0.0);
+        out_Y[91] = lanes_splat(0.0);
+        out_Y[92] = lanes_splat(0.0);
+        out_Y[93] = lanes_splat(0.0);
+        out_Y[94] = lanes_splat(0.0);
+        out_Y[95] = lanes_splat(0.0);
+        out_Y[96] = lanes_splat(0.0);
+        out_Y[97] = lanes_splat(0.0);
+        out_Y[98] = lanes_splat(0.0);
+        out_Y[99] = lanes_splat(0.0);
+        out_Y[100] = lanes_splat(0.0);
+        out_Y[103] = lanes_splat(0.0);
+        out_Y[120] = lanes_splat(0.0);
+        out_Y[121] = lanes_splat(0.0);
+        out_Y[122] = lanes_splat(0.0);
+        out_Y[123] = lanes_splat(0.0);
+        out_Y[124] = lanes_splat(0.0);
+        out_Y[125] = lanes_splat(0.0);
+        out_Y[126] = lanes_splat(0.0);
+        out_Y[127] = lanes_splat(0.0);
+        out_Y[128] = lanes_splat(0.0);
+        out_Y[129] = lanes_splat(0.0);
+        out_Y[130] = lanes_splat(0.0);
+        out_Y[131] = lanes_splat(0.0);
+        out_Y[132] = lanes_splat(0.0);
+        out_Y[133] = lanes_splat(0.0);
+        out_Y[134] = lanes_splat(0.0);
+        out_Y[135] = lanes_splat(0.0);
+        out_Y[136] = lanes_splat(0.0);
+        out_Y[137] = lanes_splat(0.0);
+        out_Y[138] = lanes_splat(0.0);
+        out_Y[139] = lanes_splat(0.0);
+        out_Y[140] = lanes_splat(0.0);
+        out_Y[141] = lanes_splat(0.0);
+        out_Y[142] = lanes_splat(0.0);
+        out_Y[143] = lanes_splat(0.0);
+        out_Y[144] = lanes_splat(0.0);
+        out_Y[145] = lanes_splat(0.0);
+        out_Y[146] = lanes_splat(0.0);
+        out_Y[147] = lanes_splat(0.0);
+        out_Y[148] = lanes_splat(0.0);
+        out_Y[149] = lanes_splat(0.0);
+        out_Y[150] = lanes_splat(0.0);
+        out_Y[153] = lanes_splat(0.0);
         regressor_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Y);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 160; ++k_)
-                Y[(b_ + l_) * 160 + k_] = out_Y[k_][l_];
-        }
+        lanes_store(out_Y, 160, Y + b_ * 160);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -3198,20 +3354,11 @@ static void forward_dynamics_span(size_t count, const double *restrict q, const 
         lanes_t in_qd[4];
         lanes_t in_tau[4];
         lanes_t out_qdd[4];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_tau[k_][l_] = tau[(b_ + l_) * 4 + k_];
-        }
-        memset(out_qdd, 0, sizeof out_qdd);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(tau + b_ * 4, 4, in_tau);
         forward_dynamics_lanes(in_q, in_qd, in_tau, out_qdd);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                qdd[(b_ + l_) * 4 + k_] = out_qdd[k_][l_];
-        }
+        lanes_store(out_qdd, 4, qdd + b_ * 4);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -3427,16 +3574,9 @@ static void mass_matrix_inverse_span(size_t count, const double *restrict q, dou
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_Minv[16];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
-        memset(out_Minv, 0, sizeof out_Minv);
+        lanes_load(q + b_ * 4, 4, in_q);
         mass_matrix_inverse_lanes(in_q, out_Minv);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 16; ++k_)
-                Minv[(b_ + l_) * 16 + k_] = out_Minv[k_][l_];
-        }
+        lanes_store(out_Minv, 16, Minv + b_ * 16);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -3915,24 +4055,18 @@ static void all_terms_span(size_t count, const double *restrict q, const double 
         lanes_t out_M[16];
         lanes_t out_C[16];
         lanes_t out_g[4];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_M, 0, sizeof out_M);
-        memset(out_C, 0, sizeof out_C);
-        memset(out_g, 0, sizeof out_g);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        out_M[7] = lanes_splat(0.0);
+        out_M[11] = lanes_splat(0.0);
+        out_M[13] = lanes_splat(0.0);
+        out_M[14] = lanes_splat(0.0);
+        out_C[15] = lanes_splat(0.0);
+        out_g[0] = lanes_splat(0.0);
         all_terms_lanes(in_q, in_qd, out_M, out_C, out_g);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 16; ++k_)
-                M[(b_ + l_) * 16 + k_] = out_M[k_][l_];
-            for (int k_ = 0; k_ < 16; ++k_)
-                C[(b_ + l_) * 16 + k_] = out_C[k_][l_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                g[(b_ + l_) * 4 + k_] = out_g[k_][l_];
-        }
+        lanes_store(out_M, 16, M + b_ * 16);
+        lanes_store(out_C, 16, C + b_ * 16);
+        lanes_store(out_g, 4, g + b_ * 4);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -4749,23 +4883,16 @@ static void inverse_dynamics_derivatives_span(size_t count, const double *restri
         lanes_t in_qdd[4];
         lanes_t out_dtau_dq[16];
         lanes_t out_dtau_dqd[16];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qdd[k_][l_] = qdd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_dtau_dq, 0, sizeof out_dtau_dq);
-        memset(out_dtau_dqd, 0, sizeof out_dtau_dqd);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(qdd + b_ * 4, 4, in_qdd);
+        out_dtau_dq[0] = lanes_splat(0.0);
+        out_dtau_dq[4] = lanes_splat(0.0);
+        out_dtau_dq[8] = lanes_splat(0.0);
+        out_dtau_dq[12] = lanes_splat(0.0);
         inverse_dynamics_derivatives_lanes(in_q, in_qd, in_qdd, out_dtau_dq, out_dtau_dqd);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 16; ++k_)
-                dtau_dq[(b_ + l_) * 16 + k_] = out_dtau_dq[k_][l_];
-            for (int k_ = 0; k_ < 16; ++k_)
-                dtau_dqd[(b_ + l_) * 16 + k_] = out_dtau_dqd[k_][l_];
-        }
+        lanes_store(out_dtau_dq, 16, dtau_dq + b_ * 16);
+        lanes_store(out_dtau_dqd, 16, dtau_dqd + b_ * 16);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -5503,16 +5630,12 @@ static void frame_placement_span(size_t count, const double *restrict q, double 
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_oMf[16];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
-        memset(out_oMf, 0, sizeof out_oMf);
+        lanes_load(q + b_ * 4, 4, in_q);
+        out_oMf[12] = lanes_splat(0.0);
+        out_oMf[13] = lanes_splat(0.0);
+        out_oMf[14] = lanes_splat(0.0);
         frame_placement_lanes(in_q, out_oMf);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 16; ++k_)
-                oMf[(b_ + l_) * 16 + k_] = out_oMf[k_][l_];
-        }
+        lanes_store(out_oMf, 16, oMf + b_ * 16);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -5687,16 +5810,14 @@ static void frame_jacobian_span(size_t count, const double *restrict q, double *
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_J[24];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
-        memset(out_J, 0, sizeof out_J);
+        lanes_load(q + b_ * 4, 4, in_q);
+        out_J[8] = lanes_splat(0.0);
+        out_J[12] = lanes_splat(0.0);
+        out_J[16] = lanes_splat(0.0);
+        out_J[21] = lanes_splat(0.0);
+        out_J[22] = lanes_splat(0.0);
         frame_jacobian_lanes(in_q, out_J);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 24; ++k_)
-                J[(b_ + l_) * 24 + k_] = out_J[k_][l_];
-        }
+        lanes_store(out_J, 24, J + b_ * 24);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -5839,16 +5960,9 @@ static void center_of_mass_span(size_t count, const double *restrict q, double *
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_com[3];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
-        memset(out_com, 0, sizeof out_com);
+        lanes_load(q + b_ * 4, 4, in_q);
         center_of_mass_lanes(in_q, out_com);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 3; ++k_)
-                com[(b_ + l_) * 3 + k_] = out_com[k_][l_];
-        }
+        lanes_store(out_com, 3, com + b_ * 3);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -6037,16 +6151,10 @@ static void com_jacobian_span(size_t count, const double *restrict q, double *re
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_Jcom[12];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
-        memset(out_Jcom, 0, sizeof out_Jcom);
+        lanes_load(q + b_ * 4, 4, in_q);
+        out_Jcom[8] = lanes_splat(0.0);
         com_jacobian_lanes(in_q, out_Jcom);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 12; ++k_)
-                Jcom[(b_ + l_) * 12 + k_] = out_Jcom[k_][l_];
-        }
+        lanes_store(out_Jcom, 12, Jcom + b_ * 12);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -6425,16 +6533,10 @@ static void centroidal_map_span(size_t count, const double *restrict q, double *
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_Ag[24];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
-        memset(out_Ag, 0, sizeof out_Ag);
+        lanes_load(q + b_ * 4, 4, in_q);
+        out_Ag[8] = lanes_splat(0.0);
         centroidal_map_lanes(in_q, out_Ag);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 24; ++k_)
-                Ag[(b_ + l_) * 24 + k_] = out_Ag[k_][l_];
-        }
+        lanes_store(out_Ag, 24, Ag + b_ * 24);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -6739,16 +6841,10 @@ static void centroidal_inertia_span(size_t count, const double *restrict q, doub
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_Ig[36];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
+        lanes_load(q + b_ * 4, 4, in_q);
         memset(out_Ig, 0, sizeof out_Ig);
         centroidal_inertia_lanes(in_q, out_Ig);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 36; ++k_)
-                Ig[(b_ + l_) * 36 + k_] = out_Ig[k_][l_];
-        }
+        lanes_store(out_Ig, 36, Ig + b_ * 36);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -7082,18 +7178,10 @@ static void centroidal_momentum_span(size_t count, const double *restrict q, con
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_hg[6];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_hg, 0, sizeof out_hg);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
         centroidal_momentum_lanes(in_q, in_qd, out_hg);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 6; ++k_)
-                hg[(b_ + l_) * 6 + k_] = out_hg[k_][l_];
-        }
+        lanes_store(out_hg, 6, hg + b_ * 6);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -7523,18 +7611,10 @@ static void centroidal_bias_span(size_t count, const double *restrict q, const d
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_dhg[6];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_dhg, 0, sizeof out_dhg);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
         centroidal_bias_lanes(in_q, in_qd, out_dhg);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 6; ++k_)
-                dhg[(b_ + l_) * 6 + k_] = out_dhg[k_][l_];
-        }
+        lanes_store(out_dhg, 6, dhg + b_ * 6);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -7712,18 +7792,10 @@ static void frame_velocity_span(size_t count, const double *restrict q, const do
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_vf[6];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_vf, 0, sizeof out_vf);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
         frame_velocity_lanes(in_q, in_qd, out_vf);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 6; ++k_)
-                vf[(b_ + l_) * 6 + k_] = out_vf[k_][l_];
-        }
+        lanes_store(out_vf, 6, vf + b_ * 6);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -7964,18 +8036,10 @@ static void frame_acceleration_bias_span(size_t count, const double *restrict q,
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_af[6];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_af, 0, sizeof out_af);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
         frame_acceleration_bias_lanes(in_q, in_qd, out_af);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 6; ++k_)
-                af[(b_ + l_) * 6 + k_] = out_af[k_][l_];
-        }
+        lanes_store(out_af, 6, af + b_ * 6);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -8215,18 +8279,15 @@ static void frame_jacobian_dot_span(size_t count, const double *restrict q, cons
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_dJ[24];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_dJ, 0, sizeof out_dJ);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        out_dJ[8] = lanes_splat(0.0);
+        out_dJ[12] = lanes_splat(0.0);
+        out_dJ[16] = lanes_splat(0.0);
+        out_dJ[20] = lanes_splat(0.0);
+        out_dJ[21] = lanes_splat(0.0);
         frame_jacobian_dot_lanes(in_q, in_qd, out_dJ);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 24; ++k_)
-                dJ[(b_ + l_) * 24 + k_] = out_dJ[k_][l_];
-        }
+        lanes_store(out_dJ, 24, dJ + b_ * 24);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -8651,22 +8712,22 @@ static void adaptation_term_span(size_t count, const double *restrict q, const d
         lanes_t in_qd_r[4];
         lanes_t in_qdd_r[4];
         lanes_t out_Yts[40];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd_r[k_][l_] = qd_r[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qdd_r[k_][l_] = qdd_r[(b_ + l_) * 4 + k_];
-        }
-        memset(out_Yts, 0, sizeof out_Yts);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(qd_r + b_ * 4, 4, in_qd_r);
+        lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
+        out_Yts[0] = lanes_splat(0.0);
+        out_Yts[1] = lanes_splat(0.0);
+        out_Yts[2] = lanes_splat(0.0);
+        out_Yts[3] = lanes_splat(0.0);
+        out_Yts[4] = lanes_splat(0.0);
+        out_Yts[5] = lanes_splat(0.0);
+        out_Yts[6] = lanes_splat(0.0);
+        out_Yts[7] = lanes_splat(0.0);
+        out_Yts[8] = lanes_splat(0.0);
+        out_Yts[10] = lanes_splat(0.0);
         adaptation_term_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Yts);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 40; ++k_)
-                Yts[(b_ + l_) * 40 + k_] = out_Yts[k_][l_];
-        }
+        lanes_store(out_Yts, 40, Yts + b_ * 40);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -8824,18 +8885,10 @@ static void momentum_span(size_t count, const double *restrict q, const double *
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_p[4];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_p, 0, sizeof out_p);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
         momentum_lanes(in_q, in_qd, out_p);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                p[(b_ + l_) * 4 + k_] = out_p[k_][l_];
-        }
+        lanes_store(out_p, 4, p + b_ * 4);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -8983,18 +9036,11 @@ static void coriolis_transpose_product_span(size_t count, const double *restrict
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_CTv[4];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_CTv, 0, sizeof out_CTv);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        out_CTv[0] = lanes_splat(0.0);
         coriolis_transpose_product_lanes(in_q, in_qd, out_CTv);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                CTv[(b_ + l_) * 4 + k_] = out_CTv[k_][l_];
-        }
+        lanes_store(out_CTv, 4, CTv + b_ * 4);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -9107,18 +9153,10 @@ static void kinetic_energy_span(size_t count, const double *restrict q, const do
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_T[1];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_T, 0, sizeof out_T);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
         kinetic_energy_lanes(in_q, in_qd, out_T);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 1; ++k_)
-                T[(b_ + l_) * 1 + k_] = out_T[k_][l_];
-        }
+        lanes_store(out_T, 1, T + b_ * 1);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -9205,16 +9243,9 @@ static void potential_energy_span(size_t count, const double *restrict q, double
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_V[1];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
-        memset(out_V, 0, sizeof out_V);
+        lanes_load(q + b_ * 4, 4, in_q);
         potential_energy_lanes(in_q, out_V);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 1; ++k_)
-                V[(b_ + l_) * 1 + k_] = out_V[k_][l_];
-        }
+        lanes_store(out_V, 1, V + b_ * 1);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -9404,16 +9435,10 @@ static void gravity_regressor_span(size_t count, const double *restrict q, doubl
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_Y_g[160];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
+        lanes_load(q + b_ * 4, 4, in_q);
         memset(out_Y_g, 0, sizeof out_Y_g);
         gravity_regressor_lanes(in_q, out_Y_g);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 160; ++k_)
-                Y_g[(b_ + l_) * 160 + k_] = out_Y_g[k_][l_];
-        }
+        lanes_store(out_Y_g, 160, Y_g + b_ * 160);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -9591,18 +9616,23 @@ static void kinetic_energy_regressor_span(size_t count, const double *restrict q
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_Y_T[40];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
-        memset(out_Y_T, 0, sizeof out_Y_T);
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        out_Y_T[0] = lanes_splat(0.0);
+        out_Y_T[1] = lanes_splat(0.0);
+        out_Y_T[2] = lanes_splat(0.0);
+        out_Y_T[3] = lanes_splat(0.0);
+        out_Y_T[4] = lanes_splat(0.0);
+        out_Y_T[5] = lanes_splat(0.0);
+        out_Y_T[6] = lanes_splat(0.0);
+        out_Y_T[7] = lanes_splat(0.0);
+        out_Y_T[8] = lanes_splat(0.0);
+        out_Y_T[10] = lanes_splat(0.0);
+        out_Y_T[11] = lanes_splat(0.0);
+        out_Y_T[12] = lanes_splat(0.0);
+        out_Y_T[13] = lanes_splat(0.0);
         kinetic_energy_regressor_lanes(in_q, in_qd, out_Y_T);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 40; ++k_)
-                Y_T[(b_ + l_) * 40 + k_] = out_Y_T[k_][l_];
-        }
+        lanes_store(out_Y_T, 40, Y_T + b_ * 40);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -9724,16 +9754,10 @@ static void potential_energy_regressor_span(size_t count, const double *restrict
     for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
         lanes_t in_q[4];
         lanes_t out_Y_V[40];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-        }
+        lanes_load(q + b_ * 4, 4, in_q);
         memset(out_Y_V, 0, sizeof out_Y_V);
         potential_energy_regressor_lanes(in_q, out_Y_V);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 40; ++k_)
-                Y_V[(b_ + l_) * 40 + k_] = out_Y_V[k_][l_];
-        }
+        lanes_store(out_Y_V, 40, Y_V + b_ * 40);
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -9877,18 +9901,11 @@ static void gravity_power_regressor_span(size_t count, const double *restrict q,
         lanes_t in_q[4];
         lanes_t in_qd[4];
         lanes_t out_Y_Vdot[40];
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_q[k_][l_] = q[(b_ + l_) * 4 + k_];
-            for (int k_ = 0; k_ < 4; ++k_)
-                in_qd[k_][l_] = qd[(b_ + l_) * 4 + k_];
-        }
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
         memset(out_Y_Vdot, 0, sizeof out_Y_Vdot);
         gravity_power_regressor_lanes(in_q, in_qd, out_Y_Vdot);
-        for (int l_ = 0; l_ < ARM4_LANES; ++l_) {
-            for (int k_ = 0; k_ < 40; ++k_)
-                Y_Vdot[(b_ + l_) * 40 + k_] = out_Y_Vdot[k_][l_];
-        }
+        lanes_store(out_Y_Vdot, 40, Y_Vdot + b_ * 40);
     }
 #endif
     for (; b_ < count; ++b_) {

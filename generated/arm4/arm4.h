@@ -30,17 +30,25 @@
 #define ARM4_NQ 4
 #define ARM4_NV 4
 /* Batches compute groups of ARM4_LANES consecutive states together (GCC/Clang vector
- * extensions: 4 with AVX, else 2; define ARM4_NO_LANES to compute each alone), states
- * b * LANES to b * LANES + LANES - 1 of a batch in one group whatever the threads: a batch's
- * result may differ from one-state calls in the last bits (the compiler contracts a * b + c
- * into FMAs differently in the two codes), never with the thread count. */
+ * extensions: 8 with AVX-512, 4 with AVX, else 2; define it as 2, 4 or 8 to choose, or define
+ * ARM4_NO_LANES to compute each alone), states b * LANES to b * LANES + LANES - 1 of a
+ * batch in one group whatever the threads: a batch's result may differ from one-state calls in
+ * the last bits (the compiler contracts a * b + c into FMAs differently in the two codes, and the
+ * batch's sin and cos are its own, within 2 ulp of libm's), never with the thread count. A
+ * function printed in parts keeps its work array for a group on the stack: LANES times its
+ * *_WORK_BYTES. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(ARM4_NO_LANES)
-#ifdef __AVX__
+#ifndef ARM4_LANES
+#if defined(__AVX512F__)
+#define ARM4_LANES 8
+#elif defined(__AVX__)
 #define ARM4_LANES 4
 #else
 #define ARM4_LANES 2
 #endif
+#endif
 #else
+#undef ARM4_LANES
 #define ARM4_LANES 1
 #endif
 #ifndef ARM4_PARALLEL_MIN
@@ -354,7 +362,6 @@ void arm4_gravity_power_regressor(const double *q, const double *qd, double *Y_V
 void arm4_gravity_power_regressor_update(const double *q, const double *qd, double *Y_Vdot);
 void arm4_gravity_power_regressor_batch(size_t count, const double *q, const double *qd, double *Y_Vdot);
 void arm4_gravity_power_regressor_batch_threads(size_t count, int threads, const double *q, const double *qd, double *Y_Vdot);
-
 /* Configuration space, as Pinocchio's: out = q (+) v (ARM4_NQ entries; integrate), the velocity
  * v with q0 (+) v = q1 (ARM4_NV; difference), q with unit quaternions (and planar cos, sin;
  * normalize), the neutral configuration (neutral). out must not overlap an input. */

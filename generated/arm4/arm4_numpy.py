@@ -25,6 +25,9 @@ link_names = ('shoulder_link', 'upper_arm_link', 'forearm_link', 'wrist_link', )
 #: the rows of the frame functions (frame_placement, frame_jacobian, frame_velocity, frame_acceleration_bias,
 #: frame_jacobian_dot): links, joints and points (symgen build --frames)
 frames = ('tool_link', )
+#: the contact frames of contact_terms, impulse_terms, whole_body_terms, contact_dynamics and
+#: impulse_dynamics, each with its type: "3d" a point contact, "6d" a flat one (symgen build --contacts)
+contacts = ()
 #: nominal inertial parameters, 10 per body in link_names order (Pinocchio's toDynamicParameters:
 #: m, m c, rotational inertia about the joint frame xx, xy, yy, xz, yz, zz): regressor @ parameters
 parameters = np.array([2.0, 0.0, 0.0, 0.1, 0.0079167, 0.0, 0.0079167, 0.0, 0.0, 0.0025, 1.5, 0.0, 0.22499999999999998, 0.0, 0.0456, 0.0, 0.0012, 0.0, 0.0, 0.0456, 1.0, 0.0, 0.125, 0.0, 0.0211396, 0.0, 0.0006125, 0.0, 0.0, 0.0211396, 0.7, 0.0, 0.0, 0.032, 0.0024233300000000004, 0.0, 0.0024733300000000006, 0.0, 0.0, 0.00031])

@@ -58,17 +58,21 @@ def dimensions(manifest: dict) -> tuple[int, int]:
     return int(manifest.get("nq", nv)), nv
 
 
-def c_driver_source_context(manifest: dict, quantities, count: int = 64, update: bool = False) -> dict:
+def c_driver_source_context(manifest: dict, quantities, count: int = 64, update: bool = False,
+                            batch: int = 0) -> dict:
     """What ``templates/bench_driver.c.j2`` needs to time ``quantities`` of a generated package
     over ``count`` random states drawn in C from the registry's argument ranges; with ``update``,
     also each function's ``_update`` variant (reported as ``"<quantity>:update"``), which leaves
-    the structurally zero entries of the output alone."""
+    the structurally zero entries of the output alone; with ``batch``, also one call of its
+    ``_batch_threads`` on that many packed states, one thread (``"<quantity>:batch"``, the time of
+    the whole call: :func:`c_loop` divides it). Functions of ``params`` have no batch row (a batch
+    takes parameters per state)."""
     name = manifest["name"]
     nq, nv = dimensions(manifest)
     row = {a: i for i, a in enumerate(STATE_ARGUMENTS)}    # inputs[row][state][k]
     # params (a --parametric build): the package's nominal parameters, NAME_parameters
     row_of = {a: f"inputs[{i}][s]" for a, i in row.items()} | {"params": f"{name}_parameters"}
-    runners, out_size = [], 1
+    runners, batch_runners, out_size = [], [], 1
     for qty, fname in package_functions(manifest, quantities):
         sizes = [int(np.prod(shape)) for _, shape in manifest["functions"][fname]["outputs"]]
         size = sum(sizes)                                   # what the package writes, outputs back to back
@@ -80,10 +84,15 @@ def c_driver_source_context(manifest: dict, quantities, count: int = 64, update:
         variants = [("", qty)] + ([("_update", f"{qty}:update")] if update else [])
         runners += [{"runner": fname + suffix, "function": fname + suffix, "arguments": args, "label": label,
                      "last": size - 1} for suffix, label in variants]
+        if batch and "params" not in inputs:
+            batch_runners.append({"runner": fname + "_batch", "function": fname, "label": f"{qty}:batch", "after": qty,
+                                  "arguments": [f"batch_{a}" for a in inputs], "last": batch * size - 1})
     arguments = [{"name": a.name, "low": repr(a.low), "high": repr(a.high), "span": repr(a.high - a.low)}
                  for a in map(ARGUMENTS.get, STATE_ARGUMENTS)]
+    sizes = {a: nq if ARGUMENTS[a].size == "nq" else nv for a in STATE_ARGUMENTS}
     return {"name": name, "header": f"{name}.h", "n": max(nq, nv), "count": count, "out_size": out_size,
-            "arguments": arguments, "runners": runners}
+            "arguments": arguments, "runners": runners, "batch": batch, "batch_runners": batch_runners,
+            "batch_arrays": [{"name": a, "size": sizes[a], "row": row[a]} for a in STATE_ARGUMENTS]}
 
 
 def package_sources(package_dir, manifest: dict) -> list[Path]:
@@ -131,7 +140,7 @@ def compile_package_objects(package_dir, manifest, flags: str = DEFAULT_FLAGS, c
 
 def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, cc: str | None = None,
            repeats: int = 7, min_time: float = 0.05, count: int = 64, timeout: float | None = None,
-           update: bool = False, rival=None, processes: int = 1) -> dict:
+           update: bool = False, rival=None, processes: int = 1, batch: int = 0) -> dict:
     """Time the package's C functions in a compiled C loop over ``count`` random states:
     ``{quantity: Timing}``. ``flags`` compile both the package and the driver.
 
@@ -140,13 +149,14 @@ def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, c
     or a list of them, their rows labelled ``"<quantity>:<rival>"``. ``processes``: run the driver that many times,
     each a fresh process, and report per row the median of the processes' medians (min of their
     minima, max of their maxima): large straight-line functions time differently from one
-    process to the next."""
+    process to the next. ``batch``: also each function's C batch of that many states, one thread,
+    per state (rows ``"<quantity>:batch"``)."""
     package_dir = Path(package_dir)
     manifest = read_manifest(package_dir)
     if not (package_dir / f"{manifest['name']}.h").exists():
         raise BenchError(f"{package_dir}: no {manifest['name']}.h")
     cc = find_cc(cc)
-    context = c_driver_source_context(manifest, quantities, count, update)
+    context = c_driver_source_context(manifest, quantities, count, update, batch)
     objs = compile_package_objects(package_dir, manifest, flags, cc, timeout)
     include_dirs, libs = [], []
     for one in ([rival] if isinstance(rival, dict) else rival or []):
@@ -169,7 +179,8 @@ def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, c
     with tempfile.TemporaryDirectory(prefix="symgen-bench-") as tmp:
         exe = compile_harness("bench_driver.c.j2", context, command, Path(tmp) / "driver", timeout, what)
         runs = [run_harness(exe, [repeats, min_time], what) for _ in range(max(1, processes))]
-    return runs[0] if len(runs) == 1 else combine_processes(runs)
+    out = runs[0] if len(runs) == 1 else combine_processes(runs)
+    return {key: t.scaled(1 / batch) if key.endswith(":batch") else t for key, t in out.items()}
 
 
 def combine_processes(runs: list) -> dict:

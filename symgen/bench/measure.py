@@ -3,7 +3,7 @@ each system of ``symgen tables``' Table 1 is made of.
 
 A :class:`Measurement` holds, per (method, quantity), a :class:`Timing` or a cell with a note
 saying why there is no timing. Methods: ``c_loop`` (generated C in a compiled C loop),
-``c_loop_update`` (its ``_update`` variant), ``c_py_single`` / ``c_py_batch`` (the compiled
+``c_loop_update`` (its ``_update`` variant), ``c_loop_batch`` (per state of its C batch, one thread), ``c_py_single`` / ``c_py_batch`` (the compiled
 binding from Python, one state / per state of a batch), ``numpy_single`` / ``numpy_batch`` (the
 generated NumPy), ``pin_py`` (Pinocchio from Python), ``pin_cpp`` and ``pin_cpp_n_c``
 (Pinocchio in C++; Gamma as n calls of C).
@@ -50,6 +50,7 @@ class Settings:
     pin_timeout: float | None = 1800           # building that harness
     casadi: bool = False                       # also CasADi's generated C in the C loop (needs the URDF)
     processes: int = 1                         # C loop: median over this many fresh processes
+    c_batch: int = 0                           # C loop: also the C batch of this many states (0: not)
 
 
 @dataclass
@@ -107,11 +108,12 @@ def time_package(m: Measurement, package_dir, quantities, settings: Settings, no
     try:
         t0 = time.perf_counter()
         loop = c_loop(package_dir, quantities, s.flags, repeats=s.repeats, min_time=s.min_time,
-                      timeout=s.compile_timeout, update=s.update, rival=rival, processes=s.processes)
+                      timeout=s.compile_timeout, update=s.update, rival=rival, processes=s.processes,
+                      batch=s.c_batch)
         m.info["c_loop_compile_s"] = round(time.perf_counter() - t0, 2)
         for key, t in loop.items():
             qty, _, variant = key.partition(":")
-            m.put(RIVAL_METHODS.get(variant, "c_loop_update" if variant else "c_loop"), qty, t)
+            m.put(RIVAL_METHODS.get(variant, f"c_loop_{variant}" if variant else "c_loop"), qty, t)
     except BenchError as exc:
         cell = over(s.compile_timeout) if isinstance(exc, CompileTimeout) else "n/a"
         for qty in quantities:
@@ -229,14 +231,17 @@ def prepare_mujoco(m: Measurement, package_dir, model, manifest: dict, quantitie
 def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS,
                   repeats: int = 7, min_time: float = 0.05, compile_timeout: float | None = None,
                   pin_cpp: str = "build", batch: int = 10_000, casadi: bool = False, processes: int = 1,
-                  cppadcg: bool = False, mujoco: bool = False) -> dict:
+                  cppadcg: bool = False, mujoco: bool = False, c_batch: int = 256) -> dict:
     """Everything ``symgen bench`` reports for one package, as a JSON-ready dict: per quantity,
     µs per call of the C loop, the Python call (one state; per state in a batch), and Pinocchio
     from Python and C++ on ``urdf`` when given; with ``casadi``, CasADi's generated C of the same
     robot in the same C loop (op counts beside ours); with ``cppadcg``, Pinocchio's own generated
-    code (CppADCodeGen, :mod:`symgen.bench.cppadcg`)."""
+    code (CppADCodeGen, :mod:`symgen.bench.cppadcg`). ``c_batch``: also the C batch of that many
+    states in the C loop, per state, one thread (0: not), and the machine's FMA rate
+    (:mod:`symgen.bench.fma`) to read it against."""
     settings = Settings(flags=flags, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
-                        batch=batch, update=True, pin_cpp=pin_cpp, casadi=casadi, processes=processes)
+                        batch=batch, update=True, pin_cpp=pin_cpp, casadi=casadi, processes=processes,
+                        c_batch=c_batch)
     manifest = read_manifest(package_dir)
     m = Measurement()
     rival = prepare_casadi(m, urdf, manifest, quantities) if casadi else []
@@ -246,6 +251,12 @@ def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str 
         one = prepare_mujoco(m, package_dir, urdf, manifest, quantities)
         rival = [one] if one is not None else []
     time_package(m, package_dir, quantities, settings, rival=rival)
+    if c_batch:
+        from .fma import fma_rate
+        try:
+            m.info["fma"] = fma_rate(timeout=compile_timeout)
+        except BenchError as exc:
+            m.notes["fma"] = f"FMA rate: not measured: {exc}"
     from ..mjcf import is_mjcf
 
     if urdf is not None and is_mjcf(urdf):
@@ -255,4 +266,9 @@ def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str 
     if cppadcg:
         from . import cppadcg as cg
         cg.measure(m, package_dir, urdf, manifest, quantities, settings)
-    return bench_result(m, package_dir, manifest, quantities, flags)
+    result = bench_result(m, package_dir, manifest, quantities, flags)
+    if "fma" in m.info:
+        result["fma"] = m.info["fma"]
+    if c_batch:
+        result["c_batch"] = c_batch
+    return result

@@ -17,10 +17,11 @@ from .pin import pin_version
 
 RATIO_PAIRS = (("pin_cpp", "c_loop"), ("pin_cpp_n_c", "c_loop"), ("pin_py", "c_py_single"), ("casadi_c", "c_loop"),
                ("casadi_pin_c", "c_loop"), ("cppadcg", "c_loop"), ("cppadcg_eval", "c_loop"),
-               ("mujoco_c", "c_loop"))
+               ("mujoco_c", "c_loop"), ("c_loop", "c_loop_batch"))
 
 BENCH_LABELS = {"c_loop": "generated C, C loop",
-                "c_loop_update": "generated C, C loop, _update (no zeroing)", "c_py_single": "generated C from Python, one state",
+                "c_loop_update": "generated C, C loop, _update (no zeroing)",
+                "c_loop_batch": "generated C, C batch, per state (one thread)", "c_py_single": "generated C from Python, one state",
                 "c_py_batch": "generated C from Python, per state in a batch",
                 "pin_cpp": "Pinocchio C++", "pin_cpp_n_c": "Pinocchio C++, n x computeCoriolisMatrix",
                 "pin_py": "Pinocchio from Python",
@@ -112,6 +113,12 @@ def format_report(result: dict) -> str:
         lines.append(f"CppADCodeGen {v['cppadcodegen']} (CppAD {v['cppad']}, Pinocchio {v['pinocchio']}), compiled with "
                      f"{cg['flags']}; checked against Pinocchio, max relative error "
                      + ", ".join(f"{q} {e:.1e}" for q, e in cg["check"].items()))
+    if result.get("c_batch"):
+        lines.append(f"C batch: {result['c_batch']} packed states a call, one thread; ratio c_loop/c_loop_batch: "
+                     "how many times faster a state is in the batch")
+    if result.get("fma"):
+        from .fma import format_rate
+        lines.append(format_rate(result["fma"]))
     for note, where in grouped_notes(result["notes"].items()).items():
         lines.append(f"note {', '.join(where)}: {note}")
     return "\n".join(lines)

@@ -34,6 +34,8 @@ _SLOT = re.compile(r"\bw\[\d+\]")
 #: a whole function with at most this many output entries also gets a lanes version for batches
 #: (its inputs and outputs for LANES states live on the stack: 4 x 8 bytes an entry)
 LANES_MAX_OUT = 1024
+#: ... and, printed in parts, at most this many work-array slots (8 lanes: 64 bytes a slot)
+LANES_MAX_WORK = 4096
 
 
 def _comments(robot, assignments):
@@ -68,6 +70,8 @@ def _output_context(out, entries, pypr, loop_values=None) -> dict:
         # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
         "zeros": _zeros_to_store(size, entries), "nonzero": len(entries),
         "index_literal": repr([k for k, _ in entries]), "index": [k for k, _ in entries],
+        # the batch's lanes copy: its zero entries one by one, or (most are zero) a memset first
+        "lanes_zeros": _zeros_to_store(size, entries),
         "py_values": loop_values or [pypr.doprint(e) for _, e in entries],
     }
 
@@ -101,6 +105,7 @@ def _run_context(fn, run, slots, cpr, lanes=None) -> dict:
     context = {
         "output": fn.outputs[run.output].name, "start": run.start, "count": run.count,
         "coefs": [(f"c{r}_", c) for r, (coef, c) in enumerate(zip(run.coefs, coefs)) if coef != 1],
+        "lanes_coefs": [(f"c{r}_", lane_expr(c)) for r, (coef, c) in enumerate(zip(run.coefs, coefs)) if coef != 1],
         "value": " + ".join(const + terms),
         "mirror": (None if run.mirror is None else
                    {"output": fn.outputs[run.mirror[0]].name, "start": run.mirror[1], "stride": run.mirror[2]}),
@@ -171,10 +176,13 @@ def function_context(robot, fn, key: str) -> dict:
             "lines": c_lines, "entries": c_entries,
             "loops": loops if part is parts[-1] else [],
             "runs": [_run_context(fn, run, slots, cpr, lanes) for p, run in runs if p == number],
-            # the lanes copy (whole functions): every temp a local, none in the runs' arrays
+            # the lanes copy: a whole function's every temp a local, none in the runs' arrays; a
+            # part's as printed, its work array one of lanes (the runs read it as they are)
             "lanes_lines": [{"lhs": f"const lanes_t {a.temp.name}", "c": lane_expr(lanes(line["c"]))}
-                            for a, line in zip(part.assignments, c_lines)] if lanes else [],
-            "lanes_entries": [(o, k, lane_expr(lanes(c))) for o, k, c in c_entries] if lanes else [],
+                            for a, line in zip(part.assignments, c_lines)] if lanes else
+                           [{"lhs": line["lhs"].replace("const double ", "const lanes_t "), "c": lane_expr(line["c"])}
+                            for line in c_lines],
+            "lanes_entries": [(o, k, lane_expr(lanes(c) if lanes else c)) for o, k, c in c_entries],
         })
     returns = " -> " + (outputs[0]["shape_literal"] if len(outputs) == 1
                         else "(" + ", ".join(o["shape_literal"] for o in outputs) + ")")
@@ -200,10 +208,11 @@ def function_context(robot, fn, key: str) -> dict:
         "route": fn.route,
         "c_shape": {"parts": len(c_parts), "column_loops": len(fn.loops), "row_runs": len(runs)},
         "slp": Q.QUANTITIES[key].slp,
-        # a lanes copy for batches: whole (one part), no column loops (those are vectorized
-        # across columns already), outputs small enough for LANES states on the stack
-        "lanes": (len(c_parts) == 1 and not c_parts[0]["loops"]
-                  and sum(o["size"] for o in outputs) <= LANES_MAX_OUT),
+        # a lanes copy for batches: no column loops (those are vectorized across columns
+        # already), outputs small enough for LANES states on the stack; in parts, the parts' work
+        # array of lanes on the stack too (LANES x 8 bytes a slot)
+        "lanes": (not c_parts[-1]["loops"] and sum(o["size"] for o in outputs) <= LANES_MAX_OUT
+                  and len(slots) <= LANES_MAX_WORK),
     }
 
 
