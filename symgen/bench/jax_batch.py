@@ -90,7 +90,8 @@ def _adam(urdf, pkg) -> dict:
     """adam-robotics' JAX functions of the same robot, batched the way its users batch them."""
     import jax
     import jax.numpy as jnp
-    from adam.jax import KinDynComputations
+    import adam.jax.computations as adam_jax
+    from adam.core.array_api_math import ArraySpec
     from adam.model.std_factories.std_joint import StdJoint
 
     motion_subspace = StdJoint.motion_subspace
@@ -104,7 +105,11 @@ def _adam(urdf, pkg) -> dict:
         return self.math.vertcat(self.axis[0], self.axis[1], self.axis[2], z, z, z)
 
     StdJoint.motion_subspace = prismatic_fixed
-    kd = KinDynComputations(str(urdf), list(pkg.joint_names))
+    # adam 0.5.0 pins jax <= 0.6; under jax >= 0.7 the device it reads off a reference array is a
+    # Sharding, which jnp.asarray(device=...) rejects inside a trace: let arrays follow the trace
+    spec_from_reference = adam_jax.spec_from_reference
+    adam_jax.spec_from_reference = lambda ref: ArraySpec(**{**vars(spec_from_reference(ref)), "device": None})
+    kd = adam_jax.KinDynComputations(str(urdf), list(pkg.joint_names))
     H = jnp.eye(4)
     zero6 = jnp.zeros(6)
     frame = pkg.frames[0]
