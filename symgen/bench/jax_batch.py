@@ -118,7 +118,6 @@ def _adam(urdf, pkg) -> dict:
     floating = pkg.nq != pkg.nv
     joints = list(pkg.joint_names[1:] if floating else pkg.joint_names)
     kd = adam_jax.KinDynComputations(str(urdf), joints)
-    frame = pkg.frames[0]
 
     def base(q):
         """adam's base transform H and joint positions s of our q (free-flyer: x y z, quaternion
@@ -140,7 +139,8 @@ def _adam(urdf, pkg) -> dict:
         "mass_matrix": jax.jit(jax.vmap(lambda q: kd.mass_matrix(*base(q)))),
         # adam's bias force (C v + g, the RNEA at zero acceleration): its ID without the M qdd product
         "inverse_dynamics": jax.jit(jax.vmap(bias)),
-        "frame_jacobian": jax.jit(jax.vmap(lambda q: kd.jacobian(frame, *base(q)))),
+        # every frame of ours (frame_jacobian computes them all), one adam call each
+        "frame_jacobian": jax.jit(jax.vmap(lambda q: jnp.stack([kd.jacobian(f, *base(q)) for f in pkg.frames]))),
     }
 
 
