@@ -77,7 +77,13 @@ def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urd
     import jax.numpy as jnp
 
     results = {}
-    adam = _adam(adam_urdf, pkg) if adam_urdf else None
+    adam = None
+    if adam_urdf:
+        try:
+            adam = _adam(adam_urdf, pkg)
+        except ImportError as error:
+            print(f"adam-robotics skipped: {error} (pip install --no-deps adam-robotics, see docs/RESULTS.md)",
+                  file=sys.stderr)
     for f in functions:
         args = _states(pkg, manifest["functions"][f]["inputs"], batch)
         jargs = [jnp.asarray(a) for a in args]
