@@ -8,7 +8,8 @@ PACKAGE is a folder built with ``symgen build ... --target numpy,c,jax``. Two me
   states (4,096): the package's JAX function (jitted, ``vmap`` over the batch), the NumPy module's
   batch, the C batch (one thread, and the binding's default threads), and with ``--adam URDF``
   adam-robotics' JAX backend (``KinDynComputations``, ``jax.jit(jax.vmap(...))``; adam's dynamics
-  are floating-base: it computes the (6 + n) mass matrix and bias forces at an identity base).
+  are floating-base: on a fixed-base package it computes the (6 + n) mass matrix and bias forces
+  at an identity base, on a free-flyer at the state's base).
 
 Each time is the median of ``--repeats`` runs of the whole batch, divided by its size.
 """
@@ -48,20 +49,25 @@ def _states(pkg, inputs, count, seed=0):
     return out
 
 
-def first_calls(pkg, manifest: dict, batch: int) -> dict:
-    """{function: (seconds of the first call on one state, on a batch)}: trace and compile."""
+def first_calls(pkg, manifest: dict, batch: int, functions=None) -> dict:
+    """{function: (wall seconds of the first call on one state, on a batch, process CPU seconds
+    of each)}: trace and compile. The CPU time is the steadier figure on a shared machine (XLA
+    compiles on one thread but for its LLVM modules)."""
     import jax
 
     out = {}
     for f, info in manifest["functions"].items():
+        if functions and f not in functions:
+            continue
         fn = getattr(pkg.jax, f)
-        times = []
+        times, cpus = [], []
         for count in (1, batch):
             args = [a[0] if count == 1 else a for a in _states(pkg, info["inputs"], count)]
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             jax.block_until_ready(fn(*args))
             times.append(time.perf_counter() - t)
-        out[f] = tuple(times)
+            cpus.append(time.process_time() - cpu)
+        out[f] = (*times, *cpus)
     return out
 
 
@@ -71,7 +77,13 @@ def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urd
     import jax.numpy as jnp
 
     results = {}
-    adam = _adam(adam_urdf, pkg) if adam_urdf else None
+    adam = None
+    if adam_urdf:
+        try:
+            adam = _adam(adam_urdf, pkg)
+        except ImportError as error:
+            print(f"adam-robotics skipped: {error} (pip install --no-deps adam-robotics, see docs/RESULTS.md)",
+                  file=sys.stderr)
     for f in functions:
         args = _states(pkg, manifest["functions"][f]["inputs"], batch)
         jargs = [jnp.asarray(a) for a in args]
@@ -90,7 +102,8 @@ def _adam(urdf, pkg) -> dict:
     """adam-robotics' JAX functions of the same robot, batched the way its users batch them."""
     import jax
     import jax.numpy as jnp
-    from adam.jax import KinDynComputations
+    import adam.jax.computations as adam_jax
+    from adam.core.array_api_math import ArraySpec
     from adam.model.std_factories.std_joint import StdJoint
 
     motion_subspace = StdJoint.motion_subspace
@@ -104,15 +117,36 @@ def _adam(urdf, pkg) -> dict:
         return self.math.vertcat(self.axis[0], self.axis[1], self.axis[2], z, z, z)
 
     StdJoint.motion_subspace = prismatic_fixed
-    kd = KinDynComputations(str(urdf), list(pkg.joint_names))
-    H = jnp.eye(4)
-    zero6 = jnp.zeros(6)
-    frame = pkg.frames[0]
+    # adam 0.5.0 pins jax <= 0.6; under jax >= 0.7 the device it reads off a reference array is a
+    # Sharding, which jnp.asarray(device=...) rejects inside a trace: let arrays follow the trace
+    spec_from_reference = adam_jax.spec_from_reference
+    adam_jax.spec_from_reference = lambda ref: ArraySpec(**{**vars(spec_from_reference(ref)), "device": None})
+    floating = pkg.nq != pkg.nv
+    joints = list(pkg.joint_names[1:] if floating else pkg.joint_names)
+    kd = adam_jax.KinDynComputations(str(urdf), joints)
+
+    def base(q):
+        """adam's base transform H and joint positions s of our q (free-flyer: x y z, quaternion
+        x y z w; adam's base velocity is taken as our v[:6], which only its value depends on)."""
+        if not floating:
+            return jnp.eye(4, dtype=q.dtype), q
+        x, y, z, w = q[3], q[4], q[5], q[6]
+        R = jnp.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                       [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                       [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        H = jnp.eye(4, dtype=q.dtype).at[:3, :3].set(R).at[:3, 3].set(q[:3])
+        return H, q[7:]
+
+    def bias(q, qd, qdd):
+        H, s = base(q)
+        return kd.bias_force(H, s, qd[:6] if floating else jnp.zeros(6, q.dtype), qd[6:] if floating else qd)
+
     return {
-        "mass_matrix": jax.jit(jax.vmap(lambda q: kd.mass_matrix(H, q))),
-        # adam's bias force (C v + g) at the base at rest: its ID without the M qdd product
-        "inverse_dynamics": jax.jit(jax.vmap(lambda q, qd, qdd: kd.bias_force(H, q, zero6, qd))),
-        "frame_jacobian": jax.jit(jax.vmap(lambda q: kd.jacobian(frame, H, q))),
+        "mass_matrix": jax.jit(jax.vmap(lambda q: kd.mass_matrix(*base(q)))),
+        # adam's bias force (C v + g, the RNEA at zero acceleration): its ID without the M qdd product
+        "inverse_dynamics": jax.jit(jax.vmap(bias)),
+        # every frame of ours (frame_jacobian computes them all), one adam call each
+        "frame_jacobian": jax.jit(jax.vmap(lambda q: jnp.stack([kd.jacobian(f, *base(q)) for f in pkg.frames]))),
     }
 
 
@@ -121,8 +155,11 @@ def main(argv=None) -> int:
     parser.add_argument("package", help="a package folder built with --target ...,jax")
     parser.add_argument("--batch", type=int, default=4096)
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--functions", default=",".join(FUNCTIONS))
+    parser.add_argument("--functions", default=",".join(FUNCTIONS), help="per-state times of these ('' for none)")
     parser.add_argument("--compile", action="store_true", help="also time every function's first call")
+    parser.add_argument("--compile-functions", default=None, help="only these functions' first calls")
+    parser.add_argument("--cache", default=None, metavar="DIR",
+                        help="JAX's persistent compilation cache in DIR (a second process reads it)")
     parser.add_argument("--adam", metavar="URDF", default=None, help="also time adam-robotics' JAX backend")
     parser.add_argument("--x64", action="store_true", help="float64 (jax_enable_x64) [default: float32 for jax]")
     parser.add_argument("--json", default=None, help="write the results as JSON")
@@ -140,19 +177,32 @@ def main(argv=None) -> int:
         return 2
     report = {"jax": jax.__version__, "devices": [str(d) for d in jax.devices()], "batch": a.batch,
               "x64": a.x64}
+    if a.cache:
+        jax.config.update("jax_compilation_cache_dir", a.cache)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+        report["cache"] = a.cache
     if a.compile:
-        calls = first_calls(pkg, manifest, a.batch)
+        calls = first_calls(pkg, manifest, a.batch, a.compile_functions and a.compile_functions.split(","))
         report["first_call_s"] = calls
-        for f, (one, many) in calls.items():
-            print(f"first call {f:32s} one state {one:6.2f} s   batch of {a.batch} {many:6.2f} s")
-        print(f"first calls, all functions: one state {sum(c[0] for c in calls.values()):.1f} s, "
-              f"batch {sum(c[1] for c in calls.values()):.1f} s")
+        for f, (one, many, cpu_one, cpu_many) in calls.items():
+            print(f"first call {f:32s} one state {one:6.2f} s (CPU {cpu_one:6.2f} s)   "
+                  f"batch of {a.batch} {many:6.2f} s (CPU {cpu_many:6.2f} s)")
+        total = [sum(c[k] for c in calls.values()) for k in range(4)]
+        print(f"first calls, all functions: one state {total[0]:.1f} s (CPU {total[2]:.1f} s), "
+              f"batch {total[1]:.1f} s (CPU {total[3]:.1f} s)")
+    if not a.functions:
+        return _write(a.json, report)
     timings = per_state(pkg, manifest, a.functions.split(","), a.batch, a.repeats, a.adam)
     report["us_per_state"] = timings
     for f, row in timings.items():
         print(f"{f:20s} " + "  ".join(f"{k} {v:8.3f}" for k, v in row.items()) + "  (us per state)")
-    if a.json:
-        Path(a.json).write_text(json.dumps(report, indent=2) + "\n")
+    return _write(a.json, report)
+
+
+def _write(path, report) -> int:
+    if path:
+        Path(path).write_text(json.dumps(report, indent=2) + "\n")
     return 0
 
 
