@@ -129,19 +129,32 @@ def test_mjcf_ball_joints_match_mujoco():
     assert robot.armature_vector[6:9].tolist() == [0.03] * 3          # the shoulder's, on its 3 velocities
 
 
+class _Built(dict):
+    """stem -> package folder, each built on first use with every default function (NumPy and C)."""
+
+    def __init__(self, out):
+        super().__init__()
+        self.out = out
+
+    def __missing__(self, stem):
+        path = {MIXED_URDF.stem: MIXED_URDF, BALL_MJCF.stem: BALL_MJCF}[stem]
+        res = CliRunner().invoke(main, ["build", str(path), "--out", str(self.out), "--jobs", "2"])
+        assert res.exit_code == 0, res.output
+        self[stem] = self.out / stem
+        return self[stem]
+
+
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory):
-    """The mixed URDF and the ball MJCF, built with every default function (NumPy and C)."""
-    out = tmp_path_factory.mktemp("joint_models")
-    built = {}
-    for path in (MIXED_URDF, BALL_MJCF):
-        res = CliRunner().invoke(main, ["build", str(path), "--out", str(out), "--jobs", "2"])
-        assert res.exit_code == 0, res.output
-        built[path.stem] = out / path.stem
-    return built
+    """The mixed URDF and the ball MJCF, built on first use."""
+    return _Built(tmp_path_factory.mktemp("joint_models"))
 
 
-@pytest.mark.parametrize("stem,model", [("mixed_joints", MIXED_URDF), ("ball_limbs", BALL_MJCF)])
+#: the ball MJCF's package (spherical joints, covered in CI by the numeric tests) with -m slow
+PACKAGES = [("mixed_joints", MIXED_URDF), pytest.param("ball_limbs", BALL_MJCF, marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("stem,model", PACKAGES)
 def test_generated_packages_verify_against_pinocchio(packages, stem, model):
     res = CliRunner().invoke(main, ["verify", str(packages[stem]), "--model", str(model), "--trials", "3"])
     assert res.exit_code == 0 and "all checks passed" in res.output, res.output
@@ -174,7 +187,7 @@ def _c_functions(pkg, folder):
     return out
 
 
-@pytest.mark.parametrize("stem,model", [("mixed_joints", MIXED_URDF), ("ball_limbs", BALL_MJCF)])
+@pytest.mark.parametrize("stem,model", PACKAGES)
 def test_integrate_and_difference_match_pinocchio(packages, stem, model):
     pkg = _load(packages[stem])
     robot = symgen.load_robot(model)

@@ -20,7 +20,7 @@ from symgen.urdf import urdf_string, write_urdf
 from symgen.verify import verify_package
 
 PARAMETRIC = Q.SweepOptions(parametric=True)
-INERTIAL = tuple(k for k, x in Q.QUANTITIES.items() if Q.SWEEPS[x.sweep].inertial)
+INERTIAL = tuple(k for k, x in Q.QUANTITIES.items() if Q.SWEEPS[x.sweep].inertial and k in Q.DEFAULT)
 #: the functions linear in the parameters, which do not take them: the regressors, Y^T s
 REGRESSORS = ("Y", "Yts", "Y_p", "Y_c", "Y_g", "Y_T", "Y_V", "Y_Vdot")
 
@@ -52,7 +52,8 @@ def _args(x, state, opts=Q.SweepOptions()):
 def test_only_inertial_functions_take_params(packages):
     robot, par, folded, _, _ = packages
     for key, x in Q.QUANTITIES.items():
-        assert ("params" in x.arguments_for(PARAMETRIC)) == (key not in REGRESSORS + ("oMf", "J", "vf", "af", "dJ")), key
+        kinematic = REGRESSORS + ("oMf", "J", "vf", "af", "dJ") + Q.loops.LOOP_KEYS
+        assert ("params" in x.arguments_for(PARAMETRIC)) == (key not in kinematic), key
         assert "params" not in x.arguments_for(Q.SweepOptions())
     assert len(par.parameters) == 10 * robot.n
 
