@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ModelError
-from .mimic import Embedded, _array, _named, _number, _sum, _times
+from .mimic import Embedded, Sizes, _array, _named, _number, _sum, _times
 
 _ZERO = 1e-14        # entries of G and o this small (relative to 1) are round-off of the solve
 
@@ -38,7 +38,7 @@ class Constraint:
 
 
 @dataclass(frozen=True)
-class LinearEmbedding:
+class LinearEmbedding(Sizes):
     """q_full = G q + offset over the full model's joints ``names`` (q order, after ``lead_q``
     / ``lead_v`` entries of a free-flyer passed through). ``rows[j]``: full joint j as
     ((reduced index r, coefficient), ...) over the independent joints; ``offset[j]`` its constant.
@@ -70,18 +70,6 @@ class LinearEmbedding:
     def n(self) -> int:
         return len(self.own)
 
-    @property
-    def nq(self) -> int:
-        return self.lead_q + self.n
-
-    @property
-    def nv(self) -> int:
-        return self.lead_v + self.n
-
-    @property
-    def nv_full(self) -> int:
-        return self.lead_v + len(self.names)
-
     def columns(self) -> tuple[tuple[tuple[int, float], ...], ...]:
         """Per reduced velocity index, the nonzero entries of its column of G: (full index, G)."""
         cols = [[(i, 1.0)] for i in range(self.lead_v)] + [[] for _ in range(self.n)]
@@ -89,14 +77,6 @@ class LinearEmbedding:
             for r, m in row:
                 cols[self.lead_v + r].append((self.lead_v + j, m))
         return tuple(tuple(c) for c in cols)
-
-    def matrix(self) -> np.ndarray:
-        """G, dense (nv_full x nv)."""
-        G = np.zeros((self.nv_full, self.nv))
-        for s, col in enumerate(self.columns()):
-            for a, m in col:
-                G[a, s] = m
-        return G
 
     def offsets(self) -> np.ndarray:
         return np.array([0.0] * self.lead_q + list(self.offset))

@@ -24,10 +24,7 @@ couples them, so M has no tree sparsity left). :func:`run_embedded` does this fo
 on numbers and symbols alike (value numbering shares what the projections repeat), by the
 ``embed`` rule each :class:`~symgen.quantities.Output` declares.
 
-A robot read with ``mimic=True`` is an :class:`Embedded` view of the full model: its ``n``/``nq``/
-``nv``, ``joint_names`` and ``check_state`` are the reduced ones, everything else (bodies, links,
-frames, inertias) the full model's, so registry shapes come out reduced while the algorithms run
-on ``view.full``.
+A robot read with ``mimic=True`` is an :class:`Embedded` view of the full model (see there).
 """
 from __future__ import annotations
 
@@ -50,14 +47,37 @@ class Relation:
     offset: float
 
 
+class Sizes:
+    """What a constant embedding derives from n, names, lead_q, lead_v and columns() (and G)."""
+
+    @property
+    def nq(self) -> int:
+        return self.lead_q + self.n
+
+    @property
+    def nv(self) -> int:
+        return self.lead_v + self.n
+
+    @property
+    def nv_full(self) -> int:
+        return self.lead_v + len(self.names)
+
+    def matrix(self) -> np.ndarray:
+        """G, dense (nv_full x nv)."""
+        G = np.zeros((self.nv_full, self.nv))
+        for s, col in enumerate(self.columns()):
+            for a, m in col:
+                G[a, s] = m
+        return G
+
+
 @dataclass(frozen=True)
-class Embedding:
+class Embedding(Sizes):
     """q_full = G q + offset over the full model's joints ``names`` (q order).
 
     ``source[j]`` = (r, m, o): full joint j moves as m q[r] + o, r the index of an independent
     joint among the reduced joints (an independent joint: (its own index, 1, 0)). ``lead_q`` /
-    ``lead_v``: entries of q / v before the joints (a base that is not made of joints), passed
-    through unchanged (a free-flyer's 7 and 6)."""
+    ``lead_v``: entries of q / v before the joints, passed through (a free-flyer's 7 and 6)."""
     names: tuple[str, ...]
     source: tuple[tuple[int, float, float], ...]
     relations: tuple[Relation, ...] = ()
@@ -80,18 +100,6 @@ class Embedding:
     def n(self) -> int:
         return len(self.independent)
 
-    @property
-    def nq(self) -> int:
-        return self.lead_q + self.n
-
-    @property
-    def nv(self) -> int:
-        return self.lead_v + self.n
-
-    @property
-    def nv_full(self) -> int:
-        return self.lead_v + len(self.names)
-
     def columns(self) -> tuple[tuple[tuple[int, float], ...], ...]:
         """Per reduced velocity index, the nonzero entries of its column of G: (full index, m)."""
         cols = [[(i, 1.0)] for i in range(self.lead_v)] + [[] for _ in range(self.n)]
@@ -99,14 +107,6 @@ class Embedding:
             if m != 0.0:
                 cols[self.lead_v + r].append((self.lead_v + j, m))
         return tuple(tuple(c) for c in cols)
-
-    def matrix(self) -> np.ndarray:
-        """G, dense (nv_full x nv)."""
-        G = np.zeros((self.nv_full, self.nv))
-        for s, col in enumerate(self.columns()):
-            for a, m in col:
-                G[a, s] = m
-        return G
 
     def offsets(self) -> np.ndarray:
         """o of q_full = G q + o over the joint entries (zeros before them)."""
