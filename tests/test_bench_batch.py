@@ -20,12 +20,13 @@ ARM4 = Path(__file__).resolve().parents[1] / "symgen" / "examples" / "arm4.urdf"
 @pytest.fixture(scope="module")
 def arm4(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench-batch")
-    return build(load_urdf(ARM4), out, opts=BuildOptions(quantities=("M", "tau", "qdd"), compile=False)).path
+    return build(load_urdf(ARM4), out, opts=BuildOptions(quantities=("M", "tau", "qdd", "dtau"), compile=False)).path
 
 
 def test_c_loop_times_the_batch_per_state_beside_one_state(arm4):
-    rows = cloop.c_loop(arm4, ("M", "tau", "qdd"), flags="-O1", repeats=3, min_time=0.002, batch=37)
-    assert set(rows) == {"M", "tau", "qdd", "M:batch", "tau:batch", "qdd:batch"}
+    """(dtau: two outputs, each packed over the batch)"""
+    rows = cloop.c_loop(arm4, ("M", "tau", "qdd", "dtau"), flags="-O1", repeats=3, min_time=0.002, batch=37)
+    assert set(rows) == {"M", "tau", "qdd", "dtau", "M:batch", "tau:batch", "qdd:batch", "dtau:batch"}
     for key, t in rows.items():
         assert t.median_ns > 0 and t.min_ns <= t.median_ns <= t.max_ns, key
     without = cloop.c_loop(arm4, ("M",), flags="-O1", repeats=1, min_time=0.001)
@@ -38,7 +39,7 @@ def test_the_batch_driver_packs_states_per_argument_size():
         "mass_matrix": {"inputs": ["q", "params"], "outputs": [["M", [7, 7]]]}}}
     ctx = cloop.c_driver_source_context(manifest, ("qdd", "M"), batch=5)
     assert [r["label"] for r in ctx["batch_runners"]] == ["qdd:batch"]       # M takes params: no batch row
-    assert ctx["batch_runners"][0]["arguments"] == ["batch_q", "batch_qd", "batch_tau"]
+    assert ctx["batch_runners"][0]["arguments"] == ["batch_q", "batch_qd", "batch_tau", "batch_out"]
     assert ctx["batch_runners"][0]["last"] == 5 * 7 - 1
     sizes = {a["name"]: a["size"] for a in ctx["batch_arrays"]}
     assert sizes["q"] == 8 and sizes["qd"] == 7 and sizes["tau"] == 7

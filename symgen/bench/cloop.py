@@ -85,8 +85,10 @@ def c_driver_source_context(manifest: dict, quantities, count: int = 64, update:
         runners += [{"runner": fname + suffix, "function": fname + suffix, "arguments": args, "label": label,
                      "last": size - 1} for suffix, label in variants]
         if batch and "params" not in inputs:
+            # several outputs: each packed over the batch, one after the other in batch_out
+            outs = ["batch_out" if k == 0 else f"batch_out + {batch * k}" for k in offsets]
             batch_runners.append({"runner": fname + "_batch", "function": fname, "label": f"{qty}:batch", "after": qty,
-                                  "arguments": [f"batch_{a}" for a in inputs], "last": batch * size - 1})
+                                  "arguments": [f"batch_{a}" for a in inputs] + outs, "last": batch * size - 1})
     arguments = [{"name": a.name, "low": repr(a.low), "high": repr(a.high), "span": repr(a.high - a.low)}
                  for a in map(ARGUMENTS.get, STATE_ARGUMENTS)]
     sizes = {a: nq if ARGUMENTS[a].size == "nq" else nv for a in STATE_ARGUMENTS}
