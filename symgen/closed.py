@@ -159,10 +159,9 @@ def _is_zero(x) -> bool:
 def _solve(sweep, robot, args, fa, G, Gd, bk, opts):
     """Forward dynamics and M⁻¹ of the closed mechanism (dense: the loops couple the cluster)."""
     from .algorithms.crba import crba, crba_ground
-    from .algorithms.forward_dynamics import ltdl, ltdl_solve
+    from .algorithms.forward_dynamics import inverse_from_factors, ltdl, ltdl_solve
     from .algorithms.rnea import rnea
     from .kinematics import with_parameters
-    from .mimic import _sum
 
     tree = with_parameters(robot.full, fa.get("params"))
     q = fa["q"]
@@ -176,13 +175,4 @@ def _solve(sweep, robot, args, fa, G, Gd, bk, opts):
         return {"qdd": ltdl_solve(L, Dinv, chain, args["tau"] - bias, bk)}
     if sweep.name != "mass_matrix_inverse":
         raise OptionError(f"loops: sweep {sweep.name!r} is not generated for mechanisms with loops yet")
-    Z = bk.zeros((m, m))
-    for i in range(m):                                   # L Z = 1
-        Z[i, i] = 1
-        for j in range(i):
-            Z[i, j] = bk.bind(-_sum((L[i, k] * Z[k, j] for k in range(j, i)), bk), f"Z{i}_{j}")
-    Minv = bk.zeros((m, m))
-    for a in range(m):
-        for b in range(a, m):
-            Minv[a, b] = Minv[b, a] = _sum((Z[a, k] * Z[b, k] * Dinv[k] for k in range(min(a, b) + 1)), bk)
-    return {"Minv": Minv}
+    return {"Minv": inverse_from_factors(L, Dinv, chain, bk)}

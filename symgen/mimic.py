@@ -350,27 +350,18 @@ def _reduced_mass_and_bias(robot, full_args, bk, opts, with_bias=True):
     return M, (L, Dinv, chain), bias
 
 
+def _mass_matrix_inverse(robot, args, full_args, bk, opts):
+    from .algorithms.forward_dynamics import inverse_from_factors
+
+    _, (L, Dinv, chain), _ = _reduced_mass_and_bias(robot, full_args, bk, opts, with_bias=False)
+    return {"Minv": inverse_from_factors(L, Dinv, chain, bk)}
+
+
 def _forward_dynamics(robot, args, full_args, bk, opts):
     from .algorithms.forward_dynamics import ltdl_solve
 
     _, (L, Dinv, chain), bias = _reduced_mass_and_bias(robot, full_args, bk, opts)
     return {"qdd": ltdl_solve(L, Dinv, chain, args["tau"] - bias, bk)}
-
-
-def _mass_matrix_inverse(robot, args, full_args, bk, opts):
-    """M^-1 = L^-1 D^-1 L^-T of the dense factors, exactly symmetric (each entry once)."""
-    _, (L, Dinv, chain), _ = _reduced_mass_and_bias(robot, full_args, bk, opts, with_bias=False)
-    n = len(chain)
-    Z = bk.zeros((n, n))
-    for i in range(n):                                   # L Z = 1
-        Z[i, i] = 1
-        for j in range(i):
-            Z[i, j] = bk.bind(-_sum((L[i, k] * Z[k, j] for k in range(j, i)), bk), f"Z{i}_{j}")
-    Minv = bk.zeros((n, n))
-    for a in range(n):
-        for b in range(a, n):
-            Minv[a, b] = Minv[b, a] = _sum((Z[a, k] * Z[b, k] * Dinv[k] for k in range(min(a, b) + 1)), bk)
-    return {"Minv": Minv}
 
 
 def _fd_derivatives(robot, args, full_args, bk, opts):

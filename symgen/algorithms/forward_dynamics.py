@@ -104,8 +104,17 @@ def mass_matrix_inverse(robot, q, bk, frame="ground"):
     Z_ij != 0 only for j an ancestor of i), (M^-1)_ab = sum over common ancestors k of a and b of
     Z_ak Z_bk / D_k = sum W_ak Z_bk with W = Z D^-1 formed once (n^3/6 products fewer than
     dividing in every term); each entry computed once for a <= b and mirrored."""
-    n, parent = robot.n, robot.parent
-    L, Dinv = ltdl(_mass_matrix(robot, q, bk, frame), parent, bk)
+    L, Dinv = ltdl(_mass_matrix(robot, q, bk, frame), robot.parent, bk)
+    return inverse_from_factors(L, Dinv, robot.parent, bk)
+
+
+def inverse_from_factors(L, Dinv, parent, bk):
+    """M^-1 from the factors of :func:`ltdl` over the tree ``parent`` (a dense M: the chain
+    ``(-1, 0, 1, ...)``): see :func:`mass_matrix_inverse`."""
+    n = len(parent)
+    ancestors = []
+    for i in range(n):
+        ancestors.append((i,) + (ancestors[parent[i]] if parent[i] >= 0 else ()))
     Z = bk.zeros((n, n))
     for i in range(n):                                   # L Z = 1, root first
         Z[i, i] = 1
@@ -120,11 +129,11 @@ def mass_matrix_inverse(robot, q, bk, frame="ground"):
             j = parent[j]
     W = bk.zeros((n, n))                                 # W = Z D^-1, once: a product less per term
     for a in range(n):
-        for k in robot.ancestors(a):
+        for k in ancestors[a]:
             W[a, k] = bk.bind(Z[a, k] * Dinv[k], f"W{a}_{k}", a) if a != k else Dinv[k]
     Minv = bk.zeros((n, n))
     for a in range(n):
         for b in range(a, n):
-            common = [k for k in robot.ancestors(a) if k in robot.ancestors(b)]
+            common = [k for k in ancestors[a] if k in ancestors[b]]
             Minv[a, b] = Minv[b, a] = sum((W[a, k] * Z[b, k] for k in common), start=0 * Dinv[0])
     return Minv
