@@ -142,7 +142,6 @@ def _loop_values(fn, target) -> list[str]:
 def function_context(robot, fn, key: str) -> dict:
     """What the templates print for one Function: its lines in Python and C (C in parts when
     long), the entries of each output, signature and the sizes the bindings check."""
-    n = robot.n
     params = [inp.name for inp in fn.inputs]
     cin = {s: f"{inp.name}[{k}]" for inp in fn.inputs for k, s in enumerate(inp.symbols)}
     pypr = PyPrinter()
@@ -273,6 +272,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     counts}``)."""
     frames = Q.frames_of(robot, opts.frames)
     parameters = robot_parameters(robot)
+    layout = layout_of(robot)
     ctx = {
         "header": header_lines(robot, opts, version), "name": name, "prefix": name, "PREFIX": name.upper(),
         "n": robot.n, "nq": robot.nq, "functions": contexts,
@@ -285,13 +285,13 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
         "armature_literal": "[" + ", ".join(repr(float(x)) for x in armature_of(robot)) + "]",
         "joint_models_literal": "(" + "".join(f"({py_literal(j[0])}, {j[1]!r}, {j[2]}, {j[3]}, {j[4]}, {j[5]}), "
-                                              for j in layout_of(robot)) + ")",
+                                              for j in layout) + ")",
         # integrate & co. on a tree's coordinates; a mechanism with loops (v: independent speeds) has none yet
-        "lie_joints": [{"kind": j[1], "iq": j[2], "iv": j[4]} for j in layout_of(robot)],
+        "lie_joints": [{"kind": j[1], "iq": j[2], "iv": j[4]} for j in layout],
         "has_lie": getattr(robot, "system", None) is None,
         "loop_dependent": (repr(tuple(robot.system.dependent)) if getattr(robot, "system", None) is not None
                            and "loop_residual" in [f["name"] for f in contexts] else None),
-        "mujoco_balls": [j[2] for j in layout_of(robot) if j[1] == "spherical"],
+        "mujoco_balls": [j[2] for j in layout if j[1] == "spherical"],
         "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot) is None
                                  else "[" + "".join(repr(float(x)) + ", " for x in robot.mujoco_qpos0) + "]"),
         "parametric": opts.parametric, "nparams": len(parameters),
@@ -311,7 +311,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "generator": f"symgen {version}", "sympy": sp.__version__, "robot": robot.name, "name": name,
         "nq": robot.nq, "nv": robot.nv, "depth": robot.depth, "floating_base": robot.floating_base,
         "joint_names": list(robot.joint_names), "link_names": list(robot.link_names),
-        "joint_models": [list(j) for j in layout_of(robot)],
+        "joint_models": [list(j) for j in layout],
         "frames": [f.spec or f.name for f in frames], "armature": [float(x) for x in armature_of(robot)],
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
