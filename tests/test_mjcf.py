@@ -10,6 +10,7 @@ with contacts and constraints off. Unsupported elements: one line, exit 2.
 """
 from __future__ import annotations
 
+import warnings
 import zlib
 from pathlib import Path
 
@@ -34,7 +35,8 @@ def _needs_mujoco():
     require("mujoco (the mjcf extra)", mujoco is not None)
 
 DATA = Path(__file__).resolve().parent / "data" / "mjcf"
-SUITE = ["acrobot", "cartpole", "cheetah", "finger", "hopper", "walker", "humanoid"]
+SUITE = ["acrobot", "cartpole", "cheetah", "finger", "hopper", "walker", "humanoid", "humanoid_CMU", "pendulum",
+         "reacher", "swimmer"]
 
 #: hinge with an anchor off the body origin and a ref, a slide, a body with three hinges (anchors
 #: apart, axes not along coordinate axes), turned bodies, a fixed (massive) body, armature
@@ -302,21 +304,64 @@ def test_example_robot_data_compiled_to_mjcf_by_mujoco(tmp_path, relative):
     """A URDF compiled to MJCF by MuJoCo itself (mj_saveLastXML, from symgen's mesh-free rewrite of
     it, static bodies kept): symgen reads the MJCF as MuJoCo does (M, bias, energy to 1e-9), and as
     it reads the URDF (same joints in the same order; M to the 6 digits MuJoCo writes)."""
+    robot, path = _compile_erd_to_mjcf(tmp_path, relative)
+    mjcf = _check_against_mujoco(path, states=2)
+    assert mjcf.joint_names == robot.joint_names
+    q = np.random.default_rng(4).uniform(-1.0, 1.0, robot.nq)
+    M = symgen.mass_matrix(robot, q)
+    assert np.abs(symgen.mass_matrix(mjcf, q) - M).max() <= 1e-4 * np.abs(M).max(), (relative, "seed 4")
+
+
+def _compile_erd_to_mjcf(tmp_path, relative):
+    """(symgen's URDF robot, the MJCF MuJoCo writes for it): mj_saveLastXML of symgen's mesh-free
+    rewrite of the URDF, static bodies kept."""
     from support import erd_path
     from symgen.urdf import load_urdf, urdf_string
 
-    robot = load_urdf(erd_path(relative))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", symgen.errors.SymgenWarning)
+        robot = load_urdf(erd_path(relative))
     text = urdf_string(robot)
     head = text.index(">", text.index("<robot")) + 1
     text = (text[:head] + '<mujoco><compiler fusestatic="false" balanceinertia="false" boundmass="0" '
             'boundinertia="0"/></mujoco>' + text[head:])
     path = tmp_path / f"{robot.name}.xml"
     mujoco.mj_saveLastXML(str(path), mujoco.MjModel.from_xml_string(text))
-    mjcf = _check_against_mujoco(path, states=2)
-    assert mjcf.joint_names == robot.joint_names
-    q = np.random.default_rng(4).uniform(-1.0, 1.0, robot.nq)
-    M = symgen.mass_matrix(robot, q)
-    assert np.abs(symgen.mass_matrix(mjcf, q) - M).max() <= 1e-4 * np.abs(M).max(), (relative, "seed 4")
+    return robot, path
+
+
+#: example-robot-data files whose MJCF, as MuJoCo writes it, MuJoCo's own compiler refuses on reading
+#: it back (their URDF inertias break the triangle inequality; the written file loses
+#: balanceinertia="false"): symgen says so in one line
+MUJOCO_REFUSES_ITS_OWN_FILE = ("allegro_hand_description/", "tiago_description/")
+#: ... and those MuJoCo does not compile from the URDF at all (massless moving bodies, inertias
+#: that are not positive definite): nothing to read
+MUJOCO_REFUSES_THE_URDF = ("human_description/", "icub_description/", "romeo_description/")
+ERD_SAMPLE = ["anymal_c_simple_description/urdf/anymal.urdf", "g1_description/urdf/g1_29dof_rev_1_0.urdf",
+              "tiago_description/robots/tiago.urdf"]
+
+
+def _erd_urdfs():
+    from test_urdf import ERD_URDFS, KNOWN_FAILURES
+    return [r for r in ERD_URDFS if r not in KNOWN_FAILURES and not r.startswith(MUJOCO_REFUSES_THE_URDF)]
+
+
+@pytest.mark.parametrize("relative", [pytest.param(r, marks=() if r in ERD_SAMPLE else pytest.mark.slow)
+                                      for r in _erd_urdfs()] or [None])
+def test_every_example_robot_data_urdf_mujoco_compiles_reads_as_mujoco_does(tmp_path, relative):
+    """Issue #23: every example-robot-data URDF compiled to MJCF by MuJoCo builds the robot MuJoCo
+    has (M, bias forces, energy to 1e-9 on a random state; same joints, same order as the URDF), or,
+    where MuJoCo refuses the file it wrote, a one-line error naming it. Three in CI, all with -m slow."""
+    require("example-robot-data", relative is not None)
+    robot, path = _compile_erd_to_mjcf(tmp_path, relative)
+    if relative.startswith(MUJOCO_REFUSES_ITS_OWN_FILE):
+        with pytest.raises(symgen.errors.URDFError) as info:
+            symgen.load_robot(path)
+        assert "\n" not in str(info.value) and str(path) in str(info.value), str(info.value)
+        assert "MuJoCo's compiler refuses it" in str(info.value), str(info.value)
+        return
+    mjcf = _check_against_mujoco(path, states=1)
+    assert mjcf.joint_names == robot.joint_names, relative
 
 
 COUPLED = """<mujoco model="coupled"><worldbody><body name="a" pos="0 0 0.5"><joint name="ja" axis="0 0 1" ref="0.2"/>
