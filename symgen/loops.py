@@ -28,7 +28,7 @@ Columns of K and Kdot come from the ground-coordinate frame kinematics: for a re
 on the predecessor's path, a_j x (p - o_j) and its rate ȧ_j x (p - o_j) + a_j x (ṗ - ȯ_j) (minus
 on the successor's path), turned into A's axes (the rate with A's own rotation taken out).
 Everything is written over the backend (numbers here; the same code traces on symbols).
-Not yet: a floating base, multi-DoF joints on a loop, clusters with more than 3 dependent joints,
+Not yet: a floating base, multi-DoF joints on a loop,
 couplings in the same file, and the generated functions (docs/LOOPS.md has the design).
 """
 from __future__ import annotations
@@ -74,14 +74,13 @@ class LoopSystem:
             if len(rows) != len(deps):
                 raise ModelError(f"robot {tree.name!r}: loop(s) {names} close {len(rows)} rows but {len(deps)} of "
                                  f"their joints are marked independent=\"false\"; they must match")
-            if len(rows) > 3:
-                raise ModelError(f"robot {tree.name!r}: loop(s) {names} have {len(rows)} dependent joints; clusters "
-                                 f"of more than 3 are not embedded yet")
             self.clusters.append(([r[1] for r in rows], deps))
         stray = set(self.dependent) - {i for _, deps in self.clusters for i in deps}
         if stray:
             raise ModelError(f"robot {tree.name!r}: joint(s) {', '.join(repr(tree.joint_names[i]) for i in sorted(stray))} "
                              f"marked independent=\"false\" but on no loop's path")
+        #: per cluster, K_D's row order for its LU (more than 3 dependent joints), else None (adjugate)
+        self.pivots = self._pivots()
 
     @property
     def nq(self) -> int:
@@ -98,6 +97,30 @@ class LoopSystem:
     @property
     def velocity_joint_names(self) -> tuple[str, ...]:
         return tuple(self.tree.joint_names[i] for i in self.independent)
+
+    def _pivots(self):
+        """Per cluster with more than 3 dependent joints, the row order of partial pivoting on its
+        K_D at a nominal consistent configuration (the best conditioned of a few drawn from seed 0),
+        fixed for the generated code; None for the smaller ones (inverted by their adjugate)."""
+        from .algorithms.fixed_pivot_lu import pivot_order
+
+        big = [c for c, (_, deps) in enumerate(self.clusters) if len(deps) > 3]
+        if not big:
+            return [None] * len(self.clusters)
+        rng, best = np.random.default_rng(0), None
+        for _ in range(8):
+            try:
+                K = self.constraint_jacobian(self.solve_loops(_draw(self.tree, rng)))
+            except ModelError:
+                continue
+            cond = max(np.linalg.cond(K[rows][:, deps]) for rows, deps in (self.clusters[c] for c in big))
+            if best is None or cond < best[0]:
+                best = (cond, K)
+        if best is None or not best[0] < 1e8:
+            raise ModelError(f"robot {self.tree.name!r}: no well-conditioned closed configuration found for the "
+                             f"loops' clusters of more than 3 dependent joints (to fix the pivots of K_D)")
+        return [pivot_order(best[1][rows][:, deps]) if c in big else None
+                for c, (rows, deps) in enumerate(self.clusters)]
 
     # ------------------------------------------------------------------ kinematics of the loops
 
@@ -171,12 +194,15 @@ class LoopSystem:
 
     def embedding(self, q, v=None, bk=None):
         """(G, Ġ) at q (Ġ at the independent speeds v; None without v)."""
+        from .algorithms.fixed_pivot_lu import lu_inverse
+
         bk = _numeric(bk)
         n, own = self.tree.n, self.independent
         _, K, _ = self._stack(q, None, bk)
         K = bk.bind(K, "lK")                        # named once: every projection reads G's entries
-        Kinv = [bk.bind(_inverse(K[rows][:, deps], bk), f"lKinv{c}")               # K_D block by block
-                for c, (rows, deps) in enumerate(self.clusters)]
+        Kinv = [bk.bind(_inverse(K[rows][:, deps], bk) if order is None          # K_D block by block
+                        else lu_inverse(K[rows][:, deps], order, bk, f"lKlu{c}"), f"lKinv{c}")
+                for c, ((rows, deps), order) in enumerate(zip(self.clusters, self.pivots))]
         G = bk.zeros((n, len(own)))
         for s, i in enumerate(own):
             G[i, s] = bk.number(1.0)
@@ -300,6 +326,11 @@ def _clusters(closures):
             groups.remove(g)
         groups.append((rows, joints))
     return groups
+
+
+def _draw(tree, rng):
+    """A random configuration of the spanning tree (its joints' angles uniform in [0, 2 pi))."""
+    return rng.uniform(0, 2 * np.pi, tree.n)
 
 
 def _inverse(A, bk):

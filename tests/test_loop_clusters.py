@@ -1,0 +1,190 @@
+"""Loops beyond one four-bar on a fixed base (:mod:`symgen.loops`, issue #24): a Watt six-bar
+(two loops sharing a joint: one cluster of 4 dependent joints, K_D inverted by an LU whose row
+order is fixed at a nominal configuration).
+
+The outside reference is Pinocchio's model of the spanning tree with two frames at each loop's
+points (:class:`symgen.oracle_loops.LoopPinOracle`): G from its frame Jacobians, Ġ from its
+classical accelerations, M̄ = GᵀMG, C̄ = GᵀCG + GᵀMĠ, τ̄ = Gᵀ rnea(q, Gv, Ga + Ġv), the
+regressor; forward dynamics against Pinocchio's constrained forwardDynamics(q, v, τ, K, γ)
+(Lagrange multipliers). Every comparison names its seed.
+"""
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import symgen
+import symgen.urdf
+
+DATA = Path(__file__).parent / "data" / "urdfplus"
+
+
+def _six_bar():
+    return (DATA / "six_bar.urdf").read_text()
+
+
+MECHANISMS = {"six_bar": _six_bar}
+
+
+@pytest.fixture(scope="module", params=list(MECHANISMS))
+def mechanism(request, pin):
+    from symgen.oracle_loops import oracle_for
+
+    xml = MECHANISMS[request.param]()
+    robot = symgen.urdf.parse_urdf_string(xml)
+    model = _pin_model(pin, xml, robot)
+    return request.param, robot, xml, model, oracle_for(robot, model, pin)
+
+
+def _pin_model(pin, xml, robot):
+    if robot.floating_base:
+        return pin.buildModelFromXML(xml, pin.JointModelFreeFlyer())
+    return pin.buildModelFromXML(xml)
+
+
+def _draw_q(robot, rng):
+    """A random spanning configuration (a free-flyer's pose random, its quaternion unit)."""
+    q = rng.uniform(0.0, 2 * np.pi, robot.nq)
+    if robot.floating_base:
+        q[:3] = rng.uniform(-1, 1, 3)
+        quat = rng.normal(size=4)
+        q[3:7] = quat / np.linalg.norm(quat)
+    return q
+
+
+def _states(label, robot, count=3):
+    seed = zlib.crc32(label.encode())
+    rng = np.random.default_rng(seed)
+    states = []
+    for _ in range(count):
+        q = robot.system.solve_loops(_draw_q(robot, rng))
+        states.append({"q": q, **{k: rng.uniform(-3, 3, robot.nv) for k in ("v", "a", "v_r", "a_r", "tau")}})
+    return seed, states
+
+
+def _rel(a, b):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.max(np.abs(a - b))) / max(1.0, float(np.max(np.abs(b))))
+
+
+def _moved(robot, q, dv, h):
+    """The spanning configuration q moved by h dv (dv: spanning speeds) and put back on the loops;
+    a free-flyer's pose is kept (M̄ and G do not depend on it)."""
+    q = np.array(q, dtype=float)
+    tree = robot.system.tree
+    for i in range(tree.free, tree.n):
+        q[tree.q_index[i]] += h * dv[i]
+    return robot.system.solve_loops(q)
+
+
+def test_solve_loops_closes_every_loop(mechanism):
+    name, robot, _, _, _ = mechanism
+    system = robot.system
+    seed, states = _states(f"solve-{name}", robot, count=4)
+    for t, s in enumerate(states):
+        q = s["q"]
+        assert np.max(np.abs(system.loop_residual(q))) < 1e-12, f"{name}: seed {seed} #{t}"
+        G, _ = system.embedding(q)
+        assert np.max(np.abs(system.constraint_jacobian(q) @ G)) < 1e-12, f"{name}: seed {seed} #{t}"
+
+
+def test_embedding_and_dynamics_match_pinocchio(mechanism):
+    name, robot, _, _, oracle = mechanism
+    system = robot.system
+    seed, states = _states(f"dynamics-{name}", robot)
+    for t, s in enumerate(states):
+        q, v, a, where = s["q"], s["v"], s["a"], f"{name}: seed {seed} #{t}"
+        oracle.at(q)
+        G, Gd = system.embedding(q, v)
+        assert _rel(G, oracle.G) < 1e-10, where
+        assert _rel(Gd, oracle.gdot(q, v)) < 1e-9, where
+        assert _rel(system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
+        assert _rel(system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
+        assert _rel(system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where
+        assert _rel(system.gravity(q), oracle.gravity(q)) < 1e-9, where
+        assert _rel(system.regressor(q, v, v, a), oracle.regressor(q, v, a)) < 1e-9, where
+
+
+def test_forward_dynamics_match_pinocchios_lagrange_multipliers(pin, mechanism):
+    """τ̄ acts on the independent speeds; Pinocchio solves the spanning tree with the loops as
+    K q̈ + γ = 0 (forwardDynamics with the constraint Jacobian and drift, in its own v order)."""
+    name, robot, _, model, oracle = mechanism
+    system, P = robot.system, oracle.full.map.P
+    seed, states = _states(f"fd-{name}", robot)
+    data = model.createData()
+    for t, s in enumerate(states):
+        q, v, tau = s["q"], s["v"], s["tau"]
+        oracle.at(q)
+        tau_full = np.zeros(system.tree.n)
+        tau_full[list(system.independent)] = tau
+        x = oracle.G @ v
+        qdd = pin.forwardDynamics(model, data, oracle.full.map.q(q), P @ x, P @ tau_full, oracle.K @ P.T,
+                                  oracle._gamma(x))
+        a = system.forward_dynamics(q, v, tau)
+        G, Gd = system.embedding(q, v)
+        assert _rel(P @ (G @ a + Gd @ v), qdd) < 1e-8, f"{name}: seed {seed} #{t}"
+
+
+def test_identities_of_the_closed_system(mechanism):
+    """Ṁ̄ (a central difference along a consistent motion) = C̄ + C̄ᵀ, Ġ likewise, C̄ = Γ̄ v,
+    C̄ v = τ̄(q, v, 0) - ḡ, Y θ = τ̄."""
+    from symgen.algorithms.regressor import robot_parameters
+
+    name, robot, _, _, _ = mechanism
+    system = robot.system
+    theta = robot_parameters(system.tree)
+    seed, states = _states(f"identities-{name}", robot, count=2)
+    h = 1e-5
+    for t, s in enumerate(states):
+        q, v, a, where = s["q"], s["v"], s["a"], f"{name}: seed {seed} #{t}"
+        G, Gd = system.embedding(q, v)
+        qp, qm = _moved(robot, q, G @ v, h), _moved(robot, q, G @ v, -h)
+        assert _rel((system.embedding(qp)[0] - system.embedding(qm)[0]) / (2 * h), Gd) < 1e-6, where
+        C = system.coriolis_matrix(q, v)
+        assert _rel((system.mass_matrix(qp) - system.mass_matrix(qm)) / (2 * h), C + C.T) < 1e-6, where
+        assert _rel(np.einsum("ijk,k->ij", system.christoffel(q), v), C) < 1e-12, where
+        zero = np.zeros(system.nv)
+        assert _rel(C @ v, system.inverse_dynamics(q, v, zero) - system.gravity(q)) < 1e-12, where
+        assert _rel(system.regressor(q, v, v, a) @ theta, system.inverse_dynamics(q, v, a)) < 1e-12, where
+
+
+# ------------------------------------------------------------------ the generated package
+
+@pytest.fixture(scope="module")
+def package(mechanism, tmp_path_factory):
+    from symgen.codegen.build import BuildOptions, build, import_package
+
+    name, robot, _, _, _ = mechanism
+    path = build(robot, tmp_path_factory.mktemp(name), opts=BuildOptions(copt="-O0", jobs=2)).path
+    return import_package(path)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_generated_code_matches_pinocchio(pin, mechanism, package, backend):
+    """Every function of a default build, NumPy and C, against Pinocchio's spanning tree with its
+    own G(q), Ġ; the loop functions by definition (φ = 0, K G = 0, G v = Pinocchio's)."""
+    from symgen import quantities as Q
+    from symgen.closed import UNSUPPORTED
+    from symgen.oracle_loops import oracle_for
+
+    name, robot, xml, model, _ = mechanism
+    assert package.nq == robot.nq and package.nv == robot.nv and package.loops == robot.loops
+    oracle = oracle_for(robot, _pin_model(pin, xml, robot), pin, frames=package.frames)
+    mod = getattr(package, backend)
+    seed, states = _states(f"generated-{name}-{backend}", robot, count=2)
+    for t, s in enumerate(states):
+        state = {"q": s["q"], "qd": s["v"], "qdd": s["a"], "qd_r": s["v_r"], "qdd_r": s["a_r"], "tau": s["tau"]}
+        oracle.at(state["q"])
+        for x in (Q.QUANTITIES[k] for k in Q.DEFAULT if k not in UNSUPPORTED):
+            at = x.oracle_state(state) if x.oracle_state else state
+            tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
+            err = _rel(Q.flat(Q.call(mod, x.key, at)), Q.flat(x.pinocchio(oracle, at)))
+            assert err <= tol, f"{name} {backend} {x.function}: {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
+        q = package.solve_loops(s["q"] + 0.02 * (np.arange(robot.nq) % 3))
+        assert np.abs(mod.loop_residual(q)).max() <= 1e-10, f"{name} {backend}: seed {seed} #{t}"
+        oracle.at(q)
+        qs = mod.spanning_velocity(q, s["v"])
+        assert _rel(qs, oracle.G @ s["v"]) <= 1e-9, f"{name} {backend}: seed {seed} #{t}"
