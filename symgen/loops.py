@@ -28,7 +28,7 @@ Columns of K and Kdot come from the ground-coordinate frame kinematics: for a re
 on the predecessor's path, a_j x (p - o_j) and its rate ȧ_j x (p - o_j) + a_j x (ṗ - ȯ_j) (minus
 on the successor's path), turned into A's axes (the rate with A's own rotation taken out).
 Everything is written over the backend (numbers here; the same code traces on symbols).
-Not yet: a floating base, multi-DoF joints on a loop,
+A free-flyer's speeds are independent (G's lead block is 1). Not yet: other multi-DoF joints,
 couplings in the same file, and the generated functions (docs/LOOPS.md has the design).
 """
 from __future__ import annotations
@@ -58,8 +58,10 @@ class Closure:
 
 
 class LoopSystem:
-    """A spanning tree ``tree`` (a :class:`~symgen.model.Robot` with a fixed base) closed by
-    ``closures``; ``dependent``: the bodies whose coordinates the loops fix (q order)."""
+    """A spanning tree ``tree`` (a :class:`~symgen.model.Robot`, fixed or free-flying) closed by
+    ``closures``; ``dependent``: the bodies whose coordinates the loops fix (v order). A
+    free-flyer's six speeds are independent (G's lead block is the identity): the loops' rows, in
+    the axes of an ancestor below the base, do not see the base's motion."""
 
     def __init__(self, tree, closures, dependent):
         self.tree, self.closures = tree, tuple(closures)
@@ -77,18 +79,23 @@ class LoopSystem:
             self.clusters.append(([r[1] for r in rows], deps))
         stray = set(self.dependent) - {i for _, deps in self.clusters for i in deps}
         if stray:
-            raise ModelError(f"robot {tree.name!r}: joint(s) {', '.join(repr(tree.joint_names[i]) for i in sorted(stray))} "
+            raise ModelError(f"robot {tree.name!r}: joint(s) {', '.join(repr(tree.bodies[i].joint_name) for i in sorted(stray))} "
                              f"marked independent=\"false\" but on no loop's path")
         #: per cluster, K_D's row order for its LU (more than 3 dependent joints), else None (adjugate)
         self.pivots = self._pivots()
 
     @property
     def nq(self) -> int:
-        return self.tree.n
+        return self.tree.nq
 
     @property
     def nv(self) -> int:
         return len(self.independent)
+
+    @property
+    def dependent_q(self) -> tuple[int, ...]:
+        """The entries of q holding the dependent joints' coordinates (= ``dependent`` on a fixed base)."""
+        return tuple(self.tree.q_index[i] for i in self.dependent)
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -96,7 +103,7 @@ class LoopSystem:
 
     @property
     def velocity_joint_names(self) -> tuple[str, ...]:
-        return tuple(self.tree.joint_names[i] for i in self.independent)
+        return tuple(dict.fromkeys(self.tree.bodies[i].joint_name for i in self.independent))
 
     def _pivots(self):
         """Per cluster with more than 3 dependent joints, the row order of partial pivoting on its
@@ -130,6 +137,9 @@ class LoopSystem:
 
         robot, n = self.tree, self.tree.n
         R, p = _ground_bodies(robot, q, bk)
+        if qd is not None and robot.free:               # phi in A's axes ignores the base's motion:
+            qd = qd.copy()                              # its speeds add nothing to Kdot but terms
+            qd[:robot.free] = bk.number(0.0)            # that cancel
         w, vo = self._velocities(R, p, qd, bk) if qd is not None else (None, None)
         out = []
         for c in self.closures:
@@ -190,7 +200,19 @@ class LoopSystem:
         return self._stack(bk_array(q, bk), None, bk)[0]
 
     def constraint_jacobian(self, q, bk=None):
+        """K = d phi / d(spanning speeds), (rows, tree.n)."""
         return self._stack(bk_array(q, _numeric(bk)), None, _numeric(bk))[1]
+
+    def configuration_jacobian(self, K, bk=None):
+        """K over the entries of q (rows, nq): a free-flyer's seven, which phi does not depend on,
+        get zero columns; on a fixed base K itself."""
+        tree = self.tree
+        if not tree.floating_base:
+            return K
+        out = _numeric(bk).zeros((K.shape[0], tree.nq))
+        for i in range(tree.free, tree.n):
+            out[:, tree.q_index[i]] = K[:, i]
+        return out
 
     def embedding(self, q, v=None, bk=None):
         """(G, Ġ) at q (Ġ at the independent speeds v; None without v)."""
@@ -220,7 +242,7 @@ class LoopSystem:
         """q with its dependent coordinates solved by Newton on phi (the independent ones kept),
         each step halved until |phi| decreases (plain Newton can cycle far from a solution)."""
         q = np.array(q, dtype=float)
-        dep = list(self.dependent)
+        dep, at = list(self.dependent), list(self.dependent_q)
         phi = self.loop_residual(q)
         for _ in range(iterations):
             if np.max(np.abs(phi)) <= tol:
@@ -232,7 +254,7 @@ class LoopSystem:
                 break
             for _ in range(30):
                 trial = q.copy()
-                trial[dep] -= step
+                trial[at] -= step
                 new = self.loop_residual(trial)
                 if np.linalg.norm(new) < np.linalg.norm(phi):
                     break
@@ -329,8 +351,12 @@ def _clusters(closures):
 
 
 def _draw(tree, rng):
-    """A random configuration of the spanning tree (its joints' angles uniform in [0, 2 pi))."""
-    return rng.uniform(0, 2 * np.pi, tree.n)
+    """A random configuration of the spanning tree: its joints' angles uniform in [0, 2 pi), a
+    free-flyer at the origin (the loops do not depend on its pose)."""
+    q = rng.uniform(0, 2 * np.pi, tree.nq)
+    if tree.floating_base:
+        q[:7] = (0, 0, 0, 0, 0, 0, 1)
+    return q
 
 
 def _inverse(A, bk):
@@ -362,10 +388,8 @@ def closed_system(tree, loops, dependent, error) -> LoopSystem:
     """The :class:`LoopSystem` of the spanning tree ``tree`` (a fixed-base Robot) closed by the
     URDF+ ``loops`` (:class:`symgen.urdf.plus.Loop`), ``dependent`` the joint names marked
     independent="false"; ``error(element, reason)`` the exception for what cannot be embedded."""
-    if tree.floating_base:
-        raise error(f"<loop name={loops[0].name!r}>", "loops on a floating base are not embedded yet")
-    for b in tree.bodies:
-        if b.joint_type not in ("revolute", "continuous", "prismatic"):
+    for b in tree.bodies[tree.free:]:
+        if b.group or b.joint_type not in ("revolute", "continuous", "prismatic"):
             raise error(f"<joint name={b.joint_name!r}>", "loops embed single-DoF joints only")
     links = {f.name: f for f in tree.frames if f.kind == "link"}
     closures = []
@@ -381,7 +405,7 @@ def closed_system(tree, loops, dependent, error) -> LoopSystem:
         ancestor = next((b for b in up_p if b in set(up_s)), -1)
         closure = Closure(loop.name, ends[0], ends[1], ancestor, _below(up_p, ancestor), _below(up_s, ancestor), np.eye(3))
         closures.append(_with_rows(tree, closure, error))
-    index = {name: i for i, name in enumerate(tree.joint_names)}
+    index = {b.joint_name: i for i, b in enumerate(tree.bodies) if not tree.in_group(i)}
     try:
         return LoopSystem(tree, closures, {index[name] for name in dependent if name in index})
     except ModelError as exc:
@@ -405,7 +429,7 @@ def _with_rows(tree, closure: Closure, error) -> Closure:
     rng = np.random.default_rng(0)
     system = LoopSystem.__new__(LoopSystem)
     system.tree, system.closures = tree, (closure,)
-    stack = np.hstack([system._kinematics(rng.uniform(0, 2 * np.pi, tree.n), None, _numeric(None))[0][1]
+    stack = np.hstack([system._kinematics(_draw(tree, rng), None, _numeric(None))[0][1]
                        for _ in range(4)])
     U, s, _ = np.linalg.svd(stack)
     rank = int(np.sum(s > _RANK_TOL * max(1.0, s[0])))

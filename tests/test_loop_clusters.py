@@ -1,6 +1,7 @@
 """Loops beyond one four-bar on a fixed base (:mod:`symgen.loops`, issue #24): a Watt six-bar
 (two loops sharing a joint: one cluster of 4 dependent joints, K_D inverted by an LU whose row
-order is fixed at a nominal configuration).
+order is fixed at a nominal configuration); a free-flying torso with a four-bar leg (the
+free-flyer's six speeds independent, G's lead block the identity).
 
 The outside reference is Pinocchio's model of the spanning tree with two frames at each loop's
 points (:class:`symgen.oracle_loops.LoopPinOracle`): G from its frame Jacobians, Ġ from its
@@ -22,19 +23,20 @@ import symgen.urdf
 DATA = Path(__file__).parent / "data" / "urdfplus"
 
 
-def _six_bar():
-    return (DATA / "six_bar.urdf").read_text()
+def _file(name, floating=False):
+    return lambda: ((DATA / name).read_text(), floating)
 
 
-MECHANISMS = {"six_bar": _six_bar}
+#: name -> () -> (URDF+ text, with a free-flyer)
+MECHANISMS = {"six_bar": _file("six_bar.urdf"), "floating_leg": _file("floating_four_bar_leg.urdf", True)}
 
 
 @pytest.fixture(scope="module", params=list(MECHANISMS))
 def mechanism(request, pin):
     from symgen.oracle_loops import oracle_for
 
-    xml = MECHANISMS[request.param]()
-    robot = symgen.urdf.parse_urdf_string(xml)
+    xml, floating = MECHANISMS[request.param]()
+    robot = symgen.urdf.parse_urdf_string(xml, floating_base=floating)
     model = _pin_model(pin, xml, robot)
     return request.param, robot, xml, model, oracle_for(robot, model, pin)
 
@@ -185,6 +187,9 @@ def test_generated_code_matches_pinocchio(pin, mechanism, package, backend):
             assert err <= tol, f"{name} {backend} {x.function}: {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
         q = package.solve_loops(s["q"] + 0.02 * (np.arange(robot.nq) % 3))
         assert np.abs(mod.loop_residual(q)).max() <= 1e-10, f"{name} {backend}: seed {seed} #{t}"
+        h, eye = 1e-6, np.eye(robot.nq)          # K = d phi / dq over q's entries (a free-flyer's: 0)
+        K_fd = np.stack([(mod.loop_residual(q + h * e) - mod.loop_residual(q - h * e)) / (2 * h) for e in eye], -1)
+        assert np.abs(mod.loop_jacobian(q) - K_fd).max() <= 1e-7, f"{name} {backend}: seed {seed} #{t}"
         oracle.at(q)
         qs = mod.spanning_velocity(q, s["v"])
         assert _rel(qs, oracle.G @ s["v"]) <= 1e-9, f"{name} {backend}: seed {seed} #{t}"
