@@ -1,7 +1,9 @@
 """Loops beyond one four-bar on a fixed base (:mod:`symgen.loops`, issue #24): a Watt six-bar
 (two loops sharing a joint: one cluster of 4 dependent joints, K_D inverted by an LU whose row
 order is fixed at a nominal configuration); a free-flying torso with a four-bar leg (the
-free-flyer's six speeds independent, G's lead block the identity).
+free-flyer's six speeds independent, G's lead block the identity); a random tree (drawn from a
+seed here) with a four-bar in its middle whose plane is not a coordinate plane, joints above it
+(one prismatic) and below its coupler and rocker.
 
 The outside reference is Pinocchio's model of the spanning tree with two frames at each loop's
 points (:class:`symgen.oracle_loops.LoopPinOracle`): G from its frame Jacobians, Ġ from its
@@ -27,8 +29,52 @@ def _file(name, floating=False):
     return lambda: ((DATA / name).read_text(), floating)
 
 
+def _random_tree_with_four_bar(seed):
+    """A URDF+ text drawn from ``seed``: two joints with general axes (one prismatic) above a link
+    that carries a four-bar whose plane (normal: a random direction, set by the same random rpy
+    on the crank and the rocker joints) is not a coordinate plane of it, and one joint with a
+    general axis below the coupler and one below the rocker (4 independent, 2 dependent)."""
+    rng = np.random.default_rng(seed)
+
+    def vec(x):
+        return " ".join(f"{v:.17g}" for v in x)
+
+    def link(name):
+        m = rng.uniform(0.3, 2.0)
+        R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+        a, b = rng.uniform(0.5, 1.0, 2)
+        I = m * 0.01 * R @ np.diag([a, b, rng.uniform(abs(a - b) + 0.05, a + b - 0.05)]) @ R.T
+        return (f'<link name="{name}"><inertial><origin xyz="{vec(rng.uniform(-0.1, 0.1, 3))}"/><mass value="{m:.6f}"/>'
+                f'<inertia ixx="{I[0, 0]:.8f}" ixy="{I[0, 1]:.8f}" ixz="{I[0, 2]:.8f}" iyy="{I[1, 1]:.8f}" '
+                f'iyz="{I[1, 2]:.8f}" izz="{I[2, 2]:.8f}"/></inertial></link>')
+
+    def joint(name, parent, child, kind="revolute", xyz=None, rpy=(0, 0, 0), axis=None, dependent=False):
+        xyz = rng.uniform(-0.2, 0.2, 3) if xyz is None else xyz
+        axis = rng.normal(size=3) if axis is None else np.asarray(axis, dtype=float)
+        flag = ' independent="false"' if dependent else ""
+        return (f'<joint name="{name}" type="{kind}"{flag}><parent link="{parent}"/><child link="{child}"/>'
+                f'<origin xyz="{vec(xyz)}" rpy="{vec(rpy)}"/><axis xyz="{vec(axis / np.linalg.norm(axis))}"/>'
+                f'<limit effort="30" velocity="10" lower="-6.3" upper="6.3"/></joint>')
+
+    rpy = rng.uniform(0.3, 1.2, 3)                      # the four-bar's plane: tilted on all three axes
+    hinge = rng.uniform(-0.1, 0.1, 3)
+    (cr, cp, cy), (sr, sp, sy) = np.cos(rpy), np.sin(rpy)
+    ground = hinge + 0.8 * np.array([cy * cp, sy * cp, -sp])      # Rz(y) Ry(p) Rx(r) (0.8, 0, 0), URDF's rpy
+    names = ("base", "upper", "middle", "crank", "coupler", "rocker", "toe", "tip")
+    body = "".join(link(n) for n in names[1:])
+    body += joint("j_upper", "base", "upper") + joint("j_middle", "upper", "middle", kind="prismatic")
+    body += joint("crank_joint", "middle", "crank", xyz=hinge, rpy=rpy, axis=(0, 0, 1))
+    body += joint("coupler_joint", "crank", "coupler", xyz=(0.3, 0, 0), axis=(0, 0, 1), dependent=True)
+    body += joint("rocker_joint", "middle", "rocker", xyz=ground, rpy=rpy, axis=(0, 0, 1), dependent=True)
+    body += joint("j_toe", "coupler", "toe") + joint("j_tip", "rocker", "tip")
+    loop = ('<loop name="knee" type="revolute"><predecessor link="coupler"><origin xyz="0.7 0 0"/></predecessor>'
+            '<successor link="rocker"><origin xyz="0.5 0 0"/></successor><axis xyz="0 0 1"/></loop>')
+    return f'<?xml version="1.0"?><robot name="random_four_bar_tree"><link name="base"/>{body}{loop}</robot>'
+
+
 #: name -> () -> (URDF+ text, with a free-flyer)
-MECHANISMS = {"six_bar": _file("six_bar.urdf"), "floating_leg": _file("floating_four_bar_leg.urdf", True)}
+MECHANISMS = {"six_bar": _file("six_bar.urdf"), "floating_leg": _file("floating_four_bar_leg.urdf", True),
+              "random_tree": lambda: (_random_tree_with_four_bar(24), False)}
 
 
 @pytest.fixture(scope="module", params=list(MECHANISMS))
@@ -93,6 +139,16 @@ def test_solve_loops_closes_every_loop(mechanism):
         assert np.max(np.abs(system.constraint_jacobian(q) @ G)) < 1e-12, f"{name}: seed {seed} #{t}"
 
 
+def test_rows_kept_span_each_loop_plane(mechanism):
+    """Two orthonormal rows per planar loop: coordinate rows for a coordinate plane of the loop's
+    ancestor, else a basis of the tilted plane (the random tree's four-bar)."""
+    name, robot, _, _, _ = mechanism
+    for c in robot.system.closures:
+        assert c.P.shape == (2, 3) and np.allclose(c.P @ c.P.T, np.eye(2)), f"{name}: {c.name}"
+        coordinate = all(np.count_nonzero(row) == 1 for row in c.P)
+        assert coordinate == (name != "random_tree"), f"{name}: {c.name} rows {c.P}"
+
+
 def test_embedding_and_dynamics_match_pinocchio(mechanism):
     name, robot, _, _, oracle = mechanism
     system = robot.system
@@ -130,6 +186,26 @@ def test_forward_dynamics_match_pinocchios_lagrange_multipliers(pin, mechanism):
         assert _rel(P @ (G @ a + Gd @ v), qdd) < 1e-8, f"{name}: seed {seed} #{t}"
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_random_trees_of_other_seeds(pin, seed):
+    """The random tree's generator on more seeds (numeric reference only: no build): G, Ġ, M̄,
+    C̄, τ̄ against Pinocchio."""
+    from symgen.oracle_loops import oracle_for
+
+    xml = _random_tree_with_four_bar(seed)
+    robot = symgen.urdf.parse_urdf_string(xml)
+    oracle, system = oracle_for(robot, pin.buildModelFromXML(xml), pin), robot.system
+    _, states = _states(f"random-tree-{seed}", robot, count=2)
+    for t, s in enumerate(states):
+        q, v, a, where = s["q"], s["v"], s["a"], f"random tree of seed {seed}, state #{t}"
+        oracle.at(q)
+        G, Gd = system.embedding(q, v)
+        assert _rel(G, oracle.G) < 1e-10 and _rel(Gd, oracle.gdot(q, v)) < 1e-9, where
+        assert _rel(system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
+        assert _rel(system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
+        assert _rel(system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where
+
+
 def test_identities_of_the_closed_system(mechanism):
     """Ṁ̄ (a central difference along a consistent motion) = C̄ + C̄ᵀ, Ġ likewise, C̄ = Γ̄ v,
     C̄ v = τ̄(q, v, 0) - ḡ, Y θ = τ̄."""
@@ -155,32 +231,62 @@ def test_identities_of_the_closed_system(mechanism):
 
 # ------------------------------------------------------------------ the generated package
 
-@pytest.fixture(scope="module")
-def package(mechanism, tmp_path_factory):
+#: the functions of the unmarked build of a mechanism whose default build takes over ~20 s (the
+#: default build of each runs with ``-m slow``: test_default_build_matches_pinocchio)
+QUICK = {"random_tree": ("M", "C", "Gamma", "tau", "qdd", "phi", "Kl", "qs")}
+
+
+def _build(robot, where, quantities=None):
+    from symgen import quantities as Q
     from symgen.codegen.build import BuildOptions, build, import_package
 
+    opts = BuildOptions(quantities=quantities or Q.DEFAULT, copt="-O0", jobs=2)
+    return import_package(build(robot, where, opts=opts).path)
+
+
+@pytest.fixture(scope="module")
+def package(mechanism, tmp_path_factory):
     name, robot, _, _, _ = mechanism
-    path = build(robot, tmp_path_factory.mktemp(name), opts=BuildOptions(copt="-O0", jobs=2)).path
-    return import_package(path)
+    return _build(robot, tmp_path_factory.mktemp(name), QUICK.get(name))
 
 
 @pytest.mark.parametrize("backend", ["numpy", "c"])
 def test_generated_code_matches_pinocchio(pin, mechanism, package, backend):
-    """Every function of a default build, NumPy and C, against Pinocchio's spanning tree with its
-    own G(q), Ġ; the loop functions by definition (φ = 0, K G = 0, G v = Pinocchio's)."""
+    """Every function of a default build (QUICK's for the random tree), NumPy and C, against
+    Pinocchio's spanning tree with its own G(q), Ġ; the loop functions by definition (φ = 0,
+    K = dφ/dq, G v = Pinocchio's)."""
+    _check_package(pin, mechanism, package, backend, QUICK.get(mechanism[0]))
+
+
+@pytest.fixture(scope="module")
+def default_package(mechanism, tmp_path_factory):
+    name = mechanism[0]
+    if name not in QUICK:
+        pytest.skip(f"{name}: its default build is the unmarked test's")
+    return _build(mechanism[1], tmp_path_factory.mktemp(f"{name}-default"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_default_build_matches_pinocchio(pin, mechanism, default_package, backend):
+    _check_package(pin, mechanism, default_package, backend, None)
+
+
+def _check_package(pin, mechanism, package, backend, quantities):
     from symgen import quantities as Q
     from symgen.closed import UNSUPPORTED
     from symgen.oracle_loops import oracle_for
 
     name, robot, xml, model, _ = mechanism
     assert package.nq == robot.nq and package.nv == robot.nv and package.loops == robot.loops
+    keys = [k for k in (quantities or Q.DEFAULT) if k not in UNSUPPORTED and k not in Q.loops.LOOP_KEYS]
     oracle = oracle_for(robot, _pin_model(pin, xml, robot), pin, frames=package.frames)
     mod = getattr(package, backend)
     seed, states = _states(f"generated-{name}-{backend}", robot, count=2)
     for t, s in enumerate(states):
         state = {"q": s["q"], "qd": s["v"], "qdd": s["a"], "qd_r": s["v_r"], "qdd_r": s["a_r"], "tau": s["tau"]}
         oracle.at(state["q"])
-        for x in (Q.QUANTITIES[k] for k in Q.DEFAULT if k not in UNSUPPORTED):
+        for x in (Q.QUANTITIES[k] for k in keys):
             at = x.oracle_state(state) if x.oracle_state else state
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
             err = _rel(Q.flat(Q.call(mod, x.key, at)), Q.flat(x.pinocchio(oracle, at)))
