@@ -14,7 +14,9 @@ loop gives 2), chosen once numerically from the row space of the Jacobian, coord
 the loop's plane is a coordinate plane of A, else an orthonormal basis of that plane. With
 K = dphi/dq split into its dependent and independent columns, K_D (square) and K_I,
 
-    qdot = G(q) v,   G = [1; -K_D^-1 K_I]  (rows in q order),
+    qdot = G(q) v,   G = [1; -K_D^-1 K_I]  (rows in v order; K_D^-1 per cluster of loops that share
+                                             joints: its adjugate up to 3x3, else an LU with a row
+                                             order fixed at a nominal closed configuration),
     Gdot(q, v) = [0; -K_D^-1 Kdot G],        Kdot = d/dt K along qdot = G v,
 
 and the constrained system is (Ġ ≠ 0 now)
@@ -109,7 +111,7 @@ class LoopSystem:
         """Per cluster with more than 3 dependent joints, the row order of partial pivoting on its
         K_D at a nominal consistent configuration (the best conditioned of a few drawn from seed 0),
         fixed for the generated code; None for the smaller ones (inverted by their adjugate)."""
-        from .algorithms.fixed_pivot_lu import pivot_order
+        from .algorithms.block_inverse import pivot_order
 
         big = [c for c, (_, deps) in enumerate(self.clusters) if len(deps) > 3]
         if not big:
@@ -216,13 +218,13 @@ class LoopSystem:
 
     def embedding(self, q, v=None, bk=None):
         """(G, Ġ) at q (Ġ at the independent speeds v; None without v)."""
-        from .algorithms.fixed_pivot_lu import lu_inverse
+        from .algorithms.block_inverse import adjugate_inverse, lu_inverse
 
         bk = _numeric(bk)
         n, own = self.tree.n, self.independent
         _, K, _ = self._stack(q, None, bk)
         K = bk.bind(K, "lK")                        # named once: every projection reads G's entries
-        Kinv = [bk.bind(_inverse(K[rows][:, deps], bk) if order is None          # K_D block by block
+        Kinv = [bk.bind(adjugate_inverse(K[rows][:, deps], bk) if order is None          # K_D block by block
                         else lu_inverse(K[rows][:, deps], order, bk, f"lKlu{c}"), f"lKinv{c}")
                 for c, ((rows, deps), order) in enumerate(zip(self.clusters, self.pivots))]
         G = bk.zeros((n, len(own)))
@@ -357,29 +359,6 @@ def _draw(tree, rng):
     if tree.floating_base:
         q[:7] = (0, 0, 0, 0, 0, 0, 1)
     return q
-
-
-def _inverse(A, bk):
-    """A^-1 of a 1x1, 2x2 or 3x3 block by its adjugate (no pivoting: the same code on symbols)."""
-    r = A.shape[0]
-    inv = bk.zeros((r, r))
-    if r == 1:
-        inv[0, 0] = 1 / A[0, 0]
-        return inv
-    if r == 2:
-        det = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
-        inv[0, 0], inv[0, 1], inv[1, 0], inv[1, 1] = A[1, 1] / det, -A[0, 1] / det, -A[1, 0] / det, A[0, 0] / det
-        return inv
-    cof = bk.zeros((3, 3))
-    for i in range(3):
-        for j in range(3):
-            rows, cols = [x for x in range(3) if x != i], [x for x in range(3) if x != j]
-            cof[i, j] = (-1) ** (i + j) * (A[rows[0], cols[0]] * A[rows[1], cols[1]] - A[rows[0], cols[1]] * A[rows[1], cols[0]])
-    det = A[0, 0] * cof[0, 0] + A[0, 1] * cof[0, 1] + A[0, 2] * cof[0, 2]
-    for i in range(3):
-        for j in range(3):
-            inv[i, j] = cof[j, i] / det
-    return inv
 
 
 # ------------------------------------------------------------------------------------ reading

@@ -1,13 +1,15 @@
-"""The inverse of a small dense square matrix A(q) by an LU factorization whose row order is fixed
-once, at a nominal configuration, so that the same straight-line code runs on numbers and on
-symbols (no pivoting at run time in the generated code).
+"""The inverse of a small dense square block A(q) — the dependent columns K_D of a cluster of loops
+(symgen.loops) — as straight-line code that runs on numbers and on symbols alike (no pivoting at
+run time in the generated code):
 
+    adjugate_inverse(A)  a 1x1, 2x2 or 3x3 block by its adjugate (exact wherever A is invertible)
     pivot_order(A0)      the rows of A0 (numbers) in the order partial pivoting picks them
     lu_inverse(A, order) A^-1 from A[order] = L U (L unit lower triangular), column by column:
-                         L y = e_order, then U x = y
+                         L y = e_order, then U x = y; the row order is fixed once, at a nominal
+                         configuration
 
-Used for the dependent block K_D of a cluster of loops with more than 3 dependent joints (a
-six-bar: 4; symgen.loops), where the adjugate is no longer the cheaper exact route. The order
+The LU serves clusters of more than 3 dependent joints (a six-bar: 4), where the adjugate grows
+factorially. The order
 is valid wherever its pivots stay away from 0; partial pivoting at a well-conditioned nominal
 configuration keeps them as large as the matrix allows there. Structural zeros (exact 0 on
 symbols) are skipped, so a block-triangular K_D costs what its blocks cost.
@@ -72,4 +74,27 @@ def lu_inverse(A, order, bk, name="lu"):
             x[i] = bk.bind(s * Dinv[i], f"{name}X{i}_{col}")
         for i in range(r):
             inv[i, col] = x[i]
+    return inv
+
+
+def adjugate_inverse(A, bk):
+    """A^-1 of a 1x1, 2x2 or 3x3 block by its adjugate (no pivoting: the same code on symbols)."""
+    r = A.shape[0]
+    inv = bk.zeros((r, r))
+    if r == 1:
+        inv[0, 0] = 1 / A[0, 0]
+        return inv
+    if r == 2:
+        det = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
+        inv[0, 0], inv[0, 1], inv[1, 0], inv[1, 1] = A[1, 1] / det, -A[0, 1] / det, -A[1, 0] / det, A[0, 0] / det
+        return inv
+    cof = bk.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+            rows, cols = [x for x in range(3) if x != i], [x for x in range(3) if x != j]
+            cof[i, j] = (-1) ** (i + j) * (A[rows[0], cols[0]] * A[rows[1], cols[1]] - A[rows[0], cols[1]] * A[rows[1], cols[0]])
+    det = A[0, 0] * cof[0, 0] + A[0, 1] * cof[0, 1] + A[0, 2] * cof[0, 2]
+    for i in range(3):
+        for j in range(3):
+            inv[i, j] = cof[j, i] / det
     return inv
