@@ -128,6 +128,34 @@ def _moved(robot, q, dv, h):
     return robot.system.solve_loops(q)
 
 
+def test_lu_with_a_fixed_row_order_inverts_on_numbers_and_symbols():
+    """block_inverse.lu_inverse against NumPy's inverse: a 4x4 whose (0, 0) entry is 0 (pivoting
+    needed) with a structural zero block, on numbers and traced on symbols (unnamed, then
+    evaluated at the same entries); the order from pivot_order at one point serves a nearby one."""
+    import sympy
+
+    from symgen.algorithms.block_inverse import lu_inverse, pivot_order
+    from symgen.backend import NUMERIC, SymbolicBackend
+
+    seed = 2402
+    rng = np.random.default_rng(seed)
+    A0 = rng.normal(size=(4, 4))
+    A0[0, 0], A0[2:, :1] = 0.0, 0.0
+    order = pivot_order(A0)
+    assert order[0] != 0, f"seed {seed}"
+    A1 = A0 + 0.05 * rng.normal(size=(4, 4)) * (A0 != 0)
+    assert _rel(lu_inverse(A1, order, NUMERIC), np.linalg.inv(A1)) < 1e-12, f"seed {seed}"
+    bk = SymbolicBackend(naming=False)
+    x = sympy.symbols("a0:16")
+    A = bk.zeros((4, 4))
+    for (i, j), value in np.ndenumerate(A1):
+        A[i, j] = x[4 * i + j] if A0[i, j] != 0 else sympy.S.Zero
+    inv = lu_inverse(A, order, bk)
+    at = {x[4 * i + j]: A1[i, j] for i in range(4) for j in range(4)}
+    value = np.array([[float(e.xreplace(at)) for e in row] for row in inv])
+    assert _rel(value, np.linalg.inv(A1)) < 1e-12, f"seed {seed}"
+
+
 def test_solve_loops_closes_every_loop(mechanism):
     name, robot, _, _, _ = mechanism
     system = robot.system
