@@ -14,7 +14,9 @@ loop gives 2), chosen once numerically from the row space of the Jacobian, coord
 the loop's plane is a coordinate plane of A, else an orthonormal basis of that plane. With
 K = dphi/dq split into its dependent and independent columns, K_D (square) and K_I,
 
-    qdot = G(q) v,   G = [1; -K_D^-1 K_I]  (rows in q order),
+    qdot = G(q) v,   G = [1; -K_D^-1 K_I]  (rows in v order; K_D^-1 per cluster of loops that share
+                                             joints: its adjugate up to 3x3, else an LU with a row
+                                             order fixed at a nominal closed configuration),
     Gdot(q, v) = [0; -K_D^-1 Kdot G],        Kdot = d/dt K along qdot = G v,
 
 and the constrained system is (Ġ ≠ 0 now)
@@ -28,7 +30,7 @@ Columns of K and Kdot come from the ground-coordinate frame kinematics: for a re
 on the predecessor's path, a_j x (p - o_j) and its rate ȧ_j x (p - o_j) + a_j x (ṗ - ȯ_j) (minus
 on the successor's path), turned into A's axes (the rate with A's own rotation taken out).
 Everything is written over the backend (numbers here; the same code traces on symbols).
-Not yet: a floating base, multi-DoF joints on a loop, clusters with more than 3 dependent joints,
+A free-flyer's speeds are independent (G's lead block is 1). Not yet: other multi-DoF joints,
 couplings in the same file, and the generated functions (docs/LOOPS.md has the design).
 """
 from __future__ import annotations
@@ -58,8 +60,10 @@ class Closure:
 
 
 class LoopSystem:
-    """A spanning tree ``tree`` (a :class:`~symgen.model.Robot` with a fixed base) closed by
-    ``closures``; ``dependent``: the bodies whose coordinates the loops fix (q order)."""
+    """A spanning tree ``tree`` (a :class:`~symgen.model.Robot`, fixed or free-flying) closed by
+    ``closures``; ``dependent``: the bodies whose coordinates the loops fix (v order). A
+    free-flyer's six speeds are independent (G's lead block is the identity): the loops' rows, in
+    the axes of an ancestor below the base, do not see the base's motion."""
 
     def __init__(self, tree, closures, dependent):
         self.tree, self.closures = tree, tuple(closures)
@@ -74,22 +78,26 @@ class LoopSystem:
             if len(rows) != len(deps):
                 raise ModelError(f"robot {tree.name!r}: loop(s) {names} close {len(rows)} rows but {len(deps)} of "
                                  f"their joints are marked independent=\"false\"; they must match")
-            if len(rows) > 3:
-                raise ModelError(f"robot {tree.name!r}: loop(s) {names} have {len(rows)} dependent joints; clusters "
-                                 f"of more than 3 are not embedded yet")
             self.clusters.append(([r[1] for r in rows], deps))
         stray = set(self.dependent) - {i for _, deps in self.clusters for i in deps}
         if stray:
-            raise ModelError(f"robot {tree.name!r}: joint(s) {', '.join(repr(tree.joint_names[i]) for i in sorted(stray))} "
+            raise ModelError(f"robot {tree.name!r}: joint(s) {', '.join(repr(tree.bodies[i].joint_name) for i in sorted(stray))} "
                              f"marked independent=\"false\" but on no loop's path")
+        #: per cluster, K_D's row order for its LU (more than 3 dependent joints), else None (adjugate)
+        self.pivots = self._pivots()
 
     @property
     def nq(self) -> int:
-        return self.tree.n
+        return self.tree.nq
 
     @property
     def nv(self) -> int:
         return len(self.independent)
+
+    @property
+    def dependent_q(self) -> tuple[int, ...]:
+        """The entries of q holding the dependent joints' coordinates (= ``dependent`` on a fixed base)."""
+        return tuple(self.tree.q_index[i] for i in self.dependent)
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -97,7 +105,31 @@ class LoopSystem:
 
     @property
     def velocity_joint_names(self) -> tuple[str, ...]:
-        return tuple(self.tree.joint_names[i] for i in self.independent)
+        return tuple(dict.fromkeys(self.tree.bodies[i].joint_name for i in self.independent))
+
+    def _pivots(self):
+        """Per cluster with more than 3 dependent joints, the row order of partial pivoting on its
+        K_D at a nominal consistent configuration (the best conditioned of a few drawn from seed 0),
+        fixed for the generated code; None for the smaller ones (inverted by their adjugate)."""
+        from .algorithms.block_inverse import pivot_order
+
+        big = [c for c, (_, deps) in enumerate(self.clusters) if len(deps) > 3]
+        if not big:
+            return [None] * len(self.clusters)
+        rng, best = np.random.default_rng(0), None
+        for _ in range(8):
+            try:
+                K = self.constraint_jacobian(self.solve_loops(_draw(self.tree, rng)))
+            except ModelError:
+                continue
+            cond = max(np.linalg.cond(K[rows][:, deps]) for rows, deps in (self.clusters[c] for c in big))
+            if best is None or cond < best[0]:
+                best = (cond, K)
+        if best is None or not best[0] < 1e8:
+            raise ModelError(f"robot {self.tree.name!r}: no well-conditioned closed configuration found for the "
+                             f"loops' clusters of more than 3 dependent joints (to fix the pivots of K_D)")
+        return [pivot_order(best[1][rows][:, deps]) if c in big else None
+                for c, (rows, deps) in enumerate(self.clusters)]
 
     # ------------------------------------------------------------------ kinematics of the loops
 
@@ -107,6 +139,9 @@ class LoopSystem:
 
         robot, n = self.tree, self.tree.n
         R, p = _ground_bodies(robot, q, bk)
+        if qd is not None and robot.free:               # phi in A's axes ignores the base's motion:
+            qd = qd.copy()                              # its speeds add nothing to Kdot but terms
+            qd[:robot.free] = bk.number(0.0)            # that cancel
         w, vo = self._velocities(R, p, qd, bk) if qd is not None else (None, None)
         out = []
         for c in self.closures:
@@ -167,16 +202,31 @@ class LoopSystem:
         return self._stack(bk_array(q, bk), None, bk)[0]
 
     def constraint_jacobian(self, q, bk=None):
+        """K = d phi / d(spanning speeds), (rows, tree.n)."""
         return self._stack(bk_array(q, _numeric(bk)), None, _numeric(bk))[1]
+
+    def configuration_jacobian(self, K, bk=None):
+        """K over the entries of q (rows, nq): a free-flyer's seven, which phi does not depend on,
+        get zero columns; on a fixed base K itself."""
+        tree = self.tree
+        if not tree.floating_base:
+            return K
+        out = _numeric(bk).zeros((K.shape[0], tree.nq))
+        for i in range(tree.free, tree.n):
+            out[:, tree.q_index[i]] = K[:, i]
+        return out
 
     def embedding(self, q, v=None, bk=None):
         """(G, Ġ) at q (Ġ at the independent speeds v; None without v)."""
+        from .algorithms.block_inverse import adjugate_inverse, lu_inverse
+
         bk = _numeric(bk)
         n, own = self.tree.n, self.independent
         _, K, _ = self._stack(q, None, bk)
         K = bk.bind(K, "lK")                        # named once: every projection reads G's entries
-        Kinv = [bk.bind(_inverse(K[rows][:, deps], bk), f"lKinv{c}")               # K_D block by block
-                for c, (rows, deps) in enumerate(self.clusters)]
+        Kinv = [bk.bind(adjugate_inverse(K[rows][:, deps], bk) if order is None          # K_D block by block
+                        else lu_inverse(K[rows][:, deps], order, bk, f"lKlu{c}"), f"lKinv{c}")
+                for c, ((rows, deps), order) in enumerate(zip(self.clusters, self.pivots))]
         G = bk.zeros((n, len(own)))
         for s, i in enumerate(own):
             G[i, s] = bk.number(1.0)
@@ -194,7 +244,7 @@ class LoopSystem:
         """q with its dependent coordinates solved by Newton on phi (the independent ones kept),
         each step halved until |phi| decreases (plain Newton can cycle far from a solution)."""
         q = np.array(q, dtype=float)
-        dep = list(self.dependent)
+        dep, at = list(self.dependent), list(self.dependent_q)
         phi = self.loop_residual(q)
         for _ in range(iterations):
             if np.max(np.abs(phi)) <= tol:
@@ -206,7 +256,7 @@ class LoopSystem:
                 break
             for _ in range(30):
                 trial = q.copy()
-                trial[dep] -= step
+                trial[at] -= step
                 new = self.loop_residual(trial)
                 if np.linalg.norm(new) < np.linalg.norm(phi):
                     break
@@ -302,27 +352,13 @@ def _clusters(closures):
     return groups
 
 
-def _inverse(A, bk):
-    """A^-1 of a 1x1, 2x2 or 3x3 block by its adjugate (no pivoting: the same code on symbols)."""
-    r = A.shape[0]
-    inv = bk.zeros((r, r))
-    if r == 1:
-        inv[0, 0] = 1 / A[0, 0]
-        return inv
-    if r == 2:
-        det = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
-        inv[0, 0], inv[0, 1], inv[1, 0], inv[1, 1] = A[1, 1] / det, -A[0, 1] / det, -A[1, 0] / det, A[0, 0] / det
-        return inv
-    cof = bk.zeros((3, 3))
-    for i in range(3):
-        for j in range(3):
-            rows, cols = [x for x in range(3) if x != i], [x for x in range(3) if x != j]
-            cof[i, j] = (-1) ** (i + j) * (A[rows[0], cols[0]] * A[rows[1], cols[1]] - A[rows[0], cols[1]] * A[rows[1], cols[0]])
-    det = A[0, 0] * cof[0, 0] + A[0, 1] * cof[0, 1] + A[0, 2] * cof[0, 2]
-    for i in range(3):
-        for j in range(3):
-            inv[i, j] = cof[j, i] / det
-    return inv
+def _draw(tree, rng):
+    """A random configuration of the spanning tree: its joints' angles uniform in [0, 2 pi), a
+    free-flyer at the origin (the loops do not depend on its pose)."""
+    q = rng.uniform(0, 2 * np.pi, tree.nq)
+    if tree.floating_base:
+        q[:7] = (0, 0, 0, 0, 0, 0, 1)
+    return q
 
 
 # ------------------------------------------------------------------------------------ reading
@@ -331,10 +367,8 @@ def closed_system(tree, loops, dependent, error) -> LoopSystem:
     """The :class:`LoopSystem` of the spanning tree ``tree`` (a fixed-base Robot) closed by the
     URDF+ ``loops`` (:class:`symgen.urdf.plus.Loop`), ``dependent`` the joint names marked
     independent="false"; ``error(element, reason)`` the exception for what cannot be embedded."""
-    if tree.floating_base:
-        raise error(f"<loop name={loops[0].name!r}>", "loops on a floating base are not embedded yet")
-    for b in tree.bodies:
-        if b.joint_type not in ("revolute", "continuous", "prismatic"):
+    for b in tree.bodies[tree.free:]:
+        if b.group or b.joint_type not in ("revolute", "continuous", "prismatic"):
             raise error(f"<joint name={b.joint_name!r}>", "loops embed single-DoF joints only")
     links = {f.name: f for f in tree.frames if f.kind == "link"}
     closures = []
@@ -350,7 +384,7 @@ def closed_system(tree, loops, dependent, error) -> LoopSystem:
         ancestor = next((b for b in up_p if b in set(up_s)), -1)
         closure = Closure(loop.name, ends[0], ends[1], ancestor, _below(up_p, ancestor), _below(up_s, ancestor), np.eye(3))
         closures.append(_with_rows(tree, closure, error))
-    index = {name: i for i, name in enumerate(tree.joint_names)}
+    index = {b.joint_name: i for i, b in enumerate(tree.bodies) if not tree.in_group(i)}
     try:
         return LoopSystem(tree, closures, {index[name] for name in dependent if name in index})
     except ModelError as exc:
@@ -374,7 +408,7 @@ def _with_rows(tree, closure: Closure, error) -> Closure:
     rng = np.random.default_rng(0)
     system = LoopSystem.__new__(LoopSystem)
     system.tree, system.closures = tree, (closure,)
-    stack = np.hstack([system._kinematics(rng.uniform(0, 2 * np.pi, tree.n), None, _numeric(None))[0][1]
+    stack = np.hstack([system._kinematics(_draw(tree, rng), None, _numeric(None))[0][1]
                        for _ in range(4)])
     U, s, _ = np.linalg.svd(stack)
     rank = int(np.sum(s > _RANK_TOL * max(1.0, s[0])))

@@ -63,7 +63,7 @@ class LoopPinOracle(EmbeddedPinOracle):
         K = np.vstack(rows)
         dep, own = list(self.system.dependent), list(self.system.independent)
         self.Kinv = np.linalg.inv(K[:, dep])
-        G = np.zeros((self.robot.nq, len(own)))
+        G = np.zeros((self.robot.full.n, len(own)))
         G[own, range(len(own))] = 1.0
         G[dep] = -self.Kinv @ K[:, own]
         self.G, self.K, self._at = G, K, q
@@ -119,8 +119,12 @@ class LoopPinOracle(EmbeddedPinOracle):
         """A central difference of M̄ along the consistent motion through q with speeds qd (the
         configurations kept on the loops by symgen's solve_loops)."""
         q = self.q(q)
-        step = h * (self.G @ np.asarray(qd, dtype=float))
-        plus, minus = self.system.solve_loops(q + step), self.system.solve_loops(q - step)
+        step, tree = h * (self.G @ np.asarray(qd, dtype=float)), self.robot.full
+        at = [tree.q_index[i] for i in range(tree.free, tree.n)]            # M̄ ignores a free-flyer's pose
+        plus, minus = q.copy(), q.copy()
+        plus[at] += step[tree.free:]
+        minus[at] -= step[tree.free:]
+        plus, minus = self.system.solve_loops(plus), self.system.solve_loops(minus)
         return (self.mass_matrix(plus) - self.mass_matrix(minus)) / (2 * h)
 
     def inverse_dynamics_derivatives(self, q, qd, qdd):

@@ -221,12 +221,19 @@ def test_cli_build_then_verify_a_belt_transmission(pin, tmp_path):
 
 
 def test_a_loop_symgen_cannot_embed_is_refused_in_one_line_with_exit_code_2(tmp_path):
-    """A loop on a floating base is not embedded yet (tests/test_loops.py embeds the fixed one)."""
-    result = CliRunner().invoke(main, ["build", str(DATA / "four_bar.urdf"), "--floating-base", "--out", str(tmp_path)])
+    """A loop pinned to the fixed root link has no joint on one side (tests/test_loops.py and
+    tests/test_loop_clusters.py embed the loops symgen can; a floating base is one since #24)."""
+    urdf = tmp_path / "in" / "grounded_loop.urdf"
+    urdf.parent.mkdir()
+    urdf.write_text((DATA / "four_bar.urdf").read_text().replace('<successor link="rocker">', '<successor link="ground">')
+                    .replace('"rocker_joint" type="revolute" independent="false"', '"rocker_joint" type="revolute"'))
+    out = tmp_path / "out"
+    out.mkdir()
+    result = CliRunner().invoke(main, ["build", str(urdf), "--out", str(out)])
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "<loop name='pin'>" in lines[0] and "--open-loops" in lines[0], result.output
-    assert not any(tmp_path.iterdir())
+    assert "fixed to the root" in lines[0] and not any(out.iterdir())
 
 
 def test_open_loops_builds_the_spanning_tree_on_purpose(tmp_path):

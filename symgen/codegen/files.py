@@ -289,7 +289,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         # integrate & co. on a tree's coordinates; a mechanism with loops (v: independent speeds) has none yet
         "lie_joints": [{"kind": j[1], "iq": j[2], "iv": j[4]} for j in layout],
         "has_lie": getattr(robot, "system", None) is None,
-        "loop_dependent": (repr(tuple(robot.system.dependent)) if getattr(robot, "system", None) is not None
+        "loop_dependent": (repr(tuple(robot.system.dependent_q)) if getattr(robot, "system", None) is not None
                            and "loop_residual" in [f["name"] for f in contexts] else None),
         "mujoco_balls": [j[2] for j in layout if j[1] == "spherical"],
         "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot) is None

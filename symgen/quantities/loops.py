@@ -3,8 +3,10 @@ beside its dynamics, generated for such robots only (:mod:`symgen.closed`; a bui
 them to its default functions):
 
     loop_residual(q)          phi(q), the loops' closure rows: 0 on a consistent configuration
-    loop_jacobian(q)          K = d phi / dq (rows, spanning nq), for a Newton step or a projection
-    spanning_velocity(q, v)   G(q) v: the spanning tree's joint speeds of the independent speeds v
+    loop_jacobian(q)          K = d phi / dq (rows, spanning nq; a free-flyer's 7 columns are 0),
+                              for a Newton step or a projection
+    spanning_velocity(q, v)   G(q) v: the spanning tree's speeds (nv of the tree) of the
+                              independent speeds v
 
 and, from the first two, the package's ``solve_loops(q)`` (NumPy, hand-written in
 ``templates/loops_solve_py.j2``: Newton on the dependent coordinates with step halving, a clear
@@ -30,8 +32,9 @@ def _system(robot):
 
 
 def _residual(robot, args, bk, opts):
-    phi, K, _ = _system(robot)._stack(args["q"], None, bk)
-    return {"phi": phi, "K": K}
+    system = _system(robot)
+    phi, K, _ = system._stack(args["q"], None, bk)
+    return {"phi": phi, "K": system.configuration_jacobian(K, bk)}
 
 
 def _spanning(robot, args, bk, opts):
@@ -52,7 +55,7 @@ QUANTITIES = (
              "the loops' closure rows phi(q): 0 on a consistent configuration", "loop_closure", default=False),
     Quantity("Kl", "loop_jacobian", ("q",), (Output("K", lambda robot, opts: (robot.system.rows, robot.nq), embed="none"),),
              "K = d phi / dq over the spanning coordinates", "loop_closure", default=False),
-    Quantity("qs", "spanning_velocity", ("q", "qd"), (Output("qs", lambda robot, opts: (robot.nq,), embed="none"),),
+    Quantity("qs", "spanning_velocity", ("q", "qd"), (Output("qs", lambda robot, opts: (robot.full.n,), embed="none"),),
              "G(q) v: the spanning tree's joint speeds", "spanning_velocity", default=False),
 )
 
