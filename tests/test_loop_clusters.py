@@ -22,6 +22,8 @@ import pytest
 import symgen
 import symgen.urdf
 
+from test_loops import assert_closed_identities
+
 DATA = Path(__file__).parent / "data" / "urdfplus"
 
 
@@ -244,18 +246,7 @@ def test_identities_of_the_closed_system(mechanism):
     system = robot.system
     theta = robot_parameters(system.tree)
     seed, states = _states(f"identities-{name}", robot, count=2)
-    h = 1e-5
-    for t, s in enumerate(states):
-        q, v, a, where = s["q"], s["v"], s["a"], f"{name}: seed {seed} #{t}"
-        G, Gd = system.embedding(q, v)
-        qp, qm = _moved(robot, q, G @ v, h), _moved(robot, q, G @ v, -h)
-        assert _rel((system.embedding(qp)[0] - system.embedding(qm)[0]) / (2 * h), Gd) < 1e-6, where
-        C = system.coriolis_matrix(q, v)
-        assert _rel((system.mass_matrix(qp) - system.mass_matrix(qm)) / (2 * h), C + C.T) < 1e-6, where
-        assert _rel(np.einsum("ijk,k->ij", system.christoffel(q), v), C) < 1e-12, where
-        zero = np.zeros(system.nv)
-        assert _rel(C @ v, system.inverse_dynamics(q, v, zero) - system.gravity(q)) < 1e-12, where
-        assert _rel(system.regressor(q, v, v, a) @ theta, system.inverse_dynamics(q, v, a)) < 1e-12, where
+    assert_closed_identities(system, theta, name, seed, states, lambda q, dq, h: _moved(robot, q, dq, h))
 
 
 # ------------------------------------------------------------------ the generated package

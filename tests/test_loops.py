@@ -175,11 +175,17 @@ def test_identities_of_the_closed_system(mechanism):
     name, system, _, _ = mechanism
     theta = robot_parameters(system.tree)
     seed, states = _states(f"identities-{name}", system)
-    h = 1e-5
+    assert_closed_identities(system, theta, name, seed, states,
+                             lambda q, dq, h: system.solve_loops(q + h * dq))
+
+
+def assert_closed_identities(system, theta, name, seed, states, moved, h=1e-5):
+    """The identities of a closed system at each state (also tests/test_loop_clusters.py):
+    ``moved(q, dq, h)`` is a consistent configuration a step h along the consistent motion dq."""
     for t, s in enumerate(states):
         q, v, a, where = s["q"], s["v"], s["a"], f"{name}: seed {seed} #{t}"
         G, Gd = system.embedding(q, v)
-        qp, qm = system.solve_loops(q + h * G @ v), system.solve_loops(q - h * G @ v)
+        qp, qm = moved(q, G @ v, h), moved(q, G @ v, -h)
         assert _rel((system.embedding(qp)[0] - system.embedding(qm)[0]) / (2 * h), Gd) < 1e-6, where
         C = system.coriolis_matrix(q, v)
         assert _rel((system.mass_matrix(qp) - system.mass_matrix(qm)) / (2 * h), C + C.T) < 1e-6, where
