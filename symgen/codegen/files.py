@@ -261,6 +261,15 @@ def _loops(robot):
     return tuple(getattr(robot, "loops", ()) or ())
 
 
+def _loop_solve(robot, contexts):
+    """What ``templates/loops_solve.c.j2`` needs (C ``NAME_solve_loops``), or None: the package of a
+    mechanism with loops that has the residual and Jacobian it calls."""
+    names = [f["name"] for f in contexts]
+    if getattr(robot, "system", None) is None or not {"loop_residual", "loop_jacobian"} <= set(names):
+        return None
+    return {"rows": len(robot.system.dependent), "dependent": list(robot.system.dependent)}
+
+
 def _velocity_joint_names(robot):
     """The joints whose speeds v holds: the independent ones of a mechanism with loops."""
     return tuple(getattr(robot, "velocity_joint_names", None) or robot.joint_names)
@@ -291,6 +300,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "has_lie": getattr(robot, "system", None) is None,
         "loop_dependent": (repr(tuple(robot.system.dependent)) if getattr(robot, "system", None) is not None
                            and "loop_residual" in [f["name"] for f in contexts] else None),
+        "loop_solve": _loop_solve(robot, contexts),
         "mujoco_balls": [j[2] for j in layout if j[1] == "spherical"],
         "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot) is None
                                  else "[" + "".join(repr(float(x)) + ", " for x in robot.mujoco_qpos0) + "]"),
