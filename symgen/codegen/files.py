@@ -242,8 +242,10 @@ def armature_of(robot) -> np.ndarray:
 
 def _mujoco_qpos0(robot):
     """MuJoCo's qpos0 of a model read from MJCF (from_mujoco/to_mujoco), else None; None too with
-    --mimic (reduced coordinates: those two are not generated yet)."""
-    return None if _embedding(robot) else getattr(robot, "mujoco_qpos0", None)
+    --mimic and with loops (reduced coordinates or speeds: those two are not generated yet)."""
+    if _embedding(robot) or getattr(robot, "system", None) is not None:    # v is not MuJoCo's qvel there
+        return None
+    return getattr(robot, "mujoco_qpos0", None)
 
 
 def _embedding(robot):
