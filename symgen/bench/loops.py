@@ -1,7 +1,8 @@
 """``symgen bench`` of a mechanism with loops or couplings (issue #24's speed check): the package's
 M̄, C̄, τ̄ and forward dynamics beside Pinocchio on the same robot's spanning tree, all in one
 C++ process (``templates/bench_pinocchio_loops.cpp.j2``; the package's C loaded as a shared object
-built with the C loop's flags), each function timed right before its rivals on the same states:
+built with the C loop's flags), on the same states, in interleaved rounds (each row timed once per
+round, the median of its rounds reported: a burst of load hits every row alike):
 
     route   Pinocchio's algorithms on the spanning tree, then the dense products with G:
             crba → GᵀMG; computeCoriolisMatrix(q, Gv) → GᵀCG (+ GᵀMĠ after a crba for loops);
@@ -90,6 +91,11 @@ def _write_states(path: Path, states: dict):
     np.concatenate(parts).astype(np.float64).tofile(path)
 
 
+def missing_functions(manifest) -> list:
+    """The functions of :data:`FUNCTIONS` the package lacks (the loop benchmark times all four)."""
+    return [f for f in FUNCTIONS.values() if f not in manifest["functions"]]
+
+
 def bench_loops(package_dir, urdf, flags: str = DEFAULT_FLAGS, repeats: int = 7, min_time: float = 0.05,
                 build: bool = True, timeout: float | None = 1800, count: int = 64, seed: int = 0) -> dict:
     """``{"check": {...}, "rows": {quantity: {"symgen_us", "pinocchio_us": {rival: µs}, "ratio": {rival: x}}},
@@ -98,7 +104,7 @@ def bench_loops(package_dir, urdf, flags: str = DEFAULT_FLAGS, repeats: int = 7,
     manifest = read_manifest(package_dir)
     if not manifest.get("loops"):
         raise BenchError(f"{package_dir}: the package has no loops or couplings (manifest 'loops')")
-    missing = [f for f in FUNCTIONS.values() if f not in manifest["functions"]]
+    missing = missing_functions(manifest)
     if missing:
         raise BenchError(f"{package_dir}: the loop benchmark needs {', '.join(missing)} in the package "
                          f"(symgen build --quantities M,C,tau,qdd)")
