@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import ModelError
 from .cloop import DEFAULT_FLAGS, package_sources, read_manifest
 from .harness import BenchError, cached_harness, find_cc, run_compiler
 from .pin import PIN_CXX_FLAGS, _pin, pin_cpp_command, pin_model, pin_prefix, pin_version
@@ -67,9 +68,15 @@ def loop_states(robot, oracle, manifest, count: int, seed: int = 0) -> dict:
     loops = getattr(oracle, "ids", [])
     out = {k: [] for k in ("q", "qd", "qdd", "tau", "q_pin", "G", "Gd", "tau_full", "U")}
     for _ in range(count):
-        state = Q.random_state(rng, nq, nv, names=("q", "qd", "qdd", "tau"), layout=manifest.get("joint_models"))
-        if hasattr(robot, "solve_loops"):
-            state["q"] = robot.solve_loops(state["q"])
+        for attempt in range(100):          # a draw of the independent coordinates may admit no closure
+            state = Q.random_state(rng, nq, nv, names=("q", "qd", "qdd", "tau"), layout=manifest.get("joint_models"))
+            try:
+                if hasattr(robot, "solve_loops"):
+                    state["q"] = robot.solve_loops(state["q"])
+                break
+            except ModelError:
+                if attempt == 99:
+                    raise BenchError(f"{robot.name}: 100 random configurations in a row admit no closed one") from None
         q = state["q"]
         qfull = oracle.q(q)                         # loops: also computes G (and U) at q
         G = P @ oracle.G
