@@ -338,6 +338,17 @@ def bench_command(package, urdf, functions, flags, repeats, min_time, compile_ti
         result["contacts"] = bench_contacts(package, urdf, flags or DEFAULT_FLAGS, repeats, min_time,
                                             build=pin_cpp == "build", timeout=compile_timeout or 1800)
         click.echo(format_contacts(result["contacts"], contacts))
+    if read_manifest(package).get("loops") and urdf and pin_cpp != "off":   # loops/couplings beside Pinocchio's routes
+        from .bench.loops import bench_loops, format_loops, missing_functions
+
+        missing = missing_functions(read_manifest(package))
+        if missing:
+            click.echo(f"loops: not timed beside Pinocchio's routes: the package lacks {', '.join(missing)} "
+                       f"(symgen build --quantities M,C,tau,qdd)")
+        else:
+            result["loops"] = bench_loops(package, urdf, flags or DEFAULT_FLAGS, repeats, min_time,
+                                          build=pin_cpp == "build", timeout=compile_timeout or 1800)
+            click.echo(format_loops(result["loops"]))
     if json_path:
         import json
         from pathlib import Path

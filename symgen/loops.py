@@ -367,6 +367,17 @@ def closed_system(tree, loops, dependent, error) -> LoopSystem:
     """The :class:`LoopSystem` of the spanning tree ``tree`` (a fixed-base Robot) closed by the
     URDF+ ``loops`` (:class:`symgen.urdf.plus.Loop`), ``dependent`` the joint names marked
     independent="false"; ``error(element, reason)`` the exception for what cannot be embedded."""
+    closures = closures_of(tree, loops, error)
+    index = {b.joint_name: i for i, b in enumerate(tree.bodies) if not tree.in_group(i)}
+    try:
+        return LoopSystem(tree, closures, {index[name] for name in dependent if name in index})
+    except ModelError as exc:
+        raise error(f"<loop name={loops[0].name!r}>", str(exc).split(": ", 1)[-1]) from None
+
+
+def closures_of(tree, loops, error) -> list:
+    """The :class:`Closure` of each loop (its points, paths and rows), as :func:`closed_system` reads
+    them (a hook for readers that choose the dependent joints themselves: :mod:`symgen.mjcf_loops`)."""
     for b in tree.bodies[tree.free:]:
         if b.group or b.joint_type not in ("revolute", "continuous", "prismatic"):
             raise error(f"<joint name={b.joint_name!r}>", "loops embed single-DoF joints only")
@@ -384,11 +395,7 @@ def closed_system(tree, loops, dependent, error) -> LoopSystem:
         ancestor = next((b for b in up_p if b in set(up_s)), -1)
         closure = Closure(loop.name, ends[0], ends[1], ancestor, _below(up_p, ancestor), _below(up_s, ancestor), np.eye(3))
         closures.append(_with_rows(tree, closure, error))
-    index = {b.joint_name: i for i, b in enumerate(tree.bodies) if not tree.in_group(i)}
-    try:
-        return LoopSystem(tree, closures, {index[name] for name in dependent if name in index})
-    except ModelError as exc:
-        raise error(f"<loop name={loops[0].name!r}>", str(exc).split(": ", 1)[-1]) from None
+    return closures
 
 
 def _path(tree, b):

@@ -22,11 +22,13 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
 - ``dof_armature`` becomes ``Robot.armature``.
 - ``<equality><joint>`` with a linear polycoef: with ``mimic`` a mimic joint (reduced
   coordinates, :mod:`symgen.mimic`), else refused.
+- ``<equality><connect body1 body2 anchor>`` (active): a loop, as a URDF+ ``<loop>``
+  (:mod:`symgen.mjcf_loops`); ``weld`` is refused.
 - A ``ball`` joint is Pinocchio's spherical joint (three bodies sharing the MJCF body's frame at
   the anchor; q = quaternion x y z w, MuJoCo's w x y z reordered; v = MuJoCo's qvel, the angular
   velocity in the body frame).
 - Not supported yet, one line each (URDFError, exit 2): a free joint beside other moving trees
-  (MuJoCo allows free joints on the world's children only), other equality constraints, tendons,
+  (MuJoCo allows free joints on the world's children only), other equality constraints (weld, ...), tendons,
   gravity compensation.
 - ``<option gravity>`` (zero with ``<flag gravity="disable"/>``) becomes ``Robot.gravity``, the
   default of ``symgen build --gravity`` for the file.
@@ -131,8 +133,14 @@ def _check_supported(m, source, mimic=False):
 
     for e in range(m.neq):
         kind = mujoco.mjtEq(int(m.eq_type[e])).name.removeprefix("mjEQ_").lower()
+        if kind == "connect":                   # a loop (symgen.mjcf_loops checks the rest)
+            continue
+        if kind == "weld":
+            refuse("<equality>/<weld>", "weld equalities are not supported yet (connect is: a point of body1 pinned "
+                   "to body2)")
         if kind != "joint":
-            refuse(f"<equality>/<{kind}>", "equality constraints other than joint couplings are not supported yet")
+            refuse(f"<equality>/<{kind}>", "equality constraints other than joint couplings and connect are not "
+                   "supported yet")
         where = f"<equality>/<joint joint1={_name(m, 'joint', int(m.eq_obj1id[e]))!r}>"
         if not mimic:
             refuse(where, "couples two joints; --mimic embeds it (reduced coordinates), else not supported")
@@ -233,7 +241,18 @@ def load_mjcf(path, mimic: bool = False) -> Robot:
                   source=source, lumped=tuple(lumped), floating_base=floating, notes=notes, frames=tuple(frames),
                   armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets),
                   gravity=_gravity(m))
+    if _connects(m):
+        if len(_connects(m)) < m.neq or floating:
+            raise URDFError(source, "<equality>/<connect>", "loops beside joint couplings or on a free-floating model "
+                            "are not embedded yet")
+        from .mjcf_loops import closed_mjcf
+
+        return closed_mjcf(m, robot, source)
     return _embedded(m, robot, source) if m.neq else robot
+
+
+def _connects(m) -> list:
+    return [e for e in range(m.neq) if int(m.eq_type[e]) == int(_mujoco().mjtEq.mjEQ_CONNECT)]
 
 
 def _embedded(m, robot, source):

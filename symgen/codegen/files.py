@@ -242,8 +242,10 @@ def armature_of(robot) -> np.ndarray:
 
 def _mujoco_qpos0(robot):
     """MuJoCo's qpos0 of a model read from MJCF (from_mujoco/to_mujoco), else None; None too with
-    --mimic (reduced coordinates: those two are not generated yet)."""
-    return None if _embedding(robot) else getattr(robot, "mujoco_qpos0", None)
+    --mimic and with loops (reduced coordinates or speeds: those two are not generated yet)."""
+    if _embedding(robot) or getattr(robot, "system", None) is not None:    # v is not MuJoCo's qvel there
+        return None
+    return getattr(robot, "mujoco_qpos0", None)
 
 
 def _embedding(robot):
@@ -259,6 +261,15 @@ def _relations(robot):
 def _loops(robot):
     """The URDF+ couplings and loops embedded (:mod:`symgen.couplings`, :mod:`symgen.closed`), else ()."""
     return tuple(getattr(robot, "loops", ()) or ())
+
+
+def _loop_solve(robot, contexts):
+    """What ``templates/loops_solve.c.j2`` needs (C ``NAME_solve_loops``), or None: the package of a
+    mechanism with loops that has the residual and Jacobian it calls."""
+    names = [f["name"] for f in contexts]
+    if getattr(robot, "system", None) is None or not {"loop_residual", "loop_jacobian"} <= set(names):
+        return None
+    return {"rows": len(robot.system.dependent), "dependent": list(robot.system.dependent)}
 
 
 def _velocity_joint_names(robot):
@@ -291,6 +302,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "has_lie": getattr(robot, "system", None) is None,
         "loop_dependent": (repr(tuple(robot.system.dependent_q)) if getattr(robot, "system", None) is not None
                            and "loop_residual" in [f["name"] for f in contexts] else None),
+        "loop_solve": _loop_solve(robot, contexts),
         "mujoco_balls": [j[2] for j in layout if j[1] == "spherical"],
         "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot) is None
                                  else "[" + "".join(repr(float(x)) + ", " for x in robot.mujoco_qpos0) + "]"),
