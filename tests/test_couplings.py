@@ -310,8 +310,6 @@ def test_grbda_mini_cheetah_with_its_floating_root_joint_and_twelve_rotors(pin):
     model, passed through by the embedding) and 12 rotors coupled to their joints by gear ratios
     6, 6 and 9.33; every registered quantity against Pinocchio's spanning tree (its own reading of
     the file, the floating joint a JointModelFreeFlyer) projected by G, G's ratios by hand."""
-    from symgen.verify import _pinocchio
-
     path = Path(__file__).parent / "data" / "grbda" / "mini_cheetah.urdf"
     with pytest.warns(Warning):                             # GRBDA's hip inertias break the triangle inequality
         robot = symgen.load_urdf(path)
@@ -324,9 +322,28 @@ def test_grbda_mini_cheetah_with_its_floating_root_joint_and_twelve_rotors(pin):
         assert G[row[f"{leg}_abad_to_hip_rotor_j"], col[f"{leg}_abad_to_hip_j"]] == 6.0
         assert G[row[f"{leg}_hip_to_knee_rotor_j"], col[f"{leg}_hip_to_knee_j"]] == 9.33
     assert np.count_nonzero(G) == 6 + 12 + 12
+    _every_quantity_against_the_spanning_tree(robot, "mini_cheetah")
+
+
+def test_grbda_mit_humanoid_with_its_eighteen_rotors(pin):
+    """GRBDA's mit_humanoid.urdf (tests/data/grbda; the humanoid of issue #24's speed goal): a
+    floating root joint and 18 rotors geared to hips, knees, ankles, shoulders and elbows, 42
+    spanning speeds for 24 independent ones; every registered quantity against Pinocchio's
+    spanning tree projected by G."""
+    path = Path(__file__).parent / "data" / "grbda" / "mit_humanoid.urdf"
+    robot = symgen.load_urdf(path)
+    assert robot.nq == 25 and robot.nv == 24 and robot.full.nv == 42 and robot.joint_layout[0][1] == "freeflyer"
+    G = robot.embedding.matrix()
+    assert np.count_nonzero(G[6:, 6:].any(axis=1)) == 36                  # 18 joints and their 18 rotors
+    _every_quantity_against_the_spanning_tree(robot, "mit_humanoid")
+
+
+def _every_quantity_against_the_spanning_tree(robot, name):
+    from symgen.verify import _pinocchio
+
     oracle, note = _pinocchio(robot)
     assert oracle is not None, note
-    seed, states = _states("mini_cheetah", robot, count=2)
+    seed, states = _states(name, robot, count=2)
     for t, state in enumerate(states):
         state["q"][3:7] /= np.linalg.norm(state["q"][3:7])
         for x in (Q.QUANTITIES[k] for k in Q.available(robot)):
@@ -335,4 +352,4 @@ def test_grbda_mini_cheetah_with_its_floating_root_joint_and_twelve_rotors(pin):
             at = x.oracle_state(state) if x.oracle_state else state
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
             err = _rel(Q.evaluate(robot, x.key, at), x.pinocchio(oracle, at))
-            assert err <= tol, f"mini_cheetah {x.function}: rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
+            assert err <= tol, f"{name} {x.function}: rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
