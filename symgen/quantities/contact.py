@@ -175,11 +175,11 @@ QUANTITIES = (
              pinocchio=lambda o, s: ocn.whole_body_terms(o, s["q"], s["qd"]), default=False),
     Quantity("contact_partials", "contact_partials", ("q", "qd", "qdd"),
              (Output("Xq", _shape("n", "n"), embed="solve"), Output("Xv", _shape("n", "n"), embed="solve"),
-              Output("Minv", _shape("n", "n"), embed="solve"), Output("U", _shape("m", "n", "n"), embed="solve"),
+              Output("Minv", _shape("n", "n"), embed="solve"), Output("dJ", _shape("m", "n", "n"), embed="solve"),
               Output("Jc", _shape("m", "n"), embed="solve"),
               Output("Aq", _shape("m", "n"), embed="solve"), Output("Av", _shape("m", "n"), embed="solve")),
              "Contact dynamics derivatives' build-time terms over every contact's rows at (q, qd, qdd): "
-             "(-M^-1 dID/dq, -M^-1 dID/dqd, M^-1 (n, n), M^-1 d(Jc_r^T)/dq (m, n, n), the contact rows Jc (m, n), d(Jc qdd + Jc_dot qd)/dq, "
+             "(-M^-1 dID/dq, -M^-1 dID/dqd, M^-1 (n, n), d(Jc_r^T)/dq (m, n, n), the contact rows Jc (m, n), d(Jc qdd + Jc_dot qd)/dq, "
              "d(Jc_dot qd)/dqd (m, n)), q derivatives in the tangent space; contact_dynamics_derivatives "
              "solves the active rows.", "contact_partials",
              conditioned=True, default=False),
