@@ -7,12 +7,21 @@ placement in ``o.model``; ProximalSettings(1e-12, mu = 0, 1 iteration): the exac
 Measured on solo12 (/tmp check, central differences of constraintDynamics along pin.integrate,
 h = 1e-6): ddq_dq, ddq_dv, dlambda_dq, dlambda_dv are the derivatives along q ⊕ dv (the tangent
 space), lambda in world axes, to the differences' error (1e-6 relative); not their negatives.
+
+A flat contact is another constraint there: Pinocchio's CONTACT_6D in LOCAL_WORLD_ALIGNED constrains
+the frame's *spatial* acceleration (its linear part without w x pdot), measured: constraintDynamics
+equals forwardDynamics with the drift gamma - [w x pdot; 0] to 6e-12, and differs from the classical
+drift's by hundreds on a random arm. symgen's contact_dynamics is forwardDynamics with the classical
+drift (shared/API.md) for both types, so with a 6d contact active computeConstraintDynamicsDerivatives
+is the derivative of another function: :func:`contact_dynamics_derivatives_fd` gives the derivatives of
+Pinocchio's forwardDynamics (:func:`symgen.oracle_contact.contact_dynamics`) by five-point central
+differences along pin.integrate instead.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .oracle_contact import contacts_of
+from .oracle_contact import contact_dynamics, contacts_of
 
 
 def _models(o, active):
@@ -47,3 +56,41 @@ def contact_dynamics_derivatives(o, q, v, tau, active):
     return (o.map.mat(data.ddq_dq.copy()), o.map.mat(data.ddq_dv.copy()), o.map.mat(data.ddq_dtau.copy()),
             data.dlambda_dq @ P, data.dlambda_dv @ P, data.dlambda_dtau @ P)
 
+
+
+def _symgen_q(o, q_pin):
+    """symgen's q of a Pinocchio configuration (the inverse of ``o.map.q``)."""
+    q = np.zeros(o.robot.nq)
+    for first, idx, nq in o.map.q_slots:
+        if nq == 2:
+            q[first] = np.arctan2(q_pin[idx + 1], q_pin[idx])
+        else:
+            q[first:first + nq] = q_pin[idx:idx + nq]
+    return q
+
+
+def contact_dynamics_derivatives_fd(o, q, v, tau, active, h=1e-4):
+    """The derivatives of :func:`symgen.oracle_contact.contact_dynamics` (forwardDynamics with the
+    classical drift) as :func:`contact_dynamics_derivatives` gives them, by five-point central
+    differences (error O(h^4) + eps / h): q along pin.integrate, v and tau along the axes."""
+    active = np.asarray(active, bool)
+    n, q_pin = o.robot.nv, o.map.q(q)
+
+    def at(dq, dv, dt):
+        q1 = _symgen_q(o, o.pin.integrate(o.model, q_pin, o.map.v(dq))) if dq.any() else q
+        qdd, lam = contact_dynamics(o, q1, v + dv, tau + dt, active)
+        return np.concatenate([qdd, lam])
+
+    out = []
+    for slot in range(3):
+        cols = []
+        for k in range(n):
+            step = [np.zeros(n), np.zeros(n), np.zeros(n)]
+
+            def f(t):
+                step[slot] = np.zeros(n)
+                step[slot][k] = t
+                return at(*step)
+            cols.append((8 * (f(h) - f(-h)) - (f(2 * h) - f(-2 * h))) / (12 * h))
+        out.append(np.array(cols).T)
+    return (*(x[:n] for x in out), *(x[n:] for x in out))
