@@ -42,7 +42,7 @@ import numpy as np
 from ..model import GRAVITY
 from .contact import CRBA, contact_rows
 from .derivatives import inverse_dynamics_derivatives, solve_columns
-from .forward_dynamics import ltdl
+from .forward_dynamics import inverse_from_factors, ltdl, solve_dense
 
 #: the complex step (the derivative is Im f(x + i h dx) / h, exact to rounding for any small h)
 STEP = 1e-30
@@ -197,18 +197,21 @@ def _forward_mode(robot, q, qd, qdd, frames, kinds, bk):
     return Jc, dJ, Aq, Av
 
 
-def contact_partials(robot, q, qd, qdd, frames, kinds, bk, mass="body", frame="ground", gravity=GRAVITY):
+def contact_partials(robot, q, qd, qdd, frames, kinds, bk, mass="body", frame="ground", gravity=GRAVITY,
+                     dense=False):
     """``{"Xq", "Xv", "Minv", "dJ", "Jc", "Aq", "Av"}`` of the module docstring at (q, qd, qdd), over every
-    contact row (``frames`` with their ``kinds``, "3d" or "6d")."""
-    n, parent = robot.nv, robot.parent
+    contact row (``frames`` with their ``kinds``, "3d" or "6d"). ``dense``: the 2n solves of Xq and Xv as
+    one column loop (:func:`~.forward_dynamics.solve_dense`), else unrolled column by column; M^-1 from
+    the factors (:func:`~.forward_dynamics.inverse_from_factors`)."""
+    parent = robot.parent
     M = CRBA[mass](robot, q, bk)
     L, Dinv = ltdl(M, parent, bk)
     dtau_dq, dtau_dv = inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame, gravity)
-    Xq = solve_columns(L, Dinv, parent, -dtau_dq, bk, "dtau_dq")
-    Xv = solve_columns(L, Dinv, parent, -dtau_dv, bk, "dtau_dv")
-    eye = bk.zeros((n, n))
-    for i in range(n):
-        eye[i, i] = bk.number(1.0)
-    Minv = solve_columns(L, Dinv, parent, eye, bk, "unit")
+    if dense:                                   # one loop over the 2n columns, vectorized across them
+        Xq, Xv = solve_dense(L, Dinv, parent, [-dtau_dq, -dtau_dv], bk, "col")
+    else:
+        Xq = solve_columns(L, Dinv, parent, -dtau_dq, bk, "dtau_dq")
+        Xv = solve_columns(L, Dinv, parent, -dtau_dv, bk, "dtau_dv")
+    Minv = inverse_from_factors(L, Dinv, parent, bk)
     Jc, dJ, Aq, Av = contact_kinematics_partials(robot, q, qd, qdd, frames, kinds, bk)
     return {"Xq": Xq, "Xv": Xv, "Minv": Minv, "dJ": dJ, "Jc": Jc, "Aq": Aq, "Av": Av}

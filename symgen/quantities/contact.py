@@ -92,16 +92,16 @@ def _terms(impulse, mass=None):
     return run
 
 
-def _partials(mass=None):
+def _partials(mass=None, dense=False):
     """The run of contact_partials (:mod:`symgen.algorithms.contact_derivatives`), M by the CRBA of
-    ``mass`` (None: the build's frame)."""
+    ``mass`` (None: the build's frame), its 2n solves in a column loop if ``dense``."""
     def run(robot, args, bk, opts):
         from ..algorithms.contact_derivatives import contact_partials
 
         frames, kinds = zip(*contacts_of(robot, opts))
         return contact_partials(robot, args["q"], args["qd"], args["qdd"], frames, kinds, bk, mass or opts.frame,
-                                frame="ground", gravity=opts.gravity)
-    run.__name__ = f"contact_partials_{mass or 'frame'}"
+                                frame="ground", gravity=opts.gravity, dense=dense)
+    run.__name__ = f"contact_partials_{mass or 'frame'}{'_dense' if dense else ''}"
     return run
 
 
@@ -129,7 +129,7 @@ SWEEPS = (
     Sweep("whole_body", ("q", "qd"), _whole_body),
     # M by the CRBA in body frames only: a variant in ground coordinates doubled the trace (the forward mode
     # through the contact rows and the ID derivatives are most of it) to save a few hundred operations
-    Sweep("contact_partials", ("q", "qd", "qdd"), _partials("body")),
+    Sweep("contact_partials", ("q", "qd", "qdd"), _partials("body", dense=True)),
 )
 
 
