@@ -207,7 +207,13 @@ def package_context(robot, opts, functions) -> dict:
     row0 = [sum(dims[:k]) for k in range(len(dims))]
     pairs = ancestor_pairs(robot.parent)
     start = [sum(1 for i, _ in pairs if i < k) for k in range(robot.nv + 1)]
+    # per contact, the joints that move it (its body's ancestors): the only rows and columns of its
+    # d(Jc_r^T)/dq that can be nonzero
+    support = [sorted(robot.ancestors(f.body)) if f.body >= 0 else [] for f, _ in contacts_of(robot, opts)]
     return {"contacts_literal": literal, "contact": {
+        "support": [j for s in support for j in s] or [0],
+        "support_start": [sum(len(s) for s in support[:k]) for k in range(len(support) + 1)],
+        "row_contact": [k for k, d in enumerate(dims) for _ in range(d)],
         "pairs": len(pairs), "start": start, "col": [j for _, j in pairs],
         "count": len(dims), "m": sum(dims), "dims": dims, "row0": row0,
         "rows_literal": repr(tuple(tuple(range(r, r + d)) for r, d in zip(row0, dims))),
