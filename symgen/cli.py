@@ -136,8 +136,9 @@ def _progress(quiet):
               "name=LINK@x,y,z (metres, in LINK's frame; e.g. a foot's sole) [default: every leaf link].")
 @click.option("--contacts", "contact_names", default=None,
               help="Comma list of contact frames, each FRAME (a point contact, or FRAME:3d) or FRAME:6d (a flat one); "
-              "adds contact_terms, impulse_terms, whole_body_terms and the package's contact_dynamics and "
-              "impulse_dynamics (the active contacts chosen per call) to the default quantities.")
+              "adds contact_terms, impulse_terms, whole_body_terms, contact_partials and the package's "
+              "contact_dynamics, impulse_dynamics and contact_dynamics_derivatives (the active contacts chosen "
+              "per call) to the default quantities.")
 @click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: 64]: the code "
               "grows as N^3 (Gamma on a chain).")
 @click.option("--gravity", "gravity_text", default="0,0,-9.81", show_default=True,

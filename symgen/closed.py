@@ -8,7 +8,7 @@ the terms Ġ ≠ 0 adds): ``matrix`` GᵀXG, except C̄ = GᵀCG + GᵀMĠ and �
 Gᵀx; ``rows`` GᵀY; ``columns`` XG; ``none`` the spanning tree's value at the expanded state;
 ``solve`` (forward dynamics, M⁻¹) a dense L^T D L of M̄ with the bias GᵀRNEA(q, Gv, Ġv).
 Quantities whose embedding needs more (the derivatives, Cᵀv and its regressor, the centroidal
-bias, J̇) are not generated for loops yet: :data:`UNSUPPORTED`.
+bias, J̇, the contact derivatives' terms) are not generated for loops yet: :data:`UNSUPPORTED`.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .errors import ModelError, OptionError
 
 #: quantity keys not generated for mechanisms with loops yet (their embedding needs Ġ terms or
 #: derivatives of G that are not written)
-UNSUPPORTED = frozenset({"dtau", "dqdd", "CTv", "Y_c", "dhg", "af", "dJ"})
+UNSUPPORTED = frozenset({"dtau", "dqdd", "CTv", "Y_c", "dhg", "af", "dJ", "contact_partials"})
 
 
 class Closed:

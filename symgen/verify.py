@@ -394,6 +394,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                                    tol[x.function])
             active = verify_contact.active_set(contact_rng, len(getattr(pkg, "contacts", ())), trial)
             verify_contact.check(pkg, {b: m for b, m in backends.items() if b != "jax"}, oracle, state, active, record)
+            verify_contact.check_derivatives(pkg, {b: m for b, m in backends.items() if b != "jax"}, oracle, state,
+                                             active, record)
             if own is not None:
                 memo = _Memo(own)
                 outside["Pinocchio (own parse)"] = {x.function: x.pinocchio(memo, state) for x in present

@@ -64,6 +64,38 @@ def check(pkg, backends: dict, oracle, state: dict, active, record) -> None:
                        float(np.max(np.abs(rows), initial=0.0)) / max(1.0, float(np.max(np.abs(v)))), tol)
 
 
+def check_derivatives(pkg, backends: dict, oracle, state: dict, active, record) -> None:
+    """contact_dynamics_derivatives on each backend against the NumPy one and Pinocchio's
+    computeConstraintDynamicsDerivatives (a flat contact active: five-point differences of
+    forwardDynamics, 1e-6, :mod:`symgen.oracle_contact_derivatives`)."""
+    from . import oracle_contact_derivatives as ocd
+
+    name = "contact_dynamics_derivatives"
+    if not hasattr(pkg.numpy, name):
+        return
+    on = np.asarray(active, bool)
+    q, v, tau = state["q"], state["qd"], state["tau"]
+    try:
+        got = {b: getattr(mod, name)(q, v, tau, active) for b, mod in backends.items() if hasattr(mod, name)}
+    except pkg.numpy.SingularContactError:
+        return
+    flat = any(kind == "6d" for (_, kind), a in zip(pkg.contacts, on) if a)
+    want, tol = None, 1e-9
+    if oracle is not None:
+        J = ocn.contact_jacobian(oracle, q, on)
+        tol = max(1e-8, kkt_tolerance(oracle.mass_matrix(q), J))
+        want = (ocd.contact_dynamics_derivatives_fd if flat else ocd.contact_dynamics_derivatives)(oracle, q, v, tau, on)
+        tol = 1e-6 if flat else tol
+    rows = [r for c, a in zip(pkg.numpy._CONTACT_ROWS, on) if a for r in c]
+    for b, outs in got.items():
+        if b != "numpy":
+            record(f"{b} vs numpy: {name}", _rel(outs, got["numpy"]), tol)
+        if want is not None:
+            mine = tuple(x[rows] if k >= 3 else x for k, x in enumerate(outs))
+            record(f"{b} vs Pinocchio: {name} ({'differences of forwardDynamics' if flat else 'computeConstraintDynamicsDerivatives'}"
+                   f", random active sets)", _rel(mine, want), tol)
+
+
 def _active_rows(pkg, flat, on):
     """The entries of a flat (m,) contact-row vector on the active contacts' rows."""
     rows = pkg.numpy._CONTACT_ROWS

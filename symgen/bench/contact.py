@@ -12,6 +12,9 @@ loads and their ratios wander (solo12: 1.7x to 4x from one run to the next).
                        getFrameJacobian and forwardKinematics(q, v, 0) + getFrameClassicalAcceleration
                        per contact (J and gamma formed as the generated code forms them)
     impulse_dynamics   impulseDynamics with the RigidConstraintModels, and with J (formed likewise)
+    contact_dynamics_derivatives
+                       constraintDynamics + computeConstraintDynamicsDerivatives (the derivatives need
+                       constraintDynamics' factorization; ours computes everything from (q, v, tau))
     whole_body_terms   computeAllTerms + getFrameJacobian per contact + forwardKinematics(q, v, 0) +
                        getFrameClassicalAcceleration per contact + ccrba + dccrba
 """
@@ -29,7 +32,8 @@ from .pin import PIN_CXX_FLAGS, _pin, pin_cpp_command, pin_model, pin_needs_free
 #: each timed function -> the harness's rival timings
 RIVALS = {"contact_dynamics": ("constraintDynamics", "forwardDynamics_J_gamma"),
           "impulse_dynamics": ("impulseDynamics", "impulseDynamics_J"),
-          "whole_body_terms": ("whole_body_sequence",)}
+          "whole_body_terms": ("whole_body_sequence",),
+          "contact_dynamics_derivatives": ("constraintDynamicsDerivatives",)}
 
 
 def _runners(manifest: dict) -> dict:
@@ -47,7 +51,16 @@ def _runners(manifest: dict) -> dict:
         runners.append({"runner": "impulse_dynamics_all", "label": "impulse_dynamics", "last": nv + m - 1,
                         "call": f"{name}_impulse_dynamics({row['q']}, {row['qd']}, contact_active_, 0.0, 0.0, "
                                 f"out, out + {nv});"})
-    return {"includes": [], "include_dirs": [], "runners": runners, "out_size": nv + m,
+    if {"contact_terms", "contact_partials"} <= set(manifest["functions"]):
+        d = 3 * nv * nv + 3 * m * nv
+        outs = ", ".join(["out"] + [f"out + {k * nv * nv}" for k in (1, 2, 3)]
+                         + [f"out + {3 * nv * nv + k * m * nv}" for k in (1, 2)])
+        runners.append({"runner": "contact_dynamics_derivatives_all", "label": "contact_dynamics_derivatives",
+                        "last": d - 1, "call": f"{name}_contact_dynamics_derivatives({row['q']}, {row['qd']}, "
+                                               f"{row['tau']}, contact_active_, {outs});"})
+    sizes = [nv + m] + ([3 * nv * nv + 3 * m * nv] if {"contact_terms", "contact_partials"} <= set(manifest["functions"])
+                        else [])
+    return {"includes": [], "include_dirs": [], "runners": runners, "out_size": max(sizes),
             "declarations": f"static const double contact_active_[{count}] = {{{', '.join(['1.0'] * count)}}};"}
 
 

@@ -92,6 +92,19 @@ def _terms(impulse, mass=None):
     return run
 
 
+def _partials(mass=None, dense=False):
+    """The run of contact_partials (:mod:`symgen.algorithms.contact_derivatives`), M by the CRBA of
+    ``mass`` (None: the build's frame), its 2n solves in a column loop if ``dense``."""
+    def run(robot, args, bk, opts):
+        from ..algorithms.contact_derivatives import contact_partials
+
+        frames, kinds = zip(*contacts_of(robot, opts))
+        return contact_partials(robot, args["q"], args["qd"], args["qdd"], frames, kinds, bk, mass or opts.frame,
+                                frame="ground", gravity=opts.gravity, dense=dense)
+    run.__name__ = f"contact_partials_{mass or 'frame'}{'_dense' if dense else ''}"
+    return run
+
+
 def _whole_body(robot, args, bk, opts):
     from .. import algorithms as alg
     from ..algorithms.centroidal import centroidal_map, centroidal_momentum
@@ -114,6 +127,9 @@ SWEEPS = (
     Sweep("contact_terms", ("q", "qd", "tau"), _terms(False), variants=(_terms(False, "body"), _terms(False, "local"))),
     Sweep("impulse_terms", ("q", "qd"), _terms(True), variants=(_terms(True, "body"), _terms(True, "local"))),
     Sweep("whole_body", ("q", "qd"), _whole_body),
+    # M by the CRBA in body frames only: a variant in ground coordinates doubled the trace (the forward mode
+    # through the contact rows and the ID derivatives are most of it) to save a few hundred operations
+    Sweep("contact_partials", ("q", "qd", "qdd"), _partials("body", dense=True)),
 )
 
 
@@ -159,6 +175,16 @@ QUANTITIES = (
              "(contacts, 6, n) and classical J_dot qd (contacts, 6), LOCAL_WORLD_ALIGNED, A_G (6, n), A_G_dot qd (6,), "
              "CoM (3,)).", "whole_body",
              pinocchio=lambda o, s: ocn.whole_body_terms(o, s["q"], s["qd"]), default=False),
+    Quantity("contact_partials", "contact_partials", ("q", "qd", "qdd"),
+             (Output("Xq", _shape("n", "n"), embed="solve"), Output("Xv", _shape("n", "n"), embed="solve"),
+              Output("Minv", _shape("n", "n"), embed="solve"), Output("dJ", _shape("m", "n", "n"), embed="solve"),
+              Output("Jc", _shape("m", "n"), embed="solve"),
+              Output("Aq", _shape("m", "n"), embed="solve"), Output("Av", _shape("m", "n"), embed="solve")),
+             "Contact dynamics derivatives' build-time terms over every contact's rows at (q, qd, qdd): "
+             "(-M^-1 dID/dq, -M^-1 dID/dqd, M^-1 (n, n), d(Jc_r^T)/dq (m, n, n), the contact rows Jc (m, n), d(Jc qdd + Jc_dot qd)/dq, "
+             "d(Jc_dot qd)/dqd (m, n)), q derivatives in the tangent space; contact_dynamics_derivatives "
+             "solves the active rows.", "contact_partials",
+             conditioned=True, default=False),
 )
 
 
@@ -181,16 +207,23 @@ def package_context(robot, opts, functions) -> dict:
     row0 = [sum(dims[:k]) for k in range(len(dims))]
     pairs = ancestor_pairs(robot.parent)
     start = [sum(1 for i, _ in pairs if i < k) for k in range(robot.nv + 1)]
+    # per contact, the joints that move it (its body's ancestors): the only rows and columns of its
+    # d(Jc_r^T)/dq that can be nonzero
+    support = [sorted(robot.ancestors(f.body)) if f.body >= 0 else [] for f, _ in contacts_of(robot, opts)]
     return {"contacts_literal": literal, "contact": {
+        "support": [j for s in support for j in s] or [0],
+        "support_start": [sum(len(s) for s in support[:k]) for k in range(len(support) + 1)],
+        "row_contact": [k for k, d in enumerate(dims) for _ in range(d)],
         "pairs": len(pairs), "start": start, "col": [j for _, j in pairs],
         "count": len(dims), "m": sum(dims), "dims": dims, "row0": row0,
         "rows_literal": repr(tuple(tuple(range(r, r + d)) for r, d in zip(row0, dims))),
         "comment": ", ".join(f"{n} {k}" for n, k in contacts).replace("*/", "* /"),
-        "dynamics": "contact_terms" in functions, "impulse": "impulse_terms" in functions}}
+        "dynamics": "contact_terms" in functions, "impulse": "impulse_terms" in functions,
+        "derivatives": {"contact_terms", "contact_partials"} <= set(functions)}}
 
 
 #: the quantities ``symgen build --contacts`` adds to the default ones
-CONTACT_KEYS = ("contact_terms", "impulse_terms", "whole_body_terms")
+CONTACT_KEYS = ("contact_terms", "impulse_terms", "whole_body_terms", "contact_partials")
 
 
 def check_build(robot, opts, keys) -> None:

@@ -1,0 +1,96 @@
+"""Pinocchio's contact dynamics derivatives at symgen states, for the tests and ``symgen verify``:
+constraintDynamics then computeConstraintDynamicsDerivatives with one RigidConstraintModel per
+active contact of the oracle ``o`` (:func:`symgen.oracle_contact.with_contacts`): CONTACT_3D at a
+point contact, CONTACT_6D at a flat one, LOCAL_WORLD_ALIGNED, at the contact frame's joint and
+placement in ``o.model``; ProximalSettings(1e-12, mu = 0, 1 iteration): the exact KKT solve.
+
+Measured on solo12 (/tmp check, central differences of constraintDynamics along pin.integrate,
+h = 1e-6): ddq_dq, ddq_dv, dlambda_dq, dlambda_dv are the derivatives along q ⊕ dv (the tangent
+space), lambda in world axes, to the differences' error (1e-6 relative); not their negatives.
+
+A flat contact is another constraint there: Pinocchio's CONTACT_6D in LOCAL_WORLD_ALIGNED constrains
+the frame's *spatial* acceleration (its linear part without w x pdot), measured: constraintDynamics
+equals forwardDynamics with the drift gamma - [w x pdot; 0] to 6e-12, and differs from the classical
+drift's by hundreds on a random arm. symgen's contact_dynamics is forwardDynamics with the classical
+drift (shared/API.md) for both types, so with a 6d contact active computeConstraintDynamicsDerivatives
+is the derivative of another function: :func:`contact_dynamics_derivatives_fd` gives the derivatives of
+Pinocchio's forwardDynamics (:func:`symgen.oracle_contact.contact_dynamics`) by five-point central
+differences along pin.integrate instead.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .oracle_contact import contact_dynamics, contacts_of
+
+
+def _models(o, active):
+    pin, names = o.pin, [f.name for f in o.frames]
+    kind = {"3d": pin.ContactType.CONTACT_3D, "6d": pin.ContactType.CONTACT_6D}
+    models = []
+    for (name, k), on in zip(contacts_of(o), active):
+        if on:
+            frame = o.model.frames[o.frame_ids[names.index(name)]]
+            models.append(pin.RigidConstraintModel(kind[k], o.model, frame.parentJoint, frame.placement,
+                                                   pin.LOCAL_WORLD_ALIGNED))
+    return models
+
+
+def contact_dynamics_derivatives(o, q, v, tau, active):
+    """(ddq_dq, ddq_dv, ddq_dtau (n, n), dlam_dq, dlam_dv, dlam_dtau (m_active, n)) in symgen's
+    order; no active contact: computeABADerivatives and M^-1 (constraintDynamics needs a constraint)."""
+    pin, P = o.pin, o.map.P
+    active = np.asarray(active, bool)
+    models = _models(o, active)
+    n = o.robot.nv
+    if not models:
+        dq, dv = o.forward_dynamics_derivatives(q, v, tau)
+        return dq, dv, o.mass_matrix_inverse(q), np.zeros((0, n)), np.zeros((0, n)), np.zeros((0, n))
+    cms = pin.StdVec_RigidConstraintModel(models)
+    cds = pin.StdVec_RigidConstraintData([c.createData() for c in models])
+    data = o.model.createData()
+    settings = pin.ProximalSettings(1e-12, 0.0, 1)
+    pin.initConstraintDynamics(o.model, data, cms, cds)
+    pin.constraintDynamics(o.model, data, o.map.q(q), o.map.v(v), o.map.v(tau), cms, cds, settings)
+    pin.computeConstraintDynamicsDerivatives(o.model, data, cms, cds, settings)
+    return (o.map.mat(data.ddq_dq.copy()), o.map.mat(data.ddq_dv.copy()), o.map.mat(data.ddq_dtau.copy()),
+            data.dlambda_dq @ P, data.dlambda_dv @ P, data.dlambda_dtau @ P)
+
+
+
+def _symgen_q(o, q_pin):
+    """symgen's q of a Pinocchio configuration (the inverse of ``o.map.q``)."""
+    q = np.zeros(o.robot.nq)
+    for first, idx, nq in o.map.q_slots:
+        if nq == 2:
+            q[first] = np.arctan2(q_pin[idx + 1], q_pin[idx])
+        else:
+            q[first:first + nq] = q_pin[idx:idx + nq]
+    return q
+
+
+def contact_dynamics_derivatives_fd(o, q, v, tau, active, h=1e-4):
+    """The derivatives of :func:`symgen.oracle_contact.contact_dynamics` (forwardDynamics with the
+    classical drift) as :func:`contact_dynamics_derivatives` gives them, by five-point central
+    differences (error O(h^4) + eps / h): q along pin.integrate, v and tau along the axes."""
+    active = np.asarray(active, bool)
+    n, q_pin = o.robot.nv, o.map.q(q)
+
+    def at(dq, dv, dt):
+        q1 = _symgen_q(o, o.pin.integrate(o.model, q_pin, o.map.v(dq))) if dq.any() else q
+        qdd, lam = contact_dynamics(o, q1, v + dv, tau + dt, active)
+        return np.concatenate([qdd, lam])
+
+    out = []
+    for slot in range(3):
+        cols = []
+        for k in range(n):
+            step = [np.zeros(n), np.zeros(n), np.zeros(n)]
+
+            def f(t):
+                step[slot] = np.zeros(n)
+                step[slot][k] = t
+                return at(*step)
+            cols.append((8 * (f(h) - f(-h)) - (f(2 * h) - f(-2 * h))) / (12 * h))
+        out.append(np.array(cols).T)
+    return (*(x[:n] for x in out), *(x[n:] for x in out))
