@@ -148,7 +148,7 @@ def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     origin (F_j = X_0j^* Y_body_j: forces f' = oR f, moments n' = oR n + op x f'), after which
     Y_ij = Phi_i^T F_j is one dot product per ancestor i (Phi_i in ground coordinates): one force
     transform per body instead of one per (body, ancestor) pair. Fewer operations on deep trees
-    (serial 20: 29,089 against 68,607), more on shallow ones (panda: 5,362 against 4,114), so a
+    (serial 20: 27,655 against 67,509), more on shallow ones (panda: 4,551 against 3,729), so a
     build prints whichever is cheaper (``Sweep.variants``)."""
     from .frames import _ground_bodies
 
