@@ -22,7 +22,7 @@ def adaptation_term(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     _, _, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)      # lines 1-7
     out = bk.zeros(10 * len(robot.inertial_bodies))
     for k, j in enumerate(robot.inertial_bodies):
-        F = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"F{j}", j)             # F_j = Y_j(a_j, v_j, w_j)
+        F = bk.bind(body_regressor(a[j], v[j], w[j], bk, f"F{j}", j), f"F{j}", j)           # F_j = Y_j(a_j, v_j, w_j)
         s = bk.bind(v[j] - w[j], f"s{j}", j)                                     # sum_{i <= j} jX_i Phi_i s_i
         out[10 * k:10 * k + 10] = s @ F                                          # line 9: [Y^T s]_j
     return out

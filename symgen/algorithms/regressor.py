@@ -59,8 +59,46 @@ def robot_parameters(robot) -> np.ndarray:
             if robot.bodies else np.zeros(0))
 
 
-def body_regressor(a, v, w, bk) -> np.ndarray:
-    """6x10: column k = E_k a + B(v, E_k) w."""
+def body_regressor(a, v, w, bk, name=None, body=None) -> np.ndarray:
+    """6x10: column k = E_k a + B(v, E_k) w, in closed form. With r the angular part of w, o that
+    of v and p_ij = r_i o_j, its 60 entries take 22 distinct values up to sign: c = a_lin + r x
+    v_lin, al +- p_ij, the halves (p_ij + p_ji) / 2 and al + (p_ij - p_ji) / 2, and sums and
+    differences of the p_ii (the velocity part of v and the linear part of w do not enter).
+    ``name``: on symbols, the nine products and each distinct value are named once
+    (``{name}p{i}{j}``, ...), about 48 operations a body where the sum over the E_k took 105."""
+    def bind(x, tag):
+        return bk.bind(x, f"{name}{tag}", body) if name else x
+
+    al, r, o = a[:3], w[:3], v[:3]
+    p = [[bind(r[i] * o[j], f"p{i}{j}") for j in range(3)] for i in range(3)]
+    c = bind(a[3:] + cross(r, v[3:], bk), "c")
+    h = {(i, j): bind(bk.half * p[i][j] + bk.half * p[j][i], f"h{i}{j}")       # a sum: named (half x a temp is not)
+         for i, j in ((0, 1), (0, 2), (1, 2))}
+    skew = [bind(al[k] + bk.half * bind(p[i][j] - p[j][i], f"d{i}{j}"), f"k{k}")
+            for k, (i, j) in enumerate(((1, 2), (2, 0), (0, 1)))]      # al + (r x o) / 2
+    e = {key: bind(al[k] + sign * p[i][j], f"e{i}{j}")                  # al_k +- p_ij
+         for key, k, sign, i, j in (("a2p01", 2, 1, 0, 1), ("a0p12", 0, 1, 1, 2), ("a1p20", 1, 1, 2, 0),
+                                    ("a2m10", 2, -1, 1, 0), ("a0m21", 0, -1, 2, 1), ("a1m02", 1, -1, 0, 2))}
+    Y = bk.zeros((6, 10))
+    Y[3:, 0] = c                                                        # m
+    Y[1, 1], Y[2, 1], Y[3, 1] = -c[2], c[1], -bind(p[1][1] + p[2][2], "n0")  # m c_x
+    Y[4, 1], Y[5, 1] = e["a2p01"], -e["a1m02"]
+    Y[0, 2], Y[2, 2], Y[3, 2] = c[2], -c[0], -e["a2m10"]                # m c_y
+    Y[4, 2], Y[5, 2] = -bind(p[0][0] + p[2][2], "n1"), e["a0p12"]
+    Y[0, 3], Y[1, 3], Y[3, 3] = -c[1], c[0], e["a1p20"]                 # m c_z
+    Y[4, 3], Y[5, 3] = -e["a0m21"], -bind(p[0][0] + p[1][1], "n2")
+    Y[:3, 4] = skew[0], h[0, 2], -h[0, 1]                               # I_xx
+    Y[:3, 5] = e["a1m02"], e["a0p12"], bind(p[0][0] - p[1][1], "t2")     # I_xy
+    Y[:3, 6] = -h[1, 2], skew[1], h[0, 1]                               # I_yy
+    Y[:3, 7] = e["a2p01"], bind(p[2][2] - p[0][0], "t1"), e["a0m21"]     # I_xz
+    Y[:3, 8] = bind(p[1][1] - p[2][2], "t0"), e["a2m10"], e["a1p20"]     # I_yz
+    Y[:3, 9] = h[1, 2], -h[0, 2], skew[2]                               # I_zz
+    return Y
+
+
+def body_regressor_from_basis(a, v, w, bk) -> np.ndarray:
+    """The same 6x10 as :func:`body_regressor`, from its definition: column k = E_k a + B(v, E_k) w
+    (the reference the closed form is tested against)."""
     Y = bk.zeros((6, 10))
     for k, E in enumerate(inertia_basis()):
         E = bk.const(E)
@@ -85,7 +123,7 @@ def regressor(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     Xup, Phi, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
     Y = bk.zeros((n, 10 * len(bodies)))
     for k, j in enumerate(bodies):
-        U = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"Yb{j}", j)    # line 8, d f_j / d theta_j
+        U = bk.bind(body_regressor(a[j], v[j], w[j], bk, f"Yb{j}", j), f"Yb{j}", j)  # line 8, d f_j / d theta_j
         for i, Ui in ancestor_blocks(robot, Xup, j, U, bk, "Yb"):
             Y[i, 10 * k:10 * k + 10] = Phi[i] @ Ui                     # Y_ij = Phi_i^T jX_i^T Y_body_j
     return Y
@@ -110,21 +148,59 @@ def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     origin (F_j = X_0j^* Y_body_j: forces f' = oR f, moments n' = oR n + op x f'), after which
     Y_ij = Phi_i^T F_j is one dot product per ancestor i (Phi_i in ground coordinates): one force
     transform per body instead of one per (body, ancestor) pair. Fewer operations on deep trees
-    (serial 20: 29,089 against 68,607), more on shallow ones (panda: 5,362 against 4,114), so a
+    (serial 20: 27,655 against 67,509), more on shallow ones (panda: 4,551 against 3,729), so a
     build prints whichever is cheaper (``Sweep.variants``)."""
     from .frames import _ground_bodies
 
     n = robot.n
-    _, _, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
+    Xup, Phib, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
     R, p = _ground_bodies(robot, q, bk)                      # turned frames: z is the joint axis
     Phi = ground_subspaces(robot, R, p, bk)
+    axes = {}
     Y = bk.zeros((n, 10 * len(robot.inertial_bodies)))
     for c, j in enumerate(robot.inertial_bodies):
-        U = bk.bind(body_regressor(a[j], v[j], w[j], bk), f"Yb{j}", j)           # line 8, body j's frame
-        F = to_ground(robot, U, R, p, j, bk, "Y")
-        for i in robot.ancestors(j):
-            Y[i, 10 * c:10 * c + 10] = Phi[i] @ F                               # Y_ij = Phi_i^T F_j
+        U = bk.bind(body_regressor(a[j], v[j], w[j], bk, f"Yb{j}", j), f"Yb{j}", j)  # line 8, body j's frame
+        chain = robot.ancestors(j)
+        local = len(chain) <= LOCAL_DEPTH and not any(robot.is_free(i) for i in chain)
+        F = to_ground(robot, U, R, p, j, bk, "Y", 4 if local else 10)
+        if local:                                          # no force: Y_ij = (jX_i Phi_i)_angular . n_j
+            N = rotational_moments(U, bk, f"Yn{j}", j)
+        for i in chain:
+            if local:
+                Y[i, 10 * c:10 * c + 4] = Phi[i] @ F[:, :4]
+                Y[i, 10 * c + 4:10 * c + 10] = axis_in(robot, Xup, Phib, i, j, axes, bk) @ N
+            else:
+                Y[i, 10 * c:10 * c + 10] = Phi[i] @ F                           # Y_ij = Phi_i^T F_j
     return Y
+
+
+#: the regressor's ground walk takes the six rotational-inertia columns of a body with at most this
+#: many joints on its path to the root (itself included) in the body's own frame: the angular part
+#: of Phi_i carried down to body j costs 15 operations a pair, against 90 a body for turning the six
+#: moments to ground coordinates (the dot products cost the same either way)
+LOCAL_DEPTH = 6
+
+
+def axis_in(robot, Xup, Phib, i, j, axes, bk):
+    """The angular part of Phi_i expressed in body j's frame (i an ancestor of j or j itself):
+    E_j ... E_k (angular Phi_i), one rotation a step from i down to j, each pair named once in
+    ``axes`` (``Yx{i}_{j}``)."""
+    if (i, j) not in axes:
+        axes[i, j] = (Phib[i][:3] if i == j else
+                      bk.bind(Xup[j][:3, :3] @ axis_in(robot, Xup, Phib, i, robot.parent[j], axes, bk), f"Yx{i}_{j}", j))
+    return axes[i, j]
+
+
+def rotational_moments(U, bk, name, body):
+    """The moments of a body regressor's six rotational columns (U[:3, 4:]), each entry a temp of
+    its own (a negated one named too: a row of Y is then one dot product over six named temps,
+    which the printer makes a vectorized loop)."""
+    always = getattr(bk, "bind_always", None)           # on numbers: nothing to name
+    N = bk.zeros((3, 6))
+    for r in range(3):
+        for k in range(6):
+            N[r, k] = always(U[r, 4 + k], f"{name}_{r}_{k}", body) if always else U[r, 4 + k]
+    return N
 
 
 def ground_subspaces(robot, R, p, bk) -> list:
@@ -143,13 +219,13 @@ def ground_subspaces(robot, R, p, bk) -> list:
     return Phi
 
 
-def to_ground(robot, U, R, p, j, bk, name):
+def to_ground(robot, U, R, p, j, bk, name, columns=10):
     """A 6 x 10 block of forces in body j's (URDF) frame carried to ground coordinates about the
     base origin, X_0j^* U: forces f' = oR f, moments n' = oR n + op x f' (named ``{name}f``,
-    ``{name}g``)."""
+    ``{name}g``); only its first ``columns`` columns (the others zero)."""
     oR = bk.bind(R[j] @ bk.const(robot.z_turns[j].T), f"oRb{j}", j)              # its URDF axes in the world
     F = bk.zeros((6, 10))
-    F[3:, :] = bk.bind(oR @ U[3:, :], f"{name}f{j}", j)
-    for k in range(10):
+    F[3:, :columns] = bk.bind(oR @ U[3:, :columns], f"{name}f{j}", j)
+    for k in range(columns):
         F[:3, k] = oR @ U[:3, k] + cross(p[j], F[3:, k], bk)
     return bk.bind(F, f"{name}g{j}", j)
