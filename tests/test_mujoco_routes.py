@@ -117,3 +117,27 @@ def test_turns_between_agreeing_axes_are_exact_and_m_still_matches_mujoco():
     T, _ = _velocity_map(robot, q, v)
     M = symgen.mass_matrix(robot, q)
     assert np.abs(T.T @ M @ T - M_mj).max() <= 1e-9 * np.abs(M_mj).max(), "humanoid seed=7"
+
+
+def test_ground_crba_and_aba_with_named_first_moments_match_mujoco():
+    """crba_ground and aba_ground read the ground inertias with h = m c named
+    (``ground_frames(first_moments=True)``): the humanoid's M and qacc against MuJoCo's."""
+    from symgen.algorithms.aba import aba_ground
+    from symgen.algorithms.crba import crba_ground
+
+    path = DATA / "humanoid.xml"
+    robot = symgen.load_robot(path)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    rng = np.random.default_rng(11)
+    for t in range(2):
+        qpos, qvel = _random_mujoco_state(m, rng)
+        qfrc = rng.uniform(-5.0, 5.0, m.nv)
+        q, v = from_mujoco(qpos, qvel, robot.mujoco_qpos0, robot.floating_base, ball_slots(robot))
+        T, Tdot_qvel = _velocity_map(robot, q, v)
+        M_mj, _ = _mujoco_terms(m, qpos, qvel)
+        M = np.asarray(crba_ground(robot, q, NUMERIC), dtype=float)
+        assert np.abs(T.T @ M @ T - M_mj).max() <= 1e-9 * np.abs(M_mj).max(), f"humanoid seed=11 state#{t}"
+        qdd = np.asarray(aba_ground(robot, q, v, T @ qfrc, NUMERIC, gravity=robot.gravity), dtype=float)
+        qacc = _mujoco_qacc(m, qpos, qvel, qfrc)
+        assert np.abs(T.T @ (qdd - Tdot_qvel) - qacc).max() <= 1e-9 * max(1.0, np.abs(qacc).max()), \
+            f"humanoid seed=11 state#{t}"

@@ -86,7 +86,7 @@ def aba_ground(robot, q, qd, tau, bk, gravity=GRAVITY):
     (Phid_i = v_i x Phi_i in a fixed frame, and vJ x vJ = 0), and the backward pass adds Ia and pa
     to the parent's as they are."""
     n, parent = robot.n, robot.parent
-    Phi, I = ground_frames(robot, q, bk)
+    Phi, I = ground_frames(robot, q, bk, first_moments=True)
     v, c, IA, pA = [None] * n, [None] * n, [None] * n, [None] * n
     for i in range(n):                                   # pass 1, root to leaves
         p = parent[i]
