@@ -141,3 +141,27 @@ def test_ground_crba_and_aba_with_named_first_moments_match_mujoco():
         qacc = _mujoco_qacc(m, qpos, qvel, qfrc)
         assert np.abs(T.T @ (qdd - Tdot_qvel) - qacc).max() <= 1e-9 * max(1.0, np.abs(qacc).max()), \
             f"humanoid seed=11 state#{t}"
+
+
+@pytest.mark.parametrize("name", ["solo12", "humanoid"])
+def test_rnea_and_gravity_by_rotation_and_offset_match_mujocos_bias(name, tmp_path):
+    """The variants that move motions and forces across revolute joints by rotation and offset
+    (``rnea(offsets=True)``): C v + g at the state and g at rest against MuJoCo's qfrc_bias."""
+    path = _model(name, tmp_path)
+    robot = symgen.load_robot(path)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    seed = zlib.crc32(name.encode()) + 1
+    rng = np.random.default_rng(seed)
+    opts = Q.SweepOptions(gravity=robot.gravity)
+    for t in range(2):
+        qpos, qvel = _random_mujoco_state(m, rng)
+        q, v = from_mujoco(qpos, qvel, robot.mujoco_qpos0, robot.floating_base, ball_slots(robot))
+        T, Tdot_qvel = _velocity_map(robot, q, v)
+        M_mj, bias_mj = _mujoco_terms(m, qpos, qvel)
+        _, g_mj = _mujoco_terms(m, qpos, 0 * qvel)
+        b = np.asarray(sweeps._rnea_offsets(robot, {"q": q, "qd": v, "qdd": np.zeros(robot.n)}, NUMERIC, opts)["tau"],
+                       dtype=float)
+        g = np.asarray(sweeps._gravity_offsets(robot, {"q": q}, NUMERIC, opts)["g"], dtype=float)
+        ctx = f"{name} seed={seed} state#{t}"
+        assert np.abs(T.T @ b + M_mj @ (T.T @ Tdot_qvel) - bias_mj).max() <= 1e-9 * max(1.0, np.abs(bias_mj).max()), ctx
+        assert np.abs(T.T @ g - g_mj).max() <= 1e-9 * max(1.0, np.abs(g_mj).max()), ctx
