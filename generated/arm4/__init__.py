@@ -54,7 +54,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_3209bd56"
+    _ext = "_arm4_ext_d53eda17"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -73,7 +73,7 @@ floating_base, joint_models = numpy.floating_base, numpy.joint_models
 integrate, difference, normalize, neutral = numpy.integrate, numpy.difference, numpy.normalize, numpy.neutral
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
 armature, contacts = numpy.armature, numpy.contacts
-manifest_sha256 = "3057c5f0be2aefedad33d2df70f77cbbaab3844ae425c155f80cf4d1c7b0c3e8"  # manifest.json as built, without its file hashes
+manifest_sha256 = "3a7b2a71345c1d9b195269e4c5b36ed92838b1c8c44f18743b0627b0aa823f4c"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

@@ -106,6 +106,23 @@ ARM4_LANES_INLINE lanes_t lanes_cos(lanes_t x)
     return c;
 }
 
+/* sin and cos of n scalars (a one-state function's joint angles), LANES angles a call: one
+ * reduction and one pair of polynomials for LANES angles where libm takes a call per angle
+ * (about 13 ns a pair here; the humanoid's 21 joints cost its M 0.28 of 0.61 us) */
+ARM4_LANES_INLINE void lanes_sincos_n(const double *x, int n, double *s, double *c)
+{
+    for (int b = 0; b < n; b += ARM4_LANES) {
+        lanes_t v, sv, cv;
+        for (int l = 0; l < ARM4_LANES; ++l)
+            v[l] = x[b + l < n ? b + l : n - 1];
+        lanes_sincos(v, &sv, &cv);
+        for (int l = 0; l < ARM4_LANES && b + l < n; ++l) {
+            s[b + l] = sv[l];
+            c[b + l] = cv[l];
+        }
+    }
+}
+
 /* A block of LANES x LANES doubles between the lanes and the packed states: row j of the block
  * (src + j * src_stride, LANES doubles) becomes column j (dst[l * dst_stride + j], l < LANES). With
  * shuffles (GCC >= 12, Clang) it is a few instructions a vector; element by element, the outputs'
@@ -203,12 +220,43 @@ void arm4_mass_matrix_update(const double *restrict q, double *restrict M)
 {
     (void)q;
     (void)M;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 3: link 'wrist_link', joint 'joint4' */
     const double Iz3_0_0 = 0.00031 + 0.00216333*sq3*sq3 + 0.0021133300000000005*cq3*cq3;
     const double Iz3_0_1 = -4.9999999999999914e-05*cq3*sq3;
@@ -371,12 +419,43 @@ void arm4_mass_matrix_dot_update(const double *restrict q, const double *restric
     (void)q;
     (void)qd;
     (void)Mdot;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
@@ -759,12 +838,43 @@ void arm4_coriolis_matrix_update(const double *restrict q, const double *restric
     (void)q;
     (void)qd;
     (void)C;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
@@ -1134,10 +1244,33 @@ void arm4_christoffel_update(const double *restrict q, double *restrict Gamma)
 {
     (void)q;
     (void)Gamma;
+#if ARM4_LANES > 1
+    double ts_[4], tc_[4];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[4] = { q[0], q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 4, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -1161,8 +1294,16 @@ void arm4_christoffel_update(const double *restrict q, double *restrict Gamma)
     const double Phi2_0 = cq0*p2_2;
     const double Phi2_1 = p2_2*sq0;
     const double Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -1191,8 +1332,16 @@ void arm4_christoffel_update(const double *restrict q, double *restrict Gamma)
     const double Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
     const double Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
     const double Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
+#if ARM4_LANES > 1
+    const double cq3 = tc_[3];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[3];
+#else
     const double sq3 = sin(q[3]);
+#endif
     const double R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const double R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const double R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -1730,12 +1879,43 @@ void arm4_inverse_dynamics_update(const double *restrict q, const double *restri
     (void)qd;
     (void)qdd;
     (void)tau;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
@@ -1951,12 +2131,43 @@ void arm4_gravity_update(const double *restrict q, double *restrict g)
 {
     (void)q;
     (void)g;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double a2_3 = 9.81*cq1*sq2 + 9.81*cq2*sq1;
     const double a2_4 = 9.81*cq1*cq2 - 9.81*sq1*sq2;
@@ -2074,12 +2285,43 @@ void arm4_slotine_li_update(const double *restrict q, const double *restrict qd,
     (void)qd_r;
     (void)qdd_r;
     (void)tau_sl;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
@@ -2301,12 +2543,43 @@ void arm4_regressor_update(const double *restrict q, const double *restrict qd, 
     (void)qdd_r;
     (void)Y;
     double w[38];   /* the arrays the row runs read */
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
@@ -3090,12 +3363,43 @@ void arm4_forward_dynamics_update(const double *restrict q, const double *restri
     (void)qd;
     (void)tau;
     (void)qdd;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 3: link 'wrist_link', joint 'joint4' */
     const double Iz3_0_0 = 0.00031 + 0.00216333*sq3*sq3 + 0.0021133300000000005*cq3*cq3;
     const double Iz3_0_1 = -4.9999999999999914e-05*cq3*sq3;
@@ -3421,12 +3725,43 @@ void arm4_mass_matrix_inverse_update(const double *restrict q, double *restrict 
 {
     (void)q;
     (void)Minv;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
     const double IC2_0_2 = 5.000000000000013e-05*cq3*sq3;
@@ -3642,14 +3977,53 @@ void arm4_all_terms_update(const double *restrict q, const double *restrict qd, 
     (void)M;
     (void)C;
     (void)g;
+#if ARM4_LANES > 1
+    double ts_[4], tc_[4];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[4] = { q[0], q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 4, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[3];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[3];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
@@ -4132,10 +4506,33 @@ void arm4_inverse_dynamics_derivatives_update(const double *restrict q, const do
     (void)qdd;
     (void)dtau_dq;
     (void)dtau_dqd;
+#if ARM4_LANES > 1
+    double ts_[4], tc_[4];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[4] = { q[0], q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 4, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -4159,8 +4556,16 @@ void arm4_inverse_dynamics_derivatives_update(const double *restrict q, const do
     const double Phi2_0 = cq0*p2_2;
     const double Phi2_1 = p2_2*sq0;
     const double Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -4189,8 +4594,16 @@ void arm4_inverse_dynamics_derivatives_update(const double *restrict q, const do
     const double Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
     const double Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
     const double Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
+#if ARM4_LANES > 1
+    const double cq3 = tc_[3];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[3];
+#else
     const double sq3 = sin(q[3]);
+#endif
     const double R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const double R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const double R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -4958,10 +5371,33 @@ void arm4_forward_dynamics_derivatives_update(const double *restrict q, const do
     (void)tau;
     (void)dqdd_dq;
     (void)dqdd_dqd;
+#if ARM4_LANES > 1
+    double ts_[4], tc_[4];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[4] = { q[0], q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 4, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -4985,8 +5421,16 @@ void arm4_forward_dynamics_derivatives_update(const double *restrict q, const do
     const double Phi2_0 = cq0*p2_2;
     const double Phi2_1 = p2_2*sq0;
     const double Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -5015,8 +5459,16 @@ void arm4_forward_dynamics_derivatives_update(const double *restrict q, const do
     const double Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
     const double Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
     const double Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
+#if ARM4_LANES > 1
+    const double cq3 = tc_[3];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[3];
+#else
     const double sq3 = sin(q[3]);
+#endif
     const double R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const double R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const double R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -5530,10 +5982,33 @@ void arm4_frame_placement_update(const double *restrict q, double *restrict oMf)
 {
     (void)q;
     (void)oMf;
+#if ARM4_LANES > 1
+    double ts_[4], tc_[4];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[4] = { q[0], q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 4, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -5541,8 +6016,16 @@ void arm4_frame_placement_update(const double *restrict q, double *restrict oMf)
     const double R1_1_1 = -sq0*sq1;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double p0_2_2 = 0.2 + 0.3*cq1;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -5553,8 +6036,16 @@ void arm4_frame_placement_update(const double *restrict q, double *restrict oMf)
     const double p0_3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
     const double p0_3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
     const double p0_3_2 = p0_2_2 + 0.25*R2_2_1;
+#if ARM4_LANES > 1
+    const double cq3 = tc_[3];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[3];
+#else
     const double sq3 = sin(q[3]);
+#endif
     const double R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const double R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const double R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -5698,10 +6189,33 @@ void arm4_frame_jacobian_update(const double *restrict q, double *restrict J)
 {
     (void)q;
     (void)J;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[0], q[1], q[2] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -5709,8 +6223,16 @@ void arm4_frame_jacobian_update(const double *restrict q, double *restrict J)
     const double R1_1_1 = -sq0*sq1;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double p0_2_2 = 0.2 + 0.3*cq1;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const double R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -5880,10 +6402,33 @@ void arm4_center_of_mass_update(const double *restrict q, double *restrict com)
 {
     (void)q;
     (void)com;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[0], q[1], q[2] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -5892,8 +6437,16 @@ void arm4_center_of_mass_update(const double *restrict q, double *restrict com)
     const double c1_2 = 0.2 + 0.15*cq1;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double p2_2 = 0.2 + 0.3*cq1;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const double R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -6025,10 +6578,33 @@ void arm4_com_jacobian_update(const double *restrict q, double *restrict Jcom)
 {
     (void)q;
     (void)Jcom;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[0], q[1], q[2] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -6040,8 +6616,16 @@ void arm4_com_jacobian_update(const double *restrict q, double *restrict Jcom)
     const double Phi2_0 = cq0*p2_2;
     const double Phi2_1 = p2_2*sq0;
     const double Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const double R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -6217,10 +6801,33 @@ void arm4_centroidal_map_update(const double *restrict q, double *restrict Ag)
 {
     (void)q;
     (void)Ag;
+#if ARM4_LANES > 1
+    double ts_[4], tc_[4];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[4] = { q[0], q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 4, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -6244,8 +6851,16 @@ void arm4_centroidal_map_update(const double *restrict q, double *restrict Ag)
     const double Phi2_0 = cq0*p2_2;
     const double Phi2_1 = p2_2*sq0;
     const double Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -6274,8 +6889,16 @@ void arm4_centroidal_map_update(const double *restrict q, double *restrict Ag)
     const double Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
     const double Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
     const double Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
+#if ARM4_LANES > 1
+    const double cq3 = tc_[3];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[3];
+#else
     const double sq3 = sin(q[3]);
+#endif
     const double R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const double R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const double R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -6599,13 +7222,36 @@ void arm4_centroidal_inertia_update(const double *restrict q, double *restrict I
 {
     (void)q;
     (void)Ig;
+#if ARM4_LANES > 1
+    double ts_[4], tc_[4];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[4] = { q[0], q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 4, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
     /* body 0: link 'shoulder_link', joint 'joint1' */
     const double Ic0_0_0 = 0.0025 + 0.0004166999999999999*cq0*cq0 + 0.0004166999999999999*sq0*sq0;
     const double I0_0_0 = 0.045000000000000005 + Ic0_0_0;
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -6626,8 +7272,16 @@ void arm4_centroidal_inertia_update(const double *restrict q, double *restrict I
     const double I1_2_2 = Ic1_2_2 + 0.033749999999999995*R1_0_1*R1_0_1 + 0.033749999999999995*R1_1_1*R1_1_1;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double p2_2 = 0.2 + 0.3*cq1;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -6653,8 +7307,16 @@ void arm4_centroidal_inertia_update(const double *restrict q, double *restrict I
     const double p3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
     const double p3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
     const double p3_2 = p2_2 + 0.25*R2_2_1;
+#if ARM4_LANES > 1
+    const double cq3 = tc_[3];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[3];
+#else
     const double sq3 = sin(q[3]);
+#endif
     const double R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const double R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const double R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -6908,10 +7570,33 @@ void arm4_centroidal_momentum_update(const double *restrict q, const double *res
     (void)q;
     (void)qd;
     (void)hg;
+#if ARM4_LANES > 1
+    double ts_[4], tc_[4];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[4] = { q[0], q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 4, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -6935,8 +7620,16 @@ void arm4_centroidal_momentum_update(const double *restrict q, const double *res
     const double Phi2_0 = cq0*p2_2;
     const double Phi2_1 = p2_2*sq0;
     const double Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -6965,8 +7658,16 @@ void arm4_centroidal_momentum_update(const double *restrict q, const double *res
     const double Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
     const double Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
     const double Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
+#if ARM4_LANES > 1
+    const double cq3 = tc_[3];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[3];
+#else
     const double sq3 = sin(q[3]);
+#endif
     const double R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const double R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const double R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -7245,10 +7946,33 @@ void arm4_centroidal_bias_update(const double *restrict q, const double *restric
     (void)q;
     (void)qd;
     (void)dhg;
+#if ARM4_LANES > 1
+    double ts_[4], tc_[4];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[4] = { q[0], q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 4, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -7272,8 +7996,16 @@ void arm4_centroidal_bias_update(const double *restrict q, const double *restric
     const double Phi2_0 = cq0*p2_2;
     const double Phi2_1 = p2_2*sq0;
     const double Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -7302,8 +8034,16 @@ void arm4_centroidal_bias_update(const double *restrict q, const double *restric
     const double Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
     const double Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
     const double Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
+#if ARM4_LANES > 1
+    const double cq3 = tc_[3];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[3];
+#else
     const double sq3 = sin(q[3]);
+#endif
     const double R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const double R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const double R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -7678,10 +8418,33 @@ void arm4_frame_velocity_update(const double *restrict q, const double *restrict
     (void)q;
     (void)qd;
     (void)vf;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[0], q[1], q[2] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -7689,8 +8452,16 @@ void arm4_frame_velocity_update(const double *restrict q, const double *restrict
     const double R1_1_1 = -sq0*sq1;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double p0_2_2 = 0.2 + 0.3*cq1;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const double R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -7859,10 +8630,33 @@ void arm4_frame_acceleration_bias_update(const double *restrict q, const double 
     (void)q;
     (void)qd;
     (void)af;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[0], q[1], q[2] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -7870,8 +8664,16 @@ void arm4_frame_acceleration_bias_update(const double *restrict q, const double 
     const double R1_1_1 = -sq0*sq1;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double p0_2_2 = 0.2 + 0.3*cq1;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const double R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -8103,10 +8905,33 @@ void arm4_frame_jacobian_dot_update(const double *restrict q, const double *rest
     (void)q;
     (void)qd;
     (void)dJ;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[0], q[1], q[2] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq0 = tc_[0];
+#else
     const double cq0 = cos(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double sq0 = ts_[0];
+#else
     const double sq0 = sin(q[0]);
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[1];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[1];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double R1_0_0 = cq0*cq1;
     const double R1_0_1 = -cq0*sq1;
@@ -8114,8 +8939,16 @@ void arm4_frame_jacobian_dot_update(const double *restrict q, const double *rest
     const double R1_1_1 = -sq0*sq1;
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double p0_2_2 = 0.2 + 0.3*cq1;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[2];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[2];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const double R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const double R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -8353,12 +9186,43 @@ void arm4_adaptation_term_update(const double *restrict q, const double *restric
     (void)qd_r;
     (void)qdd_r;
     (void)Yts;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
@@ -8791,12 +9655,43 @@ void arm4_momentum_update(const double *restrict q, const double *restrict qd, d
     (void)q;
     (void)qd;
     (void)p;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
@@ -8952,12 +9847,43 @@ void arm4_coriolis_transpose_product_update(const double *restrict q, const doub
     (void)q;
     (void)qd;
     (void)CTv;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
@@ -9104,12 +10030,43 @@ void arm4_kinetic_energy_update(const double *restrict q, const double *restrict
     (void)q;
     (void)qd;
     (void)T;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
@@ -9219,12 +10176,35 @@ void arm4_potential_energy_update(const double *restrict q, double *restrict V)
 {
     (void)q;
     (void)V;
+#if ARM4_LANES > 1
+    double ts_[2], tc_[2];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[2] = { q[1], q[2] };
+        lanes_sincos_n(ta_, 2, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double p0_2_2 = 0.2 + 0.3*cq1;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_2_1 = cq1*cq2 - sq1*sq2;
     /* body 3: link 'wrist_link', joint 'joint4' */
     const double p0_3_2 = p0_2_2 + 0.25*R2_2_1;
@@ -9308,12 +10288,43 @@ void arm4_gravity_regressor_update(const double *restrict q, double *restrict Y_
 {
     (void)q;
     (void)Y_g;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double ag2_3 = 9.81*cq1*sq2 + 9.81*cq2*sq1;
     const double ag2_4 = 9.81*cq1*cq2 - 9.81*sq1*sq2;
@@ -9502,12 +10513,43 @@ void arm4_kinetic_energy_regressor_update(const double *restrict q, const double
     (void)q;
     (void)qd;
     (void)Y_T;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
@@ -9695,18 +10737,49 @@ void arm4_potential_energy_regressor_update(const double *restrict q, double *re
 {
     (void)q;
     (void)Y_V;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
     /* body 2: link 'forearm_link', joint 'joint3' */
     const double p0_2_2 = 0.2 + 0.3*cq1;
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
     const double R2_2_0 = cq1*sq2 + cq2*sq1;
     const double R2_2_1 = cq1*cq2 - sq1*sq2;
     /* body 3: link 'wrist_link', joint 'joint4' */
     const double p0_3_2 = p0_2_2 + 0.25*R2_2_1;
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     const double R3_2_0 = R2_2_0*cq3;
     const double R3_2_1 = -R2_2_0*sq3;
     const double y_v0 = 9.81*R2_2_1;
@@ -9821,12 +10894,43 @@ void arm4_gravity_power_regressor_update(const double *restrict q, const double 
     (void)q;
     (void)qd;
     (void)Y_Vdot;
+#if ARM4_LANES > 1
+    double ts_[3], tc_[3];   /* the joints' sin and cos, LANES a call */
+    {
+        const double ta_[3] = { q[1], q[2], q[3] };
+        lanes_sincos_n(ta_, 3, ts_, tc_);
+    }
+#endif
+#if ARM4_LANES > 1
+    const double cq1 = tc_[0];
+#else
     const double cq1 = cos(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double sq1 = ts_[0];
+#else
     const double sq1 = sin(q[1]);
+#endif
+#if ARM4_LANES > 1
+    const double cq2 = tc_[1];
+#else
     const double cq2 = cos(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double sq2 = ts_[1];
+#else
     const double sq2 = sin(q[2]);
+#endif
+#if ARM4_LANES > 1
+    const double cq3 = tc_[2];
+#else
     const double cq3 = cos(q[3]);
+#endif
+#if ARM4_LANES > 1
+    const double sq3 = ts_[2];
+#else
     const double sq3 = sin(q[3]);
+#endif
     /* body 1: link 'upper_arm_link', joint 'joint2' */
     const double v1_0 = qd[0]*sq1;
     const double v1_1 = cq1*qd[0];
