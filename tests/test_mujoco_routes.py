@@ -165,3 +165,22 @@ def test_rnea_and_gravity_by_rotation_and_offset_match_mujocos_bias(name, tmp_pa
         ctx = f"{name} seed={seed} state#{t}"
         assert np.abs(T.T @ b + M_mj @ (T.T @ Tdot_qvel) - bias_mj).max() <= 1e-9 * max(1.0, np.abs(bias_mj).max()), ctx
         assert np.abs(T.T @ g - g_mj).max() <= 1e-9 * max(1.0, np.abs(g_mj).max()), ctx
+
+
+def test_one_state_c_takes_sin_and_cos_from_lanes_as_libm_gives_them(tmp_path):
+    """A one-state C function reads its joints' sin and cos from ``lanes_sincos_n`` (LANES
+    angles a call); its values equal the NumPy module's (libm) to a few ulp, at small angles,
+    at multiples of pi/2 and past lanes_sincos's reduction range (|x| > 2^17: libm lane by lane)."""
+    from symgen.codegen.build import BuildOptions, build, import_package
+
+    robot = symgen.load_robot(DATA / "cheetah.xml")
+    pkg = import_package(build(robot, tmp_path, opts=BuildOptions(quantities=("M", "tau"))).path)
+    assert "lanes_sincos_n(ta_" in (tmp_path / "cheetah" / "cheetah.c").read_text()
+    rng = np.random.default_rng(5)
+    for t, scale in enumerate((1.0, 100.0, 3e5)):
+        q = rng.uniform(-scale, scale, robot.nq)
+        q[:3] = (np.pi / 2, -np.pi, 3 * np.pi / 2)[:min(3, robot.nq)]
+        v, a = rng.uniform(-1, 1, robot.n), rng.uniform(-1, 1, robot.n)
+        for f, args in (("mass_matrix", (q,)), ("inverse_dynamics", (q, v, a))):
+            c, ref = getattr(pkg.c, f)(*args), getattr(pkg.numpy, f)(*args)
+            assert np.abs(c - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max()), f"{f} seed=5 scale={scale}"
