@@ -40,6 +40,9 @@ class NumericBackend:
     def bind(self, value, name, body=None):
         return value
 
+    def bind_always(self, value, name, body=None):
+        return value
+
     def column_loop(self, body, blocks, name, symmetric=False, width=None):
         """``body(column, bk)`` applied to every column of each matrix of ``blocks`` (the symbolic
         backend prints it as loops over the columns, see :class:`SymbolicBackend`)."""

@@ -202,7 +202,7 @@ def body_frames(robot, q, bk):
     return Xup, Phi
 
 
-def ground_frames(robot, q, bk):
+def ground_frames(robot, q, bk, first_moments: bool = False):
     """Return (Phi, I): per body, its motion subspace and its spatial inertia in ground (base)
     coordinates, about the base origin — the paper's footnote 2, as Pinocchio does.
 
@@ -211,6 +211,9 @@ def ground_frames(robot, q, bk):
     and origin of joint i's frame in ground coordinates, the axis is a = R0 e_z (a column, no
     arithmetic), Phi_i = [a; p0 x a] (revolute) or [0; a] (prismatic), the body's orientation is
     R0 Rz(q_i) and its inertia ``mcI(m, c, R Ic R^T)`` with its CoM c in ground coordinates.
+    ``first_moments``: the inertias' h = m c named (:func:`_ground_mcI`), for the algorithms that
+    apply each inertia to several vectors (CRBA, ABA: humanoid M 3,948 -> 3,735 operations, FD
+    9,846 -> 9,513); where h is read once (gravity) the bare product folds with its factor.
     """
     R, p, Phi, I = [None] * robot.n, [None] * robot.n, [], []
     for i, (body, (Rt, t, com, Icom)) in enumerate(zip(robot.bodies, robot.z_aligned)):
@@ -263,8 +266,28 @@ def ground_frames(robot, q, bk):
             continue
         cg = bk.bind(p[i] + R[i] @ bk.const(com), f"c{i}", i)              # CoM in ground
         Ic = rotate_symmetric(R[i], bk.const(Icom), bk, f"Ic{i}", i)
-        I.append(bk.bind(mcI(bk.number(inertia.mass), cg, Ic, bk), f"I{i}", i))
+        if first_moments:
+            I.append(_ground_mcI(bk.number(inertia.mass), cg, Ic, bk, i))
+        else:
+            I.append(bk.bind(mcI(bk.number(inertia.mass), cg, Ic, bk), f"I{i}", i))
     return Phi, I
+
+
+def _ground_mcI(m, c, Ic, bk, i):
+    """``mcI(m, c, Ic)`` about the ground origin with its first moment h = m c named once (a
+    number times a temp is otherwise repeated, a product more, wherever the inertia is applied)
+    and the parallel-axis term read from it: Ic + S(h) S(c)^T."""
+    h = bk.zeros(3)
+    for a in range(3):
+        h[a] = bk.bind_always(m * c[a], f"mc{i}_{a}", i)
+    Ibar = bk.zeros((3, 3))
+    for a in range(3):
+        for b in range(a, 3):
+            if a == b:
+                Ibar[a, a] = Ic[a, a] + sum(h[k] * c[k] for k in range(3) if k != a)
+            else:
+                Ibar[a, b] = Ibar[b, a] = Ic[a, b] - h[a] * c[b]
+    return bk.bind(inertia_form(m, h, Ibar, bk), f"I{i}", i)
 
 
 def _ground_inertia(theta, T, R, p, bk, i):

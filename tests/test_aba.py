@@ -138,7 +138,7 @@ def _candidates(robot, key):
 
 @pytest.mark.parametrize("key", ["qdd", "Minv"])
 def test_the_build_prints_the_cheapest_route_per_robot_and_it_computes_the_right_values(key):
-    """On a 4-joint arm a body-frame route wins, on a 14-DoF chain the ground-coordinate ABA (or
+    """On a 4-joint arm a body-frame (or local-convention) route wins, on a 14-DoF chain the ground-coordinate ABA (or
     M^-1 by a solve over the identity's columns in column loops): the printed function is the cheapest of the candidates, and
     its values at a random state are the numeric reference's (seeds printed)."""
     arm4, chain = load_urdf(ARM4), robots.make("serial", 14, 7)
@@ -156,10 +156,10 @@ def test_the_build_prints_the_cheapest_route_per_robot_and_it_computes_the_right
     runs = (sweep.run,) + sweep.variants
     name = {sweeps._forward_dynamics: "ltdl", sweeps._aba_ground: "aba ground", sweeps._aba_body: "aba body",
             sweeps._mass_matrix_inverse: "ltdl", sweeps._minverse_ground: "minverse ground", sweeps._minverse_dense: "ltdl loops",
-            sweeps._minverse_aba_dense: "minverse loops"}
+            sweeps._minverse_aba_dense: "minverse loops", sweeps._forward_dynamics_local: "ltdl local"}
     name |= {run: "ltdl body" for run in runs if run.__name__.endswith("_body") and run not in name}
     chosen = {robot: name[runs[k]] for robot, k in chosen.items()}
-    assert chosen[arm4.name] in ("ltdl body", "aba body"), (key, chosen)
+    assert chosen[arm4.name] in ("ltdl body", "aba body", "ltdl local"), (key, chosen)
     # M^-1 of a long chain: a solve over the identity's columns in vectorized column loops (the
     # 14-DoF chain: the L^T D L factors', the 20-DoF chain: the dedicated algorithm's passes)
     assert chosen[chain.name] in {"qdd": ("aba ground",), "Minv": ("ltdl loops", "minverse loops")}[key], (key, chosen)

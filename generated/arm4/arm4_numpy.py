@@ -882,8 +882,8 @@ def _inverse_dynamics(q, qd, qdd, sin, cos):
     a2_0 = a1_0*cq2 + a1_1*sq2 + qd2*v2_1
     a2_1 = a1_1*cq2 - a1_0*sq2 - qd2*v2_0
     a2_2 = qdd1 + qdd2
-    a2_3 = qd2*v2_4 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd1
-    a2_4 = -qd2*v2_3 + 0.3*qdd1*sq2 + 9.81*cq1*cq2 - 9.81*sq1*sq2
+    a2_3 = cq2*(9.81*sq1 - 0.3*qdd1) + qd2*v2_4 + 9.81*cq1*sq2
+    a2_4 = -qd2*v2_3 - sq2*(9.81*sq1 - 0.3*qdd1) + 9.81*cq1*cq2
     h2_0 = 0.0211396*v2_0 + 0.0375*v1_0
     h2_2 = 0.0211396*v2_2 - 0.125*v2_3
     h2_3 = v2_3 - 0.125*v2_2
@@ -898,13 +898,13 @@ def _inverse_dynamics(q, qd, qdd, sin, cos):
     v3_0 = cq3*v2_0 - sq3*v2_2
     v3_1 = -cq3*v2_2 - sq3*v2_0
     v3_2 = qd3 + v2_1
-    v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0
-    v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0
+    v3_3 = cq3*(v2_3 - 0.25*v2_2) - sq3*(0.25*v2_0 + 0.3*v1_0)
+    v3_4 = -cq3*(0.25*v2_0 + 0.3*v1_0) - sq3*(v2_3 - 0.25*v2_2)
     a3_0 = a2_0*cq3 + qd3*v3_1 - a2_2*sq3
     a3_1 = -a2_0*sq3 - a2_2*cq3 - qd3*v3_0
     a3_2 = a2_1 + qdd3
-    a3_3 = a2_3*cq3 + qd3*v3_4 - 0.25*a2_0*sq3 - 0.25*a2_2*cq3 - 0.3*a1_0*sq3
-    a3_4 = -a2_3*sq3 - qd3*v3_3 + 0.25*a2_2*sq3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3
+    a3_3 = cq3*(a2_3 - 0.25*a2_2) + qd3*v3_4 - sq3*(0.25*a2_0 + 0.3*a1_0)
+    a3_4 = -cq3*(0.25*a2_0 + 0.3*a1_0) - qd3*v3_3 - sq3*(a2_3 - 0.25*a2_2)
     h3_0 = 0.0024233300000000004*v3_0 - 0.032*v3_4
     h3_1 = 0.032*v3_3 + 0.0024733300000000006*v3_1
     h3_3 = 0.032*v3_1 + 0.7*v3_3
@@ -915,17 +915,20 @@ def _inverse_dynamics(q, qd, qdd, sin, cos):
     f3_3 = 0.032*a3_1 + 0.7*a3_3 - h3_4*v3_2 + 0.7*v2_4*v3_1
     f3_4 = 0.7*a3_4 - 0.032*a3_0 + h3_3*v3_2 - 0.7*v2_4*v3_0
     f3_5 = 0.7*a2_4 + h3_4*v3_0 - h3_3*v3_1
+    fr3_0 = cq3*f3_3 - f3_4*sq3
+    fr3_2 = -cq3*f3_4 - f3_3*sq3
     # body 2: link 'forearm_link', joint 'joint3'
-    f2_0_1 = f2_0 + cq3*f3_0 - f3_1*sq3 - 0.25*cq3*f3_4 - 0.25*f3_3*sq3
+    f2_0_1 = f2_0 + 0.25*fr3_2 + cq3*f3_0 - f3_1*sq3
     f2_1_1 = f2_1 + f3_2
-    f2_2_1 = f2_2 - cq3*f3_1 - f3_0*sq3 + 0.25*f3_4*sq3 - 0.25*cq3*f3_3
-    f2_3_1 = f2_3 + cq3*f3_3 - f3_4*sq3
+    f2_2_1 = f2_2 - 0.25*fr3_0 - cq3*f3_1 - f3_0*sq3
+    f2_3_1 = f2_3 + fr3_0
     f2_4_1 = f2_4 + f3_5
-    f2_5_1 = f2_5 - cq3*f3_4 - f3_3*sq3
+    f2_5_1 = f2_5 + fr3_2
+    fr2_0 = cq2*f2_3_1 - f2_4_1*sq2
     # body 1: link 'upper_arm_link', joint 'joint2'
     f1_0_1 = f1_0 + 0.3*f2_5_1 + cq2*f2_0_1 - f2_1_1*sq2
     f1_1 = 0.0012*a1_1 + cq2*f2_1_1 + f2_0_1*sq2
-    f1_2_1 = f1_2 + f2_2_1 + 0.3*f2_4_1*sq2 - 0.3*cq2*f2_3_1
+    f1_2_1 = f1_2 + f2_2_1 - 0.3*fr2_0
     # body 0: link 'shoulder_link', joint 'joint1'
     f0_2 = 0.0025*qdd0 + cq1*f1_1 + f1_0_1*sq1
     return (
@@ -1483,115 +1486,122 @@ def _forward_dynamics(q, qd, tau, sin, cos):
     sq2 = sin(q2)
     cq3 = cos(q3)
     sq3 = sin(q3)
+    # body 3: link 'wrist_link', joint 'joint4'
+    Iz3_0_0 = 0.00031 + 0.00216333*sq3*sq3 + 0.0021133300000000005*cq3*cq3
+    Iz3_0_1 = -4.9999999999999914e-05*cq3*sq3
+    Iz3_1_1 = 0.00031 + 0.00216333*cq3*cq3 + 0.0021133300000000005*sq3*sq3
     # body 2: link 'forearm_link', joint 'joint3'
-    IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3
-    IC2_0_2 = 5.000000000000013e-05*cq3*sq3
-    IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3
-    IC2_2_2 = 0.0211396 + 0.06217333*sq3*sq3 + 0.06222333*cq3*cq3
-    IC2_2_3 = -0.125 - 0.207*cq3*cq3 - 0.207*sq3*sq3
-    IC2_3_3 = 1 + 0.7*cq3*cq3 + 0.7*sq3*sq3
-    ICX2_0_0 = 0.3*IC2_0_5 + IC2_0_0*cq2
-    ICX2_0_1 = IC2_0_0*sq2
-    ICX2_2_0 = IC2_0_2*cq2
-    ICX2_2_1 = IC2_0_2*sq2
-    ICX2_2_2 = IC2_2_2 - 0.3*IC2_2_3*cq2
-    ICX2_3_2 = IC2_2_3 - 0.3*IC2_3_3*cq2
-    ICX2_5_0 = 0.3*IC2_3_3 + IC2_0_5*cq2
-    ICX2_5_1 = IC2_0_5*sq2
+    IC2_0_0 = 0.0808896 + Iz3_0_0
+    IC2_2_2 = 0.0808896 + Iz3_1_1
+    Iz2R_0_0 = IC2_0_0*cq2
+    Iz2R_0_2 = -Iz3_0_1*cq2
+    Iz2R_1_0 = IC2_0_0*sq2
+    Iz2R_1_2 = -Iz3_0_1*sq2
+    Iz2_0_0 = 0.0009224999999999999*sq2*sq2 + Iz2R_0_0*cq2
+    Iz2_0_1 = Iz2R_0_0*sq2 - 0.0009224999999999999*cq2*sq2
+    Iz2_1_1 = 0.0009224999999999999*cq2*cq2 + Iz2R_1_0*sq2
     # body 1: link 'upper_arm_link', joint 'joint2'
-    IC1_0_0 = 0.0456 + 0.3*ICX2_5_0 + 0.0009224999999999999*sq2*sq2 + ICX2_0_0*cq2
-    IC1_0_1 = 0.3*ICX2_5_1 + ICX2_0_1*cq2 - 0.0009224999999999999*cq2*sq2
-    IC1_1_0 = ICX2_0_0*sq2 - 0.0009224999999999999*cq2*sq2
-    IC1_1_1 = 0.0012 + 0.0009224999999999999*cq2*cq2 + ICX2_0_1*sq2
-    IC1_2_2 = 0.0456 + ICX2_2_2 + 0.153*sq2*sq2 - 0.3*ICX2_3_2*cq2
-    ICX1_0_2 = IC1_0_0*sq1 + IC1_0_1*cq1
-    ICX1_1_2 = IC1_1_0*sq1 + IC1_1_1*cq1
-    ICX1_2_2 = ICX2_2_0*sq1 + ICX2_2_1*cq1
+    IC1_0_0 = 0.1986 + Iz2_0_0 + 0.1992*cq2
+    IC1_0_1 = Iz2_0_1 + 0.0996*sq2
+    IC1_1_1 = 0.0011999999999999997 + Iz2_1_1
+    IC1_2_2 = 0.1986 + IC2_2_2 + 0.1992*cq2
+    Iz1R_1_0 = IC1_0_0*sq1 + IC1_0_1*cq1
+    Iz1R_1_1 = IC1_0_1*sq1 + IC1_1_1*cq1
+    Iz1R_1_2 = Iz2R_0_2*sq1 + Iz2R_1_2*cq1
+    Iz1_1_1 = Iz1R_1_0*sq1 + Iz1R_1_1*cq1
     # body 0: link 'shoulder_link', joint 'joint1'
-    IC0_2_2 = 0.0025 + ICX1_0_2*sq1 + ICX1_1_2*cq1
-    # body 3: link 'wrist_link', joint 'joint4'
-    F3_2 = 0.00031*cq1*cq2 - 0.00031*sq1*sq2
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    v1_0 = qd0*sq1
-    v1_1 = cq1*qd0
-    a1_0 = qd1*v1_1
-    a1_1 = -qd1*v1_0
-    f1_0 = 0.0456*a1_0 + 0.0444*qd1*v1_1
-    f1_2 = -2.2072499999999997*sq1 - 0.0444*v1_0*v1_1
+    IC0_2_2 = 0.0025 + Iz1_1_1
     # body 2: link 'forearm_link', joint 'joint3'
-    v2_0 = cq2*v1_0 + sq2*v1_1
-    v2_1 = cq2*v1_1 - sq2*v1_0
-    v2_2 = qd1 + qd2
-    v2_3 = -0.3*cq2*qd1
-    v2_4 = 0.3*qd1*sq2
-    a2_0 = a1_0*cq2 + a1_1*sq2 + qd2*v2_1
-    a2_1 = a1_1*cq2 - a1_0*sq2 - qd2*v2_0
-    a2_3 = qd2*v2_4 + 9.81*cq1*sq2 + 9.81*cq2*sq1
-    a2_4 = -qd2*v2_3 + 9.81*cq1*cq2 - 9.81*sq1*sq2
-    h2_0 = 0.0211396*v2_0 + 0.0375*v1_0
-    h2_2 = 0.0211396*v2_2 - 0.125*v2_3
-    h2_3 = v2_3 - 0.125*v2_2
-    h2_5 = 0.125*v2_0 + 0.3*v1_0
-    f2_0 = 0.0211396*a2_0 + 0.0375*a1_0 + h2_2*v2_1 + h2_5*v2_4 - 0.0006125*v2_1*v2_2 - 0.3*v1_0*v2_4
-    f2_1 = 0.0006125*a2_1 + h2_0*v2_2 - h2_2*v2_0 - h2_5*v2_3 + 0.3*h2_3*v1_0
-    f2_2 = -0.125*a2_3 + v2_3*v2_4 - h2_0*v2_1 - h2_3*v2_4 + 0.0006125*v2_0*v2_1
-    f2_3 = a2_3 + h2_5*v2_1 - v2_2*v2_4
-    f2_4 = a2_4 + h2_3*v2_2 - h2_5*v2_0
-    f2_5 = 0.125*a2_0 + 0.3*a1_0 + v2_0*v2_4 - h2_3*v2_1
+    F2_2n_2 = IC2_2_2 + 0.0996*cq2
     # body 3: link 'wrist_link', joint 'joint4'
-    v3_0 = cq3*v2_0 - sq3*v2_2
-    v3_1 = -cq3*v2_2 - sq3*v2_0
-    v3_2 = qd3 + v2_1
-    v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0
-    v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0
-    a3_0 = a2_0*cq3 + qd3*v3_1
-    a3_1 = -a2_0*sq3 - qd3*v3_0
-    a3_3 = a2_3*cq3 + qd3*v3_4 - 0.25*a2_0*sq3 - 0.3*a1_0*sq3
-    a3_4 = -a2_3*sq3 - qd3*v3_3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3
-    h3_0 = 0.0024233300000000004*v3_0 - 0.032*v3_4
-    h3_1 = 0.032*v3_3 + 0.0024733300000000006*v3_1
-    h3_3 = 0.032*v3_1 + 0.7*v3_3
-    h3_4 = 0.7*v3_4 - 0.032*v3_0
-    f3_0 = 0.0024233300000000004*a3_0 - 0.032*a3_4 - h3_1*v3_2 - h3_4*v2_4 + 0.7*v2_4*v3_4 + 0.00031*v3_1*v3_2
-    f3_1 = 0.032*a3_3 + 0.0024733300000000006*a3_1 + h3_0*v3_2 + h3_3*v2_4 - 0.7*v2_4*v3_3 - 0.00031*v3_0*v3_2
-    f3_2 = 0.00031*a2_1 + h3_1*v3_0 + h3_4*v3_3 - h3_0*v3_1 - h3_3*v3_4
-    f3_3 = 0.032*a3_1 + 0.7*a3_3 - h3_4*v3_2 + 0.7*v2_4*v3_1
-    f3_4 = 0.7*a3_4 - 0.032*a3_0 + h3_3*v3_2 - 0.7*v2_4*v3_0
-    f3_5 = 0.7*a2_4 + h3_4*v3_0 - h3_3*v3_1
-    # body 2: link 'forearm_link', joint 'joint3'
-    f2_0_1 = f2_0 + cq3*f3_0 - f3_1*sq3 - 0.25*cq3*f3_4 - 0.25*f3_3*sq3
-    f2_1_1 = f2_1 + f3_2
-    f2_2_1 = f2_2 - cq3*f3_1 - f3_0*sq3 + 0.25*f3_4*sq3 - 0.25*cq3*f3_3
-    f2_3_1 = f2_3 + cq3*f3_3 - f3_4*sq3
-    f2_4_1 = f2_4 + f3_5
-    f2_5_1 = f2_5 - cq3*f3_4 - f3_3*sq3
-    # body 1: link 'upper_arm_link', joint 'joint2'
-    f1_0_1 = f1_0 + 0.3*f2_5_1 + cq2*f2_0_1 - f2_1_1*sq2
-    f1_1 = 0.0012*a1_1 + cq2*f2_1_1 + f2_0_1*sq2
-    f1_2_1 = f1_2 + f2_2_1 + 0.3*f2_4_1*sq2 - 0.3*cq2*f2_3_1
-    # body 0: link 'shoulder_link', joint 'joint1'
-    f0_2 = cq1*f1_1 + f1_0_1*sq1
-    # body 3: link 'wrist_link', joint 'joint4'
-    H0_0 = IC0_2_2 - 3225.8064516129034*F3_2*F3_2
+    F3_1n_2 = 0.00031*cq1*cq2 - 0.00031*sq1*sq2
+    H0_0 = IC0_2_2 - 3225.8064516129034*F3_1n_2*F3_1n_2
     # body 2: link 'forearm_link', joint 'joint3'
     Dinv2 = 1.0/IC2_2_2
-    L2_1 = Dinv2*ICX2_2_2
-    H1_1 = IC1_2_2 - ICX2_2_2*L2_1
-    H1_0 = ICX1_2_2 - ICX1_2_2*L2_1
-    L2_0 = Dinv2*ICX1_2_2
-    H0_0_1 = H0_0 - ICX1_2_2*L2_0
+    L2_1 = Dinv2*F2_2n_2
+    H1_1 = IC1_2_2 - F2_2n_2*L2_1
+    H1_0 = Iz1R_1_2 - Iz1R_1_2*L2_1
+    L2_0 = Dinv2*Iz1R_1_2
+    H0_0_1 = H0_0 - Iz1R_1_2*L2_0
     # body 1: link 'upper_arm_link', joint 'joint2'
     Dinv1 = 1.0/H1_1
     L1_0 = Dinv1*H1_0
     H0_0_2 = H0_0_1 - H1_0*L1_0
     # body 0: link 'shoulder_link', joint 'joint1'
     Dinv0 = 1.0/H0_0_2
-    # body 2: link 'forearm_link', joint 'joint3'
-    z2 = tau2 - f2_2_1
     # body 1: link 'upper_arm_link', joint 'joint2'
-    z1 = tau1 - f1_2_1
+    w1_0 = qd0*sq1
+    w1_1 = cq1*qd0
+    aw1_0 = cq1*qd0*qd1
+    aw1_1 = -qd0*qd1*sq1
+    fn1_0 = 0.0456*aw1_0 + 0.0444*qd1*w1_1
+    fn1_2 = -2.2072499999999997*sq1 - 0.0444*w1_0*w1_1
+    # body 2: link 'forearm_link', joint 'joint3'
+    w2_0 = cq2*w1_0 + sq2*w1_1
+    w2_1 = cq2*w1_1 - sq2*w1_0
+    w2_2 = qd1 + qd2
+    v2_0 = -0.3*cq2*qd1
+    v2_1 = 0.3*qd1*sq2
+    aw2_0 = aw1_0*cq2 + aw1_1*sq2 + qd2*(cq2*w1_1 - sq2*w1_0)
+    aw2_1 = aw1_1*cq2 - aw1_0*sq2 - qd2*(cq2*w1_0 + sq2*w1_1)
+    av2_0 = 9.81*cq1*sq2 + 9.81*cq2*sq1 + 0.3*qd1*qd2*sq2
+    av2_1 = 9.81*cq1*cq2 - 9.81*sq1*sq2 + 0.3*cq2*qd1*qd2
+    kw2_0 = 0.0211396*w2_0 + 0.0375*w1_0
+    kw2_2 = 0.0211396*w2_2 - 0.125*v2_0
+    kv2_0 = v2_0 - 0.125*w2_2
+    kv2_2 = 0.125*w2_0 + 0.3*w1_0
+    fn2_0 = 0.0211396*aw2_0 + 0.0375*aw1_0 + kv2_2*v2_1 + kw2_2*w2_1 - 0.0006125*w2_1*w2_2 - 0.3*v2_1*w1_0
+    fn2_1 = 0.0006125*aw2_1 + kw2_0*w2_2 - kv2_2*v2_0 - kw2_2*w2_0 + 0.3*kv2_0*w1_0
+    fn2_2 = -0.125*av2_0 + v2_0*v2_1 - kv2_0*v2_1 - kw2_0*w2_1 + 0.0006125*w2_0*w2_1
+    ff2_0 = av2_0 + kv2_2*w2_1 - v2_1*w2_2
+    ff2_1 = av2_1 + kv2_0*w2_2 - kv2_2*w2_0
+    ff2_2 = 0.125*aw2_0 + 0.3*aw1_0 + v2_1*w2_0 - kv2_0*w2_1
+    # body 3: link 'wrist_link', joint 'joint4'
+    w3_0 = cq3*w2_0 - sq3*w2_2
+    w3_1 = -cq3*w2_2 - sq3*w2_0
+    w3_2 = qd3 + w2_1
+    v3_0 = cq3*(v2_0 - 0.25*w2_2) + sq3*(-0.25*w2_0 - 0.3*w1_0)
+    v3_1 = cq3*(-0.25*w2_0 - 0.3*w1_0) - sq3*(v2_0 - 0.25*w2_2)
+    aw3_0 = aw2_0*cq3 + qd3*(-cq3*w2_2 - sq3*w2_0)
+    aw3_1 = -aw2_0*sq3 - qd3*(cq3*w2_0 - sq3*w2_2)
+    av3_0 = av2_0*cq3 + qd3*(cq3*(-0.25*w2_0 - 0.3*w1_0) - sq3*(v2_0 - 0.25*w2_2)) + sq3*(-0.25*aw2_0 - 0.3*aw1_0)
+    av3_1 = cq3*(-0.25*aw2_0 - 0.3*aw1_0) - av2_0*sq3 - qd3*(cq3*(v2_0 - 0.25*w2_2) + sq3*(-0.25*w2_0 - 0.3*w1_0))
+    kw3_0 = 0.0024233300000000004*w3_0 - 0.032*v3_1
+    kw3_1 = 0.032*v3_0 + 0.0024733300000000006*w3_1
+    kv3_0 = 0.032*w3_1 + 0.7*v3_0
+    kv3_1 = 0.7*v3_1 - 0.032*w3_0
+    fn3_0 = 0.0024233300000000004*aw3_0 - 0.032*av3_1 - kv3_1*v2_1 - kw3_1*w3_2 + 0.7*v2_1*v3_1 + 0.00031*w3_1*w3_2
+    fn3_1 = 0.032*av3_0 + 0.0024733300000000006*aw3_1 + kv3_0*v2_1 + kw3_0*w3_2 - 0.7*v2_1*v3_0 - 0.00031*w3_0*w3_2
+    fn3_2 = 0.00031*aw2_1 + kv3_1*v3_0 + kw3_1*w3_0 - kv3_0*v3_1 - kw3_0*w3_1
+    ff3_0 = 0.032*aw3_1 + 0.7*av3_0 - kv3_1*w3_2 + 0.7*v2_1*w3_1
+    ff3_1 = 0.7*av3_1 - 0.032*aw3_0 + kv3_0*w3_2 - 0.7*v2_1*w3_0
+    ff3_2 = 0.7*av2_1 + kv3_1*w3_0 - kv3_0*w3_1
+    fu3f_0 = cq3*ff3_0 - ff3_1*sq3
+    fu3f_2 = -cq3*ff3_1 - ff3_0*sq3
+    fu3n_0 = 0.25*fu3f_2 + cq3*fn3_0 - fn3_1*sq3
+    fu3n_2 = -0.25*fu3f_0 - cq3*fn3_1 - fn3_0*sq3
+    # body 2: link 'forearm_link', joint 'joint3'
+    fn2_0_1 = fn2_0 + fu3n_0
+    fn2_1_1 = fn2_1 + fn3_2
+    fn2_2_1 = fn2_2 + fu3n_2
+    ff2_0_1 = ff2_0 + fu3f_0
+    ff2_1_1 = ff2_1 + ff3_2
+    ff2_2_1 = ff2_2 + fu3f_2
+    fu2f_0 = cq2*ff2_0_1 - ff2_1_1*sq2
+    fu2n_0 = 0.3*ff2_2_1 + cq2*fn2_0_1 - fn2_1_1*sq2
+    fu2n_1 = cq2*fn2_1_1 + fn2_0_1*sq2
+    fu2n_2 = fn2_2_1 - 0.3*fu2f_0
+    # body 1: link 'upper_arm_link', joint 'joint2'
+    fn1_0_1 = fn1_0 + fu2n_0
+    fn1_1 = fu2n_1 + 0.0012*aw1_1
+    fn1_2_1 = fn1_2 + fu2n_2
+    fu1n_2 = cq1*fn1_1 + fn1_0_1*sq1
+    # body 2: link 'forearm_link', joint 'joint3'
+    z2 = tau2 - fn2_2_1
+    # body 1: link 'upper_arm_link', joint 'joint2'
+    z1 = tau1 - fn1_2_1
     # body 0: link 'shoulder_link', joint 'joint1'
-    z0 = tau0 - f0_2 - 3225.8064516129034*F3_2*(tau3 - f3_2)
+    z0 = tau0 - fu1n_2 - 3225.8064516129034*F3_1n_2*(tau3 - fn3_2)
     # body 1: link 'upper_arm_link', joint 'joint2'
     z1_1 = z1 - L2_1*z2
     # body 0: link 'shoulder_link', joint 'joint1'
@@ -1603,7 +1613,7 @@ def _forward_dynamics(q, qd, tau, sin, cos):
     # body 2: link 'forearm_link', joint 'joint3'
     x2 = Dinv2*z2 - L2_0*x0 - L2_1*x1
     # body 3: link 'wrist_link', joint 'joint4'
-    x3 = 3225.8064516129034*tau3 - 3225.8064516129034*f3_2 - 3225.8064516129034*F3_2*x0
+    x3 = 3225.8064516129034*tau3 - 3225.8064516129034*fn3_2 - 3225.8064516129034*F3_1n_2*x0
     return (
         x0,
         x1,

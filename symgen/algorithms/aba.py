@@ -86,11 +86,11 @@ def aba_ground(robot, q, qd, tau, bk, gravity=GRAVITY):
     (Phid_i = v_i x Phi_i in a fixed frame, and vJ x vJ = 0), and the backward pass adds Ia and pa
     to the parent's as they are."""
     n, parent = robot.n, robot.parent
-    Phi, I = ground_frames(robot, q, bk)
+    Phi, I = ground_frames(robot, q, bk, first_moments=True)
     v, c, IA, pA = [None] * n, [None] * n, [None] * n, [None] * n
     for i in range(n):                                   # pass 1, root to leaves
         p = parent[i]
-        vJ = Phi[i] * qd[i]
+        vJ = bk.bind(Phi[i] * qd[i], f"vJ{i}", i)          # named: v_i and c_i both read it
         if p < 0 or robot.at_rest_above(i):              # a free-flyer's sum_k (v_base x Phi_k) qd_k = 0
             v[i] = bk.bind(vJ if p < 0 else v[p] + vJ, f"v{i}", i)
             c[i] = bk.zeros(6)

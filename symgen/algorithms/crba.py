@@ -51,7 +51,7 @@ def crba(robot, q, bk):
 def crba_ground(robot, q, bk):
     """Return M(q), computed in ground coordinates."""
     n, parent = robot.n, robot.parent
-    Phi, IC = ground_frames(robot, q, bk)                               # line 5
+    Phi, IC = ground_frames(robot, q, bk, first_moments=True)           # line 5
     for j in reversed(range(n)):                                        # composites, leaves first
         p = parent[j]
         if p >= 0:                                                      # line 24

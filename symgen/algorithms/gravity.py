@@ -17,10 +17,10 @@ from ..spatial import inertia_times
 from .rnea import rnea
 
 
-def gravity(robot, q, bk, gravity=GRAVITY):
-    """g(q) by RNEA at rest, in body frames."""
+def gravity(robot, q, bk, gravity=GRAVITY, offsets=False):
+    """g(q) by RNEA at rest, in body frames (``offsets``: see :func:`.rnea.rnea`)."""
     zero = bk.zeros(robot.n)
-    return rnea(robot, q, zero, zero, bk, gravity=gravity)
+    return rnea(robot, q, zero, zero, bk, gravity=gravity, offsets=offsets)
 
 
 def gravity_ground(robot, q, bk, gravity=GRAVITY):

@@ -15,13 +15,19 @@ Two versions, line for line:
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..kinematics import body_frames, body_inertia, inertia_apply, local_frames, plus_armature, rate_velocity, root_gravity
 from ..model import GRAVITY
 from ..spatial import crf, crm, cross
 
 
-def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
-    """Joint forces tau. ``gravity`` is the linear gravity acceleration in root coordinates."""
+def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY, offsets=False):
+    """Joint forces tau. ``gravity`` is the linear gravity acceleration in root coordinates.
+    ``offsets``: move motions and forces across revolute joints by rotation and offset
+    (:func:`_motion_down`, :func:`_force_up`) instead of the 6x6 product."""
+    down = _motion_down if offsets else (lambda robot, Xup, i, m, bk: Xup[i] @ m)
+    up = _force_up if offsets else (lambda robot, Xup, i, f, bk: Xup[i].T @ f)
     n = robot.n
     Xup, Phi = body_frames(robot, q, bk)
     a_grav = bk.zeros(6)
@@ -34,9 +40,9 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
             v[i] = vJ
             a[i] = Xup[i] @ (-a_grav) + Phi[i] * qdd[i]
         else:
-            v[i] = bk.bind(Xup[i] @ v[p] + vJ, f"v{i}", i)
+            v[i] = bk.bind(down(robot, Xup, i, v[p], bk) + vJ, f"v{i}", i)
             w = rate_velocity(robot, v, Phi, qd, i, bk)         # v_i, or the joint's child velocity
-            a[i] = Xup[i] @ a[p] + Phi[i] * qdd[i] + (0 if robot.at_rest_above(i) else crm(w, bk) @ vJ)
+            a[i] = down(robot, Xup, i, a[p], bk) + Phi[i] * qdd[i] + (0 if robot.at_rest_above(i) else crm(w, bk) @ vJ)
         v[i] = bk.bind(v[i], f"v{i}", i)
         a[i] = bk.bind(a[i], f"a{i}", i)
         I = body_inertia(robot, i, bk)
@@ -46,8 +52,46 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY):
         tau[i] = plus_armature(robot, i, Phi[i] @ f[i], qdd[i])       # + armature_i qdd_i
         p = robot.parent[i]
         if p >= 0:
-            f[p] = bk.bind(f[p] + Xup[i].T @ f[i], f"f{p}", p)
+            f[p] = bk.bind(f[p] + up(robot, Xup, i, f[i], bk), f"f{p}", p)
     return tau
+
+
+def _offset(robot, i):
+    """r of a revolute joint's iXp = plux(E, r) (the constant offset of Xtree), or None where the
+    joint moves the origin or the transform is constant."""
+    if robot.bodies[i].joint_type != "revolute" or robot.is_free(i) or robot.in_group(i):
+        return None
+    X = np.asarray(robot.Xtree[i], dtype=float)
+    S = -X[:3, :3].T @ X[3:, :3]                        # S(r): Xtree's lower block is -E S(r)
+    return np.array([S[2, 1], S[0, 2], S[1, 0]])
+
+
+def _motion_down(robot, Xup, i, m, bk):
+    """iXp m, the parent's motion in body i's frame: [E w; E (v - r x w)] (see :func:`_force_up`)."""
+    r = _offset(robot, i)
+    if r is None:
+        return Xup[i] @ m
+    E = Xup[i][:3, :3]
+    out = bk.zeros(6)
+    out[:3] = E @ m[:3]
+    out[3:] = E @ (m[3:] - cross(bk.const(r), m[:3], bk))
+    return out
+
+
+def _force_up(robot, Xup, i, f, bk):
+    """iXp^T f, body i's force in its parent's frame. For a revolute joint iXp = plux(E, r) with
+    r the constant offset of the joint: [E^T n + r x (E^T fl); E^T fl], the rotated force named
+    first, where the product of the matrices spreads each constant of r over the trig terms of E
+    (the humanoid's tau: 4,220 operations -> see docs/RESULTS.md)."""
+    r = _offset(robot, i)
+    if r is None:
+        return Xup[i].T @ f
+    r, E = bk.const(r), Xup[i][:3, :3]
+    g = bk.bind(E.T @ f[3:], f"fr{i}", i)
+    out = bk.zeros(6)
+    out[:3] = E.T @ f[:3] + cross(r, g, bk)
+    out[3:] = g
+    return out
 
 
 def rnea_local(robot, q, qd, qdd, bk, gravity=GRAVITY):

@@ -144,6 +144,9 @@ class SXBackend:
     def bind(self, value, name, body=None):
         return value
 
+    def bind_always(self, value, name, body=None):
+        return value
+
     def tick(self, done, total):
         pass
 

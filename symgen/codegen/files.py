@@ -139,6 +139,21 @@ def _loop_values(fn, target) -> list[str]:
     return [where[(min(i, c), max(i, c)) if symmetric else (i, c)] for i in range(rows) for c in range(cols)]
 
 
+def _sincos(assignments, cin) -> tuple[list, dict]:
+    """The inputs whose sin or cos a part computes (C text, in order) and, per such temp, where
+    the C of a build with lanes reads it: ``ts_[k]``/``tc_[k]``, filled at the part's top by
+    ``lanes_sincos_n`` (templates/c_lanes.h.j2), LANES angles a call instead of one libm call each."""
+    args, trig = [], {}
+    for a in assignments:
+        e = a.expr
+        if isinstance(e, (sp.sin, sp.cos)) and e.args[0] in cin:
+            text = cin[e.args[0]]
+            if text not in args:
+                args.append(text)
+            trig[a.temp] = f"{'ts_' if isinstance(e, sp.sin) else 'tc_'}[{args.index(text)}]"
+    return args, trig
+
+
 def function_context(robot, fn, key: str) -> dict:
     """What the templates print for one Function: its lines in Python and C (C in parts when
     long), the entries of each output, signature and the sizes the bindings check."""
@@ -167,12 +182,13 @@ def function_context(robot, fn, key: str) -> dict:
                 for lc, lp in zip(loops, fn.loops)]
     c_parts = []
     for number, part in enumerate(parts):
+        sincos, trig = _sincos(part.assignments, cin)
         c_lines = [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const double {a.temp.name}"),
-                    "c": cpr.doprint(a.expr), "comment": c}
+                    "c": cpr.doprint(a.expr), "comment": c, "trig": trig.get(a.temp)}
                    for a, c in zip(part.assignments, _comments(robot, part.assignments))]
         c_entries = [(fn.outputs[o].name, k, cpr.doprint(e)) for o, k, e in part.entries]
         c_parts.append({
-            "lines": c_lines, "entries": c_entries,
+            "lines": c_lines, "entries": c_entries, "sincos": sincos,
             "loops": loops if part is parts[-1] else [],
             "runs": [_run_context(fn, run, slots, cpr, lanes) for p, run in runs if p == number],
             # the lanes copy: a whole function's every temp a local, none in the runs' arrays; a
