@@ -19,8 +19,9 @@ q_a = m_a (m_b q_c + o_b) + o_a). Every quantity is then that of the full model 
     derivatives of inverse dynamics G^T (.) G,
 
 and forward dynamics, M^-1 and the forward-dynamics derivatives solve the reduced system
-(M qdd = tau - G^T RNEA_full(q_full, G v, 0), by a dense L^T D L of M: a mimic across branches
-couples them, so M has no tree sparsity left). :func:`run_embedded` does this for every sweep,
+(M qdd = tau - G^T RNEA_full(q_full, G v, 0), by the L^T D L of M over the independent joints'
+tree when M keeps its sparsity, a dense one when a mimic or belt across branches couples them:
+:mod:`symgen.reduced_tree`). :func:`run_embedded` does this for every sweep,
 on numbers and symbols alike (value numbering shares what the projections repeat), by the
 ``embed`` rule each :class:`~symgen.quantities.Output` declares.
 
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ModelError, OptionError
+from .reduced_tree import factor_parent
 
 #: the projection rules an :class:`~symgen.quantities.Output` may declare (``embed``)
 RULES = ("matrix", "vector", "christoffel", "rows", "columns", "none", "solve")
@@ -341,7 +343,7 @@ def _reduced_mass_and_bias(robot, full_args, bk, opts, with_bias=True):
     full, cols = _full(robot, full_args), robot.embedding.columns()
     Mf = (crba_ground if opts.frame == "ground" else crba)(full, full_args["q"], bk)
     M = project("matrix", Mf, cols, bk)
-    chain = tuple(range(-1, len(cols) - 1))            # dense: M need not be tree-sparse any more
+    chain = factor_parent(robot)                       # the independent tree, or dense (a chain)
     L, Dinv = ltdl(M, chain, bk)
     bias = None
     if with_bias:
@@ -413,7 +415,7 @@ def _fd_derivatives_ground(robot, args, full_args, bk, opts):
             Mf[i, j] = Mf[j, i] = Phi[j] @ F2
         bf[i] = Phi[i] @ F0[i]
     M, bias = project("matrix", Mf, cols, bk), project("vector", bf, cols, bk)
-    chain = tuple(range(-1, len(cols) - 1))
+    chain = factor_parent(robot)
     L, Dinv = ltdl(M, chain, bk)
     qdd = emb.expand_v(ltdl_solve(L, Dinv, chain, args["tau"] - bias, bk), bk)
     alpha = [None] * n
