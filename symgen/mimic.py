@@ -29,12 +29,12 @@ A robot read with ``mimic=True`` is an :class:`Embedded` view of the full model 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .errors import ModelError, OptionError
-from .reduced_tree import factor_parent
+from .reduced_tree import factor_parent, named_matrix as _named_matrix
 
 #: the projection rules an :class:`~symgen.quantities.Output` may declare (``embed``)
 RULES = ("matrix", "vector", "christoffel", "rows", "columns", "none", "solve")
@@ -312,8 +312,8 @@ def run_embedded(sweep, robot: Embedded, args: dict, bk, opts, rules: dict, run_
         raise OptionError(f"--mimic: output {missing[0]!r} of sweep {sweep.name!r} declares no embedding rule")
     emb = robot.embedding
     full_args = expand(emb, args, bk)
-    if "solve" in rules.values():
-        return REDUCED[sweep.name](robot, args, full_args, bk, opts)
+    if "solve" in rules.values():                      # a body-frame variant: M̄ and b̄ in body frames
+        return REDUCED[sweep.name](robot, args, full_args, bk, replace(opts, frame=getattr(sweep.run, "frame", opts.frame)))
     values = run_full(sweep, robot.full, full_args, bk, opts)
     cols = emb.columns()
     return {name: project(rules.get(name, "none"), value, cols, bk) for name, value in values.items()}
@@ -342,7 +342,7 @@ def _reduced_mass_and_bias(robot, full_args, bk, opts, with_bias=True):
 
     full, cols = _full(robot, full_args), robot.embedding.columns()
     Mf = (crba_ground if opts.frame == "ground" else crba)(full, full_args["q"], bk)
-    M = project("matrix", Mf, cols, bk)
+    M = _named_matrix(project("matrix", Mf, cols, bk), bk)
     chain = factor_parent(robot)                       # the independent tree, or dense (a chain)
     L, Dinv = ltdl(M, chain, bk)
     bias = None
@@ -363,7 +363,7 @@ def _forward_dynamics(robot, args, full_args, bk, opts):
     from .algorithms.forward_dynamics import ltdl_solve
 
     _, (L, Dinv, chain), bias = _reduced_mass_and_bias(robot, full_args, bk, opts)
-    return {"qdd": ltdl_solve(L, Dinv, chain, args["tau"] - bias, bk)}
+    return {"qdd": ltdl_solve(L, Dinv, chain, bk.bind(args["tau"] - bias, "rhs"), bk)}
 
 
 def _fd_derivatives(robot, args, full_args, bk, opts):
@@ -414,7 +414,7 @@ def _fd_derivatives_ground(robot, args, full_args, bk, opts):
         for j in full.ancestors(i):
             Mf[i, j] = Mf[j, i] = Phi[j] @ F2
         bf[i] = Phi[i] @ F0[i]
-    M, bias = project("matrix", Mf, cols, bk), project("vector", bf, cols, bk)
+    M, bias = _named_matrix(project("matrix", Mf, cols, bk), bk), project("vector", bf, cols, bk)
     chain = factor_parent(robot)
     L, Dinv = ltdl(M, chain, bk)
     qdd = emb.expand_v(ltdl_solve(L, Dinv, chain, args["tau"] - bias, bk), bk)

@@ -20,6 +20,7 @@ def in_body_frames(run, why: str):
         return run(robot, args, bk, replace(opts, frame="body"))
 
     variant.__name__, variant.__doc__ = f"{run.__name__}_body", why
+    variant.frame = "body"              # read by the reduced solves of an embedding (symgen.mimic)
     return variant
 
 
