@@ -176,3 +176,19 @@ def test_generated_fd_and_inverse_against_the_spanning_tree(pin, package, backen
         got = mod.mass_matrix_inverse(state["q"])
         assert _rel(got, Minv) < 1e-9, where
         assert np.array_equal(got, got.T), where
+
+
+def test_the_body_frame_route_reaches_the_reduced_solve():
+    """A ground-coordinate build traces FD's body-frame variant too; for an embedded robot that
+    variant must run the reduced solve in body frames (it once ran the ground one again), so the
+    build keeps it where it costs less: the rotor leg's FD, against the body-frame build's."""
+    from symgen.codegen import program as P
+    from symgen.codegen import symbolic as S
+
+    robot = symgen.load_urdf(Path(__file__).parent / "data" / "urdfplus" / "quadruped_leg.urdf")
+    chosen = S.trace_all(robot, ("qdd",))["qdd"]
+    body = S.trace_all(robot, ("qdd",), Q.SweepOptions(frame="body"))["qdd"]
+    ground = S.optimize(S._trace_sweep(robot, Q.SWEEPS["forward_dynamics"], ("qdd",),
+                                       S.input_symbols(robot), Q.SweepOptions(), True, None)[0]["qdd"])
+    assert P.cost(body) < P.cost(ground), (P.cost(body), P.cost(ground))
+    assert chosen.route == "forward_dynamics_body" and P.count_ops(chosen) == P.count_ops(body)
