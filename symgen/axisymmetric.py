@@ -70,10 +70,28 @@ class _InertialView:
         return getattr(self._robot, name)
 
 
+class _ReducedView:
+    """A constrained robot (couplings, ``--mimic``, loops: a view with a ``full`` model) whose full
+    model is seen through :func:`inertial_view`, so that its reduced solves (forward dynamics,
+    M^-1, their derivatives), which run the full model's algorithms themselves, see it too."""
+
+    def __init__(self, robot, full):
+        self._robot, self.full = robot, full
+
+    def __getattr__(self, name):
+        return getattr(self._robot, name)
+
+
 def inertial_view(robot):
     """``robot`` for a sweep whose values depend on its (constant) inertias only through the
-    algorithms: its axisymmetric rotors (:attr:`symgen.model.Robot.axisymmetric`) turn-free; the
-    robot itself when it has none."""
+    algorithms: its axisymmetric rotors (:attr:`symgen.model.Robot.axisymmetric`) turn-free, those
+    of the full model for a constrained robot; the robot itself when it has none."""
+    if isinstance(robot, (_InertialView, _ReducedView)):
+        return robot
+    full = getattr(robot, "full", None)
+    if full is not None:
+        view = inertial_view(full)
+        return robot if view is full else _ReducedView(robot, view)
     bodies = getattr(robot, "axisymmetric", ())
     return _InertialView(robot, bodies) if bodies else robot
 

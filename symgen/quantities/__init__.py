@@ -57,6 +57,8 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
 
     if sweep.name in loops.OWN_SWEEPS:                      # phi, K, G v: the closed mechanism's own
         return sweep.run(robot, args, bk, opts)
+    if sweep.inertial and args.get("params") is None:      # the model's inertias: rotors need not turn
+        robot = inertial_view(robot)
     if getattr(robot, "system", None) is not None:          # loops: G(q) (symgen.closed)
         from ..closed import run_closed
 
@@ -67,8 +69,6 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
 
         return run_embedded(sweep, robot, args, bk, opts, embed_rules(sweep.name), run_sweep)
     theta = args.get("params") if sweep.inertial else None
-    if sweep.inertial and theta is None:                    # the model's inertias: rotors need not turn
-        robot = inertial_view(robot)
     return sweep.run(with_parameters(robot, theta), args, bk, opts)
 
 
