@@ -111,6 +111,32 @@ def test_asymmetric_rotors_keep_their_rotation_and_match_pinocchio(pin, tmp_path
             assert err <= tol, f"{frame} {x.function}: rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
 
 
+def test_parameters_at_run_time_keep_the_rotors_rotation(pin):
+    """With inertial parameters as an argument (``--parametric``; here the numeric reference fed
+    ``params``) a rotor's inertia need not be symmetric: an asymmetric FR_abad_rotor given through
+    theta still matches Pinocchio with the same parameters."""
+    from symgen.algorithms.regressor import robot_parameters
+
+    robot = _load(GRBDA / "mini_cheetah.urdf")
+    full = robot.full
+    theta = robot_parameters(full).copy()
+    k = full.inertial_bodies.index(next(i for i, b in enumerate(full.bodies) if b.name == "FR_abad_rotor"))
+    theta[10 * k + 6] *= 1.5                                            # its Iyy: no longer symmetric
+    theta[10 * k + 2] = theta[10 * k] * 0.004                           # its CoM off the axis (m cy)
+    oracle, note = _pinocchio(robot)
+    assert oracle is not None, note
+    oracle.set_parameters(theta)
+    seed, states = _states("parametric", robot)
+    for t, state in enumerate(states):
+        state["params"] = theta
+        for frame in ("body", "ground"):
+            for key in ("M", "C", "tau", "qdd"):
+                x = Q.QUANTITIES[key]
+                tol = Q.tolerance(x, oracle.mass_matrix(state["q"]))
+                err = _rel(Q.evaluate(robot, key, state, Q.SweepOptions(frame=frame)), x.pinocchio(oracle, state))
+                assert err <= tol, f"{frame} {x.function}: rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
+
+
 @pytest.fixture(scope="module")
 def cheetah(tmp_path_factory):
     robot = _load(GRBDA / "mini_cheetah.urdf")
