@@ -179,3 +179,10 @@ def test_generated_code_matches_pinocchio_and_rotor_frames_follow_their_angle(pi
     R, R2 = mod.frame_placement(q)[frame][:3, :3], mod.frame_placement(q2)[frame][:3, :3]
     angle = np.arccos(np.clip((np.trace(R.T @ R2) - 1) / 2, -1, 1))
     assert abs(angle - 0.6) < 1e-9, f"seed {seed}: the rotor frame turned {angle} rad, not 0.6"
+
+
+def test_a_parametric_build_keeps_the_rotors_trig(tmp_path):
+    """``--parametric``: the inertias are symbols, so no rotor is turn-free (24 joints' sin and cos)."""
+    robot = _load(GRBDA / "mini_cheetah.urdf")
+    out = build(robot, tmp_path, opts=BuildOptions(quantities=("M",), parametric=True, compile=False, jobs=2))
+    assert out.ops["mass_matrix"]["trig"] == 2 * (12 + len(CHEETAH_ROTORS)), out.ops["mass_matrix"]
