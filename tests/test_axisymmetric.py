@@ -186,3 +186,14 @@ def test_a_parametric_build_keeps_the_rotors_trig(tmp_path):
     robot = _load(GRBDA / "mini_cheetah.urdf")
     out = build(robot, tmp_path, opts=BuildOptions(quantities=("M",), parametric=True, compile=False, jobs=2))
     assert out.ops["mass_matrix"]["trig"] == 2 * (12 + len(CHEETAH_ROTORS)), out.ops["mass_matrix"]
+
+
+def test_info_lists_the_rotors():
+    from click.testing import CliRunner
+
+    from symgen.cli import main
+
+    result = CliRunner().invoke(main, ["info", str(GRBDA / "mini_cheetah.urdf")])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if "axisymmetric leaf rotors" in x)
+    assert line.split(": ")[-2].endswith("12") and set(line.split(": ")[-1].split(", ")) == CHEETAH_ROTORS
