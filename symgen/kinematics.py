@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .axisymmetric import turns
 from .spatial import axis_angle, cross, inertia_form, inertia_parts, mcI, plux, rotate_symmetric, skew
 
 
@@ -191,6 +192,10 @@ def body_frames(robot, q, bk):
             Phi.append(bk.const(robot.S[i]))
             continue
         qi = joint_position(robot, q, i)
+        if not turns(robot, i):                             # an axisymmetric rotor (symgen.axisymmetric)
+            Xup.append(bk.const(robot.Xtree[i]))
+            Phi.append(bk.const(robot.S[i]))
+            continue
         if body.joint_type == "prismatic":
             XJ = plux(bk.const([[1, 0, 0], [0, 1, 0], [0, 0, 1]]), axis * qi, bk)
         else:
@@ -249,12 +254,15 @@ def ground_frames(robot, q, bk, first_moments: bool = False):
         else:
             Phi_i[:3] = a
             Phi_i[3:] = bk.bind(cross(p0, a, bk), f"Phi{i}", i)
-            c, s = bk.cos(joint_position(robot, q, i)), bk.sin(joint_position(robot, q, i))
-            Ri = bk.zeros((3, 3))                                       # R0 Rz(q_i)
-            Ri[:, 0] = R0[:, 0] * c + R0[:, 1] * s
-            Ri[:, 1] = R0[:, 1] * c - R0[:, 0] * s
-            Ri[:, 2] = a
-            R[i], p[i] = bk.bind(Ri, f"R{i}", i), p0
+            if not turns(robot, i):                     # an axisymmetric rotor: R0 Rz(0)
+                R[i], p[i] = R0, p0
+            else:
+                c, s = bk.cos(joint_position(robot, q, i)), bk.sin(joint_position(robot, q, i))
+                Ri = bk.zeros((3, 3))                                   # R0 Rz(q_i)
+                Ri[:, 0] = R0[:, 0] * c + R0[:, 1] * s
+                Ri[:, 1] = R0[:, 1] * c - R0[:, 0] * s
+                Ri[:, 2] = a
+                R[i], p[i] = bk.bind(Ri, f"R{i}", i), p0
         Phi.append(Phi_i)
         theta = parameters_of(robot, i)
         if theta is not None:
@@ -361,7 +369,7 @@ class LocalFrame:
             qi = joint_position(robot, q, i)
             if robot.bodies[i].joint_type == "prismatic":
                 self.kind, self.d = "slide", qi
-            else:
+            elif turns(robot, i):                   # (an axisymmetric rotor moves as q_i = 0)
                 self.kind, self.c, self.s = "rot", bk.cos(qi), bk.sin(qi)
 
     def inertia(self, I6):

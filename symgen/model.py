@@ -16,6 +16,7 @@ import numpy as np
 
 from . import spatial
 from .spatial import z_turn
+from .axisymmetric import axisymmetric_rotors
 from .errors import ModelError
 from .joint_models import JOINT_MODELS, JointModel
 
@@ -335,6 +336,7 @@ class Robot:
     @cached_property
     def I(self) -> tuple[np.ndarray, ...]:
         return tuple(b.inertia.spatial() for b in self.bodies)
+    axisymmetric = cached_property(axisymmetric_rotors)  # rotors the inertial sweeps need not turn
 
     @cached_property
     def z_turns(self) -> tuple[np.ndarray, ...]:

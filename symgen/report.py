@@ -40,6 +40,10 @@ def describe(robot) -> str:
     lines.append(f"  snapped to exact values: {len(robot.snapped)}")
     lines += [f"    {item}" for item in robot.snapped]
     lines += [f"  note: {item}" for item in robot.notes]
+    full = getattr(robot, "full", robot)
+    if full.axisymmetric:                               # symgen.axisymmetric
+        lines.append(f"  axisymmetric leaf rotors (their angle leaves M, C, tau, FD): {len(full.axisymmetric)}: "
+                     + ", ".join(full.bodies[i].name for i in full.axisymmetric))
     return "\n".join(lines)
 
 

@@ -25,6 +25,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..axisymmetric import inertial_view
 from ..errors import OptionError
 from . import appendix_b, centroidal, contact, core, loops, sweeps
 from .base import (ARGUMENTS, FRAMES, GAMMA_METHODS, STATE_ARGUMENTS, Argument, Output, PinCall, Quantity,  # noqa: F401
@@ -50,11 +51,14 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
     """``sweep.run`` with the robot's inertias those of ``args["params"]`` when it is given and
     the sweep depends on them (numbers: a reference with other parameters; symbols: a parametric
     build), else the URDF's. A ``--mimic`` robot runs it embedded (:func:`symgen.mimic.run_embedded`,
-    handed the sweep's projection rules and this function for the full model)."""
+    handed the sweep's projection rules and this function for the full model). A sweep on the
+    URDF's inertias sees the robot's axisymmetric rotors turn-free (:mod:`symgen.axisymmetric`)."""
     from ..kinematics import with_parameters
 
     if sweep.name in loops.OWN_SWEEPS:                      # phi, K, G v: the closed mechanism's own
         return sweep.run(robot, args, bk, opts)
+    if sweep.inertial and args.get("params") is None:      # the model's inertias: rotors need not turn
+        robot = inertial_view(robot)
     if getattr(robot, "system", None) is not None:          # loops: G(q) (symgen.closed)
         from ..closed import run_closed
 
