@@ -312,15 +312,16 @@ def test_example_robot_data_compiled_to_mjcf_by_mujoco(tmp_path, relative):
     assert np.abs(symgen.mass_matrix(mjcf, q) - M).max() <= 1e-4 * np.abs(M).max(), (relative, "seed 4")
 
 
-def _compile_erd_to_mjcf(tmp_path, relative):
+def _compile_erd_to_mjcf(tmp_path, relative, floating_base=False):
     """(symgen's URDF robot, the MJCF MuJoCo writes for it): mj_saveLastXML of symgen's mesh-free
-    rewrite of the URDF, static bodies kept."""
+    rewrite of the URDF, static bodies kept (``floating_base``: read with symgen's free-flyer, which
+    the rewrite drops: MuJoCo's model stays fixed)."""
     from support import erd_path
     from symgen.urdf import load_urdf, urdf_string
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", symgen.errors.SymgenWarning)
-        robot = load_urdf(erd_path(relative))
+        robot = load_urdf(erd_path(relative), floating_base=floating_base)
     text = urdf_string(robot)
     head = text.index(">", text.index("<robot")) + 1
     text = (text[:head] + '<mujoco><compiler fusestatic="false" balanceinertia="false" boundmass="0" '

@@ -16,32 +16,16 @@ from symgen.backend import NUMERIC
 from symgen.mjcf_convert import ball_slots, from_mujoco
 from symgen.quantities import sweeps
 
-from support import PinOracle, erd_path, require
+from support import PinOracle, erd_path
 
-try:
-    import mujoco
-except ImportError:
-    mujoco = None
-
-from test_mjcf import DATA, _mujoco_terms, _random_mujoco_state, _velocity_map
-
-
-@pytest.fixture(autouse=True)
-def _needs_mujoco():
-    require("mujoco (the mjcf extra)", mujoco is not None)
+from test_mjcf import (DATA, _compile_erd_to_mjcf, _mujoco_terms, _needs_mujoco, _random_mujoco_state,  # noqa: F401
+                       _velocity_map, mujoco)
 
 
 def _solo12_mjcf(tmp_path):
     """solo12 as MJCF as the README's benchmark makes it: example-robot-data's URDF compiled by
     MuJoCo (mj_saveLastXML, static bodies kept), a free joint opening its base body."""
-    from symgen.urdf import load_urdf, urdf_string
-
-    text = urdf_string(load_urdf(erd_path("solo_description/robots/solo12.urdf"), floating_base=True))
-    head = text.index(">", text.index("<robot")) + 1
-    text = (text[:head] + '<mujoco><compiler fusestatic="false" balanceinertia="false" boundmass="0" '
-            'boundinertia="0"/></mujoco>' + text[head:])
-    path = tmp_path / "solo12.xml"
-    mujoco.mj_saveLastXML(str(path), mujoco.MjModel.from_xml_string(text))
+    _, path = _compile_erd_to_mjcf(tmp_path, "solo_description/robots/solo12.urdf", floating_base=True)
     mjcf = path.read_text()
     body = mjcf.index(">", mjcf.index("<body", mjcf.index("<worldbody"))) + 1
     path.write_text(mjcf[:body] + "<freejoint/>" + mjcf[body:])
