@@ -39,6 +39,7 @@ import cmath
 
 import numpy as np
 
+from ..backend import NUMERIC, NumericBackend
 from ..model import GRAVITY
 from .contact import CRBA, contact_rows
 from .derivatives import inverse_dynamics_derivatives, solve_columns
@@ -84,10 +85,10 @@ def contact_kinematics_partials(robot, q, qd, qdd, frames, kinds, bk):
     return _forward_mode(robot, q, qd, qdd, frames, kinds, bk)
 
 
-class _ComplexBackend:
+class _ComplexBackend(NumericBackend):
     """The numeric backend on complex numbers (for the complex step)."""
 
-    name, half = "complex", 0.5
+    name = "complex"
 
     def zeros(self, shape):
         return np.zeros(shape, dtype=complex)
@@ -95,24 +96,14 @@ class _ComplexBackend:
     def const(self, value):
         return np.array(value, dtype=complex)
 
-    def number(self, x):
-        return float(x)
-
     def sin(self, x):
         return cmath.sin(x)
 
     def cos(self, x):
         return cmath.cos(x)
 
-    def bind(self, value, name, body=None):
-        return value
-
-    def tick(self, done, total):
-        pass
-
 
 def _complex_step(robot, q, qd, qdd, frames, kinds):
-    from ..backend import NUMERIC
 
     n, bk = robot.nv, _ComplexBackend()
     q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
