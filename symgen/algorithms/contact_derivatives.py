@@ -104,7 +104,6 @@ class _ComplexBackend(NumericBackend):
 
 
 def _complex_step(robot, q, qd, qdd, frames, kinds):
-
     n, bk = robot.nv, _ComplexBackend()
     q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
     T = tangent_map(robot, q, NUMERIC)
