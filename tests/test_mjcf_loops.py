@@ -6,7 +6,6 @@ by its own G(q), Ġ (symgen.oracle_loops) to 1e-9; weld and unsupported connects
 line (exit code 2). Every comparison names its seed."""
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,8 @@ import pytest
 
 import symgen
 from symgen.errors import URDFError
+
+from test_loops import _rel, _states
 
 pytest.importorskip("mujoco")
 
@@ -27,21 +28,6 @@ def _load(path):
     from symgen.mjcf import load_robot
 
     return load_robot(path)
-
-
-def _states(label, system, count=4):
-    seed = zlib.crc32(label.encode())
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(count):
-        q = system.solve_loops(rng.uniform(0.0, 2 * np.pi, system.nq))
-        out.append((q, *(rng.uniform(-5, 5, system.nv) for _ in range(3))))
-    return seed, out
-
-
-def _rel(a, b):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return float(np.max(np.abs(a - b))) / max(1.0, float(np.max(np.abs(b))))
 
 
 def test_connect_reads_as_the_urdf_loop():
@@ -60,8 +46,8 @@ def test_mjcf_four_bar_matches_the_urdf_four_bar_and_pinocchio(pin):
 
     robot, urdf = _load(MJCF).system, symgen.load_urdf(URDF)
     oracle = oracle_for(urdf, pin.buildModelFromUrdf(str(URDF)), pin)
-    seed, states = _states("mjcf-connect", urdf.system)
-    for t, (q, v, a, tau) in enumerate(states):
+    seed, states = _states("mjcf-connect", urdf.system, count=4)
+    for t, (q, v, a, tau) in enumerate((s["q"], s["v"], s["a"], s["tau"]) for s in states):
         ctx = f"seed {seed} state #{t}"
         qm = q - Q_STAR
         assert np.abs(robot.loop_residual(qm)).max() <= 1e-9, ctx
@@ -86,7 +72,7 @@ def test_generated_package_of_the_mjcf_four_bar(pin, tmp_path_factory):
     oracle = oracle_for(urdf, pin.buildModelFromUrdf(str(URDF)), pin)
     seed, states = _states("mjcf-connect-package", urdf.system, 3)
     for mod in (pkg.numpy, pkg.c):
-        for t, (q, v, a, tau) in enumerate(states):
+        for t, (q, v, a, tau) in enumerate((s["q"], s["v"], s["a"], s["tau"]) for s in states):
             ctx = f"{mod.__name__} seed {seed} state #{t}"
             qm = q - Q_STAR
             oracle.at(q)
