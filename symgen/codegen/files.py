@@ -285,7 +285,8 @@ def _loop_solve(robot, contexts):
     names = [f["name"] for f in contexts]
     if getattr(robot, "system", None) is None or not {"loop_residual", "loop_jacobian"} <= set(names):
         return None
-    return {"rows": len(robot.system.dependent), "dependent": list(robot.system.dependent)}
+    dependent = list(robot.system.dependent_q)             # q entries (a free-flyer shifts them by one)
+    return {"rows": len(dependent), "dependent": dependent}
 
 
 def _velocity_joint_names(robot):
