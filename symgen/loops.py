@@ -363,11 +363,20 @@ def _draw(tree, rng):
 
 # ------------------------------------------------------------------------------------ reading
 
-def closed_system(tree, loops, dependent, error) -> LoopSystem:
-    """The :class:`LoopSystem` of the spanning tree ``tree`` (a fixed-base Robot) closed by the
-    URDF+ ``loops`` (:class:`symgen.urdf.plus.Loop`), ``dependent`` the joint names marked
-    independent="false"; ``error(element, reason)`` the exception for what cannot be embedded."""
-    closures = closures_of(tree, loops, error)
+def closure_jacobian(tree, closures, q, bk=None):
+    """K = d phi / d(spanning speeds) of ``closures`` on ``tree`` at q, before any joint is chosen
+    dependent (what the rows and the dependent joints are picked from)."""
+    probe = LoopSystem.__new__(LoopSystem)              # phi and K need the tree and the closures only
+    probe.tree, probe.closures = tree, tuple(closures)
+    return probe.constraint_jacobian(q, bk)
+
+
+def closed_system(tree, loops, dependent, error, closures=None) -> LoopSystem:
+    """The :class:`LoopSystem` of the spanning tree ``tree`` closed by the URDF+ ``loops``
+    (:class:`symgen.urdf.plus.Loop`), ``dependent`` the joint names marked independent="false";
+    ``error(element, reason)`` the exception for what cannot be embedded; ``closures``: those of
+    :func:`closures_of`, when the caller has them already."""
+    closures = closures_of(tree, loops, error) if closures is None else closures
     index = {b.joint_name: i for i, b in enumerate(tree.bodies) if not tree.in_group(i)}
     try:
         return LoopSystem(tree, closures, {index[name] for name in dependent if name in index})
@@ -413,10 +422,7 @@ def _with_rows(tree, closure: Closure, error) -> Closure:
     from dataclasses import replace
 
     rng = np.random.default_rng(0)
-    system = LoopSystem.__new__(LoopSystem)
-    system.tree, system.closures = tree, (closure,)
-    stack = np.hstack([system._kinematics(_draw(tree, rng), None, _numeric(None))[0][1]
-                       for _ in range(4)])
+    stack = np.hstack([closure_jacobian(tree, (closure,), _draw(tree, rng)) for _ in range(4)])
     U, s, _ = np.linalg.svd(stack)
     rank = int(np.sum(s > _RANK_TOL * max(1.0, s[0])))
     if rank == 0:

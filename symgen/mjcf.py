@@ -241,18 +241,15 @@ def load_mjcf(path, mimic: bool = False) -> Robot:
                   source=source, lumped=tuple(lumped), floating_base=floating, notes=notes, frames=tuple(frames),
                   armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets),
                   gravity=_gravity(m))
-    if _connects(m):
-        if len(_connects(m)) < m.neq or floating:
+    from .mjcf_loops import closed_mjcf, connects
+
+    loops = connects(m)
+    if loops:
+        if len(loops) < m.neq or floating:
             raise URDFError(source, "<equality>/<connect>", "loops beside joint couplings or on a free-floating model "
                             "are not embedded yet")
-        from .mjcf_loops import closed_mjcf
-
         return closed_mjcf(m, robot, source)
     return _embedded(m, robot, source) if m.neq else robot
-
-
-def _connects(m) -> list:
-    return [e for e in range(m.neq) if int(m.eq_type[e]) == int(_mujoco().mjtEq.mjEQ_CONNECT)]
 
 
 def _embedded(m, robot, source):

@@ -24,7 +24,12 @@ import numpy as np
 
 from .errors import URDFError
 
-_RANK_TOL = 1e-9
+
+def connects(m) -> list:
+    """The indices of the model's connect equalities."""
+    import mujoco
+
+    return [e for e in range(m.neq) if int(m.eq_type[e]) == int(mujoco.mjtEq.mjEQ_CONNECT)]
 
 
 def connect_loops(m, source) -> tuple:
@@ -34,9 +39,7 @@ def connect_loops(m, source) -> tuple:
     from .urdf.plus import Loop
 
     loops = []
-    for e in range(m.neq):
-        if int(m.eq_type[e]) != int(mujoco.mjtEq.mjEQ_CONNECT):
-            continue
+    for e in connects(m):
         name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, e) or f"connect{e}"
         where = f"<equality>/<connect name={name!r}>"
         if int(m.eq_objtype[e]) != int(mujoco.mjtObj.mjOBJ_BODY):
@@ -57,9 +60,8 @@ def connect_loops(m, source) -> tuple:
 def closed_mjcf(m, robot, source):
     """``robot`` (MuJoCo's tree, read by :func:`symgen.mjcf.load_mjcf`) closed by its connect
     equalities: a :class:`symgen.closed.Closed`."""
-    from .backend import NUMERIC
     from .closed import Closed
-    from .loops import LoopSystem, closed_system, closures_of
+    from .loops import _RANK_TOL, closed_system, closure_jacobian, closures_of
 
     loops = connect_loops(m, source)
 
@@ -67,9 +69,7 @@ def closed_mjcf(m, robot, source):
         return URDFError(source, element.replace("<loop ", "<equality>/<connect "), reason)
 
     closures = closures_of(robot, loops, error)
-    probe = LoopSystem.__new__(LoopSystem)
-    probe.tree, probe.closures = robot, tuple(closures)
-    K = probe._stack(np.zeros(robot.nq), None, NUMERIC)[1]            # at qpos0 (q = qpos - qpos0 = 0)
+    K = closure_jacobian(robot, closures, np.zeros(robot.nq))          # at qpos0 (q = qpos - qpos0 = 0)
     tol = _RANK_TOL * max(1.0, float(np.abs(K).max()))
     on_paths = sorted({j for c in closures for j in c.pred_path + c.succ_path}, reverse=True)
     dependent = []
@@ -87,4 +87,4 @@ def closed_mjcf(m, robot, source):
                   f"the spanning tree's coordinates, v the speeds of {speeds} (dependent: {', '.join(names)})"
                   for loop in loops)
     robot = dataclasses.replace(robot, notes=robot.notes + notes)
-    return Closed(closed_system(robot, loops, names, error))
+    return Closed(closed_system(robot, loops, names, error, closures))
