@@ -181,10 +181,10 @@ def body_frames(robot, q, bk):
     Xup, Phi = [], []
     for i, body in enumerate(robot.bodies):
         axis = bk.const(body.axis)
-        if robot.is_free(i) or (robot.in_group(i) and robot.joint_of[i].first != i):
-            Xup.append(bk.const(robot.Xtree[i]))            # the base frame (the reference), or
-            Phi.append(bk.const(robot.S[i]))                # the child frame of the joint's first
-            continue
+        if robot.is_free(i) or (robot.in_group(i) and robot.joint_of[i].first != i) or not turns(robot, i):
+            Xup.append(bk.const(robot.Xtree[i]))            # the base frame (the reference), the
+            Phi.append(bk.const(robot.S[i]))                # child frame of the joint's first, or an
+            continue                                        # axisymmetric rotor (symgen.axisymmetric)
         if robot.in_group(i):                               # moved by the joint's configuration
             R, pj = joint_motion(robot.joint_of[i], q, bk)
             XJ = plux(R.T, pj, bk)
@@ -192,10 +192,6 @@ def body_frames(robot, q, bk):
             Phi.append(bk.const(robot.S[i]))
             continue
         qi = joint_position(robot, q, i)
-        if not turns(robot, i):                             # an axisymmetric rotor (symgen.axisymmetric)
-            Xup.append(bk.const(robot.Xtree[i]))
-            Phi.append(bk.const(robot.S[i]))
-            continue
         if body.joint_type == "prismatic":
             XJ = plux(bk.const([[1, 0, 0], [0, 1, 0], [0, 0, 1]]), axis * qi, bk)
         else:

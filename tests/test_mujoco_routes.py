@@ -168,3 +168,20 @@ def test_one_state_c_takes_sin_and_cos_from_lanes_as_libm_gives_them(tmp_path):
         for f, args in (("mass_matrix", (q,)), ("inverse_dynamics", (q, v, a))):
             c, ref = getattr(pkg.c, f)(*args), getattr(pkg.numpy, f)(*args)
             assert np.abs(c - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max()), f"{f} seed=5 scale={scale}"
+
+
+def test_offsets_rnea_takes_continuous_joints_too():
+    """rnea(offsets=True) moves across continuous joints as across revolute ones (they are the same
+    joint), and equals the plain RNEA (the rotor chain: three continuous rotors)."""
+    from symgen.algorithms.rnea import _offset, rnea
+
+    robot = symgen.load_urdf(DATA.parent / "urdfplus" / "rotor_chain.urdf").full
+    kinds = [b.joint_type for b in robot.bodies]
+    assert "continuous" in kinds
+    assert all(_offset(robot, i) is not None for i, k in enumerate(kinds) if k in ("revolute", "continuous"))
+    rng = np.random.default_rng(7)
+    for t in range(3):
+        q, v, a = (rng.uniform(-2.0, 2.0, robot.n) for _ in range(3))
+        ref = rnea(robot, q, v, a, NUMERIC)
+        assert np.abs(rnea(robot, q, v, a, NUMERIC, offsets=True) - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max()), \
+            f"seed 7 #{t}"

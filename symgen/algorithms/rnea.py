@@ -59,11 +59,9 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY, offsets=False):
 def _offset(robot, i):
     """r of a revolute joint's iXp = plux(E, r) (the constant offset of Xtree), or None where the
     joint moves the origin or the transform is constant."""
-    if robot.bodies[i].joint_type != "revolute" or robot.is_free(i) or robot.in_group(i):
+    if robot.bodies[i].joint_type not in ("revolute", "continuous") or robot.is_free(i) or robot.in_group(i):
         return None
-    X = np.asarray(robot.Xtree[i], dtype=float)
-    S = -X[:3, :3].T @ X[3:, :3]                        # S(r): Xtree's lower block is -E S(r)
-    return np.array([S[2, 1], S[0, 2], S[1, 0]])
+    return np.array(robot.bodies[i].translation)        # Xtree = plux(E, r), r the joint's origin
 
 
 def _motion_down(robot, Xup, i, m, bk):
