@@ -195,11 +195,10 @@ def rotational_moments(U, bk, name, body):
     """The moments of a body regressor's six rotational columns (U[:3, 4:]), each entry a temp of
     its own (a negated one named too: a row of Y is then one dot product over six named temps,
     which the printer makes a vectorized loop)."""
-    always = getattr(bk, "bind_always", None)           # on numbers: nothing to name
     N = bk.zeros((3, 6))
     for r in range(3):
         for k in range(6):
-            N[r, k] = always(U[r, 4 + k], f"{name}_{r}_{k}", body) if always else U[r, 4 + k]
+            N[r, k] = bk.bind_always(U[r, 4 + k], f"{name}_{r}_{k}", body)     # on numbers: the identity
     return N
 
 
