@@ -10,11 +10,11 @@ tree's structural zeros folded away.
 from __future__ import annotations
 
 from ..model import GRAVITY
-from .crba import crba, crba_ground
+from .crba import crba, crba_ground, crba_local
 
 #: columns per loop of M^-1's column loop over the identity (see :data:`.aba.COLUMN_BLOCK`)
 COLUMN_BLOCK = 4
-from .rnea import rnea
+from .rnea import rnea, rnea_local
 
 
 def ltdl(M, parent, bk):
@@ -75,14 +75,16 @@ def solve_dense(L, Dinv, parent, blocks, bk, name="col", symmetric=False, width=
 
 
 def _mass_matrix(robot, q, bk, frame):
-    return (crba_ground if frame == "ground" else crba)(robot, q, bk)
+    return {"ground": crba_ground, "local": crba_local}.get(frame, crba)(robot, q, bk)
 
 
 def forward_dynamics(robot, q, qd, tau, bk, frame="ground", gravity=GRAVITY):
-    """qdd with M(q) qdd + C(q, qd) qd + g(q) = tau."""
+    """qdd with M(q) qdd + C(q, qd) qd + g(q) = tau; ``frame`` "local": M and the bias both in
+    Pinocchio's local convention (the factorization does not care which coordinates M was formed
+    in; where joint frames follow coordinate axes the local CRBA is the cheapest M)."""
     M = _mass_matrix(robot, q, bk, frame)
-    bias = rnea(robot, q, qd, bk.zeros(robot.n), bk, gravity=gravity)      # C qd + g
     L, Dinv = ltdl(M, robot.parent, bk)
+    bias = (rnea_local if frame == "local" else rnea)(robot, q, qd, bk.zeros(robot.n), bk, gravity=gravity)  # C qd + g
     return ltdl_solve(L, Dinv, robot.parent, tau - bias, bk)
 
 

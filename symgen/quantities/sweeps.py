@@ -141,18 +141,11 @@ def _forward_dynamics(robot, args, bk, opts):
 
 
 def _forward_dynamics_local(robot, args, bk, opts):
-    """M by the CRBA and the bias by the RNEA in Pinocchio's local convention, then L^T D L:
-    where joint frames follow coordinate axes the local CRBA is the cheapest M (solo12 as MJCF
-    975 operations against 1,755 in ground coordinates), and the factorization does not care
-    which coordinates M was formed in."""
-    from ..algorithms.crba import crba_local
-    from ..algorithms.forward_dynamics import ltdl, ltdl_solve
-    from ..algorithms.rnea import rnea_local
+    """M by the CRBA and the bias by the RNEA in Pinocchio's local convention, then L^T D L (solo12
+    as MJCF: M 975 operations against 1,755 in ground coordinates)."""
+    from .. import algorithms as alg
 
-    q, n = args["q"], robot.n
-    L, Dinv = ltdl(crba_local(robot, q, bk), robot.parent, bk)
-    bias = rnea_local(robot, q, args["qd"], bk.zeros(n), bk, gravity=opts.gravity)     # C qd + g
-    return {"qdd": ltdl_solve(L, Dinv, robot.parent, args["tau"] - bias, bk)}
+    return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], args["tau"], bk, "local", gravity=opts.gravity)}
 
 
 def _aba_ground(robot, args, bk, opts):
