@@ -92,17 +92,14 @@ def _terms(impulse, mass=None):
     return run
 
 
-def _partials(mass=None, dense=False):
-    """The run of contact_partials (:mod:`symgen.algorithms.contact_derivatives`), M by the CRBA of
-    ``mass`` (None: the build's frame), its 2n solves in a column loop if ``dense``."""
-    def run(robot, args, bk, opts):
-        from ..algorithms.contact_derivatives import contact_partials
+def _contact_partials(robot, args, bk, opts):
+    """The run of contact_partials (:mod:`symgen.algorithms.contact_derivatives`), M by the body-frame
+    CRBA (a ground variant doubled the trace for a few hundred operations)."""
+    from ..algorithms.contact_derivatives import contact_partials
 
-        frames, kinds = zip(*contacts_of(robot, opts))
-        return contact_partials(robot, args["q"], args["qd"], args["qdd"], frames, kinds, bk, mass or opts.frame,
-                                frame="ground", gravity=opts.gravity, dense=dense)
-    run.__name__ = f"contact_partials_{mass or 'frame'}{'_dense' if dense else ''}"
-    return run
+    frames, kinds = zip(*contacts_of(robot, opts))
+    return contact_partials(robot, args["q"], args["qd"], args["qdd"], frames, kinds, bk, "body", frame="ground",
+                            gravity=opts.gravity)
 
 
 def _whole_body(robot, args, bk, opts):
@@ -129,7 +126,7 @@ SWEEPS = (
     Sweep("whole_body", ("q", "qd"), _whole_body),
     # M by the CRBA in body frames only: a variant in ground coordinates doubled the trace (the forward mode
     # through the contact rows and the ID derivatives are most of it) to save a few hundred operations
-    Sweep("contact_partials", ("q", "qd", "qdd"), _partials("body", dense=True)),
+    Sweep("contact_partials", ("q", "qd", "qdd"), _contact_partials),
 )
 
 
