@@ -57,7 +57,6 @@ def contact_dynamics_derivatives(o, q, v, tau, active):
             data.dlambda_dq @ P, data.dlambda_dv @ P, data.dlambda_dtau @ P)
 
 
-
 def _symgen_q(o, q_pin):
     """symgen's q of a Pinocchio configuration (the inverse of ``o.map.q``)."""
     q = np.zeros(o.robot.nq)

@@ -51,15 +51,15 @@ def _runners(manifest: dict) -> dict:
         runners.append({"runner": "impulse_dynamics_all", "label": "impulse_dynamics", "last": nv + m - 1,
                         "call": f"{name}_impulse_dynamics({row['q']}, {row['qd']}, contact_active_, 0.0, 0.0, "
                                 f"out, out + {nv});"})
-    if {"contact_terms", "contact_partials"} <= set(manifest["functions"]):
-        d = 3 * nv * nv + 3 * m * nv
+    derivatives = {"contact_terms", "contact_partials"} <= set(manifest["functions"])
+    d = 3 * nv * nv + 3 * m * nv                        # the six derivative blocks
+    if derivatives:
         outs = ", ".join(["out"] + [f"out + {k * nv * nv}" for k in (1, 2, 3)]
                          + [f"out + {3 * nv * nv + k * m * nv}" for k in (1, 2)])
         runners.append({"runner": "contact_dynamics_derivatives_all", "label": "contact_dynamics_derivatives",
                         "last": d - 1, "call": f"{name}_contact_dynamics_derivatives({row['q']}, {row['qd']}, "
                                                f"{row['tau']}, contact_active_, {outs});"})
-    sizes = [nv + m] + ([3 * nv * nv + 3 * m * nv] if {"contact_terms", "contact_partials"} <= set(manifest["functions"])
-                        else [])
+    sizes = [nv + m] + ([d] if derivatives else [])
     return {"includes": [], "include_dirs": [], "runners": runners, "out_size": max(sizes),
             "declarations": f"static const double contact_active_[{count}] = {{{', '.join(['1.0'] * count)}}};"}
 
