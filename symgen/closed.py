@@ -162,17 +162,18 @@ def _solve(sweep, robot, args, fa, G, Gd, bk, opts):
     from .algorithms.forward_dynamics import inverse_from_factors, ltdl, ltdl_solve
     from .algorithms.rnea import rnea
     from .kinematics import with_parameters
+    from .reduced_tree import named_matrix
 
     tree = with_parameters(robot.full, fa.get("params"))
     q = fa["q"]
-    M = G.T @ (crba_ground if opts.frame == "ground" else crba)(tree, q, bk) @ G
+    M = named_matrix(G.T @ (crba_ground if opts.frame == "ground" else crba)(tree, q, bk) @ G, bk)   # read often
     m = M.shape[0]
     chain = tuple(range(-1, m - 1))
     L, Dinv = ltdl(M, chain, bk)
     if sweep.name == "forward_dynamics":
         v = args["qd"]
         bias = G.T @ rnea(tree, q, G @ v, Gd @ v, bk, gravity=opts.gravity)
-        return {"qdd": ltdl_solve(L, Dinv, chain, args["tau"] - bias, bk)}
+        return {"qdd": ltdl_solve(L, Dinv, chain, bk.bind(args["tau"] - bias, "rhs"), bk)}
     if sweep.name != "mass_matrix_inverse":
         raise OptionError(f"loops: sweep {sweep.name!r} is not generated for mechanisms with loops yet")
     return {"Minv": inverse_from_factors(L, Dinv, chain, bk)}
