@@ -51,19 +51,19 @@ def candidate_parent(full_parent, embedding) -> tuple[int, ...]:
     return tuple(out)
 
 
-def fits(full_parent, columns, parent) -> bool:
+def fits(full, columns, parent) -> bool:
     """True when ``parent`` numbers parents first and every structural nonzero of GᵀMG (columns
-    r, s holding related full bodies a ~ b) sits at a pair r, s related in ``parent``."""
+    r, s holding bodies a ~ b related in the full tree ``full``, a Robot) sits at a pair r, s
+    related in ``parent``."""
     n = len(parent)
     if any(not -1 <= parent[r] < r for r in range(n)):
         return False
-    full_anc = {a: _ancestors(full_parent, a) for col in columns for a, _ in col}
     red_anc = [_ancestors(parent, r) for r in range(n)]
     for r in range(n):
         for s in range(r + 1, n):
             if r in red_anc[s]:
                 continue
-            if any(a in full_anc[b] or b in full_anc[a] for a, _ in columns[r] for b, _ in columns[s]):
+            if any(full.related(a, b) for a, _ in columns[r] for b, _ in columns[s]):
                 return False
     return True
 
@@ -72,9 +72,8 @@ def reduced_parent(robot):
     """The independent joints' parent array when M̄ of the embedded ``robot`` (an
     :class:`~symgen.mimic.Embedded` view) has their tree sparsity, else None."""
     emb = robot.embedding
-    full_parent = tuple(robot.full.parent)
-    parent = candidate_parent(full_parent, emb)
-    return parent if fits(full_parent, emb.columns(), parent) else None
+    parent = candidate_parent(robot.full.parent, emb)
+    return parent if fits(robot.full, emb.columns(), parent) else None
 
 
 def factor_parent(robot) -> tuple[int, ...]:
