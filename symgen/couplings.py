@@ -66,10 +66,6 @@ class LinearEmbedding(Sizes):
         """The names of the couplings embedded (mimic relations are listed under ``relations``)."""
         return tuple(c.name for c in self.constraints if c.kind == "coupling")
 
-    @property
-    def n(self) -> int:
-        return len(self.own)
-
     def columns(self) -> tuple[tuple[tuple[int, float], ...], ...]:
         """Per reduced velocity index, the nonzero entries of its column of G: (full index, G)."""
         cols = [[(i, 1.0)] for i in range(self.lead_v)] + [[] for _ in range(self.n)]

@@ -50,7 +50,11 @@ class Relation:
 
 
 class Sizes:
-    """What a constant embedding derives from n, names, lead_q, lead_v and columns() (and G)."""
+    """What a constant embedding derives from independent, names, lead_q, lead_v and columns() (and G)."""
+
+    @property
+    def n(self) -> int:
+        return len(self.independent)
 
     @property
     def nq(self) -> int:
@@ -97,10 +101,6 @@ class Embedding(Sizes):
     @property
     def joint_names(self) -> tuple[str, ...]:
         return tuple(self.names[j] for j in self.independent)
-
-    @property
-    def n(self) -> int:
-        return len(self.independent)
 
     def columns(self) -> tuple[tuple[tuple[int, float], ...], ...]:
         """Per reduced velocity index, the nonzero entries of its column of G: (full index, m)."""
