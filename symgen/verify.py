@@ -193,7 +193,7 @@ def check_module(pkg, manifest: dict, path) -> None:
     if getattr(pkg, "manifest_sha256", None) != manifest_digest(manifest):
         raise SymgenError(f"{where}: edited after the build (it differs from the manifest __init__.py records); "
                           f"rebuild the package")
-    for key in ("nq", "nv", "joint_names", "link_names"):
+    for key in ("nq", "nv", "floating_base", "joint_names", "link_names"):
         theirs = getattr(pkg, key, None)
         if (tuple(theirs) if isinstance(theirs, (list, tuple)) else theirs) != (
                 tuple(manifest[key]) if isinstance(manifest[key], list) else manifest[key]):

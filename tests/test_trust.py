@@ -294,6 +294,20 @@ def test_verify_catches_tampering(arm4_copy, tamper, expect):
     assert expect in err, err
 
 
+def test_verify_catches_a_forged_floating_base(arm4_copy):
+    """The manifest says free-flyer and its digest in __init__.py is forged to match: the package's
+    own floating_base attribute still says fixed, and verify names the key (file hashes forged too)."""
+    path = arm4_copy
+    manifest = json.loads((path / "manifest.json").read_text())
+    old_digest = manifest_digest(manifest)
+    manifest["floating_base"] = True
+    _edit(path, "__init__.py", old_digest, manifest_digest(manifest))
+    manifest["files"] = {f: sha256_text((path / f).read_text()) for f in manifest["files"]}
+    (path / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    err = _one_line_error(_verify(path, "--urdf", str(EXAMPLE)))
+    assert "floating_base differs from the package's" in err, err
+
+
 def test_verify_reads_the_floating_base_from_the_manifest(tmp_path):
     path = build(load_urdf(EXAMPLE, floating_base=True), tmp_path,
                  opts=BuildOptions(quantities=("M",), compile=False)).path
