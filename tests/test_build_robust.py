@@ -252,3 +252,27 @@ def test_an_error_in_a_worker_is_the_error_one_process_raises():
             functions_for(robot, BuildOptions(quantities=("M", "oMf"), frames=("nope",), compile=False, jobs=jobs))
         raised[jobs] = (type(info.value), str(info.value))
     assert raised[2] == raised[1] and "nope" in raised[1][1], raised
+
+
+@linux
+def test_a_hanging_compiler_is_killed_at_the_timeout_and_nothing_is_written(tmp_path):
+    """--timeout covers each C compiler command too: a compiler that hangs on the package's C (the
+    probes pass through to cc) is killed with its process group at the timeout; the build exits 2
+    with one line, and no package, compiler or temporary folder is left."""
+    fake = tmp_path / "slowcc"
+    fake.write_text('#!/bin/sh\ncase "$*" in *probe*) ;; *" -c "*) exec sleep 300;; esac\nexec cc "$@"\n')
+    fake.chmod(0o755)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "CC": str(fake), "TMPDIR": str(tmp)}
+    t0 = time.monotonic()
+    run = subprocess.run([sys.executable, str(ROOT / "cli.py"), "build", str(EXAMPLE), "--out", str(tmp_path / "out"),
+                          "--quiet", "--quantities", "M", "--jobs", "1", "--timeout", "3"],
+                         capture_output=True, text=True, timeout=240, env=env)
+    assert run.returncode == 2, run.stderr
+    err = run.stderr.strip()
+    assert len(err.splitlines()) == 1 and "arm4.c: compilation timed out after 3 s (--timeout" in err, err
+    assert time.monotonic() - t0 < 120
+    assert not _leftovers(-1, tmp), "a compiler outlived the build"
+    assert not list(tmp.iterdir()), sorted(tmp.iterdir())
+    assert not (tmp_path / "out" / "arm4").exists()

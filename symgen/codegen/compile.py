@@ -19,7 +19,7 @@ from ..errors import BuildError
 
 
 def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str = "-O2", native: bool = True,
-                      libraries: tuple = ()) -> Path:
+                      libraries: tuple = (), timeout: float = 0) -> Path:
     """Compile NAME.c and its CPython binding into one extension module inside ``folder``; the
     module's name is the manifest's ``c_extension``. ``cc`` (default: $CC, else cc) is split
     like a shell word list, as make does (``CC="ccache gcc"``). The compiler runs in its own
@@ -28,7 +28,8 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
     it: FMA and AVX, as the C loop benchmark and Pinocchio's harness are compiled), else for the
     compiler's default target (``--portable``: a binding copied to an older CPU still runs).
     ``libraries``: (file name, C file) pairs, each linked with NAME.c's objects into a shared library
-    of its own in ``folder`` (the targets built on the C: NAME_casadi.so)."""
+    of its own in ``folder`` (the targets built on the C: NAME_casadi.so). ``timeout``: seconds each
+    compiler command may take (0: no limit); past it the compiler is killed and a BuildError says so."""
     cc = cc or os.environ.get("CC") or "cc"
     try:
         words = shlex.split(cc)
@@ -47,13 +48,17 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
     with tempfile.TemporaryDirectory(prefix="symgen-cc-") as tmp:
         units = [*compile_units(source, Path(tmp)), *(folder / c for _, c in libraries), folder / f"{ext}.c"]
         objects = [Path(tmp) / f"unit{k}.o" for k in range(len(units))]
-        failed = _first_failure(_run_compilers([[*words, *flags, "-c", str(u), "-o", str(o)]
-                                                for u, o in zip(units, objects)]))
         c_objects = objects[:len(units) - len(libraries) - 1]           # NAME.c's, shared by every library
         links = [(target, objects[-1:])] + [(folder / lib, [o]) for (lib, _), o in zip(libraries, objects[len(c_objects):])]
-        if not failed:
-            failed = _first_failure(_run_compilers([[*words, *flags, "-shared", *map(str, c_objects + own), "-o",
-                                                     str(path), "-lm"] for path, own in links]))
+        try:
+            failed = _first_failure(_run_compilers([[*words, *flags, "-c", str(u), "-o", str(o)]
+                                                    for u, o in zip(units, objects)], timeout or None))
+            if not failed:
+                failed = _first_failure(_run_compilers([[*words, *flags, "-shared", *map(str, c_objects + own), "-o",
+                                                         str(path), "-lm"] for path, own in links], timeout or None))
+        except subprocess.TimeoutExpired as exc:
+            raise BuildError(f"{source}: compilation timed out after {timeout:g} s (--timeout; {exc.cmd[0]} killed); "
+                             f"raise --timeout (0: none), limit --quantities or build with --no-compile") from None
     if failed:
         first = (failed.strip().splitlines() or ["(no output)"])[0]
         raise BuildError(f"{source}: compilation failed: {first}")
