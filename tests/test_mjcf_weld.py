@@ -301,6 +301,23 @@ def _check_package(package, backend, robot, oracle, states, quantities, where, s
         assert np.abs(mod.loop_residual(package.solve_loops(q0))).max() <= 1e-10, f"{backend}: {where} #{t}"
 
 
+def test_a_weld_with_torquescale_0_holds_no_rotation(tmp_path):
+    """MuJoCo's rotation rows are scaled by torquescale: 0 holds the points together only (a
+    connect: 2 rows of the planar loop, 2 degrees of freedom), as MuJoCo's own residual says."""
+    path = tmp_path / "torquescale0.xml"
+    path.write_text(WELD.read_text().replace('anchor="0.5 0 0"/>', 'anchor="0.5 0 0" torquescale="0"/>'))
+    robot = _load(path)
+    (c,) = robot.system.closures
+    assert c.P.shape == (2, 3) and robot.nv == 2, c.P
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    seed, states = _states("torquescale-0", robot.system, 3, 0.4)
+    for t, s in enumerate(states):
+        d.qpos[:] = s["q"] + m.qpos0
+        mujoco.mj_forward(m, d)
+        assert np.abs(d.efc_pos).max() <= 1e-10, f"seed {seed} #{t}: {d.efc_pos}"
+
+
 # ------------------------------------------------------------------ a connect on a free-flyer
 
 def test_floating_connect_reads_as_the_urdf_leg():
