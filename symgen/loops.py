@@ -111,9 +111,9 @@ class LoopSystem:
 
     def _pivots(self):
         """Per cluster with more than 3 dependent joints, the row order of partial pivoting on its
-        K_D at a nominal consistent configuration (the best conditioned of ``nominal`` and a few drawn
-        from seed 0),
-        fixed for the generated code; None for the smaller ones (inverted by their adjugate)."""
+        K_D at a nominal consistent configuration (the best conditioned of ``nominal`` and a few
+        drawn from seed 0), fixed for the generated code; None for the smaller ones (inverted by
+        their adjugate)."""
         from .algorithms.block_inverse import pivot_order
 
         big = [c for c, (_, deps) in enumerate(self.clusters) if len(deps) > 3]
