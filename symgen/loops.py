@@ -11,7 +11,10 @@ nearest common ancestor (A) the residual is
 
 with P the rows kept: the loop's translation rows that depend on q (GRBDA keeps those; a planar
 loop gives 2), chosen once numerically from the row space of the Jacobian, coordinate rows when
-the loop's plane is a coordinate plane of A, else an orthonormal basis of that plane. With
+the loop's plane is a coordinate plane of A, else an orthonormal basis of that plane. A weld (MJCF
+``<equality weld>``: two frames coincide) adds three rotation rows, the vee of the skew part of
+their relative turn in A's axes, whose Jacobian rows are the relative angular velocity's
+(:mod:`symgen.loop_kinematics`); its rows kept are picked from all six (a planar weld keeps 3). With
 K = dphi/dq split into its dependent and independent columns, K_D (square) and K_I,
 
     qdot = G(q) v,   G = [1; -K_D^-1 K_I]  (rows in v order; K_D^-1 per cluster of loops that share
@@ -26,12 +29,10 @@ and the constrained system is (Ġ ≠ 0 now)
     Y = GᵀY_full(q, Gv, Gv_r, Ga_r + Ġv_r)  (Y θ = M̄ a_r + C̄ v_r + ḡ),   J̄ = J G,
     FD: M̄ a = τ̄ - GᵀRNEA(q, Gv, Ġv).
 
-Columns of K and Kdot come from the ground-coordinate frame kinematics: for a revolute joint j
-on the predecessor's path, a_j x (p - o_j) and its rate ȧ_j x (p - o_j) + a_j x (ṗ - ȯ_j) (minus
-on the successor's path), turned into A's axes (the rate with A's own rotation taken out).
-Everything is written over the backend (numbers here; the same code traces on symbols).
-A free-flyer's speeds are independent (G's lead block is 1). Not yet: other multi-DoF joints,
-couplings in the same file, and the generated functions (docs/LOOPS.md has the design).
+Columns of K and Kdot come from the ground-coordinate frame kinematics (:mod:`symgen.loop_kinematics`),
+written over the backend (numbers here; the same code traces on symbols). A free-flyer's speeds
+are independent (G's lead block is 1). Not yet: other multi-DoF joints and couplings in the same
+file (docs/LOOPS.md).
 """
 from __future__ import annotations
 
@@ -39,8 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ModelError
-from .model import Frame
-from .spatial import cross
+from .model import Frame, as_mat3
 
 _RANK_TOL = 1e-9
 
@@ -65,8 +65,10 @@ class LoopSystem:
     free-flyer's six speeds are independent (G's lead block is the identity): the loops' rows, in
     the axes of an ancestor below the base, do not see the base's motion."""
 
-    def __init__(self, tree, closures, dependent):
+    def __init__(self, tree, closures, dependent, nominal=()):
         self.tree, self.closures = tree, tuple(closures)
+        #: closed configurations known from the file (an MJCF model's qpos0), tried first for the pivots
+        self.nominal = tuple(np.asarray(q, dtype=float) for q in nominal)
         self.dependent = tuple(sorted(dependent))
         self.independent = tuple(i for i in range(tree.n) if i not in set(self.dependent))
         self.rows = sum(len(c.P) for c in self.closures)
@@ -109,17 +111,19 @@ class LoopSystem:
 
     def _pivots(self):
         """Per cluster with more than 3 dependent joints, the row order of partial pivoting on its
-        K_D at a nominal consistent configuration (the best conditioned of a few drawn from seed 0),
-        fixed for the generated code; None for the smaller ones (inverted by their adjugate)."""
+        K_D at a nominal consistent configuration (the best conditioned of ``nominal`` and a few
+        drawn from seed 0), fixed for the generated code; None for the smaller ones (inverted by
+        their adjugate)."""
         from .algorithms.block_inverse import pivot_order
 
         big = [c for c, (_, deps) in enumerate(self.clusters) if len(deps) > 3]
         if not big:
             return [None] * len(self.clusters)
         rng, best = np.random.default_rng(0), None
-        for _ in range(8):
+        for k in range(len(self.nominal) + 8):
             try:
-                K = self.constraint_jacobian(self.solve_loops(_draw(self.tree, rng)))
+                q = self.nominal[k] if k < len(self.nominal) else _draw(self.tree, rng)
+                K = self.constraint_jacobian(self.solve_loops(q))
             except ModelError:
                 continue
             cond = max(np.linalg.cond(K[rows][:, deps]) for rows, deps in (self.clusters[c] for c in big))
@@ -134,60 +138,10 @@ class LoopSystem:
     # ------------------------------------------------------------------ kinematics of the loops
 
     def _kinematics(self, q, qd, bk):
-        """Per closure (phi, K, Kdot) in the ancestor's turned axes (Kdot None without qd)."""
-        from .algorithms.frames import _ground_bodies
+        """Per closure (phi, K, Kdot) in its rows (Kdot None without qd): :mod:`symgen.loop_kinematics`."""
+        from .loop_kinematics import closure_kinematics
 
-        robot, n = self.tree, self.tree.n
-        R, p = _ground_bodies(robot, q, bk)
-        if qd is not None and robot.free:               # phi in A's axes ignores the base's motion:
-            qd = qd.copy()                              # its speeds add nothing to Kdot but terms
-            qd[:robot.free] = bk.number(0.0)            # that cancel
-        w, vo = self._velocities(R, p, qd, bk) if qd is not None else (None, None)
-        out = []
-        for c in self.closures:
-            RA = R[c.ancestor] if c.ancestor >= 0 else bk.const(np.eye(3))
-            phi = bk.zeros(3)
-            K, Kd = bk.zeros((3, n)), (bk.zeros((3, n)) if qd is not None else None)
-            for frame, sign, path in ((c.pred, 1, c.pred_path), (c.succ, -1, c.succ_path)):
-                b = frame.body
-                T = robot.z_turns[b].T
-                pf = p[b] + R[b] @ bk.const(T @ np.asarray(frame.translation, dtype=float))
-                phi = phi + sign * pf
-                pfd = vo[b] + cross(w[b], pf - p[b], bk) if qd is not None else None
-                for j in path:
-                    a, par = R[j][:, 2], robot.bodies[j].parent
-                    wp = (w[par] if par >= 0 else bk.zeros(3)) if qd is not None else None
-                    if robot.bodies[j].joint_type == "prismatic":
-                        K[:, j] = K[:, j] + sign * a
-                        if qd is not None:
-                            Kd[:, j] = Kd[:, j] + sign * cross(wp, a, bk)
-                        continue
-                    K[:, j] = K[:, j] + sign * cross(a, pf - p[j], bk)
-                    if qd is not None:
-                        Kd[:, j] = Kd[:, j] + sign * (cross(cross(wp, a, bk), pf - p[j], bk)
-                                                      + cross(a, pfd - vo[j], bk))
-            P = bk.const(c.P)
-            if qd is not None and c.ancestor >= 0:              # d/dt (R_A^T x) = R_A^T (xdot - w_A x x)
-                wA = w[c.ancestor]
-                for j in range(n):
-                    Kd[:, j] = Kd[:, j] - cross(wA, K[:, j], bk)
-            out.append((P @ (RA.T @ phi), P @ (RA.T @ K), None if Kd is None else P @ (RA.T @ Kd)))
-        return out
-
-    def _velocities(self, R, p, qd, bk):
-        """World angular velocity and velocity of each body's (turned) origin."""
-        robot = self.tree
-        w, vo = [None] * robot.n, [None] * robot.n
-        for i, body in enumerate(robot.bodies):
-            par = body.parent
-            wp = w[par] if par >= 0 else bk.zeros(3)
-            vp = (vo[par] + cross(wp, p[i] - p[par], bk)) if par >= 0 else bk.zeros(3)
-            a = R[i][:, 2]
-            if body.joint_type == "prismatic":
-                w[i], vo[i] = wp, bk.bind(vp + a * qd[i], f"lvo{i}", i)
-            else:
-                w[i], vo[i] = bk.bind(wp + a * qd[i], f"lw{i}", i), bk.bind(vp, f"lvo{i}", i)
-        return w, vo
+        return closure_kinematics(self.tree, self.closures, q, qd, bk)
 
     def _stack(self, q, qd, bk):
         parts = self._kinematics(q, qd, bk)
@@ -371,15 +325,16 @@ def closure_jacobian(tree, closures, q, bk=None):
     return probe.constraint_jacobian(q, bk)
 
 
-def closed_system(tree, loops, dependent, error, closures=None) -> LoopSystem:
+def closed_system(tree, loops, dependent, error, closures=None, nominal=()) -> LoopSystem:
     """The :class:`LoopSystem` of the spanning tree ``tree`` closed by the URDF+ ``loops``
     (:class:`symgen.urdf.plus.Loop`), ``dependent`` the joint names marked independent="false";
     ``error(element, reason)`` the exception for what cannot be embedded; ``closures``: those of
-    :func:`closures_of`, when the caller has them already."""
+    :func:`closures_of`, when the caller has them already; ``nominal``: closed configurations the
+    file gives (:class:`LoopSystem`)."""
     closures = closures_of(tree, loops, error) if closures is None else closures
     index = {b.joint_name: i for i, b in enumerate(tree.bodies) if not tree.in_group(i)}
     try:
-        return LoopSystem(tree, closures, {index[name] for name in dependent if name in index})
+        return LoopSystem(tree, closures, {index[name] for name in dependent if name in index}, nominal)
     except ModelError as exc:
         raise error(f"<loop name={loops[0].name!r}>", str(exc).split(": ", 1)[-1]) from None
 
@@ -394,15 +349,18 @@ def closures_of(tree, loops, error) -> list:
     closures = []
     for loop in loops:
         ends = []
-        for link, (_, t) in ((loop.predecessor, loop.predecessor_origin), (loop.successor, loop.successor_origin)):
+        weld = loop.type == "weld"                  # the two frames coincide: translation and rotation rows
+        for link, (turn, t) in ((loop.predecessor, loop.predecessor_origin), (loop.successor, loop.successor_origin)):
             f = links[link]
             if f.body < 0:
                 raise error(f"<loop name={loop.name!r}>", f"link {link!r} is fixed to the root: pin the loop to a moving link")
             point = np.asarray(f.rotation) @ np.asarray(t) + np.asarray(f.translation)
-            ends.append(Frame(f"{loop.name}:{link}", "point", f.body, f.rotation, tuple(float(x) for x in point)))
+            rotation = as_mat3(np.asarray(f.rotation) @ np.asarray(turn, dtype=float)) if weld else f.rotation
+            ends.append(Frame(f"{loop.name}:{link}", "point", f.body, rotation, tuple(float(x) for x in point)))
         up_p, up_s = _path(tree, ends[0].body), _path(tree, ends[1].body)
         ancestor = next((b for b in up_p if b in set(up_s)), -1)
-        closure = Closure(loop.name, ends[0], ends[1], ancestor, _below(up_p, ancestor), _below(up_s, ancestor), np.eye(3))
+        closure = Closure(loop.name, ends[0], ends[1], ancestor, _below(up_p, ancestor), _below(up_s, ancestor),
+                          np.eye(6 if weld else 3))
         closures.append(_with_rows(tree, closure, error))
     return closures
 
@@ -417,8 +375,9 @@ def _below(path, ancestor) -> tuple[int, ...]:
 
 
 def _with_rows(tree, closure: Closure, error) -> Closure:
-    """The closure with P: its translation rows that depend on q (rank of K over a few
-    configurations), coordinate rows when they span them, else an orthonormal basis."""
+    """The closure with P: its rows (translation; of a weld, translation and rotation) that depend on
+    q (rank of K over a few configurations), coordinate rows when they span them, else an
+    orthonormal basis."""
     from dataclasses import replace
 
     rng = np.random.default_rng(0)
@@ -427,6 +386,6 @@ def _with_rows(tree, closure: Closure, error) -> Closure:
     rank = int(np.sum(s > _RANK_TOL * max(1.0, s[0])))
     if rank == 0:
         raise error(f"<loop name={closure.name!r}>", "no joint moves its two points apart: nothing to close")
-    live = [i for i in range(3) if np.max(np.abs(stack[i])) > _RANK_TOL * max(1.0, s[0])]
-    P = np.eye(3)[live] if len(live) == rank else U[:, :rank].T
+    live = [i for i in range(len(stack)) if np.max(np.abs(stack[i])) > _RANK_TOL * max(1.0, s[0])]
+    P = np.eye(len(stack))[live] if len(live) == rank else U[:, :rank].T
     return replace(closure, P=P)

@@ -22,13 +22,15 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
 - ``dof_armature`` becomes ``Robot.armature``.
 - ``<equality><joint>`` with a linear polycoef: with ``mimic`` a mimic joint (reduced
   coordinates, :mod:`symgen.mimic`), else refused.
-- ``<equality><connect body1 body2 anchor>`` (active): a loop, as a URDF+ ``<loop>``
-  (:mod:`symgen.mjcf_loops`); ``weld`` is refused.
+- ``<equality><connect body1 body2 anchor>`` and ``<weld body1 body2 relpose anchor>`` (active,
+  between bodies): loops, as a URDF+ ``<loop>`` (a weld also holds the three rotation rows;
+  :mod:`symgen.mjcf_loops`), on a fixed base or a free-flyer.
 - A ``ball`` joint is Pinocchio's spherical joint (three bodies sharing the MJCF body's frame at
   the anchor; q = quaternion x y z w, MuJoCo's w x y z reordered; v = MuJoCo's qvel, the angular
   velocity in the body frame).
 - Not supported yet, one line each (URDFError, exit 2): a free joint beside other moving trees
-  (MuJoCo allows free joints on the world's children only), other equality constraints (weld, ...), tendons,
+  (MuJoCo allows free joints on the world's children only), other equality constraints (tendon,
+  flex, site-based connect/weld, a loop beside joint couplings), tendons,
   gravity compensation.
 - ``<option gravity>`` (zero with ``<flag gravity="disable"/>``) becomes ``Robot.gravity``, the
   default of ``symgen build --gravity`` for the file.
@@ -133,14 +135,11 @@ def _check_supported(m, source, mimic=False):
 
     for e in range(m.neq):
         kind = mujoco.mjtEq(int(m.eq_type[e])).name.removeprefix("mjEQ_").lower()
-        if kind == "connect":                   # a loop (symgen.mjcf_loops checks the rest)
+        if kind in ("connect", "weld"):         # a loop (symgen.mjcf_loops checks the rest)
             continue
-        if kind == "weld":
-            refuse("<equality>/<weld>", "weld equalities are not supported yet (connect is: a point of body1 pinned "
-                   "to body2)")
         if kind != "joint":
-            refuse(f"<equality>/<{kind}>", "equality constraints other than joint couplings and connect are not "
-                   "supported yet")
+            refuse(f"<equality>/<{kind}>", "equality constraints other than joint couplings, connect and weld are "
+                   "not supported yet")
         where = f"<equality>/<joint joint1={_name(m, 'joint', int(m.eq_obj1id[e]))!r}>"
         if not mimic:
             refuse(where, "couples two joints; --mimic embeds it (reduced coordinates), else not supported")
@@ -245,9 +244,10 @@ def load_mjcf(path, mimic: bool = False) -> Robot:
 
     loops = connects(m)
     if loops:
-        if len(loops) < m.neq or floating:
-            raise URDFError(source, "<equality>/<connect>", "loops beside joint couplings or on a free-floating model "
-                            "are not embedded yet")
+        if len(loops) < m.neq:
+            kind = _mujoco().mjtEq(int(m.eq_type[loops[0]])).name.removeprefix("mjEQ_").lower()
+            raise URDFError(source, f"<equality>/<{kind}>", f"a {kind} (a loop) beside joint couplings "
+                            "(<equality><joint>) is not embedded yet")
         return closed_mjcf(m, robot, source)
     return _embedded(m, robot, source) if m.neq else robot
 

@@ -1,8 +1,9 @@
 """Pinocchio's side for mechanisms with loops (:mod:`symgen.closed`): its model of the spanning
 tree, with two frames at each loop's points, gives G(q) and Ġ on its own — the constraint
-Jacobian K = Uᵀ(J_pred - J_succ) (linear rows, LOCAL_WORLD_ALIGNED; U a basis of their row
-space), G = [1; -K_D⁻¹K_I], and Ġ(v) w = -K_D⁻¹ Uᵀ B(Gv, Gw) from the classical accelerations
-of the two points (γ(x) = J̇(x) x at q̈ = 0 is the second derivative of their offset, B its
+Jacobian K = Uᵀ(J_pred - J_succ) (linear rows, LOCAL_WORLD_ALIGNED, and for a weld the angular
+rows too; U a basis of their row space), G = [1; -K_D⁻¹K_I], and Ġ(v) w = -K_D⁻¹ Uᵀ B(Gv, Gw)
+from the classical accelerations of the two points (for a weld their frames' angular
+accelerations too; γ(x) = J̇(x) x at q̈ = 0 is the second derivative of their offset, B its
 polarization (γ(a + b) - γ(a - b)) / 4). Then M̄ = GᵀMG, C̄ = GᵀC(q, Gv)G + GᵀMĠ, Γ̄[:, :, k] =
 C̄(q, e_k), τ̄ = Gᵀ rnea(q, Gv, Ga + Ġv), the regressor likewise, frames J G.
 
@@ -42,6 +43,9 @@ class LoopPinOracle(EmbeddedPinOracle):
                 f"symgen_loop:{f.name}", self.loop_model.getJointId(robot.full.bodies[f.body].joint_name),
                 pin.SE3(np.eye(3), np.asarray(f.translation, dtype=float)), pin.FrameType.OP_FRAME))
                 for f in (c.pred, c.succ)])
+        #: per loop, the spatial rows it closes: 3 (the points' linear velocities), 6 for a weld (and
+        #: the frames' angular velocities: [linear; angular] in LOCAL_WORLD_ALIGNED)
+        self.spatial_rows = [c.P.shape[1] for c in self.system.closures]
         self.loop_data = self.loop_model.createData()
         self._at = None
 
@@ -55,8 +59,9 @@ class LoopPinOracle(EmbeddedPinOracle):
         pin.computeJointJacobians(model, data, self._qpin)
         pin.updateFramePlacements(model, data)
         rows, self.U = [], []
-        for pred, succ in self.ids:
-            J = [pin.getFrameJacobian(model, data, f, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)[:3] @ P for f in (pred, succ)]
+        for (pred, succ), width in zip(self.ids, self.spatial_rows):
+            J = [pin.getFrameJacobian(model, data, f, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)[:width] @ P
+                 for f in (pred, succ)]
             U, s, _ = np.linalg.svd(J[0] - J[1])
             self.U.append(U[:, :int(np.sum(s > 1e-9 * s[0]))])
             rows.append(self.U[-1].T @ (J[0] - J[1]))
@@ -77,8 +82,8 @@ class LoopPinOracle(EmbeddedPinOracle):
         pin, model, data = self.pin, self.loop_model, self.loop_data
         pin.forwardKinematics(model, data, self._qpin, self.full.map.v(x), np.zeros(model.nv))
         out = []
-        for U, (pred, succ) in zip(self.U, self.ids):
-            a = [pin.getFrameClassicalAcceleration(model, data, f, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED).linear
+        for U, (pred, succ), width in zip(self.U, self.ids, self.spatial_rows):
+            a = [pin.getFrameClassicalAcceleration(model, data, f, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED).vector[:width]
                  for f in (pred, succ)]
             out.append(U.T @ (a[0] - a[1]))
         return np.concatenate(out)

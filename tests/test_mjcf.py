@@ -203,7 +203,7 @@ WELD = """<mujoco><worldbody><body name="a"><joint name="h" axis="0 0 1"/><geom 
 
 @pytest.mark.parametrize("text,expected", [
     (TWO_FREE, "<joint name='one'>: a free joint beside other moving bodies of the world is not supported yet"),
-    (WELD, "<equality>/<weld>: weld equalities are not supported yet"),
+    (WELD, "<equality>/<weld name='weld0'>: a weld to the world is not supported yet"),
     ("<mujoco><worldbody><body><joint", "MuJoCo's compiler refuses it"),
     (None, "<tendon>: tendons are not supported yet"),
 ])
