@@ -310,6 +310,8 @@ def run_embedded(sweep, robot: Embedded, args: dict, bk, opts, rules: dict, run_
     missing = [name for name, rule in rules.items() if rule not in RULES]
     if missing:
         raise OptionError(f"--mimic: output {missing[0]!r} of sweep {sweep.name!r} declares no embedding rule")
+    if getattr(sweep.run, "reduced", False):           # a variant on the reduced system itself (cluster CRBA)
+        return sweep.run(robot, args, bk, opts)
     emb = robot.embedding
     full_args = expand(emb, args, bk)
     if "solve" in rules.values():                      # a body-frame variant: M̄ and b̄ in body frames
