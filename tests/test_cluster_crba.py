@@ -114,6 +114,26 @@ def test_cluster_crba_with_other_inertial_parameters(pin, key):
             assert _rel(M, want) < 1e-12, f"{key} {version.__name__}: seed {seed} state #{t}"
 
 
+@pytest.mark.parametrize("key", ["belt_leg", "mini_cheetah"])
+def test_reduced_solves_with_the_cluster_mass_matrix_in_the_local_convention(oracles, key):
+    """Forward dynamics and M̄^-1 of the reduced system with M̄ from the cluster CRBA in the local
+    convention (the variant a build picks on these robots), on numbers."""
+    from dataclasses import replace
+
+    robot, oracle = oracles(key)
+    seed, states = _states(key, "reduced-local", robot, count=2)
+    for name, key_q in (("forward_dynamics", "qdd"), ("mass_matrix_inverse", "Minv")):
+        sweep = Q.SWEEPS[name]
+        local = next(v for v in sweep.variants if getattr(v, "frame", None) == "local")
+        x = Q.QUANTITIES[key_q]
+        for t, s in enumerate(states):
+            args = {a: s[a] for a in sweep.arguments}
+            got = Q.run_sweep(replace(sweep, run=local), robot, args, NUMERIC, Q.SweepOptions())[x.outputs[0].name]
+            tol = Q.tolerance(x, oracle.mass_matrix(s["q"]))
+            err = _rel(got, x.pinocchio(oracle, s))
+            assert err <= tol, f"{key} {name} (local): rel. error {err:.1e} > {tol:.0e}, seed {seed} state #{t}"
+
+
 def test_the_build_picks_the_cluster_route_where_it_costs_less():
     """On GRBDA's robots the cluster CRBA in the local convention costs less than every spanning-tree
     CRBA projected by G (MIT Humanoid 2,616 operations against 6,702 at this commit); a robot with
