@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import body_frames, body_inertia, ground_frames, inertia_apply, local_frames, local_frames_pay, plus_armature
+from ..kinematics import (body_frames, body_inertia, ground_frames, inertia_apply, local_frames, local_frames_pay,
+                          plus_armature)
 from ..spatial import congruence
 
 
@@ -53,7 +54,7 @@ def _times(g, x):
     return x if g == 1.0 else g * x
 
 
-def _reduced(robot, columns, Phi, F, carry, bk):
+def _columns(robot, columns, Phi, F, carry, bk):
     """M̄ from each body's F_i = IC_i Phi_i (6-vectors, as Phi_i) and ``carry(i, f, s)``, a force
     of column s at body i moved to its parent's coordinates (the identity in ground coordinates)."""
     n, parent, m = robot.n, robot.parent, len(columns)
@@ -68,8 +69,10 @@ def _reduced(robot, columns, Phi, F, carry, bk):
                 continue
             if below is not None:
                 V[s][i] = Phi[i] @ below                        # line 21
-            f = _times(own, F[i]) if own is not None else None
-            f = below if f is None else (f if below is None else bk.bind(f + below, f"Fc{s}_{i}", i))
+            if own is None:                                     # the force leaving i, line 10 + 17
+                f = below
+            else:
+                f = _times(own, F[i]) if below is None else bk.bind(_times(own, F[i]) + below, f"Fc{s}_{i}", i)
             p = parent[i]
             if p >= 0:                                          # line 17
                 up = carry(i, f, s)
@@ -101,7 +104,7 @@ def cluster_crba(robot, q, columns, bk):
             IC[p] = bk.bind(IC[p] + congruence(Xup[j], IC[j], bk, f"ICX{j}", j), f"IC{p}", p)
     used = {i for col in columns for i, _ in col}
     F = [bk.bind(IC[i] @ Phi[i], f"F{i}", i) if i in used else None for i in range(n)]    # line 10
-    return _reduced(robot, columns, Phi, F, lambda i, f, s: bk.bind(Xup[i].T @ f, f"Fc{s}_{i}u", i), bk)
+    return _columns(robot, columns, Phi, F, lambda i, f, s: bk.bind(Xup[i].T @ f, f"Fc{s}_{i}u", i), bk)
 
 
 def cluster_crba_ground(robot, q, columns, bk):
@@ -114,7 +117,7 @@ def cluster_crba_ground(robot, q, columns, bk):
             IC[p] = bk.bind(IC[p] + IC[j], f"IC{p}", p)
     used = {i for col in columns for i, _ in col}
     F = [bk.bind(IC[i] @ Phi[i], f"F{i}", i) if i in used else None for i in range(n)]    # line 10
-    return _reduced(robot, columns, Phi, F, lambda i, f, s: f, bk)
+    return _columns(robot, columns, Phi, F, lambda i, f, s: f, bk)
 
 
 class _RootAsBase:
@@ -174,4 +177,4 @@ def cluster_crba_local(robot, q, columns, bk):
         nf, ff = L[i].force_up(f[:3], f[3:], f"Fc{s}_{i}u", i)
         return np.concatenate((nf, ff)).view(type(f))
 
-    return _reduced(robot, columns, Phi, F, carry, bk)
+    return _columns(robot, columns, Phi, F, carry, bk)
