@@ -134,6 +134,26 @@ def test_reduced_solves_with_the_cluster_mass_matrix_in_the_local_convention(ora
             assert err <= tol, f"{key} {name} (local): rel. error {err:.1e} > {tol:.0e}, seed {seed} state #{t}"
 
 
+@pytest.mark.parametrize("key", ["mini_cheetah", "mit_humanoid"])
+def test_coriolis_matrix_in_the_local_convention_with_the_floating_root_joint(oracles, key):
+    """Algorithm 1 in the local convention on the spanning tree, GRBDA's URDF floating root joint
+    seen as a floating base (the variant a build picks on these robots), projected: M̄, Ṁ̄ = C̄ + C̄ᵀ
+    and C̄ against Pinocchio, on numbers."""
+    from dataclasses import replace
+
+    from symgen.quantities.sweeps import _algorithm1_root_local
+
+    robot, oracle = oracles(key)
+    sweep = replace(Q.SWEEPS["algorithm1"], run=_algorithm1_root_local)
+    seed, states = _states(key, "algorithm1-local", robot, count=2)
+    for t, s in enumerate(states):
+        got = Q.run_sweep(sweep, robot, {"q": s["q"], "qd": s["qd"]}, NUMERIC, Q.SweepOptions())
+        C = oracle.coriolis(s["q"], s["qd"])
+        where = f"{key}: seed {seed} state #{t}"
+        assert _rel(got["C"], C) < 1e-12 and _rel(got["M"], oracle.mass_matrix(s["q"])) < 1e-12, where
+        assert _rel(got["Mdot"], C + C.T) < 1e-12, where
+
+
 def test_the_build_picks_the_cluster_route_where_it_costs_less():
     """On GRBDA's robots the cluster CRBA in the local convention costs less than every spanning-tree
     CRBA projected by G (MIT Humanoid 2,616 operations against 6,702 at this commit); a robot with
@@ -145,6 +165,8 @@ def test_the_build_picks_the_cluster_route_where_it_costs_less():
         fn = trace_all(_load(key), ("M",))["M"]
         assert fn.route == "cluster_crba_local", (key, fn.route)
         assert count_ops(fn)["total"] < {"mini_cheetah": 2455, "mit_humanoid": 6702}[key]
+    fn = trace_all(_load("mini_cheetah"), ("C",))["C"]
+    assert fn.route == "algorithm1_root_local" and count_ops(fn)["total"] < 7749
     plain = symgen.load_urdf(DATA / "urdfplus" / "belt_leg.urdf").full
     loops = symgen.load_urdf(DATA / "urdfplus" / "four_bar.urdf")
     for run in (_cluster_crba, _cluster_crba_local):
@@ -169,3 +191,16 @@ def test_generated_code_matches_pinocchio(package, backend):
             tol = Q.tolerance(x, oracle.mass_matrix(s["q"]))
             err = _rel(Q.flat(Q.call(mod, x.key, s)), Q.flat(x.pinocchio(oracle, s)))
             assert err <= tol, f"{key} {backend} {x.function}: rel. error {err:.1e} > {tol:.0e}, seed {seed} state #{t}"
+
+
+@pytest.mark.slow
+def test_generated_coriolis_matrix_of_the_mini_cheetah(oracles, tmp_path):
+    """C̄ by Algorithm 1 in the local convention (the floating root joint seen as a floating base),
+    generated NumPy and C (a 12-28 s build here, by the load: -m slow; numbers are checked unmarked above)."""
+    robot, oracle = oracles("mini_cheetah")
+    pkg = import_package(build(robot, tmp_path, opts=BuildOptions(quantities=("C",), copt="-O0")).path)
+    seed, states = _states("mini_cheetah", "generated-C", robot)
+    for backend in ("numpy", "c"):
+        for t, s in enumerate(states):
+            err = _rel(getattr(pkg, backend).coriolis_matrix(s["q"], s["qd"]), oracle.coriolis(s["q"], s["qd"]))
+            assert err < 1e-9, f"mini_cheetah {backend} C: rel. error {err:.1e}, seed {seed} state #{t}"
