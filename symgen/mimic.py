@@ -310,7 +310,7 @@ def run_embedded(sweep, robot: Embedded, args: dict, bk, opts, rules: dict, run_
     missing = [name for name, rule in rules.items() if rule not in RULES]
     if missing:
         raise OptionError(f"--mimic: output {missing[0]!r} of sweep {sweep.name!r} declares no embedding rule")
-    if getattr(sweep.run, "reduced", False):           # a variant on the reduced system itself (cluster CRBA)
+    if getattr(sweep.run, "reduced", False):           # a variant that embeds itself (cluster CRBA, ...)
         return sweep.run(robot, args, bk, opts)
     emb = robot.embedding
     full_args = expand(emb, args, bk)
@@ -339,7 +339,7 @@ def _full(robot, args):
 def _reduced_mass_and_bias(robot, full_args, bk, opts, with_bias=True):
     """(M, factors of M, G^T RNEA_full(q_full, G v, 0)) of the reduced system; M by the cluster
     CRBA (:mod:`symgen.algorithms.cluster_crba`) in the sweep's frame (``"local"``: Pinocchio's
-    local convention, the bias in body frames)."""
+    local convention, the bias by the body-frame RNEA with rotation-and-offset transforms)."""
     from .algorithms.cluster_crba import cluster_crba, cluster_crba_ground, cluster_crba_local
     from .algorithms.forward_dynamics import ltdl
     from .algorithms.rnea import rnea
