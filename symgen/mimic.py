@@ -310,6 +310,8 @@ def run_embedded(sweep, robot: Embedded, args: dict, bk, opts, rules: dict, run_
     missing = [name for name, rule in rules.items() if rule not in RULES]
     if missing:
         raise OptionError(f"--mimic: output {missing[0]!r} of sweep {sweep.name!r} declares no embedding rule")
+    if getattr(sweep.run, "reduced", False):           # a variant that embeds itself (cluster CRBA, ...)
+        return sweep.run(robot, args, bk, opts)
     emb = robot.embedding
     full_args = expand(emb, args, bk)
     if "solve" in rules.values():                      # a body-frame variant: M̄ and b̄ in body frames
@@ -335,19 +337,22 @@ def _full(robot, args):
 
 
 def _reduced_mass_and_bias(robot, full_args, bk, opts, with_bias=True):
-    """(M, factors of M, G^T RNEA_full(q_full, G v, 0)) of the reduced system."""
-    from .algorithms.crba import crba, crba_ground
+    """(M, factors of M, G^T RNEA_full(q_full, G v, 0)) of the reduced system; M by the cluster
+    CRBA (:mod:`symgen.algorithms.cluster_crba`) in the sweep's frame (``"local"``: Pinocchio's
+    local convention, the bias by the body-frame RNEA with rotation-and-offset transforms)."""
+    from .algorithms.cluster_crba import cluster_crba, cluster_crba_ground, cluster_crba_local
     from .algorithms.forward_dynamics import ltdl
     from .algorithms.rnea import rnea
 
     full, cols = _full(robot, full_args), robot.embedding.columns()
-    Mf = (crba_ground if opts.frame == "ground" else crba)(full, full_args["q"], bk)
-    M = _named_matrix(project("matrix", Mf, cols, bk), bk)
+    mass = {"ground": cluster_crba_ground, "local": cluster_crba_local}.get(opts.frame, cluster_crba)
+    M = _named_matrix(mass(full, full_args["q"], cols, bk), bk)
     chain = factor_parent(robot)                       # the independent tree, or dense (a chain)
     L, Dinv = ltdl(M, chain, bk)
     bias = None
     if with_bias:
-        b = rnea(full, full_args["q"], full_args["qd"], bk.zeros(full.n), bk, gravity=opts.gravity)
+        b = rnea(full, full_args["q"], full_args["qd"], bk.zeros(full.n), bk, gravity=opts.gravity,
+                 offsets=opts.frame == "local")
         bias = project("vector", b, cols, bk)
     return M, (L, Dinv, chain), bias
 

@@ -191,4 +191,5 @@ def test_the_body_frame_route_reaches_the_reduced_solve():
     ground = S.optimize(S._trace_sweep(robot, Q.SWEEPS["forward_dynamics"], ("qdd",),
                                        S.input_symbols(robot), Q.SweepOptions(), True, None)[0]["qdd"])
     assert P.cost(body) < P.cost(ground), (P.cost(body), P.cost(ground))
-    assert chosen.route == "forward_dynamics_body" and P.count_ops(chosen) == P.count_ops(body)
+    # (since the cluster CRBA, a variant with M̄ in the local convention beats both here)
+    assert chosen.route == "forward_dynamics_cluster_local" and P.cost(chosen) <= P.cost(body)

@@ -2,6 +2,8 @@
 
     rnea               inverse dynamics, tau = M qdd + C qd + g       (Featherstone, RNEA)
     crba               mass matrix M                                  (Featherstone, CRBA)
+    cluster_crba       reduced M̄ = GᵀMG of a constant embedding,     (Wensing & Slotine,
+                       one force carried up per column of G            Sec. VI-C; GRBDA)
     coriolis           M, Mdot and the Christoffel-consistent C       (paper, Algorithm 1)
     christoffel        all Christoffel symbols Gamma_ijk              (paper, Algorithm 2)
     baseline_partials  Gamma from symbolic partials of M              (paper, eq. 4: the

@@ -40,6 +40,49 @@ def _crba_local(robot, args, bk, opts):
     return {"M": crba_local(robot, args["q"], bk)}
 
 
+def _cluster_crba(robot, args, bk, opts):
+    """M̄ = GᵀMG of a robot with a constant embedding (couplings, rotors, belts, --mimic) by the
+    cluster CRBA, one force carried up per reduced column (:mod:`symgen.algorithms.cluster_crba`),
+    where the spanning tree's CRBA carries one per spanning body and projects by G at the end."""
+    from ..algorithms.cluster_crba import cluster_crba, cluster_crba_ground
+    from ..kinematics import with_parameters
+
+    emb = robot.embedding
+    run = cluster_crba_ground if opts.frame == "ground" else cluster_crba
+    return {"M": run(with_parameters(robot.full, args.get("params")), emb.expand_q(args["q"], bk), emb.columns(), bk)}
+
+
+def _cluster_crba_local(robot, args, bk, opts):
+    """The cluster CRBA in turned body frames with 10-number inertias (Pinocchio's local
+    convention), a URDF ``floating`` root joint seen as a floating base: MIT Humanoid M̄ 2,616
+    operations against 6,702, Mini Cheetah 889 against 2,455."""
+    from ..algorithms.cluster_crba import cluster_crba_local
+    from ..kinematics import with_parameters
+
+    emb = robot.embedding
+    return {"M": cluster_crba_local(with_parameters(robot.full, args.get("params")), emb.expand_q(args["q"], bk),
+                                    emb.columns(), bk)}
+
+
+def _local_pays(robot) -> bool:
+    from ..algorithms.cluster_crba import local_pays
+
+    return local_pays(robot)
+
+
+def _constant_embedding(robot) -> bool:
+    """Whether ``robot`` is seen through a constant embedding (not a mechanism with loops)."""
+    return getattr(robot, "embedding", None) is not None and getattr(robot, "system", None) is None
+
+
+def _on_the_reduced_system(*runs):
+    """Mark sweep runs that compute the reduced quantity of an embedded robot themselves
+    (:func:`symgen.mimic.run_embedded` hands them the reduced robot and arguments): traced only
+    for such robots."""
+    for run in runs:
+        run.applies, run.reduced = _constant_embedding, True
+
+
 def _algorithm1(robot, args, bk, opts):
     from .. import algorithms as alg
 
@@ -55,6 +98,23 @@ def _algorithm1_local(robot, args, bk, opts):
 
     M, Mdot, C = coriolis_local(robot, args["q"], args["qd"], bk)
     return {"M": M, "Mdot": Mdot, "C": C}
+
+
+def _algorithm1_root_local(robot, args, bk, opts):
+    """Algorithm 1 in the local convention on the spanning tree of a robot with a constant embedding
+    whose root joint is a URDF ``floating`` joint, seen as a floating base
+    (:func:`~symgen.algorithms.cluster_crba.root_as_base`; :func:`_algorithm1_local` refuses such a
+    joint), projected by G: MIT Humanoid C̄ 12,834 operations against 18,000 in body frames."""
+    from ..algorithms.cluster_crba import root_as_base
+    from ..algorithms.coriolis import coriolis_local
+    from ..kinematics import with_parameters
+    from ..mimic import expand, project
+
+    emb, cols = robot.embedding, robot.embedding.columns()
+    full_args = expand(emb, args, bk)
+    values = coriolis_local(root_as_base(with_parameters(robot.full, args.get("params"))), full_args["q"],
+                            full_args["qd"], bk)
+    return {name: project("matrix", x, cols, bk) for name, x in zip(("M", "Mdot", "C"), values)}
 
 
 def _all_terms_local(robot, args, bk, opts):
@@ -251,14 +311,35 @@ def _slotine_li_ground(robot, args, bk, opts):
 
 
 _local_convention(_crba_local, _rnea_local, _algorithm1_local, _all_terms_local, _forward_dynamics_local)
+_cluster_crba_body = in_body_frames(_cluster_crba, "the cluster CRBA in body frames: MIT Humanoid M̄ 6,482 operations "
+                                                   "against 6,702 (the spanning tree's CRBA in body frames, projected)")
+_on_the_reduced_system(_cluster_crba, _cluster_crba_body, _cluster_crba_local)
+_cluster_crba_local.applies = lambda robot: _constant_embedding(robot) and _local_pays(robot.full)
+_algorithm1_root_local.reduced = True
+_algorithm1_root_local.applies = lambda robot: (_constant_embedding(robot) and robot.full.in_group(0)
+                                                and not robot.full.is_free(0) and _local_pays(robot.full))
+
+
+def _reduced_local(run, why: str):
+    """The variant of a sweep with a reduced-system computation (:data:`symgen.mimic.REDUCED`:
+    forward dynamics, M^-1) whose M̄ is the cluster CRBA's in the local convention: traced only
+    where :func:`_cluster_crba_local` is."""
+    def variant(robot, args, bk, opts):
+        return run(robot, args, bk, replace(opts, frame="local"))
+
+    variant.__name__, variant.__doc__ = f"{run.__name__}_cluster_local", why
+    variant.frame, variant.applies = "local", _cluster_crba_local.applies
+    return variant
 
 SWEEPS = (
     Sweep("crba", ("q",), _crba, variants=(in_body_frames(_crba, "ur5 818 operations against 901, panda 1,574 "
                                                                  "against 1,851; ground wins on chains (7,645 against 22,842)"),
-                                           _crba_local)),
+                                           _crba_local, _cluster_crba, _cluster_crba_body,
+                                           _cluster_crba_local)),
     Sweep("algorithm1", ("q", "qd"), _algorithm1,
           variants=(in_body_frames(_algorithm1, "C: ur5 1,842 against 2,430, panda 3,798 against 4,407; ground "
-                                                "wins on chains (16,533 against 46,342) and solo12"), _algorithm1_local)),
+                                                "wins on chains (16,533 against 46,342) and solo12"), _algorithm1_local,
+                    _algorithm1_root_local)),
     Sweep("algorithm2", ("q",), _algorithm2),
     Sweep("rnea", ("q", "qd", "qdd"), _rnea, variants=(_rnea_local, _rnea_offsets)),
     Sweep("gravity", ("q",), _gravity,
@@ -272,11 +353,14 @@ SWEEPS = (
           variants=(in_body_frames(_forward_dynamics, "M and the bias in body frames, then L^T D L: fewer "
                                    "operations than the ground-coordinate CRBA on small robots (arm4 460 against 892), "
                                    "and leaf pivots D_i constant (fewer divisions)"), _aba_ground, _aba_body,
-                    _forward_dynamics_local)),
+                    _forward_dynamics_local,
+                    _reduced_local(_forward_dynamics, "MIT Humanoid FD 10,333 operations against 14,583 (M̄ by "
+                                                      "the spanning tree's CRBA in body frames, projected)"))),
     Sweep("mass_matrix_inverse", ("q",), _mass_matrix_inverse,
           variants=(in_body_frames(_mass_matrix_inverse, "L^T D L of the body-frame CRBA's M: fewest operations "
                                    "on small robots (panda 2,395, solo12 680, against 3,162 and 1,712)"), _minverse_ground,
-                    _minverse_dense, _minverse_aba_dense)),
+                    _minverse_dense, _minverse_aba_dense,
+                    _reduced_local(_mass_matrix_inverse, "MIT Humanoid M̄^-1 8,472 operations against 12,568"))),
     Sweep("all_terms", ("q", "qd"), _all_terms,
           variants=(in_body_frames(_all_terms, "ur5 2,161 against 2,642, panda 4,240 against 4,882"),
                     _all_terms_local)),
