@@ -223,6 +223,7 @@ def function_context(robot, fn, key: str) -> dict:
         "route": fn.route,
         "c_shape": {"parts": len(c_parts), "column_loops": len(fn.loops), "row_runs": len(runs)},
         "slp": Q.QUANTITIES[key].slp,
+        "jax_fused": Q.QUANTITIES[key].jax_fused,
         # a lanes copy for batches: no column loops (those are vectorized across columns
         # already), outputs small enough for LANES states on the stack; in parts, the parts' work
         # array of lanes on the stack too (LANES x 8 bytes a slot)
@@ -379,7 +380,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         files[source_name(name)] = render("casadi_external.c.j2", {**ctx, **casadi_context(robot, contexts,
                                                                                              opts.parametric)})
     if "jax" in opts.targets:
-        files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx))
+        files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx, ops))
     manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return files
