@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 
 import numpy as np
 import sympy as sp
@@ -160,7 +161,10 @@ def function_context(robot, fn, key: str) -> dict:
     params = [inp.name for inp in fn.inputs]
     cin = {s: f"{inp.name}[{k}]" for inp in fn.inputs for k, s in enumerate(inp.symbols)}
     pypr = PyPrinter()
-    lines = [{"temp": a.temp.name, "py": pypr.doprint(a.expr), "comment": c}
+    # per temp, the expressions (later lines, output entries; not the column loops) that read it
+    readers = Counter(s for e in [a.expr for a in fn.assignments] + [e for o in fn.outputs for e in o.exprs]
+                      for s in sp.sympify(e).free_symbols)
+    lines = [{"temp": a.temp.name, "py": pypr.doprint(a.expr), "comment": c, "readers": readers[a.temp]}
              for a, c in zip(fn.assignments, _comments(robot, fn.assignments))]
     entries = P.output_entries(fn)
     # a loop's target: every entry, read from the loops' results

@@ -26,15 +26,10 @@ The JAX module reads the very lines the NumPy module prints (:class:`~.printers.
 """
 from __future__ import annotations
 
-import re
-
 #: a jax_fused function with more operations (``program.count_ops``' total) than this is not fused:
 #: its batch compiles in about 1 ms of CPU an operation fused, 0.4 unfused (panda, jax 0.10.2);
 #: solo12's inverse dynamics has 2,253 (docs/RESULTS.md, "JAX: fused M, ID and J")
 FUSE_MAX_OPS = 3000
-
-_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
-_TRIG = re.compile(r"\b(sin|cos)\(")
 
 
 def _dense(output: dict) -> list[str]:
@@ -45,28 +40,17 @@ def _dense(output: dict) -> list[str]:
     return values
 
 
-def _kept(f: dict, outputs: list) -> list[dict]:
-    """The function's lines, each with ``keep``: its temp is read more than once (by the lines
-    after it and the outputs' entries), so the fused module computes it once (``/ _one``)."""
-    reads: dict[str, int] = {}
-    for text in [line["py"] for line in f["lines"]] + [v for o in outputs for v in o["jax_values"]]:
-        for name in _NAME.findall(text):
-            reads[name] = reads.get(name, 0) + 1
-    return [{**line, "keep": reads.get(line["temp"], 0) > 1, "py": _TRIG.sub(r"_\1(", line["py"])}
-            for line in f["lines"]]
-
-
 def jax_context(ctx: dict, ops: dict | None = None) -> dict:
     """The package's template context with, per function, each output's dense entries
-    (``jax_values``) and whether it is fused (``fused``; then each line's ``keep``), from the
-    functions' operation counts ``ops`` (``{name: counts}``; none: nothing fused)."""
+    (``jax_values``) and whether it is fused (``fused``; then each line's ``keep``: read by more
+    than one expression, ``readers``), from the functions' operation counts ``ops`` (``{name:
+    counts}``; none: nothing fused)."""
     functions = []
     for f in ctx["functions"]:
         outputs = [{**o, "jax_values": _dense(o)} for o in f["outputs"]]
         total = (ops or {}).get(f["name"], {}).get("total")
         fused = f["jax_fused"] and total is not None and total <= FUSE_MAX_OPS and not f["py_loops"]
-        lines = _kept(f, outputs) if fused else [{**line, "keep": False} for line in f["lines"]]
-        if fused:       # sin and cos: the module's _sin and _cos, which XLA fuses (float64)
-            outputs = [{**o, "jax_values": [_TRIG.sub(r"_\1(", v) for v in o["jax_values"]]} for o in outputs]
+        # fused: a temp read by two or more expressions is computed once (``/ _one``)
+        lines = [{**line, "keep": fused and line["readers"] > 1} for line in f["lines"]]
         functions.append({**f, "outputs": outputs, "fused": fused, "lines": lines})
     return {**ctx, "functions": functions, "fuse_max_ops": FUSE_MAX_OPS}
