@@ -11,7 +11,8 @@ PACKAGE is a folder built with ``symgen build ... --target numpy,c,jax``. Two me
   are floating-base: on a fixed-base package it computes the (6 + n) mass matrix and bias forces
   at an identity base, on a free-flyer at the state's base).
 
-Each time is the median of ``--repeats`` runs of the whole batch, divided by its size.
+Each time is the median of ``--repeats`` runs of the whole batch, divided by its size; the
+methods' runs interleaved, so that the ratios of one function hold under a changing load.
 """
 from __future__ import annotations
 
@@ -29,13 +30,21 @@ FUNCTIONS = ("mass_matrix", "inverse_dynamics", "frame_jacobian")
 
 
 def _median_seconds(fn, repeats: int) -> float:
-    fn()                                       # warm (compiled, caches filled)
-    runs = []
+    return _medians({"": fn}, repeats)[""][0]
+
+
+def _medians(fns: dict, repeats: int) -> dict:
+    """{method: (median, min) seconds of a call}, the methods' runs interleaved (round-robin), so a
+    change of the machine's load falls on all of them alike (the ratios are what is compared)."""
+    for fn in fns.values():
+        fn()                                   # warm (compiled, caches filled)
+    runs = {k: [] for k in fns}
     for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t)
-    return statistics.median(runs)
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            runs[k].append(time.perf_counter() - t)
+    return {k: (statistics.median(v), min(v)) for k, v in runs.items()}
 
 
 def _states(pkg, inputs, count, seed=0):
@@ -87,14 +96,17 @@ def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urd
     for f in functions:
         args = _states(pkg, manifest["functions"][f]["inputs"], batch)
         jargs = [jnp.asarray(a) for a in args]
-        row = {"jax": _median_seconds(lambda: jax.block_until_ready(getattr(pkg.jax, f)(*jargs)), repeats),
-               "numpy": _median_seconds(lambda: getattr(pkg.numpy, f)(*args), repeats)}
+        fns = {"jax": lambda: jax.block_until_ready(getattr(pkg.jax, f)(*jargs)),
+               "numpy": lambda: getattr(pkg.numpy, f)(*args)}
         if pkg.c is not None:
-            row["c (1 thread)"] = _median_seconds(lambda: getattr(pkg.c, f)(*args, threads=1), repeats)
-            row["c (default threads)"] = _median_seconds(lambda: getattr(pkg.c, f)(*args), repeats)
+            fns["c (1 thread)"] = lambda: getattr(pkg.c, f)(*args, threads=1)
+            fns["c (default threads)"] = lambda: getattr(pkg.c, f)(*args)
         if adam is not None and f in adam:
-            row["adam-robotics jax"] = _median_seconds(lambda: jax.block_until_ready(adam[f](*jargs)), repeats)
-        results[f] = {k: v / batch * 1e6 for k, v in row.items()}
+            fns["adam-robotics jax"] = lambda: jax.block_until_ready(adam[f](*jargs))
+        times = _medians(fns, repeats)
+        results[f] = {k: v[0] / batch * 1e6 for k, v in times.items()}
+        # the fastest run: under load the noise only adds, so the steadier figure of the code's speed
+        results[f].update({f"{k}, min": v[1] / batch * 1e6 for k, v in times.items()})
     return results
 
 

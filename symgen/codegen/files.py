@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 
 import numpy as np
 import sympy as sp
@@ -160,7 +161,10 @@ def function_context(robot, fn, key: str) -> dict:
     params = [inp.name for inp in fn.inputs]
     cin = {s: f"{inp.name}[{k}]" for inp in fn.inputs for k, s in enumerate(inp.symbols)}
     pypr = PyPrinter()
-    lines = [{"temp": a.temp.name, "py": pypr.doprint(a.expr), "comment": c}
+    # per temp, the expressions (later lines, output entries; not the column loops) that read it
+    readers = Counter(s for e in [a.expr for a in fn.assignments] + [e for o in fn.outputs for e in o.exprs]
+                      for s in sp.sympify(e).free_symbols)
+    lines = [{"temp": a.temp.name, "py": pypr.doprint(a.expr), "comment": c, "readers": readers[a.temp]}
              for a, c in zip(fn.assignments, _comments(robot, fn.assignments))]
     entries = P.output_entries(fn)
     # a loop's target: every entry, read from the loops' results
@@ -223,6 +227,7 @@ def function_context(robot, fn, key: str) -> dict:
         "route": fn.route,
         "c_shape": {"parts": len(c_parts), "column_loops": len(fn.loops), "row_runs": len(runs)},
         "slp": Q.QUANTITIES[key].slp,
+        "jax_fused": Q.QUANTITIES[key].jax_fused,
         # a lanes copy for batches: no column loops (those are vectorized across columns
         # already), outputs small enough for LANES states on the stack; in parts, the parts' work
         # array of lanes on the stack too (LANES x 8 bytes a slot)
@@ -379,7 +384,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         files[source_name(name)] = render("casadi_external.c.j2", {**ctx, **casadi_context(robot, contexts,
                                                                                              opts.parametric)})
     if "jax" in opts.targets:
-        files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx))
+        files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx, ops))
     manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return files

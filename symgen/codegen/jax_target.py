@@ -10,9 +10,26 @@ The JAX module reads the very lines the NumPy module prints (:class:`~.printers.
 - each output is assembled functionally, one ``jnp.stack`` of its entries in row-major order (the
   zeros as ``0.0``), then reshaped: no ``.at[].set`` scatter, no in-place write;
 - a column loop (:class:`~.program.Loop`) becomes a nested function over row arrays of the loop's
-  columns, as in the NumPy module: XLA runs it as vector operations across the columns.
+  columns, as in the NumPy module: XLA runs it as vector operations across the columns;
+- the functions batches call most (a Quantity's ``jax_fused``: M, ID, the frame Jacobians), when
+  at most :data:`FUSE_MAX_OPS` operations and without a column loop, are *fused*: XLA's
+  instruction fusion on, and every temp read more than once divided by a runtime 1.0 (``_one``,
+  an argument of the compiled function, so no pass folds it). XLA's CPU fusion copies cheap
+  producers (sin and cos among them) into every consumer, recursively: over unrolled code that is
+  what made compiles superlinear and batches slower; a division is one of the operations it will
+  not copy, so each shared temp is computed once, in its own kernel, and the single-use trees
+  between them fuse into it (panda's inverse_dynamics: 1,284 kernels -> 174). x / 1.0 is x in
+  IEEE arithmetic. Their sin and cos are the module's ``_sin`` and ``_cos`` (float64:
+  polynomials XLA fuses and vectorizes; its own are a libm call an element). The others keep
+  fusion off: a fused function's batch compiles in about 2-2.5x the time, which all of a
+  package's functions together cannot afford (issue #26's 30 s for panda).
 """
 from __future__ import annotations
+
+#: a jax_fused function with more operations (``program.count_ops``' total) than this is not fused:
+#: its batch compiles in about 1 ms of CPU an operation fused, 0.4 unfused (panda, jax 0.10.2);
+#: solo12's inverse dynamics has 2,253 (docs/RESULTS.md, "JAX: fused M, ID and J")
+FUSE_MAX_OPS = 3000
 
 
 def _dense(output: dict) -> list[str]:
@@ -23,8 +40,17 @@ def _dense(output: dict) -> list[str]:
     return values
 
 
-def jax_context(ctx: dict) -> dict:
+def jax_context(ctx: dict, ops: dict | None = None) -> dict:
     """The package's template context with, per function, each output's dense entries
-    (``jax_values``): the JAX module's only addition to what the NumPy module prints."""
-    functions = [{**f, "outputs": [{**o, "jax_values": _dense(o)} for o in f["outputs"]]} for f in ctx["functions"]]
-    return {**ctx, "functions": functions}
+    (``jax_values``) and whether it is fused (``fused``; then each line's ``keep``: read by more
+    than one expression, ``readers``), from the functions' operation counts ``ops`` (``{name:
+    counts}``; none: nothing fused)."""
+    functions = []
+    for f in ctx["functions"]:
+        outputs = [{**o, "jax_values": _dense(o)} for o in f["outputs"]]
+        total = (ops or {}).get(f["name"], {}).get("total")
+        fused = f["jax_fused"] and total is not None and total <= FUSE_MAX_OPS and not f["py_loops"]
+        # fused: a temp read by two or more expressions is computed once (``/ _one``)
+        lines = [{**line, "keep": fused and line["readers"] > 1} for line in f["lines"]]
+        functions.append({**f, "outputs": outputs, "fused": fused, "lines": lines})
+    return {**ctx, "functions": functions, "fuse_max_ops": FUSE_MAX_OPS}

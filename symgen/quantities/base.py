@@ -188,6 +188,10 @@ class Quantity:
     #: regressor, whose per-pair dot products read consecutive temps, 3.21 -> 4.94, and Gamma
     #: 8.80 -> 8.94: those keep it
     slp: bool = False
+    #: the JAX module compiles it fused (symgen/codegen/jax_target.py: XLA's fusion on, each shared
+    #: temp computed once), up to jax_target.FUSE_MAX_OPS operations: what batches call most (M,
+    #: ID, the frame Jacobians), 2-4x faster in a batch for 2-2.5x their batch compile
+    jax_fused: bool = False
     #: part of a default build (``symgen build`` without ``--quantities``); False for functions
     #: built on request only, whose code would slow every default build more than they serve it
     default: bool = True

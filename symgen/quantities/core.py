@@ -40,7 +40,7 @@ def _jacobians(robot, opts):
 
 QUANTITIES = (
     Quantity("M", "mass_matrix", ("q",), (Output("M", _square, embed="matrix"),),
-             "Mass matrix M(q), (n, n), by CRBA.", "crba",
+             "Mass matrix M(q), (n, n), by CRBA.", "crba", jax_fused=True,
              pinocchio=lambda o, s: o.mass_matrix(s["q"]),
              pin_call=PinCall(("crba",), ("q",), {"M": ("pin_cpp", "crba(model, data, qs[i]); sink = sink + data.M(0, 0);")})),
     Quantity("Mdot", "mass_matrix_dot", ("q", "qd"), (Output("Mdot", _square, embed="matrix"),),
@@ -62,7 +62,7 @@ QUANTITIES = (
                                                                "computeCoriolisMatrix(model, data, qs[i], e); e[k] = 0; "
                                                                "sink = sink + data.C(0, 0); }")})),
     Quantity("tau", "inverse_dynamics", ("q", "qd", "qdd"), (Output("tau", _vector, embed="vector"),),
-             "Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA.", "rnea",
+             "Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA.", "rnea", jax_fused=True,
              pinocchio=lambda o, s: o.inverse_dynamics(s["q"], s["qd"], s["qdd"]),
              pin_call=PinCall(("rnea",), ("q", "qd", "qdd"),
                               {"tau": ("pin_cpp", "rnea(model, data, qs[i], vs[i], as[i]); sink = sink + data.tau(0);")})),
@@ -135,7 +135,7 @@ QUANTITIES = (
                               note="Pinocchio places all of its frames (symgen: the package's frames)")),
     Quantity("J", "frame_jacobian", ("q",), (Output("J", _jacobians, embed="columns"),),
              "Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], "
-             "LOCAL_WORLD_ALIGNED (origin at the frame, world axes).", "frames",
+             "LOCAL_WORLD_ALIGNED (origin at the frame, world axes).", "frames", jax_fused=True,
              pinocchio=lambda o, s: o.frame_jacobian(s["q"]),
              pin_call=PinCall(("computeJointJacobians",), ("q",),
                               {"J": ("pin_cpp", "computeJointJacobians(model, data, qs[i]); sink = sink + data.J(0, 0);")},

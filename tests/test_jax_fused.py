@@ -1,0 +1,88 @@
+"""The JAX module's fused functions (symgen/codegen/jax_target.py): M, ID and the frame Jacobians
+compiled with XLA's fusion on, each shared temp divided by a runtime 1.0 so XLA computes it once,
+and their sin and cos the module's polynomials. Checked against Pinocchio (a batch, float64, one
+state and the batch path) and numpy's sin and cos (2 ulp); the runtime 1.0 must survive XLA's
+passes (else fusion copies every shared temp into its consumers again)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+import support  # noqa: E402
+from symgen import load_urdf  # noqa: E402
+from symgen.codegen.build import BuildOptions, build  # noqa: E402
+from symgen.codegen.package import import_package  # noqa: E402
+
+try:
+    from jax import enable_x64                  # jax >= 0.7
+except ImportError:
+    from jax.experimental import enable_x64
+SEED = 2611
+FUSED = ("mass_matrix", "inverse_dynamics", "frame_jacobian")
+
+
+@pytest.fixture(scope="module")
+def panda(tmp_path_factory, erd):
+    """panda's M, ID, J (fused) and g (not), JAX target only."""
+    robot = load_urdf(erd("panda_description/urdf/panda.urdf"))
+    opts = BuildOptions(targets=("numpy", "jax"), compile=False, quantities=("M", "tau", "J", "g"))
+    return robot, import_package(build(robot, tmp_path_factory.mktemp("jaxfused"), name="panda", opts=opts).path)
+
+
+def test_the_hot_functions_are_fused(panda):
+    _, pkg = panda
+    assert pkg.jax.FUSED == FUSED, pkg.jax.FUSED
+    assert "_one" not in pkg.jax._gravity.__code__.co_varnames
+
+
+def test_fused_functions_equal_pinocchio(panda):
+    """A batch of 16 states through the batch path (jit, fusion, vmap) and one state."""
+    robot, pkg = panda
+    oracle = support.PinOracle(robot, support.pin_model_from_robot(robot))
+    rng = np.random.default_rng(SEED)
+    q, qd, qdd = (rng.uniform(-2.0, 2.0, (16, pkg.nv)) for _ in range(3))
+    with enable_x64(True):
+        M, tau, J = (np.asarray(x) for x in (pkg.jax.mass_matrix(q), pkg.jax.inverse_dynamics(q, qd, qdd),
+                                              pkg.jax.frame_jacobian(q)))
+        one = np.asarray(pkg.jax.inverse_dynamics(q[0], qd[0], qdd[0]))
+    for i in range(len(q)):
+        for name, got, want in (("M", M[i], oracle.mass_matrix(q[i])),
+                                ("tau", tau[i], oracle.inverse_dynamics(q[i], qd[i], qdd[i])),
+                                ("J", J[i], oracle.frame_jacobian(q[i]))):
+            err = np.max(np.abs(got - want)) / max(1.0, np.max(np.abs(want)))
+            assert err < 1e-12, f"{name} state {i}: {err:.1e} (seed {SEED})"
+    assert np.max(np.abs(one - tau[0])) < 1e-12, f"one state against the batch (seed {SEED})"
+
+
+def test_sincos_within_two_ulp_and_its_derivative(panda):
+    """|x| <= 1e6 rad: the polynomial sin and cos against libm's (numpy), and jax.jacfwd."""
+    _, pkg = panda
+    rng = np.random.default_rng(SEED)
+    x = np.concatenate([rng.uniform(-4, 4, 50_000), rng.uniform(-1e6, 1e6, 50_000),
+                        np.pi / 4 * np.arange(-16, 17), [0.0, 5e-324, -1e-300, 1e6, -1e6]])
+    with enable_x64(True):
+        s, c = (np.asarray(v) for v in jax.jit(pkg.jax._sincos)(x))
+        ds = np.asarray(jax.vmap(jax.grad(pkg.jax._sin))(x[:1000]))
+        dc = np.asarray(jax.vmap(jax.grad(pkg.jax._cos))(x[:1000]))
+    two_ulp = 2 * np.spacing(1.0) / 2          # 2 ulp of a value in [0.5, 1); finer below
+    for name, got, want in (("sin", s, np.sin(x)), ("cos", c, np.cos(x)),
+                            ("d sin", ds, np.cos(x[:1000])), ("d cos", dc, -np.sin(x[:1000]))):
+        err = np.abs(got - want)
+        worst = int(np.argmax(err))
+        assert err[worst] <= two_ulp, f"{name}({x[worst]!r}): error {err[worst]:.2e} (seed {SEED})"
+
+
+def test_the_runtime_one_survives_xla(panda):
+    """The batch's optimized HLO still divides (by the runtime 1.0): had XLA folded it, fusion
+    would copy every shared temp into its consumers (compile superlinear, batch slower)."""
+    _, pkg = panda
+    kept = Path(pkg.jax.__file__).read_text().split("def _mass_matrix(")[1].split("\ndef ")[0].count(") / _one")
+    with enable_x64(True):
+        q = np.zeros((8, pkg.nq))
+        hlo = jax.jit(pkg.jax.mass_matrix.__wrapped__, compiler_options=pkg.jax.FUSED_OPTIONS) \
+            .lower(q, _one=1.0).compile().as_text()
+    assert kept > 50 and hlo.count(" divide(") >= kept // 2, (kept, hlo.count(" divide("))
