@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .axisymmetric import turns
+from .turns import turned_columns
 from .spatial import axis_angle, cross, inertia_form, inertia_parts, mcI, plux, rotate_symmetric, skew
 
 
@@ -255,8 +256,7 @@ def ground_frames(robot, q, bk, first_moments: bool = False):
             else:
                 c, s = bk.cos(joint_position(robot, q, i)), bk.sin(joint_position(robot, q, i))
                 Ri = bk.zeros((3, 3))                                   # R0 Rz(q_i)
-                Ri[:, 0] = R0[:, 0] * c + R0[:, 1] * s
-                Ri[:, 1] = R0[:, 1] * c - R0[:, 0] * s
+                Ri[:, 0], Ri[:, 1] = turned_columns(robot.z_aligned[i][0], R[par] if par >= 0 else None, R0, c, s, bk, i)
                 Ri[:, 2] = a
                 R[i], p[i] = bk.bind(Ri, f"R{i}", i), p0
         Phi.append(Phi_i)

@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from . import spatial
-from .spatial import z_turn
+from .turns import z_turns
 from .axisymmetric import axisymmetric_rotors
 from .errors import ModelError
 from .joint_models import JOINT_MODELS, JointModel
@@ -341,9 +341,8 @@ class Robot:
     @cached_property
     def z_turns(self) -> tuple[np.ndarray, ...]:
         """Per body, the rotation T (T e_z = the joint axis) from its turned frame (see
-        :attr:`z_aligned`) to its body frame."""
-        return tuple(np.eye(3) if b.group and not self.is_free(i) else z_turn(b.axis)
-                     for i, b in enumerate(self.bodies))
+        :attr:`z_aligned`) to its body frame, turned as :func:`symgen.turns.z_turns` says."""
+        return z_turns(self)
 
     @cached_property
     def z_aligned(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ...]:

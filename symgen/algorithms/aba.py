@@ -187,7 +187,7 @@ def minverse_dense(robot, q, bk):
     structural zeros of those columns folded and only the rows of the upper triangle kept, the
     rest mirrored."""
     n, parent = robot.n, robot.parent
-    Phi, I = ground_frames(robot, q, bk)
+    Phi, I = ground_frames(robot, q, bk, first_moments=True)
     IA = list(I)
     U, Dinv, UD = [None] * n, [None] * n, [None] * n
     for i in reversed(range(n)):                         # pass 2's inertias, leaves to root

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..kinematics import body_frames, body_inertia, ground_frames, local_frames, plus_armature, rate_velocity, vector3
 from ..spatial import (congruence, crm, cross, cross_force, cross_motion, factor_B, inertia_form, inertia_parts,
-                       inertia_rate, inertia_times)
+                       inertia_rate, inertia_times, skew)
 
 
 def coriolis(robot, q, qd, bk):
@@ -81,15 +81,15 @@ def coriolis(robot, q, qd, bk):
 def coriolis_ground(robot, q, qd, bk):
     """Return (M, Mdot, C) at (q, qd), computed in ground coordinates."""
     n, parent = robot.n, robot.parent
-    Phi, I = ground_frames(robot, q, bk)
+    Phi, I = ground_frames(robot, q, bk, first_moments=True)
     v, Phid, IC, BsC, pC = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
     for i in range(n):                                                  # line 2
         vJ = Phi[i] * qd[i]
         v[i] = bk.bind(vJ if parent[i] < 0 else v[parent[i]] + vJ, f"v{i}", i)  # line 3
         Phid[i] = bk.bind(cross_motion(rate_velocity(robot, v, Phi, qd, i, bk), Phi[i], bk), f"Phid{i}", i)  # 4
         IC[i] = I[i]                                                    # line 5
-        BsC[i] = bk.bind(inertia_rate(v[i], I[i], bk) * bk.half, f"Bs{i}", i)   # line 6, eq. (10):
-        pC[i] = bk.bind(inertia_times(I[i], v[i], bk) * bk.half, f"p{i}", i)   # BC = Bs + (p x*)
+        BsC[i] = bk.bind(half_rate(v[i], I[i], bk, f"Br{i}", i), f"Bs{i}", i)   # line 6, eq. (10):
+        pC[i] = bk.bind(bk.bind(inertia_times(I[i], v[i], bk), f"Iv{i}", i) * bk.half, f"p{i}", i)  # BC = Bs + (p x*)
     M, Mdot, C = bk.zeros((n, n)), bk.zeros((n, n)), bk.zeros((n, n))
     for j in reversed(range(n)):                                        # line 8
         E = bk.bind(inertia_times(BsC[j], Phi[j], bk), f"E{j}", j)         # Bs Phi_j
@@ -165,6 +165,26 @@ def coriolis_local(robot, q, qd, bk):
             pC[p] = bk.bind(pC[p] + _force_up(L[j], pC[j], f"pu{j}", j, bk), f"p{p}", p)
         bk.tick(n - j, n)
     return M, Mdot, C
+
+
+def half_rate(u, I, bk, name, body):
+    """1/2 [(u x*) I - I (u x)] (:func:`~symgen.spatial.inertia_rate` halved), each sum named
+    before it is halved: SymPy spreads a number over a sum, a product more per term (the 20-DoF
+    chain's C: 12 products a body in the three off-diagonal entries and h'). Ground coordinates
+    only: in a body's own frame (the local variant) its inertia is constant and folds the 1/2."""
+    A, h, m = inertia_parts(I)
+    w, v = u[:3], u[3:]
+    SwA = skew(w, bk) @ A
+    out = bk.zeros((6, 6))
+    for r in range(3):
+        k, l = [x for x in range(3) if x != r]
+        out[r, r] = SwA[r, r] + v[k] * h[k] + v[l] * h[l]
+        for c in range(r + 1, 3):
+            out[r, c] = out[c, r] = bk.bind(SwA[r, c] + SwA[c, r] - v[r] * h[c] - h[r] * v[c], f"{name}_{r}{c}",
+                                            body) * bk.half
+    Shd = skew(bk.bind(cross(w, h, bk) + v * m, f"{name}h", body) * bk.half, bk)      # h' = w x h + m v
+    out[:3, 3:], out[3:, :3] = Shd, Shd.T
+    return out
 
 
 def _inertia_up(frame, form, bk):

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..kinematics import base_placement, joint_motion, joint_position
 from ..spatial import axis_angle, cross
+from ..turns import turned_columns
 
 
 def frame_kinematics_ground(robot, q, frames, bk):
@@ -93,8 +94,7 @@ def _ground_bodies(robot, q, bk, base=None):
             continue
         c, s = bk.cos(qi), bk.sin(qi)
         Ri = bk.zeros((3, 3))                                           # R0 Rz(q_i)
-        Ri[:, 0] = R0[:, 0] * c + R0[:, 1] * s
-        Ri[:, 1] = R0[:, 1] * c - R0[:, 0] * s
+        Ri[:, 0], Ri[:, 1] = turned_columns(robot.z_aligned[i][0], R[par] if par >= 0 else None, R0, c, s, bk, i)
         Ri[:, 2] = R0[:, 2]
         R[i], p[i] = bk.bind(Ri, f"R{i}", i), p0
     return R, p
