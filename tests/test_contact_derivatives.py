@@ -163,6 +163,7 @@ def test_the_reference_contact_partials_are_derivatives_along_pin_integrate(fast
     """The complex step's dJ, d a_c/dq, d a_c/dv against central differences of the contact rows
     (Jc, Jc qdd + Jc_dot v) at q ⊕ (±h e_k) by Pinocchio's integrate."""
     from symgen.algorithms.contact import contact_rows
+    from symgen.algorithms.contact_derivatives import unpack_dJ
     from symgen.backend import NUMERIC
 
     robot, oracle, pkg = fast["biped"]
@@ -172,7 +173,8 @@ def test_the_reference_contact_partials_are_derivatives_along_pin_integrate(fast
     q, v, qdd = s["q"], s["qd"], s["qdd"]
     opts = _options(pkg)
     frames, kinds = zip(*Q.contact.contacts_of(robot, opts))
-    _, _, _, dJ, _, Aq, Av = Q.evaluate(robot, "contact_partials", s, opts)
+    _, _, _, packed, _, Aq, Av = Q.evaluate(robot, "contact_partials", s, opts)
+    dJ = unpack_dJ(robot, frames, kinds, packed)
 
     def rows(q, v):
         J, gamma = contact_rows(robot, q, v, frames, kinds, NUMERIC)

@@ -128,12 +128,16 @@ SWEEPS = (
 
 
 def _shape(*dims):
-    """A shape from fixed sizes, "n" (nv), "m" (the contacts' rows), "C" (the contacts) and "P" (the
-    (joint, strict ancestor) pairs, :func:`~symgen.algorithms.contact.ancestor_pairs`)."""
+    """A shape from fixed sizes, "n" (nv), "m" (the contacts' rows), "C" (the contacts), "P" (the
+    (joint, strict ancestor) pairs, :func:`~symgen.algorithms.contact.ancestor_pairs`) and "S" (contact_partials'
+    packed dJ, :func:`~symgen.algorithms.contact.packed_rows`)."""
     def shape(robot, opts):
-        from ..algorithms.contact import ancestor_pairs
+        from ..algorithms.contact import ancestor_pairs, packed_rows
 
         size = {"n": robot.nv, "P": max(1, len(ancestor_pairs(robot.parent)))}
+        if "S" in dims:
+            frames, kinds = zip(*contacts_of(robot, opts))
+            size["S"] = max(1, sum(len(s) ** 2 for _, s in packed_rows(robot, frames, kinds)))
         if "m" in dims:
             size["m"] = contact_size(robot, opts)
         if "C" in dims:
@@ -171,11 +175,12 @@ QUANTITIES = (
              pinocchio=lambda o, s: ocn.whole_body_terms(o, s["q"], s["qd"]), default=False),
     Quantity("contact_partials", "contact_partials", ("q", "qd", "qdd"),
              (Output("Tq", _shape("n", "n"), embed="solve"), Output("Tv", _shape("n", "n"), embed="solve"),
-              Output("Dinv", _shape("n"), embed="solve"), Output("dJ", _shape("m", "n", "n"), embed="solve"),
+              Output("Dinv", _shape("n"), embed="solve"), Output("dJ", _shape("S"), embed="solve"),
               Output("Jc", _shape("m", "n"), embed="solve"),
               Output("Aq", _shape("m", "n"), embed="solve"), Output("Av", _shape("m", "n"), embed="solve")),
              "Contact dynamics derivatives' build-time terms over every contact's rows at (q, qd, qdd): "
-             "(dID/dq, dID/dqd (n, n), D^-1 of M = L^T D L (n,), d(Jc_r^T)/dq (m, n, n), the contact rows Jc (m, n), d(Jc qdd + Jc_dot qd)/dq, "
+             "(dID/dq, dID/dqd (n, n), D^-1 of M = L^T D L (n,), d(Jc_r^T)/dq packed: per contact row its block on the joints "
+             "that move the contact (support x support, row-major), the contact rows Jc (m, n), d(Jc qdd + Jc_dot qd)/dq, "
              "d(Jc_dot qd)/dqd (m, n)), q derivatives in the tangent space; contact_dynamics_derivatives "
              "solves the active rows.", "contact_partials",
              conditioned=True, default=False),
@@ -195,7 +200,7 @@ def package_context(robot, opts, functions) -> dict:
     solve = {"contact_terms", "impulse_terms"} & set(functions)
     if not solve or opts.parametric or getattr(robot, "embedding", None) is not None:
         return {"contacts_literal": literal, "contact": None}
-    from ..algorithms.contact import ancestor_pairs
+    from ..algorithms.contact import ancestor_pairs, contact_supports, packed_rows
 
     dims = [DIMS[kind] for _, kind in contacts]
     row0 = [sum(dims[:k]) for k in range(len(dims))]
@@ -204,11 +209,15 @@ def package_context(robot, opts, functions) -> dict:
     by_col = sorted(range(len(pairs)), key=lambda p: (pairs[p][1], pairs[p][0]))
     # per contact, the joints that move it (its body's ancestors): the only rows and columns of its
     # d(Jc_r^T)/dq that can be nonzero
-    support = [sorted(robot.ancestors(f.body)) if f.body >= 0 else [] for f, _ in contacts_of(robot, opts)]
+    frames, kinds = zip(*contacts_of(robot, opts))
+    support = contact_supports(robot, frames)
+    blocks = packed_rows(robot, frames, kinds)
     return {"contacts_literal": literal, "contact": {
         "support": [j for s in support for j in s] or [0],
         "support_start": [sum(len(s) for s in support[:k]) for k in range(len(support) + 1)],
         "row_contact": [k for k, d in enumerate(dims) for _ in range(d)],
+        "dj_start": [offset for offset, _ in blocks], "dj_size": max(1, sum(len(s) ** 2 for _, s in blocks)),
+        "dj_literal": repr(tuple((offset, tuple(s)) for offset, s in blocks)),
         "pairs": len(pairs), "start": start, "col": [j for _, j in pairs],
         # the same pairs by column (ancestor j): its descendants k and the pair's place in Lc, so L^-1 u can push
         # each final u_j to the rows below it (independent updates, no chain through one row)
