@@ -223,9 +223,7 @@ def package_context(robot, opts, functions) -> dict:
         # each final u_j to the rows below it (independent updates, no chain through one row)
         "by_col_start": [sum(1 for _, j in pairs if j < k) for k in range(robot.nv + 1)],
         "by_col_row": [pairs[p][0] for p in by_col], "by_col_pos": by_col,
-        # 1 + the last joint of each joint's subtree (descendants come after their joint): L^-T's row k is zero
-        # outside columns [k, subtree_end[k])
-        "subtree_end": [1 + max([k] + [i for i, j in pairs if j == k]) for k in range(robot.nv)],
+
         "count": len(dims), "m": sum(dims), "dims": dims, "row0": row0,
         "rows_literal": repr(tuple(tuple(range(r, r + d)) for r, d in zip(row0, dims))),
         "comment": ", ".join(f"{n} {k}" for n, k in contacts).replace("*/", "* /"),
