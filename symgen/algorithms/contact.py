@@ -68,6 +68,11 @@ def packed_rows(robot, frames, kinds) -> list[tuple[int, list[int]]]:
     return out
 
 
+def packed_size(blocks) -> int:
+    """Entries of the packed dJ over :func:`packed_rows`' blocks (at least one: a C array is never empty)."""
+    return max(1, sum(len(support) ** 2 for _, support in blocks))
+
+
 def ancestor_pairs(parent) -> list[tuple[int, int]]:
     """(i, j) for each joint i and each of its strict ancestors j, i ascending, j up the tree: the
     places of L's entries below the diagonal (tree sparsity), the packed layout of ``Lc``."""

@@ -23,7 +23,8 @@ dJ_r = d(Jc_r^T)/dq and the solve adds sum_r lam_r dJ_r to r1 of q. The outputs:
 M^-1 is never formed: with contact_terms' factors (Lc, L's packed entries, and Wc = D^-1 L^-T Jc^T
 transposed, whose rows are zero off the joints that move the contact), each of the three blocks of
 n columns is Z = L^-T r1 (tree-sparse, leaves first), d lam_a = K_a^-1 (r2_a - Wc_a Z) (Jc_a M^-1 =
-Wc_a L^-T), d qdd = L^-1 (D^-1 Z + Wc_a^T d lam_a) (parents first). Against X = M^-1 r1 generated as
+Wc_a L^-T), d qdd = L^-1 (D^-1 Z + Wc_a^T d lam_a) (parents first); the C runs the three blocks side
+by side, as rows of 3n. Against X = M^-1 r1 generated as
 2n solves plus M^-1, Jc_a X and (M^-1 Jc_a^T) d lam_a dense in the solve, the dense n x n x a
 products become products with Wc's support, and the generated code loses the solves (talos: 112,784
 operations of its 193,726). dJ is sparse (a foot's rows: its leg's and the base's columns, 612 of
@@ -49,7 +50,7 @@ from ..backend import NUMERIC, NumericBackend
 from ..model import GRAVITY
 from ..kinematics import base_acceleration, ground_frames, plus_armature
 from ..spatial import inertia_times
-from .contact import contact_rows, packed_rows
+from .contact import contact_rows, packed_rows, packed_size
 from .derivatives import composites, derivative_passes, forward_pass
 from .forward_dynamics import ltdl
 
@@ -218,7 +219,7 @@ def contact_partials(robot, q, qd, qdd, frames, kinds, bk, gravity=GRAVITY):
     D = bk.zeros(n)
     D[:] = Dinv
     blocks = packed_rows(robot, frames, kinds)
-    packed = bk.zeros(max(1, sum(len(s) ** 2 for _, s in blocks)))
+    packed = bk.zeros(packed_size(blocks))
     for r, (offset, support) in enumerate(blocks):
         if support:
             packed[offset:offset + len(support) ** 2] = dJ[r][np.ix_(support, support)].ravel()

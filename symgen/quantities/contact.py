@@ -132,12 +132,12 @@ def _shape(*dims):
     (joint, strict ancestor) pairs, :func:`~symgen.algorithms.contact.ancestor_pairs`) and "S" (contact_partials'
     packed dJ, :func:`~symgen.algorithms.contact.packed_rows`)."""
     def shape(robot, opts):
-        from ..algorithms.contact import ancestor_pairs, packed_rows
+        from ..algorithms.contact import ancestor_pairs, packed_rows, packed_size
 
         size = {"n": robot.nv, "P": max(1, len(ancestor_pairs(robot.parent)))}
         if "S" in dims:
             frames, kinds = zip(*contacts_of(robot, opts))
-            size["S"] = max(1, sum(len(s) ** 2 for _, s in packed_rows(robot, frames, kinds)))
+            size["S"] = packed_size(packed_rows(robot, frames, kinds))
         if "m" in dims:
             size["m"] = contact_size(robot, opts)
         if "C" in dims:
@@ -200,7 +200,7 @@ def package_context(robot, opts, functions) -> dict:
     solve = {"contact_terms", "impulse_terms"} & set(functions)
     if not solve or opts.parametric or getattr(robot, "embedding", None) is not None:
         return {"contacts_literal": literal, "contact": None}
-    from ..algorithms.contact import ancestor_pairs, contact_supports, packed_rows
+    from ..algorithms.contact import ancestor_pairs, contact_supports, packed_rows, packed_size
 
     dims = [DIMS[kind] for _, kind in contacts]
     row0 = [sum(dims[:k]) for k in range(len(dims))]
@@ -216,14 +216,13 @@ def package_context(robot, opts, functions) -> dict:
         "support": [j for s in support for j in s] or [0],
         "support_start": [sum(len(s) for s in support[:k]) for k in range(len(support) + 1)],
         "row_contact": [k for k, d in enumerate(dims) for _ in range(d)],
-        "dj_start": [offset for offset, _ in blocks], "dj_size": max(1, sum(len(s) ** 2 for _, s in blocks)),
+        "dj_start": [offset for offset, _ in blocks], "dj_size": packed_size(blocks),
         "dj_literal": repr(tuple((offset, tuple(s)) for offset, s in blocks)),
         "pairs": len(pairs), "start": start, "col": [j for _, j in pairs],
         # the same pairs by column (ancestor j): its descendants k and the pair's place in Lc, so L^-1 u can push
         # each final u_j to the rows below it (independent updates, no chain through one row)
         "by_col_start": [sum(1 for _, j in pairs if j < k) for k in range(robot.nv + 1)],
         "by_col_row": [pairs[p][0] for p in by_col], "by_col_pos": by_col,
-
         "count": len(dims), "m": sum(dims), "dims": dims, "row0": row0,
         "rows_literal": repr(tuple(tuple(range(r, r + d)) for r, d in zip(row0, dims))),
         "comment": ", ".join(f"{n} {k}" for n, k in contacts).replace("*/", "* /"),
