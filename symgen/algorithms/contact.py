@@ -51,6 +51,28 @@ def contact_rows(robot, q, qd, frames, kinds, bk):
     return Jc, gamma
 
 
+def contact_supports(robot, frames) -> list[list[int]]:
+    """Per contact frame, the joints that move it (its body's ancestors, ascending): the only columns of its
+    Jacobian rows, and the only rows and columns of their derivatives d(Jc_r^T)/dq, that can be nonzero."""
+    return [sorted(robot.ancestors(f.body)) if f.body >= 0 else [] for f in frames]
+
+
+def packed_rows(robot, frames, kinds) -> list[tuple[int, list[int]]]:
+    """Per contact row r, (offset, support): d(Jc_r^T)/dq's nonzero block, support x support row-major, at
+    offset of the packed ``dJ`` of contact_partials."""
+    out, offset = [], 0
+    for support, kind in zip(contact_supports(robot, frames), kinds):
+        for _ in ROWS[kind]:
+            out.append((offset, support))
+            offset += len(support) ** 2
+    return out
+
+
+def packed_size(blocks) -> int:
+    """Entries of the packed dJ over :func:`packed_rows`' blocks (at least one: a C array is never empty)."""
+    return max(1, sum(len(support) ** 2 for _, support in blocks))
+
+
 def ancestor_pairs(parent) -> list[tuple[int, int]]:
     """(i, j) for each joint i and each of its strict ancestors j, i ascending, j up the tree: the
     places of L's entries below the diagonal (tree sparsity), the packed layout of ``Lc``."""

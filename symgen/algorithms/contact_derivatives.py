@@ -7,22 +7,29 @@ classical contact acceleration), differentiating [M Jc^T; Jc 0][qdd; -lam] = [ta
 for each direction u of q (the tangent space, q ⊕ dv), v or tau,
 
     [M   Jc_a^T] [ d qdd ]   [ r1 ]      r1 = -d tau_c/du (+ 1 for tau),  r2 = -d a_c/du
-    [Jc_a  0   ] [-d lam ] = [ r2 ],     so  X = M^-1 r1,  K_a d lam_a = r2_a - Jc_a X,
-                                             d qdd = X + (M^-1 Jc_a^T) d lam_a.
+    [Jc_a  0   ] [-d lam ] = [ r2 ],     so  K_a d lam_a = r2_a - Jc_a M^-1 r1,
+                                             d qdd = M^-1 (r1 + Jc_a^T d lam_a).
 
 Only the K_a solve depends on the run-time active set; everything else is generated here over
 *every* contact row, at the run-time (qdd, lam) the package's solve found (lam zero on inactive
 rows). lam enters d tau_c/dq linearly, so it is not an input: the code gives, per contact row r,
-dJ_r = d(Jc_r^T)/dq and the solve adds M^-1 sum_r lam_r dJ_r to X_q. The outputs:
+dJ_r = d(Jc_r^T)/dq and the solve adds sum_r lam_r dJ_r to r1 of q. The outputs:
 
-    Xq = -M^-1 dID/dq (q, v, qdd)     Xv = -M^-1 dID/dv       Minv = M^-1          (n, n)
-    dJ = d(Jc_r^T)/dq = d Jc[r, i] / d q_k  (m, n, n)                                  (r, i, k)
+    Tq = dID/dq (q, v, qdd)     Tv = dID/dv   (n, n)        Dinv = D^-1 of M = L^T D L   (n,)
+    dJ = d(Jc_r^T)/dq = d Jc[r, i] / d q_k, packed: per row r its support x support block (r, i, k)
+         (:func:`~.contact.packed_rows`; :func:`unpack_dJ` gives the dense (m, n, n))
     Jc,  Aq = d a_c/dq,  Av = d a_c/dv = d(Jc_dot v)/dv                                (m, n)
 
-and the solve forms d lam_a = K_a^-1 (-A_a - Jc_a X) and d qdd = X + (M^-1 Jc_a^T) d lam_a for X =
-Xq + Minv sum_r lam_r dJ_r, Xv and Minv (with A = 0 for tau). dJ is sparse (a foot's rows: its leg's and
-the base's columns, 612 of solo12's 3,888 entries), and generating M^-1 dJ_r instead cost more than
-the solve's product (solo12: about 25,000 more operations).
+M^-1 is never formed: with contact_terms' factors (Lc, L's packed entries, and Wc = D^-1 L^-T Jc^T
+transposed, whose rows are zero off the joints that move the contact), each of the three blocks of
+n columns is Z = L^-T r1 (tree-sparse, leaves first), d lam_a = K_a^-1 (r2_a - Wc_a Z) (Jc_a M^-1 =
+Wc_a L^-T), d qdd = L^-1 (D^-1 Z + Wc_a^T d lam_a) (parents first); the C runs the three blocks side
+by side, as rows of 3n. Against X = M^-1 r1 generated as
+2n solves plus M^-1, Jc_a X and (M^-1 Jc_a^T) d lam_a dense in the solve, the dense n x n x a
+products become products with Wc's support, and the generated code loses the solves (talos: 112,784
+operations of its 193,726). dJ is sparse (a foot's rows: its leg's and the base's columns, 612 of
+solo12's 3,888 entries): packed, the code writes 972 values on solo12, 1,728 on talos instead of 17,328
+(whose zeroing alone was 4 % of the time).
 
 dID/dq, dID/dv are the analytic derivatives of :mod:`.derivatives` (ground coordinates); the
 contact kinematics' partials (d Jc/dq, d a_c/dq, d a_c/dv) are the chain rule through the contact
@@ -41,9 +48,11 @@ import numpy as np
 
 from ..backend import NUMERIC, NumericBackend
 from ..model import GRAVITY
-from .contact import CRBA, contact_rows
-from .derivatives import inverse_dynamics_derivatives
-from .forward_dynamics import inverse_from_factors, ltdl, solve_dense
+from ..kinematics import base_acceleration, ground_frames, plus_armature
+from ..spatial import inertia_times
+from .contact import contact_rows, packed_rows, packed_size
+from .derivatives import composites, derivative_passes, forward_pass
+from .forward_dynamics import ltdl
 
 #: the complex step (the derivative is Im f(x + i h dx) / h, exact to rounding for any small h)
 STEP = 1e-30
@@ -188,16 +197,40 @@ def _forward_mode(robot, q, qd, qdd, frames, kinds, bk):
     return Jc, dJ, Aq, Av
 
 
-def contact_partials(robot, q, qd, qdd, frames, kinds, bk, mass="body", frame="ground", gravity=GRAVITY):
-    """``{"Xq", "Xv", "Minv", "dJ", "Jc", "Aq", "Av"}`` of the module docstring at (q, qd, qdd), over every
-    contact row (``frames`` with their ``kinds``, "3d" or "6d"). The 2n solves of Xq and Xv are one
-    column loop (:func:`~.forward_dynamics.solve_dense`: talos about 30 µs against 67-108 µs unrolled
-    column by column), M^-1 from the factors (:func:`~.forward_dynamics.inverse_from_factors`)."""
-    parent = robot.parent
-    M = CRBA[mass](robot, q, bk)
-    L, Dinv = ltdl(M, parent, bk)
-    dtau_dq, dtau_dv = inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame, gravity)
-    Xq, Xv = solve_dense(L, Dinv, parent, [-dtau_dq, -dtau_dv], bk, "col")     # vectorized across columns
-    Minv = inverse_from_factors(L, Dinv, parent, bk)
+def contact_partials(robot, q, qd, qdd, frames, kinds, bk, gravity=GRAVITY):
+    """``{"Tq", "Tv", "Dinv", "dJ", "Jc", "Aq", "Av"}`` of the module docstring at (q, qd, qdd), over every
+    contact row (``frames`` with their ``kinds``, "3d" or "6d"): the ID derivatives unsolved (the package's
+    solve applies M^-1 through the factors, after the contact terms are added) and D^-1 of M = L^T D L, M
+    from the derivative sweep's own composite inertias (M_ji = Phi_j . IC_i Phi_i, as the FD derivatives'
+    sweep: no second CRBA)."""
+    n, parent = robot.n, robot.parent
+    Phi, I = ground_frames(robot, q, bk)
+    a0 = base_acceleration(robot, q, gravity, bk)
+    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, qdd, bk, a0)
+    IC = composites(robot, I, bk, "IC")
+    M = bk.zeros((n, n))
+    for i in range(n):
+        F2 = bk.bind(inertia_times(IC[i], Phi[i], bk), f"F2_{i}", i)        # the sweep's IC_i Phi_i
+        for j in robot.ancestors(i):
+            M[i, j] = M[j, i] = plus_armature(robot, i, Phi[j] @ F2) if j == i else Phi[j] @ F2
+    _, Dinv = ltdl(M, parent, bk)
+    dtau_dq, dtau_dv = derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
     Jc, dJ, Aq, Av = contact_kinematics_partials(robot, q, qd, qdd, frames, kinds, bk)
-    return {"Xq": Xq, "Xv": Xv, "Minv": Minv, "dJ": dJ, "Jc": Jc, "Aq": Aq, "Av": Av}
+    D = bk.zeros(n)
+    D[:] = Dinv
+    blocks = packed_rows(robot, frames, kinds)
+    packed = bk.zeros(packed_size(blocks))
+    for r, (offset, support) in enumerate(blocks):
+        if support:
+            packed[offset:offset + len(support) ** 2] = dJ[r][np.ix_(support, support)].ravel()
+    return {"Tq": dtau_dq, "Tv": dtau_dv, "Dinv": D, "dJ": packed, "Jc": Jc, "Aq": Aq, "Av": Av}
+
+
+def unpack_dJ(robot, frames, kinds, packed):
+    """contact_partials' packed dJ as the dense (m, n, n) d Jc[r, i] / d q_k."""
+    blocks = packed_rows(robot, frames, kinds)
+    dJ = np.zeros((len(blocks), robot.nv, robot.nv))
+    for r, (offset, support) in enumerate(blocks):
+        k = len(support)
+        dJ[r][np.ix_(support, support)] = np.reshape(packed[offset:offset + k * k], (k, k))
+    return dJ

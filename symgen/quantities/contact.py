@@ -93,13 +93,12 @@ def _terms(impulse, mass=None):
 
 
 def _contact_partials(robot, args, bk, opts):
-    """The run of contact_partials (:mod:`symgen.algorithms.contact_derivatives`), M by the body-frame
-    CRBA (a ground variant doubled the trace for a few hundred operations)."""
+    """The run of contact_partials (:mod:`symgen.algorithms.contact_derivatives`): the ground ID-derivative
+    sweep, M's pivots from its composite inertias."""
     from ..algorithms.contact_derivatives import contact_partials
 
     frames, kinds = zip(*contacts_of(robot, opts))
-    return contact_partials(robot, args["q"], args["qd"], args["qdd"], frames, kinds, bk, "body", frame="ground",
-                            gravity=opts.gravity)
+    return contact_partials(robot, args["q"], args["qd"], args["qdd"], frames, kinds, bk, gravity=opts.gravity)
 
 
 def _whole_body(robot, args, bk, opts):
@@ -124,19 +123,21 @@ SWEEPS = (
     Sweep("contact_terms", ("q", "qd", "tau"), _terms(False), variants=(_terms(False, "body"), _terms(False, "local"))),
     Sweep("impulse_terms", ("q", "qd"), _terms(True), variants=(_terms(True, "body"), _terms(True, "local"))),
     Sweep("whole_body", ("q", "qd"), _whole_body),
-    # M by the CRBA in body frames only: a variant in ground coordinates doubled the trace (the forward mode
-    # through the contact rows and the ID derivatives are most of it) to save a few hundred operations
     Sweep("contact_partials", ("q", "qd", "qdd"), _contact_partials),
 )
 
 
 def _shape(*dims):
-    """A shape from fixed sizes, "n" (nv), "m" (the contacts' rows), "C" (the contacts) and "P" (the
-    (joint, strict ancestor) pairs, :func:`~symgen.algorithms.contact.ancestor_pairs`)."""
+    """A shape from fixed sizes, "n" (nv), "m" (the contacts' rows), "C" (the contacts), "P" (the
+    (joint, strict ancestor) pairs, :func:`~symgen.algorithms.contact.ancestor_pairs`) and "S" (contact_partials'
+    packed dJ, :func:`~symgen.algorithms.contact.packed_rows`)."""
     def shape(robot, opts):
-        from ..algorithms.contact import ancestor_pairs
+        from ..algorithms.contact import ancestor_pairs, packed_rows, packed_size
 
         size = {"n": robot.nv, "P": max(1, len(ancestor_pairs(robot.parent)))}
+        if "S" in dims:
+            frames, kinds = zip(*contacts_of(robot, opts))
+            size["S"] = packed_size(packed_rows(robot, frames, kinds))
         if "m" in dims:
             size["m"] = contact_size(robot, opts)
         if "C" in dims:
@@ -173,12 +174,13 @@ QUANTITIES = (
              "CoM (3,)).", "whole_body",
              pinocchio=lambda o, s: ocn.whole_body_terms(o, s["q"], s["qd"]), default=False),
     Quantity("contact_partials", "contact_partials", ("q", "qd", "qdd"),
-             (Output("Xq", _shape("n", "n"), embed="solve"), Output("Xv", _shape("n", "n"), embed="solve"),
-              Output("Minv", _shape("n", "n"), embed="solve"), Output("dJ", _shape("m", "n", "n"), embed="solve"),
+             (Output("Tq", _shape("n", "n"), embed="solve"), Output("Tv", _shape("n", "n"), embed="solve"),
+              Output("Dinv", _shape("n"), embed="solve"), Output("dJ", _shape("S"), embed="solve"),
               Output("Jc", _shape("m", "n"), embed="solve"),
               Output("Aq", _shape("m", "n"), embed="solve"), Output("Av", _shape("m", "n"), embed="solve")),
              "Contact dynamics derivatives' build-time terms over every contact's rows at (q, qd, qdd): "
-             "(-M^-1 dID/dq, -M^-1 dID/dqd, M^-1 (n, n), d(Jc_r^T)/dq (m, n, n), the contact rows Jc (m, n), d(Jc qdd + Jc_dot qd)/dq, "
+             "(dID/dq, dID/dqd (n, n), D^-1 of M = L^T D L (n,), d(Jc_r^T)/dq packed: per contact row its block on the joints "
+             "that move the contact (support x support, row-major), the contact rows Jc (m, n), d(Jc qdd + Jc_dot qd)/dq, "
              "d(Jc_dot qd)/dqd (m, n)), q derivatives in the tangent space; contact_dynamics_derivatives "
              "solves the active rows.", "contact_partials",
              conditioned=True, default=False),
@@ -198,20 +200,29 @@ def package_context(robot, opts, functions) -> dict:
     solve = {"contact_terms", "impulse_terms"} & set(functions)
     if not solve or opts.parametric or getattr(robot, "embedding", None) is not None:
         return {"contacts_literal": literal, "contact": None}
-    from ..algorithms.contact import ancestor_pairs
+    from ..algorithms.contact import ancestor_pairs, contact_supports, packed_rows, packed_size
 
     dims = [DIMS[kind] for _, kind in contacts]
     row0 = [sum(dims[:k]) for k in range(len(dims))]
     pairs = ancestor_pairs(robot.parent)
     start = [sum(1 for i, _ in pairs if i < k) for k in range(robot.nv + 1)]
+    by_col = sorted(range(len(pairs)), key=lambda p: (pairs[p][1], pairs[p][0]))
     # per contact, the joints that move it (its body's ancestors): the only rows and columns of its
     # d(Jc_r^T)/dq that can be nonzero
-    support = [sorted(robot.ancestors(f.body)) if f.body >= 0 else [] for f, _ in contacts_of(robot, opts)]
+    frames, kinds = zip(*contacts_of(robot, opts))
+    support = contact_supports(robot, frames)
+    blocks = packed_rows(robot, frames, kinds)
     return {"contacts_literal": literal, "contact": {
         "support": [j for s in support for j in s] or [0],
         "support_start": [sum(len(s) for s in support[:k]) for k in range(len(support) + 1)],
         "row_contact": [k for k, d in enumerate(dims) for _ in range(d)],
+        "dj_start": [offset for offset, _ in blocks], "dj_size": packed_size(blocks),
+        "dj_literal": repr(tuple((offset, tuple(s)) for offset, s in blocks)),
         "pairs": len(pairs), "start": start, "col": [j for _, j in pairs],
+        # the same pairs by column (ancestor j): its descendants k and the pair's place in Lc, so L^-1 u can push
+        # each final u_j to the rows below it (independent updates, no chain through one row)
+        "by_col_start": [sum(1 for _, j in pairs if j < k) for k in range(robot.nv + 1)],
+        "by_col_row": [pairs[p][0] for p in by_col], "by_col_pos": by_col,
         "count": len(dims), "m": sum(dims), "dims": dims, "row0": row0,
         "rows_literal": repr(tuple(tuple(range(r, r + d)) for r, d in zip(row0, dims))),
         "comment": ", ".join(f"{n} {k}" for n, k in contacts).replace("*/", "* /"),
