@@ -44,9 +44,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinematics import (body_frames, body_inertia, ground_frames, inertia_apply, local_frames, local_frames_pay,
-                          plus_armature)
-from ..spatial import congruence
+from ..kinematics import inertia_apply, local_frames_pay, plus_armature
+from .crba import composites, composites_ground, composites_local
 
 
 def _times(g, x):
@@ -95,13 +94,8 @@ def _columns(robot, columns, Phi, F, carry, bk):
 
 def cluster_crba(robot, q, columns, bk):
     """Return M̄ = GᵀM(q)G, computed in body frames."""
-    n, parent = robot.n, robot.parent
-    Xup, Phi = body_frames(robot, q, bk)
-    IC = [body_inertia(robot, i, bk) for i in range(n)]                                 # line 5
-    for j in reversed(range(n)):                                        # composites, leaves first
-        p = parent[j]
-        if p >= 0:                                                      # line 24
-            IC[p] = bk.bind(IC[p] + congruence(Xup[j], IC[j], bk, f"ICX{j}", j), f"IC{p}", p)
+    n = robot.n
+    Xup, Phi, IC = composites(robot, q, bk)                             # lines 5 and 24
     used = {i for col in columns for i, _ in col}
     F = [bk.bind(IC[i] @ Phi[i], f"F{i}", i) if i in used else None for i in range(n)]    # line 10
     return _columns(robot, columns, Phi, F, lambda i, f, s: bk.bind(Xup[i].T @ f, f"Fc{s}_{i}u", i), bk)
@@ -109,12 +103,8 @@ def cluster_crba(robot, q, columns, bk):
 
 def cluster_crba_ground(robot, q, columns, bk):
     """Return M̄ = GᵀM(q)G, computed in ground coordinates."""
-    n, parent = robot.n, robot.parent
-    Phi, IC = ground_frames(robot, q, bk, first_moments=True)           # line 5
-    for j in reversed(range(n)):                                        # composites, leaves first
-        p = parent[j]
-        if p >= 0:                                                      # line 24
-            IC[p] = bk.bind(IC[p] + IC[j], f"IC{p}", p)
+    n = robot.n
+    Phi, IC = composites_ground(robot, q, bk)                           # lines 5 and 24
     used = {i for col in columns for i, _ in col}
     F = [bk.bind(IC[i] @ Phi[i], f"F{i}", i) if i in used else None for i in range(n)]    # line 10
     return _columns(robot, columns, Phi, F, lambda i, f, s: f, bk)
@@ -159,16 +149,8 @@ def local_pays(robot) -> bool:
 def cluster_crba_local(robot, q, columns, bk):
     """Return M̄ = GᵀM(q)G, computed in turned body frames with 10-number inertias."""
     robot = root_as_base(robot)
-    n, parent = robot.n, robot.parent
-    L = local_frames(robot, q, bk)
-    m, h, I = [list(x) for x in zip(*(L[i].inertia(body_inertia(robot, i, bk)) for i in range(n)))]   # line 5
-    for j in reversed(range(n)):                                        # composites, leaves first
-        p = parent[j]
-        if p >= 0:                                                      # line 24, in three moves
-            hj, Ij = L[j].inertia_up(m[j], h[j], I[j])
-            m[p] = m[p] + m[j]
-            h[p] = bk.bind(h[p] + hj, f"hC{p}", p)
-            I[p] = bk.bind(I[p] + Ij, f"IC{p}", p)
+    n = robot.n
+    L, m, h, I = composites_local(robot, q, bk)                         # lines 5 and 24
     used = {i for col in columns for i, _ in col}
     Phi = [bk.const(np.concatenate(L[i].S)) for i in range(n)]         # [angular; linear], turned
     F = [None] * n

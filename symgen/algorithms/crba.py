@@ -27,8 +27,8 @@ from ..kinematics import body_frames, body_inertia, ground_frames, inertia_apply
 from ..spatial import congruence
 
 
-def crba(robot, q, bk):
-    """Return M(q), computed in body frames."""
+def composites(robot, q, bk):
+    """Body frames: (Xup, Phi, IC), the composite inertias of lines 5 and 24, leaves first."""
     n, parent = robot.n, robot.parent
     Xup, Phi = body_frames(robot, q, bk)
     IC = [body_inertia(robot, i, bk) for i in range(n)]                                 # line 5
@@ -36,6 +36,39 @@ def crba(robot, q, bk):
         p = parent[j]
         if p >= 0:                                                      # line 24
             IC[p] = bk.bind(IC[p] + congruence(Xup[j], IC[j], bk, f"ICX{j}", j), f"IC{p}", p)
+    return Xup, Phi, IC
+
+
+def composites_ground(robot, q, bk):
+    """Ground coordinates: (Phi, IC), the composites add without a congruence (line 24)."""
+    n, parent = robot.n, robot.parent
+    Phi, IC = ground_frames(robot, q, bk, first_moments=True)           # line 5
+    for j in reversed(range(n)):                                        # composites, leaves first
+        p = parent[j]
+        if p >= 0:                                                      # line 24
+            IC[p] = bk.bind(IC[p] + IC[j], f"IC{p}", p)
+    return Phi, IC
+
+
+def composites_local(robot, q, bk):
+    """Turned body frames: (L, m, h, I), each composite as its 10 numbers (line 24 in three moves)."""
+    n, parent = robot.n, robot.parent
+    L = local_frames(robot, q, bk)
+    m, h, I = [list(x) for x in zip(*(L[i].inertia(body_inertia(robot, i, bk)) for i in range(n)))]   # line 5
+    for j in reversed(range(n)):                                        # composites, leaves first
+        p = parent[j]
+        if p >= 0:                                                      # line 24, in three moves
+            hj, Ij = L[j].inertia_up(m[j], h[j], I[j])
+            m[p] = m[p] + m[j]
+            h[p] = bk.bind(h[p] + hj, f"hC{p}", p)
+            I[p] = bk.bind(I[p] + Ij, f"IC{p}", p)
+    return L, m, h, I
+
+
+def crba(robot, q, bk):
+    """Return M(q), computed in body frames."""
+    n, parent = robot.n, robot.parent
+    Xup, Phi, IC = composites(robot, q, bk)                             # lines 5 and 24
     M = bk.zeros((n, n))
     for j in range(n):                                                  # M, column j
         F = bk.bind(IC[j] @ Phi[j], f"F{j}", j)                            # line 10
@@ -51,11 +84,7 @@ def crba(robot, q, bk):
 def crba_ground(robot, q, bk):
     """Return M(q), computed in ground coordinates."""
     n, parent = robot.n, robot.parent
-    Phi, IC = ground_frames(robot, q, bk, first_moments=True)           # line 5
-    for j in reversed(range(n)):                                        # composites, leaves first
-        p = parent[j]
-        if p >= 0:                                                      # line 24
-            IC[p] = bk.bind(IC[p] + IC[j], f"IC{p}", p)
+    Phi, IC = composites_ground(robot, q, bk)                           # lines 5 and 24
     M = bk.zeros((n, n))
     for j in range(n):                                                  # M, column j
         F = bk.bind(IC[j] @ Phi[j], f"F{j}", j)                            # line 10
@@ -71,15 +100,7 @@ def crba_ground(robot, q, bk):
 def crba_local(robot, q, bk):
     """Return M(q), computed in turned body frames with 10-number inertias."""
     n, parent = robot.n, robot.parent
-    L = local_frames(robot, q, bk)
-    m, h, I = [list(x) for x in zip(*(L[i].inertia(body_inertia(robot, i, bk)) for i in range(n)))]   # line 5
-    for j in reversed(range(n)):                                        # composites, leaves first
-        p = parent[j]
-        if p >= 0:                                                      # line 24, in three moves
-            hj, Ij = L[j].inertia_up(m[j], h[j], I[j])
-            m[p] = m[p] + m[j]
-            h[p] = bk.bind(h[p] + hj, f"hC{p}", p)
-            I[p] = bk.bind(I[p] + Ij, f"IC{p}", p)
+    L, m, h, I = composites_local(robot, q, bk)                         # lines 5 and 24
     M = bk.zeros((n, n))
     for j in range(n):                                                  # M, column j
         Sw, Sv = L[j].S
