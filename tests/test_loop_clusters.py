@@ -22,7 +22,7 @@ import pytest
 import symgen
 import symgen.urdf
 
-from test_loops import assert_closed_identities
+from test_loops import assert_closed_identities, assert_embedded_matches
 
 DATA = Path(__file__).parent / "data" / "urdfplus"
 
@@ -229,12 +229,7 @@ def test_random_trees_of_other_seeds(pin, seed, floating):
     _, states = _states(f"random-tree-{seed}", robot, count=2)
     for t, s in enumerate(states):
         q, v, a, where = s["q"], s["v"], s["a"], f"random tree of seed {seed}, state #{t}"
-        oracle.at(q)
-        G, Gd = system.embedding(q, v)
-        assert _rel(G, oracle.G) < 1e-10 and _rel(Gd, oracle.gdot(q, v)) < 1e-9, where
-        assert _rel(system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
-        assert _rel(system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
-        assert _rel(system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where
+        assert_embedded_matches(system, oracle, q, v, a, where)
 
 
 def test_identities_of_the_closed_system(mechanism):

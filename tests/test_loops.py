@@ -182,6 +182,19 @@ def test_identities_of_the_closed_system(mechanism):
                              lambda q, dq, h: system.solve_loops(q + h * dq))
 
 
+def assert_embedded_matches(system, oracle, q, v, a, where):
+    """G, Ġ, M̄, C̄ and τ̄ of a closed system at one state against Pinocchio's spanning tree
+    (:mod:`symgen.oracle_loops`; also tests/test_loop_clusters.py and tests/test_mjcf_weld.py);
+    returns (G, Ġ)."""
+    oracle.at(q)
+    G, Gd = system.embedding(q, v)
+    assert _rel(G, oracle.G) < 1e-10 and _rel(Gd, oracle.gdot(q, v)) < 1e-9, where
+    assert _rel(system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
+    assert _rel(system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
+    assert _rel(system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where
+    return G, Gd
+
+
 def assert_closed_identities(system, theta, name, seed, states, moved, h=1e-5):
     """The identities of a closed system at each state (also tests/test_loop_clusters.py):
     ``moved(q, dq, h)`` is a consistent configuration a step h along the consistent motion dq."""

@@ -29,7 +29,7 @@ import pytest
 import symgen
 from symgen.errors import ModelError, URDFError
 
-from test_loops import _rel, assert_closed_identities
+from test_loops import _rel, assert_closed_identities, assert_embedded_matches
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -176,12 +176,7 @@ def test_weld_dynamics_match_pinocchio_and_mujoco(pin, weld):
     seed, states = _states(f"dynamics-weld-{name}", system, 3, 0.4)
     for t, s in enumerate(states):
         q, v, a, where = s["q"], s["v"], s["a"], f"{name}: seed {seed} #{t}"
-        oracle.at(q)
-        G, Gd = system.embedding(q, v)
-        assert _rel(G, oracle.G) < 1e-10 and _rel(Gd, oracle.gdot(q, v)) < 1e-9, where
-        assert _rel(system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
-        assert _rel(system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
-        assert _rel(system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where
+        G, Gd = assert_embedded_matches(system, oracle, q, v, a, where)
         assert _rel(system.gravity(q), oracle.gravity(q)) < 1e-9, where
         assert _rel(system.regressor(q, v, v, a), oracle.regressor(q, v, a)) < 1e-9, where
         if robot.floating_base:                          # (a free joint's qvel is not v: tests/test_mjcf.py)
