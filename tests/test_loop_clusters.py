@@ -22,7 +22,7 @@ import pytest
 import symgen
 import symgen.urdf
 
-from test_loops import assert_closed_identities, assert_embedded_matches
+from test_loops import assert_closed_identities, assert_embedded_matches, assert_forward_dynamics_matches
 
 DATA = Path(__file__).parent / "data" / "urdfplus"
 
@@ -200,20 +200,11 @@ def test_forward_dynamics_match_pinocchios_lagrange_multipliers(pin, mechanism):
     """τ̄ acts on the independent speeds; Pinocchio solves the spanning tree with the loops as
     K q̈ + γ = 0 (forwardDynamics with the constraint Jacobian and drift, in its own v order)."""
     name, robot, _, model, oracle = mechanism
-    system, P = robot.system, oracle.full.map.P
     seed, states = _states(f"fd-{name}", robot)
     data = model.createData()
     for t, s in enumerate(states):
-        q, v, tau = s["q"], s["v"], s["tau"]
-        oracle.at(q)
-        tau_full = np.zeros(system.tree.n)
-        tau_full[list(system.independent)] = tau
-        x = oracle.G @ v
-        qdd = pin.forwardDynamics(model, data, oracle.full.map.q(q), P @ x, P @ tau_full, oracle.K @ P.T,
-                                  oracle._gamma(x))
-        a = system.forward_dynamics(q, v, tau)
-        G, Gd = system.embedding(q, v)
-        assert _rel(P @ (G @ a + Gd @ v), qdd) < 1e-8, f"{name}: seed {seed} #{t}"
+        assert_forward_dynamics_matches(pin, model, data, oracle, robot.system, s["q"], s["v"], s["tau"],
+                                        f"{name}: seed {seed} #{t}")
 
 
 @pytest.mark.parametrize("seed, floating", [(1, False), (2, False), (3, False), (4, True), (5, True)])

@@ -195,6 +195,19 @@ def assert_embedded_matches(system, oracle, q, v, a, where):
     return G, Gd
 
 
+def assert_forward_dynamics_matches(pin, model, data, oracle, system, q, v, tau, where):
+    """The closed system's q̈ against Pinocchio's spanning tree with the loops as K q̈ + γ = 0
+    (forwardDynamics with the constraint Jacobian and drift, in its own v order)."""
+    P = oracle.full.map.P
+    oracle.at(q)
+    tau_full = np.zeros(system.tree.n)
+    tau_full[list(system.independent)] = tau
+    x = oracle.G @ v
+    qdd = pin.forwardDynamics(model, data, oracle.full.map.q(q), P @ x, P @ tau_full, oracle.K @ P.T, oracle._gamma(x))
+    G, Gd = system.embedding(q, v)
+    assert _rel(P @ (G @ system.forward_dynamics(q, v, tau) + Gd @ v), qdd) < 1e-8, where
+
+
 def assert_closed_identities(system, theta, name, seed, states, moved, h=1e-5):
     """The identities of a closed system at each state (also tests/test_loop_clusters.py):
     ``moved(q, dq, h)`` is a consistent configuration a step h along the consistent motion dq."""

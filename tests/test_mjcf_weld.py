@@ -29,7 +29,7 @@ import pytest
 import symgen
 from symgen.errors import ModelError, URDFError
 
-from test_loops import _rel, assert_closed_identities, assert_embedded_matches
+from test_loops import _rel, assert_closed_identities, assert_embedded_matches, assert_forward_dynamics_matches
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -192,19 +192,11 @@ def test_weld_dynamics_match_pinocchio_and_mujoco(pin, weld):
 
 def test_weld_forward_dynamics_match_pinocchios_lagrange_multipliers(pin, weld):
     name, _, robot, model, oracle = weld
-    system, P = robot.system, oracle.full.map.P
-    data = model.createData()
+    system, data = robot.system, model.createData()
     seed, states = _states(f"fd-weld-{name}", system, 3, 0.4)
     for t, s in enumerate(states):
-        q, v, tau = s["q"], s["v"], s["tau"]
-        oracle.at(q)
-        tau_full = np.zeros(system.tree.n)
-        tau_full[list(system.independent)] = tau
-        x = oracle.G @ v
-        qdd = pin.forwardDynamics(model, data, oracle.full.map.q(q), P @ x, P @ tau_full, oracle.K @ P.T,
-                                  oracle._gamma(x))
-        G, Gd = system.embedding(q, v)
-        assert _rel(P @ (G @ system.forward_dynamics(q, v, tau) + Gd @ v), qdd) < 1e-8, f"{name}: seed {seed} #{t}"
+        assert_forward_dynamics_matches(pin, model, data, oracle, system, s["q"], s["v"], s["tau"],
+                                        f"{name}: seed {seed} #{t}")
 
 
 def test_weld_identities(weld):
