@@ -151,7 +151,7 @@ def _progress(quiet):
               help="Processes of the symbolic runs (0: $SYMGEN_JOBS, else one per core).")
 @click.option("--timeout", type=click.FloatRange(0), default=3600, show_default=True,
               help="Seconds the symbolic runs on worker processes may take before the build stops with an error "
-              "naming the sweeps still running, and again each C compiler command (0: no limit).")
+              "naming the sweeps still running, and again the C compile and link steps (0: no limit).")
 @click.option("--portable", is_flag=True, help="Compile the binding for the compiler's default target "
               "[default: -march=native, this machine's instruction set (FMA, AVX); a binding built so "
               "may not run on an older CPU].")

@@ -56,6 +56,7 @@ def connect_loops(m, source) -> tuple:
     import mujoco
 
     from .mjcf_convert import quaternion_matrix
+    from .model import snap_unit
     from .urdf.plus import Loop
 
     loops = []
@@ -81,17 +82,9 @@ def connect_loops(m, source) -> tuple:
         # body1's frame turned by relpose (eq_data[6:10], w x y z) on body2's; torquescale (eq_data[10])
         # only weighs MuJoCo's soft rotation rows, unless it is 0: then no rotation is held (a connect)
         welded = "weld" if data[10] != 0 else "connect"
-        loops.append(Loop(name, welded, body1, body2, (_snapped(quaternion_matrix(np.roll(data[6:10], -1))), tuple(data[3:6])),
+        loops.append(Loop(name, welded, body1, body2, (snap_unit(quaternion_matrix(np.roll(data[6:10], -1))), tuple(data[3:6])),
                           (np.eye(3), tuple(data[0:3])), (0.0, 0.0, 1.0)))
     return tuple(loops)
-
-
-def _snapped(R):
-    """Entries within 1e-12 of 0 or ±1 made exact (MuJoCo's quaternions carry a few ulps of round-off)."""
-    R = np.array(R, dtype=float)
-    for v in (0.0, 1.0, -1.0):
-        R[np.abs(R - v) <= 1e-12] = v
-    return R
 
 
 def closed_mjcf(m, robot, source):

@@ -357,7 +357,7 @@ class Robot:
         for b, T in zip(self.bodies, turns):
             Tp = turns[b.parent] if b.parent >= 0 else np.eye(3)
             Ic = np.array(b.inertia.I_com)
-            out.append((_snap_unit(Tp.T @ np.array(b.rotation) @ T), Tp.T @ np.array(b.translation),
+            out.append((snap_unit(Tp.T @ np.array(b.rotation) @ T), Tp.T @ np.array(b.translation),
                         T.T @ np.array(b.inertia.com), T.T @ Ic @ T))
         return tuple(out)
 
@@ -388,7 +388,7 @@ def tree_frames(root_link: str, bodies, free: int = 0) -> tuple[Frame, ...]:
     return tuple(frames)
 
 
-def _snap_unit(R, tol: float = 1e-12) -> np.ndarray:
+def snap_unit(R, tol: float = 1e-12) -> np.ndarray:
     """R with entries within ``tol`` of 0 or ±1 made exact: the turns of :attr:`Robot.z_aligned`
     multiply three rotations, and two general axes that agree (an MJCF elbow after a shoulder
     about the same axis) leave 1 + 2e-16 and 4e-17 where the product is exactly the identity,

@@ -57,8 +57,8 @@ class BuildOptions:
     #: the library keeps 1 because each costs its start (Python, NumPy, SymPy, symgen: 0.4 s on an
     #: idle core, ~2 s at a load of 8 on 2), more than small builds gain; `symgen build` takes 0
     jobs: int = 1
-    #: seconds the symbolic runs on worker processes may take, and again each compiler command
-    #: (--timeout); 0: no limit
+    #: seconds the symbolic runs on worker processes may take, and again the C compile and link
+    #: steps (--timeout); 0: no limit
     timeout: float = 3600
     max_dof: int = MAX_DOF_DEFAULT        # refuse bigger robots (see check_size)
     command: str = ""                     # how to regenerate, for the header

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sysconfig
 import tempfile
+import time
 from pathlib import Path
 
 from ..errors import BuildError
@@ -28,8 +29,9 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
     it: FMA and AVX, as the C loop benchmark and Pinocchio's harness are compiled), else for the
     compiler's default target (``--portable``: a binding copied to an older CPU still runs).
     ``libraries``: (file name, C file) pairs, each linked with NAME.c's objects into a shared library
-    of its own in ``folder`` (the targets built on the C: NAME_casadi.so). ``timeout``: seconds each
-    compiler command may take (0: no limit); past it the compiler is killed and a BuildError says so."""
+    of its own in ``folder`` (the targets built on the C: NAME_casadi.so). ``timeout``: seconds the
+    compile step and then the link step may each take (0: no limit); past it the compilers are
+    killed and a BuildError says so."""
     cc = cc or os.environ.get("CC") or "cc"
     try:
         words = shlex.split(cc)
@@ -100,15 +102,16 @@ def compile_units(source: Path, tmp: Path, cores: int | None = None) -> list:
 
 def _run_compilers(commands, timeout=None) -> list:
     """Run compiler commands at once, each in its own process group, all killed whole (cc1 and
-    as are not orphaned) when the build is interrupted or ``timeout`` (s, for each) passes (then
-    subprocess.TimeoutExpired); [(return code, stderr)] in order."""
+    as are not orphaned) when the build is interrupted or ``timeout`` (s, from their start: they
+    run side by side) passes (then subprocess.TimeoutExpired); [(return code, stderr)] in order."""
     procs, results = [], []
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
         for cmd in commands:
             procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                           start_new_session=True))
         for p in procs:
-            _, err = p.communicate(timeout=timeout)
+            _, err = p.communicate(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
             results.append((p.returncode, err))
     except BaseException:
         for p in procs:

@@ -44,11 +44,11 @@ def _cluster_crba(robot, args, bk, opts):
     """M̄ = GᵀMG of a robot with a constant embedding (couplings, rotors, belts, --mimic) by the
     cluster CRBA, one force carried up per reduced column (:mod:`symgen.algorithms.cluster_crba`),
     where the spanning tree's CRBA carries one per spanning body and projects by G at the end."""
-    from ..algorithms.cluster_crba import cluster_crba, cluster_crba_ground
+    from ..algorithms.cluster_crba import cluster_crba, cluster_crba_ground, cluster_crba_local
     from ..kinematics import with_parameters
 
     emb = robot.embedding
-    run = cluster_crba_ground if opts.frame == "ground" else cluster_crba
+    run = {"ground": cluster_crba_ground, "local": cluster_crba_local}.get(opts.frame, cluster_crba)
     return {"M": run(with_parameters(robot.full, args.get("params")), emb.expand_q(args["q"], bk), emb.columns(), bk)}
 
 
@@ -56,12 +56,7 @@ def _cluster_crba_local(robot, args, bk, opts):
     """The cluster CRBA in turned body frames with 10-number inertias (Pinocchio's local
     convention), a URDF ``floating`` root joint seen as a floating base: MIT Humanoid M̄ 2,616
     operations against 6,702, Mini Cheetah 889 against 2,455."""
-    from ..algorithms.cluster_crba import cluster_crba_local
-    from ..kinematics import with_parameters
-
-    emb = robot.embedding
-    return {"M": cluster_crba_local(with_parameters(robot.full, args.get("params")), emb.expand_q(args["q"], bk),
-                                    emb.columns(), bk)}
+    return _cluster_crba(robot, args, bk, replace(opts, frame="local"))
 
 
 def _local_pays(robot) -> bool:
@@ -313,7 +308,8 @@ def _slotine_li_ground(robot, args, bk, opts):
 _local_convention(_crba_local, _rnea_local, _algorithm1_local, _all_terms_local, _forward_dynamics_local)
 _cluster_crba_body = in_body_frames(_cluster_crba, "the cluster CRBA in body frames: MIT Humanoid M̄ 6,482 operations "
                                                    "against 6,702 (the spanning tree's CRBA in body frames, projected)")
-_on_the_reduced_system(_cluster_crba, _cluster_crba_body, _cluster_crba_local)
+_on_the_reduced_system(_cluster_crba, _cluster_crba_body)
+_cluster_crba_local.reduced = True
 _cluster_crba_local.applies = lambda robot: _constant_embedding(robot) and _local_pays(robot.full)
 _algorithm1_root_local.reduced = True
 _algorithm1_root_local.applies = lambda robot: (_constant_embedding(robot) and robot.full.in_group(0)
