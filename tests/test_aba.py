@@ -124,12 +124,15 @@ def test_count_divisions_and_cost_weigh_a_division():
 
 
 def _candidates(robot, key):
-    """{variant index: cost} of every route of ``key``'s sweep (0: the run) on ``robot``."""
+    """{variant index: cost} of every route of ``key``'s sweep (0: the run) that a build traces on
+    ``robot`` (a variant's ``applies`` says which)."""
     from dataclasses import replace
 
     sweep = Q.SWEEPS[Q.QUANTITIES[key].sweep]
     costs = {}
     for k, run in enumerate((sweep.run,) + sweep.variants):
+        if not getattr(run, "applies", lambda r: True)(robot):
+            continue
         fn = S._trace_sweep(robot, replace(sweep, run=run), (key,), S.input_symbols(robot),
                             Q.SweepOptions(), True, None)[0][key]
         costs[k] = P.cost(S.optimize(fn))
