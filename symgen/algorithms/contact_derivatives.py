@@ -51,6 +51,7 @@ from ..model import GRAVITY
 from ..kinematics import base_acceleration, ground_frames, plus_armature
 from ..spatial import inertia_times
 from .contact import contact_rows, packed_rows, packed_size
+from .contact_acceleration_derivatives import applies, contact_acceleration_partials
 from .derivatives import composites, derivative_passes, forward_pass
 from .forward_dynamics import ltdl
 
@@ -215,7 +216,10 @@ def contact_partials(robot, q, qd, qdd, frames, kinds, bk, gravity=GRAVITY):
             M[i, j] = M[j, i] = plus_armature(robot, i, Phi[j] @ F2) if j == i else Phi[j] @ F2
     _, Dinv = ltdl(M, parent, bk)
     dtau_dq, dtau_dv = derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
-    Jc, dJ, Aq, Av = contact_kinematics_partials(robot, q, qd, qdd, frames, kinds, bk)
+    if applies(robot):                                  # from the sweep's own quantities
+        Jc, dJ, Aq, Av = contact_acceleration_partials(robot, q, qd, frames, kinds, (Phi, v, Phid, a, a0), bk)
+    else:                                               # joints with several velocities inside the tree
+        Jc, dJ, Aq, Av = contact_kinematics_partials(robot, q, qd, qdd, frames, kinds, bk)
     D = bk.zeros(n)
     D[:] = Dinv
     blocks = packed_rows(robot, frames, kinds)
