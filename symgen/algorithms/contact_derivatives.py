@@ -31,12 +31,16 @@ operations of its 193,726). dJ is sparse (a foot's rows: its leg's and the base'
 solo12's 3,888 entries): packed, the code writes 972 values on solo12, 1,728 on talos instead of 17,328
 (whose zeroing alone was 4 % of the time).
 
-dID/dq, dID/dv are the analytic derivatives of :mod:`.derivatives` (ground coordinates); the
-contact kinematics' partials (d Jc/dq, d a_c/dq, d a_c/dv) are the chain rule through the contact
-rows' own algorithm (:func:`.contact.contact_rows`: frame Jacobians and classical drift): on
-symbols, forward mode through the recorded straight-line program (as :mod:`.baseline_partials`),
-every temp carrying its nonzero partials only; on numbers, the complex step through the same
-algorithm run on complex numbers (exact to rounding: no subtraction). A q direction is a tangent
+dID/dq, dID/dv are the analytic derivatives of :mod:`.derivatives` (ground coordinates). The contact
+kinematics' partials (d Jc/dq, d a_c/dq, d a_c/dv) are closed forms over the same sweep's v, Phid, a
+(:mod:`.contact_acceleration_derivatives`, Pinocchio's getFrameAccelerationDerivatives with the classical
+term: solo12 28,359 -> 15,794 operations, talos 60,601 -> 47,301, against the route below). With a joint
+of several velocities inside the tree (spherical, planar below the root) they are still the chain rule
+through the contact rows' own algorithm (:func:`.contact.contact_rows`: frame Jacobians and classical
+drift): on symbols, forward mode through the recorded straight-line program (as
+:mod:`.baseline_partials`), every temp carrying its nonzero partials only; on numbers, the complex step
+through the same algorithm run on complex numbers (exact to rounding: no subtraction; the tests' second
+reference). A q direction is a tangent
 direction of Pinocchio's integrate: d q / d dv at dv = 0 (:func:`tangent_map`: the identity on
 single-DoF joints; a free-flyer's position R(quat), its quaternion 1/2 quat ⊗ (dw, 0)).
 """
