@@ -36,7 +36,7 @@ from __future__ import annotations
 from ..kinematics import base_placement
 from ..spatial import cross, cross_motion
 from .contact import ROWS
-from .frames import _ground_bodies, frame_kinematics_ground
+from .frames import _ground_bodies
 
 
 def applies(robot) -> bool:
@@ -54,7 +54,7 @@ def contact_acceleration_partials(robot, q, qd, frames, kinds, sweep, bk):
     every contact row; ``sweep`` = (Phi, v, Phid, a, a0) of the ID-derivative sweep at (q, qd, qdd)."""
     Phi, v, Phid, a, a0 = sweep
     n, parent = robot.n, robot.parent
-    _, Jw = frame_kinematics_ground(robot, q, frames, bk)              # world axes, at the frames
+    Jw = bk.zeros((len(frames), 6, n))                                  # world axes, at the frames
     Rg, pg = _ground_bodies(robot, q, bk, None)                         # base frame
     Rb = base_placement(robot, q, bk)[0] if robot.floating_base else None
     Vbase = v[robot.free - 1] if robot.free > 0 else None
@@ -82,10 +82,16 @@ def contact_acceleration_partials(robot, q, qd, frames, kinds, sweep, bk):
         count = len(ROWS[kind])
         b = frame.body
         support = sorted(robot.ancestors(b)) if b >= 0 else []
-        for i, r in enumerate(ROWS[kind]):
-            Jc[row0 + i] = Jw[f, r]
         if support:
             pf = bk.bind(pg[b] + Rg[b] @ bk.const(robot.z_turns[b].T @ frame.translation), f"pg{f}", b)
+            for k in support:                       # the Jacobian column [u_k; w_k] from the sweep's Phi_k
+                wk = Phi[k][:3]
+                uk = bk.bind(Phi[k][3:] + cross(wk, pf, bk), f"Jg{f}_{k}", b)
+                if Rb is not None:
+                    uk, wk = Rb @ uk, Rb @ wk
+                Jw[f, :3, k], Jw[f, 3:, k] = bk.bind(uk, f"Ju{f}_{k}", b), bk.bind(wk, f"Jw{f}_{k}", b)
+            for i, r in enumerate(ROWS[kind]):
+                Jc[row0 + i] = Jw[f, r]
             A = a[b] - a0
             w, wd = v[b][:3], A[:3]
             pdot = bk.bind(v[b][3:] + cross(w, pf, bk), f"pdg{f}", b)
