@@ -34,7 +34,7 @@ solo12's 3,888 entries): packed, the code writes 972 values on solo12, 1,728 on 
 dID/dq, dID/dv are the analytic derivatives of :mod:`.derivatives` (ground coordinates). The contact
 kinematics' partials (d Jc/dq, d a_c/dq, d a_c/dv) are closed forms over the same sweep's v, Phid, a
 (:mod:`.contact_acceleration_derivatives`, Pinocchio's getFrameAccelerationDerivatives with the classical
-term: solo12 28,359 -> 15,794 operations, talos 60,601 -> 47,301, against the route below). With a joint
+term: solo12 28,359 -> 15,462 operations, talos 60,601 -> 47,181, against the route below). With a joint
 of several velocities inside the tree (spherical, planar below the root) they are still the chain rule
 through the contact rows' own algorithm (:func:`.contact.contact_rows`: frame Jacobians and classical
 drift): on symbols, forward mode through the recorded straight-line program (as
