@@ -56,7 +56,7 @@ def _check(pin, label, seeds):
         Phi, I = ground_frames(robot, q, NUMERIC)
         a0 = base_acceleration(robot, q, GRAVITY, NUMERIC)
         v, Phid, a, _, _ = forward_pass(robot, Phi, I, qd, qdd, NUMERIC, a0)
-        got = contact_acceleration_partials(robot, q, qd, frames, kinds, (Phi, v, Phid, a, a0), NUMERIC)
+        got = contact_acceleration_partials(robot, q, frames, kinds, (Phi, v, Phid, a, a0), NUMERIC)
         got = [np.asarray(x, dtype=float) for x in got]
         for name, ref, value in zip(("Aq", "Av"), ocd.contact_acceleration_derivatives(oracle, q, qd, qdd), got[2:]):
             err = np.max(np.abs(ref - value)) / max(1.0, np.max(np.abs(ref)))

@@ -49,7 +49,7 @@ def _at(X, p, bk):
     return X[3:] + cross(X[:3], p, bk)
 
 
-def contact_acceleration_partials(robot, q, qd, frames, kinds, sweep, bk):
+def contact_acceleration_partials(robot, q, frames, kinds, sweep, bk):
     """(Jc (m, n), dJ (m, n, n) = d Jc[r, i] / d q_k, Aq (m, n), Av (m, n)) of the module docstring over
     every contact row; ``sweep`` = (Phi, v, Phid, a, a0) of the ID-derivative sweep at (q, qd, qdd)."""
     Phi, v, Phid, a, a0 = sweep

@@ -221,7 +221,7 @@ def contact_partials(robot, q, qd, qdd, frames, kinds, bk, gravity=GRAVITY):
     _, Dinv = ltdl(M, parent, bk)
     dtau_dq, dtau_dv = derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
     if applies(robot):                                  # from the sweep's own quantities
-        Jc, dJ, Aq, Av = contact_acceleration_partials(robot, q, qd, frames, kinds, (Phi, v, Phid, a, a0), bk)
+        Jc, dJ, Aq, Av = contact_acceleration_partials(robot, q, frames, kinds, (Phi, v, Phid, a, a0), bk)
     else:                                               # joints with several velocities inside the tree
         Jc, dJ, Aq, Av = contact_kinematics_partials(robot, q, qd, qdd, frames, kinds, bk)
     D = bk.zeros(n)
