@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .oracle_contact import contact_dynamics, contacts_of
+from .oracle_contact import _rows, contact_dynamics, contacts_of
 
 
 def _models(o, active):
@@ -93,3 +93,36 @@ def contact_dynamics_derivatives_fd(o, q, v, tau, active, h=1e-4):
             cols.append((8 * (f(h) - f(-h)) - (f(2 * h) - f(-2 * h))) / (12 * h))
         out.append(np.array(cols).T)
     return (*(x[:n] for x in out), *(x[n:] for x in out))
+
+
+def contact_acceleration_derivatives(o, q, v, qdd):
+    """(d a_c/dq, d a_c/dv) (m, n), symgen's columns, of every contact row's classical acceleration a_c =
+    Jc qdd + Jc_dot v, LOCAL_WORLD_ALIGNED: computeForwardKinematicsDerivatives(q, v, qdd), then
+    getFrameVelocityDerivatives and getFrameAccelerationDerivatives of each contact frame, and the
+    classical term's derivative d(w x pdot) = dw x pdot + w x dpdot (a_c's linear part is the spatial
+    acceleration's at the frame plus w x pdot; its angular part is the spatial one's). Pinocchio's
+    LOCAL_WORLD_ALIGNED q-derivatives of a linear part are taken at the frame's origin held fixed
+    (measured against differences along pin.integrate, a random arm: off by 0.6); the frame's point
+    moves by J_lin, so the linear parts gain w x J_lin (velocity) and wdot x J_lin (acceleration)."""
+    pin, P = o.pin, o.map.P
+    ref = pin.LOCAL_WORLD_ALIGNED
+    data = o.model.createData()
+    qp, vp = o.map.q(q), o.map.v(v)
+    pin.computeForwardKinematicsDerivatives(o.model, data, qp, vp, o.map.v(qdd))
+    Aq, Av = [], []
+    for k, r in _rows(o):
+        fid = o.frame_ids[k]
+        dvq, dvv = pin.getFrameVelocityDerivatives(o.model, data, fid, ref)
+        _, daq, dav, _ = pin.getFrameAccelerationDerivatives(o.model, data, fid, ref)
+        vel, acc = pin.getFrameVelocity(o.model, data, fid, ref), pin.getFrameAcceleration(o.model, data, fid, ref)
+        pdot, w = vel.linear, vel.angular
+        Jlin = pin.getFrameJacobian(o.model, data, fid, ref)[:3]
+        dvq, dq, dv = dvq.copy(), daq.copy(), dav.copy()
+        dvq[:3] += np.cross(w, Jlin.T).T                    # the point moves: d(pdot)/dq
+        dq[:3] += np.cross(acc.angular, Jlin.T).T           # d(spatial acceleration at the point)/dq
+        dq[:3] += np.cross(dvq[3:].T, pdot).T + np.cross(w, dvq[:3].T).T
+        dv[:3] += np.cross(dvv[3:].T, pdot).T + np.cross(w, dvv[:3].T).T
+        Aq.append(dq[r] @ P)
+        Av.append(dv[r] @ P)
+    n = o.robot.nv
+    return np.array(Aq).reshape(-1, n), np.array(Av).reshape(-1, n)

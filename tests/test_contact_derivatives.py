@@ -7,7 +7,8 @@ including none and all. Fast: a small random biped on a free-flyer (two point co
 contact at the hand) and talos (flat contacts at both soles). Tolerance: 1e-8 relative, or 100 eps
 cond(KKT) when larger. With a flat contact active the reference is five-point differences of
 Pinocchio's forwardDynamics (1e-6): Pinocchio's CONTACT_6D LOCAL_WORLD_ALIGNED constrains the spatial
-acceleration, not the classical one contact_dynamics uses (:mod:`symgen.oracle_contact_derivatives`). The numeric reference (complex step through the same algorithm) against the
+acceleration, not the classical one contact_dynamics uses (:mod:`symgen.oracle_contact_derivatives`). The numeric reference (the same closed forms on numbers; the complex step in
+test_contact_acceleration_derivatives.py) against the
 generated code and against central differences of the contact rows along pin.integrate.
 """
 from __future__ import annotations
@@ -178,7 +179,7 @@ def test_the_difference_oracle_agrees_with_computeConstraintDynamicsDerivatives_
 
 @pytest.mark.pinocchio
 def test_the_reference_contact_partials_are_derivatives_along_pin_integrate(fast, pin):
-    """The complex step's dJ, d a_c/dq, d a_c/dv against central differences of the contact rows
+    """The numeric contact_partials' dJ, d a_c/dq, d a_c/dv (closed forms) against central differences of the contact rows
     (Jc, Jc qdd + Jc_dot v) at q ⊕ (±h e_k) by Pinocchio's integrate."""
     from symgen.algorithms.contact import contact_rows
     from symgen.algorithms.contact_derivatives import unpack_dJ
