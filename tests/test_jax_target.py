@@ -174,6 +174,37 @@ SHARDED = textwrap.dedent("""
 """)
 
 
+def test_warm_compiles_what_the_first_calls_then_reuse(floating):
+    """warm(batch) compiles each function for that batch shape (2 threads); the calls after it, on
+    NumPy or JAX arrays of that shape, compile nothing more (no XLA compile event) and equal the
+    NumPy module; an unknown name is a one-line error."""
+    names = ("mass_matrix", "inverse_dynamics", "gravity")
+    rng = np.random.default_rng(SEED)
+    compiles = []
+
+    def listen(event, seconds, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(seconds)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        with enable_x64(True):
+            states = {f: _arguments(floating, _functions(floating)[f], rng, (5,)) for f in names}
+            devices = {f: [jax.numpy.asarray(a) for a in args] for f, args in states.items()}
+            before = len(compiles)
+            assert floating.jax.warm(5, functions=names) == list(names)
+            warmed = len(compiles)
+            for f, args in states.items():
+                for given in (args, devices[f]):
+                    got = getattr(floating.jax, f)(*given)
+                    _assert_equal(got, getattr(floating.numpy, f)(*args), 1e-12, f"warm {f}")
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert warmed - before >= len(names) and len(compiles) == warmed, (before, warmed, len(compiles))
+    with pytest.raises(ValueError, match="no function 'nope'"):
+        floating.jax.warm(functions=["nope"])
+
+
 def test_batch_sharded_over_two_devices_equals_one_device(arm4):
     """XLA_FLAGS must be set before jax is imported: a subprocess with 2 forced CPU devices."""
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")

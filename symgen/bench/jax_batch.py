@@ -3,7 +3,8 @@
 PACKAGE is a folder built with ``symgen build ... --target numpy,c,jax``. Two measurements:
 
 - ``--compile``: the first call (trace + XLA compile) of every function of the package, one state
-  and a batch (issue #26's budget: all of panda's functions <= 30 s together);
+  and a batch (issue #26's budget: all of panda's functions <= 30 s together); ``--warm THREADS``
+  instead: the same first calls through the module's ``warm``, THREADS compiles at a time;
 - per-state time of M, ID and the frame Jacobians (``--functions``) in a batch of ``--batch``
   states (4,096): the package's JAX function (jitted, ``vmap`` over the batch), the NumPy module's
   batch, the C batch (one thread, and the binding's default threads), and with ``--adam URDF``
@@ -78,6 +79,17 @@ def first_calls(pkg, manifest: dict, batch: int, functions=None) -> dict:
             cpus.append(time.process_time() - cpu)
         out[f] = (*times, *cpus)
     return out
+
+
+def warm_calls(pkg, batch: int, threads: int, functions=None) -> tuple:
+    """(wall seconds of ``pkg.jax.warm`` for one state, for a batch, process CPU seconds of each):
+    every function's first call, ``threads`` compiles at a time."""
+    out = []
+    for count in (None, batch):
+        t, cpu = time.perf_counter(), time.process_time()
+        pkg.jax.warm(count, functions=functions, threads=threads)
+        out.append((time.perf_counter() - t, time.process_time() - cpu))
+    return (out[0][0], out[1][0], out[0][1], out[1][1])
 
 
 def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urdf=None) -> dict:
@@ -170,6 +182,9 @@ def main(argv=None) -> int:
     parser.add_argument("--functions", default=",".join(FUNCTIONS), help="per-state times of these ('' for none)")
     parser.add_argument("--compile", action="store_true", help="also time every function's first call")
     parser.add_argument("--compile-functions", default=None, help="only these functions' first calls")
+    parser.add_argument("--warm", type=int, default=0, metavar="THREADS",
+                        help="instead of first calls one by one, time pkg.jax.warm (one state, then the batch) "
+                             "with THREADS compiles at a time")
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help="JAX's persistent compilation cache in DIR (a second process reads it)")
     parser.add_argument("--adam", metavar="URDF", default=None, help="also time adam-robotics' JAX backend")
@@ -194,7 +209,12 @@ def main(argv=None) -> int:
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
         report["cache"] = a.cache
-    if a.compile:
+    if a.warm:
+        report["warm_s"] = warm_calls(pkg, a.batch, a.warm, a.compile_functions and a.compile_functions.split(","))
+        (one, many, cpu_one, cpu_many) = report["warm_s"]
+        print(f"warm, {a.warm} threads: one state {one:.1f} s (CPU {cpu_one:.1f} s), "
+              f"batch of {a.batch} {many:.1f} s (CPU {cpu_many:.1f} s)")
+    elif a.compile:
         calls = first_calls(pkg, manifest, a.batch, a.compile_functions and a.compile_functions.split(","))
         report["first_call_s"] = calls
         for f, (one, many, cpu_one, cpu_many) in calls.items():
