@@ -86,3 +86,18 @@ def test_the_runtime_one_survives_xla(panda):
         hlo = jax.jit(pkg.jax.mass_matrix.__wrapped__, compiler_options=pkg.jax.FUSED_OPTIONS) \
             .lower(q, _one=1.0).compile().as_text()
     assert kept > 50 and hlo.count(" divide(") >= kept // 2, (kept, hlo.count(" divide("))
+
+
+def test_a_jaxlib_without_a_fused_option_falls_back_to_a_plain_jit(panda, monkeypatch):
+    """FUSED_OPTIONS names XLA flags of today's jaxlib; one that does not know a flag refuses it
+    ("No such compile option", a RuntimeError at the first call): the function still runs."""
+    _, pkg = panda
+    mod = pkg.jax
+    monkeypatch.setattr(mod, "FUSED_OPTIONS", {"xla_symgen_made_up_option": True})
+
+    def fused(q, _one):
+        return q / _one
+
+    fused.__name__ = mod.FUSED[0]
+    call = mod._jit(fused)
+    assert np.array_equal(np.asarray(call(jax.numpy.arange(3.0))), [0.0, 1.0, 2.0])
