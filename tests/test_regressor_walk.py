@@ -110,7 +110,7 @@ def test_a_shallow_general_tree_builds_the_local_walk_and_it_is_pinocchios():
     from symgen.codegen import symbolic as S
 
     require_pinocchio()
-    assert not R.local_walk_pays(robots.make("serial", R.LOCAL_DEPTH + 1, 7))
+    assert not R.local_walk_pays(robots.make("serial", R.LOCAL_WALK_DEPTH + 1, 7))
     robot = robots.make("tree", 9, 7)
     assert R.local_walk_pays(robot)
     fn = S.trace_all(robot, ("Y",))["Y"]
