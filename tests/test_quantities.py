@@ -106,15 +106,20 @@ def test_every_variant_of_a_sweep_computes_what_its_run_computes():
 
 
 def test_a_sweep_with_variants_prints_the_one_with_fewest_operations():
-    """The regressor's ground-coordinate walk wins on a chain and loses on a 4-joint arm; a build
-    prints the cheaper (a body-frame build, which has no variants, gives the body route's count)."""
+    """The regressor's routes: the walk in body frames carrying each subspace down (where it
+    applies: no body deeper than LOCAL_WALK_DEPTH) wins on a 4-joint arm and a 10-joint chain, the
+    ground walk on a deeper chain; a build prints the cheaper (a body-frame build, which has no
+    variants, gives the body route's count)."""
     from pathlib import Path
 
+    from symgen.algorithms.regressor import LOCAL_WALK_DEPTH
     from symgen.codegen.program import count_ops
     from symgen.codegen.symbolic import program_for
 
     arm4 = load_urdf(Path(__file__).resolve().parent.parent / "symgen" / "examples" / "arm4.urdf")
-    for robot, chain in ((arm4, False), (robots.make("serial", 10, 1), True)):
-        printed = count_ops(program_for(robot, "Y"))["total"]
+    for robot, route in ((arm4, "regressor_local_sweep"), (robots.make("serial", 10, 1), "regressor_local_sweep"),
+                         (robots.make("serial", LOCAL_WALK_DEPTH + 2, 1), "regressor_ground_sweep")):
+        fn = program_for(robot, "Y")
+        printed = count_ops(fn)["total"]
         body = count_ops(program_for(robot, "Y", Q.SweepOptions(frame="body")))["total"]
-        assert (printed < body) if chain else (printed == body), (robot.name, printed, body)
+        assert printed < body and fn.route == route, (robot.name, printed, body, fn.route)

@@ -130,7 +130,7 @@ void arm4_slotine_li_batch(size_t count, const double *q, const double *qd, cons
 void arm4_slotine_li_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl);
 
 /* Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. */
-#define ARM4_REGRESSOR_WORK_BYTES 304  /* its work array on the stack */
+#define ARM4_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
 void arm4_regressor(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
 /* The same, writing only the 81 of 160 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_regressor). */

@@ -1152,25 +1152,30 @@ def _regressor(q, qd, qd_r, qdd_r, sin, cos):
     w2_0 = cq2*w1_0 + sq2*w1_1
     w2_1 = cq2*w1_1 - sq2*w1_0
     w2_2 = qd_r1 + qd_r2
+    at2_0 = 9.81*sq1 - 0.3*qdd_r1
     a2_0 = a1_0*cq2 + a1_1*sq2 + qd_r2*v2_1
     a2_1 = a1_1*cq2 - a1_0*sq2 - qd_r2*v2_0
     a2_2 = qdd_r1 + qdd_r2
-    a2_3 = qd_r2*v2_4 + 9.81*cq1*sq2 + 9.81*cq2*sq1 - 0.3*cq2*qdd_r1
-    a2_4 = -qd_r2*v2_3 + 0.3*qdd_r1*sq2 + 9.81*cq1*cq2 - 9.81*sq1*sq2
+    a2_3 = at2_0*cq2 + qd_r2*v2_4 + 9.81*cq1*sq2
+    a2_4 = -at2_0*sq2 - qd_r2*v2_3 + 9.81*cq1*cq2
     # body 3: link 'wrist_link', joint 'joint4'
+    vt3_0 = v2_3 - 0.25*v2_2
+    vt3_2 = 0.25*v2_0 + 0.3*v1_0
     v3_0 = cq3*v2_0 - sq3*v2_2
     v3_1 = -cq3*v2_2 - sq3*v2_0
     v3_2 = qd3 + v2_1
-    v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0
-    v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0
+    v3_3 = cq3*vt3_0 - sq3*vt3_2
+    v3_4 = -cq3*vt3_2 - sq3*vt3_0
     w3_0 = cq3*w2_0 - sq3*w2_2
     w3_1 = -cq3*w2_2 - sq3*w2_0
     w3_2 = qd_r3 + w2_1
+    at3_0 = a2_3 - 0.25*a2_2
+    at3_2 = 0.25*a2_0 + 0.3*a1_0
     a3_0 = a2_0*cq3 + qd_r3*v3_1 - a2_2*sq3
     a3_1 = -a2_0*sq3 - a2_2*cq3 - qd_r3*v3_0
     a3_2 = a2_1 + qdd_r3
-    a3_3 = a2_3*cq3 + qd_r3*v3_4 - 0.25*a2_0*sq3 - 0.25*a2_2*cq3 - 0.3*a1_0*sq3
-    a3_4 = -a2_3*sq3 - qd_r3*v3_3 + 0.25*a2_2*sq3 - 0.25*a2_0*cq3 - 0.3*a1_0*cq3
+    a3_3 = at3_0*cq3 + qd_r3*v3_4 - at3_2*sq3
+    a3_4 = -at3_0*sq3 - at3_2*cq3 - qd_r3*v3_3
     # body 1: link 'upper_arm_link', joint 'joint2'
     Yb1p00 = v1_0*w1_0
     Yb1p01 = v1_1*w1_0
@@ -1199,12 +1204,9 @@ def _regressor(q, qd, qd_r, qdd_r, sin, cos):
     Yb1t2 = Yb1p00 - Yb1p11
     Yb1t1 = Yb1p22 - Yb1p00
     Yb1t0 = Yb1p11 - Yb1p22
-    Yb1_0_2_4 = Yb1h02*cq1 + Yb1k0*sq1
-    Yb1_0_2_5 = Yb1e02*sq1 + Yb1e12*cq1
-    Yb1_0_2_6 = Yb1k1*cq1 - Yb1h12*sq1
-    Yb1_0_2_7 = Yb1e01*sq1 + Yb1t1*cq1
-    Yb1_0_2_8 = Yb1e10*cq1 + Yb1t0*sq1
-    Yb1_0_2_9 = Yb1h12*sq1 - Yb1h02*cq1
+    Yn1_0_2 = -Yb1h12
+    Yn1_1_5 = -Yb1h02
+    Yn1_2_0 = -Yb1h01
     # body 2: link 'forearm_link', joint 'joint3'
     Yb2p00 = v2_0*w2_0
     Yb2p01 = v2_1*w2_0
@@ -1239,38 +1241,11 @@ def _regressor(q, qd, qd_r, qdd_r, sin, cos):
     Yb2t2 = Yb2p00 - Yb2p11
     Yb2t1 = Yb2p22 - Yb2p00
     Yb2t0 = Yb2p11 - Yb2p22
-    Yb2_1_0_1 = -0.3*Yb2e02 + Yb2c_2*sq2
-    Yb2_1_0_2 = 0.3*Yb2e12 + Yb2c_2*cq2
-    Yb2_1_0_3 = -0.3*Yb2n2 - Yb2c_0*sq2 - Yb2c_1*cq2
-    Yb2_1_0_4 = Yb2k0*cq2 - Yb2h02*sq2
-    Yb2_1_0_5 = Yb2e02*cq2 - Yb2e12*sq2
-    Yb2_1_0_6 = -Yb2h12*cq2 - Yb2k1*sq2
-    Yb2_1_0_7 = Yb2e01*cq2 - Yb2t1*sq2
-    Yb2_1_0_8 = Yb2t0*cq2 - Yb2e10*sq2
-    Yb2_1_0_9 = Yb2h02*sq2 + Yb2h12*cq2
-    Yb2_1_1_1 = -Yb2c_2*cq2
-    Yb2_1_1_2 = Yb2c_2*sq2
-    Yb2_1_1_3 = Yb2c_0*cq2 - Yb2c_1*sq2
-    Yb2_1_1_4 = Yb2h02*cq2 + Yb2k0*sq2
-    Yb2_1_1_5 = Yb2e02*sq2 + Yb2e12*cq2
-    Yb2_1_1_6 = Yb2k1*cq2 - Yb2h12*sq2
-    Yb2_1_1_7 = Yb2e01*sq2 + Yb2t1*cq2
-    Yb2_1_1_8 = Yb2e10*cq2 + Yb2t0*sq2
-    Yb2_1_1_9 = Yb2h12*sq2 - Yb2h02*cq2
-    Yb2_1_2_0 = 0.3*Yb2c_1*sq2 - 0.3*Yb2c_0*cq2
-    Yb2_1_2_1 = Yb2c_1 + 0.3*Yb2e01*sq2 + 0.3*Yb2n0*cq2
-    Yb2_1_2_2 = -Yb2c_0 + 0.3*Yb2e10*cq2 - 0.3*Yb2n1*sq2
-    Yb2_1_2_3 = -0.3*Yb2e20*cq2 - 0.3*Yb2e21*sq2
-    Yb2_0_2_0 = 0.3*Yb2c_2*sq1
-    Yb2_0_2_1 = Yb2_1_0_1*sq1 + Yb2_1_1_1*cq1
-    Yb2_0_2_2 = Yb2_1_0_2*sq1 + Yb2_1_1_2*cq1
-    Yb2_0_2_3 = Yb2_1_0_3*sq1 + Yb2_1_1_3*cq1
-    Yb2_0_2_4 = Yb2_1_0_4*sq1 + Yb2_1_1_4*cq1
-    Yb2_0_2_5 = Yb2_1_0_5*sq1 + Yb2_1_1_5*cq1
-    Yb2_0_2_6 = Yb2_1_0_6*sq1 + Yb2_1_1_6*cq1
-    Yb2_0_2_7 = Yb2_1_0_7*sq1 + Yb2_1_1_7*cq1
-    Yb2_0_2_8 = Yb2_1_0_8*sq1 + Yb2_1_1_8*cq1
-    Yb2_0_2_9 = Yb2_1_0_9*sq1 + Yb2_1_1_9*cq1
+    Yn2_0_2 = -Yb2h12
+    Yn2_1_5 = -Yb2h02
+    Yn2_2_0 = -Yb2h01
+    YS0_2_0 = cq1*sq2 + cq2*sq1
+    YS0_2_1 = cq1*cq2 - sq1*sq2
     # body 3: link 'wrist_link', joint 'joint4'
     Yb3p00 = v3_0*w3_0
     Yb3p01 = v3_1*w3_0
@@ -1305,146 +1280,100 @@ def _regressor(q, qd, qd_r, qdd_r, sin, cos):
     Yb3t2 = Yb3p00 - Yb3p11
     Yb3t1 = Yb3p22 - Yb3p00
     Yb3t0 = Yb3p11 - Yb3p22
-    Yb3_2_0_0 = -0.25*Yb3c_0*sq3 - 0.25*Yb3c_1*cq3
-    Yb3_2_0_1 = Yb3c_2*sq3 + 0.25*Yb3n0*sq3 - 0.25*Yb3e01*cq3
-    Yb3_2_0_2 = Yb3c_2*cq3 + 0.25*Yb3e10*sq3 + 0.25*Yb3n1*cq3
-    Yb3_2_0_3 = -Yb3c_0*sq3 - Yb3c_1*cq3 + 0.25*Yb3e21*cq3 - 0.25*Yb3e20*sq3
-    Yb3_2_0_4 = Yb3k0*cq3 - Yb3h02*sq3
-    Yb3_2_0_5 = Yb3e02*cq3 - Yb3e12*sq3
-    Yb3_2_0_6 = -Yb3h12*cq3 - Yb3k1*sq3
-    Yb3_2_0_7 = Yb3e01*cq3 - Yb3t1*sq3
-    Yb3_2_0_8 = Yb3t0*cq3 - Yb3e10*sq3
-    Yb3_2_0_9 = Yb3h02*sq3 + Yb3h12*cq3
-    Yb3_2_2_0 = 0.25*Yb3c_1*sq3 - 0.25*Yb3c_0*cq3
-    Yb3_2_2_1 = Yb3c_2*cq3 + 0.25*Yb3e01*sq3 + 0.25*Yb3n0*cq3
-    Yb3_2_2_2 = -Yb3c_2*sq3 + 0.25*Yb3e10*cq3 - 0.25*Yb3n1*sq3
-    Yb3_2_2_3 = Yb3c_1*sq3 - Yb3c_0*cq3 - 0.25*Yb3e20*cq3 - 0.25*Yb3e21*sq3
-    Yb3_2_2_4 = -Yb3h02*cq3 - Yb3k0*sq3
-    Yb3_2_2_5 = -Yb3e02*sq3 - Yb3e12*cq3
-    Yb3_2_2_6 = Yb3h12*sq3 - Yb3k1*cq3
-    Yb3_2_2_7 = -Yb3e01*sq3 - Yb3t1*cq3
-    Yb3_2_2_8 = -Yb3e10*cq3 - Yb3t0*sq3
-    Yb3_2_2_9 = Yb3h02*cq3 - Yb3h12*sq3
-    Yb3_2_3_0 = Yb3c_0*cq3 - Yb3c_1*sq3
-    Yb3_2_3_1 = -Yb3e01*sq3 - Yb3n0*cq3
-    Yb3_2_3_2 = Yb3n1*sq3 - Yb3e10*cq3
-    Yb3_2_3_3 = Yb3e20*cq3 + Yb3e21*sq3
-    Yb3_2_5_0 = -Yb3c_0*sq3 - Yb3c_1*cq3
-    Yb3_2_5_1 = Yb3n0*sq3 - Yb3e01*cq3
-    Yb3_2_5_2 = Yb3e10*sq3 + Yb3n1*cq3
-    Yb3_2_5_3 = Yb3e21*cq3 - Yb3e20*sq3
-    Yb3_1_0_0 = 0.3*Yb3_2_5_0 + Yb3_2_0_0*cq2
-    Yb3_1_0_1 = 0.3*Yb3_2_5_1 + Yb3_2_0_1*cq2 - Yb3c_1*sq2
-    Yb3_1_0_2 = 0.3*Yb3_2_5_2 + Yb3_2_0_2*cq2 + Yb3c_0*sq2
-    Yb3_1_0_3 = 0.3*Yb3_2_5_3 + Yb3_2_0_3*cq2
-    Yb3_1_0_4 = Yb3_2_0_4*cq2 + Yb3h01*sq2
-    Yb3_1_0_5 = Yb3_2_0_5*cq2 - Yb3t2*sq2
-    Yb3_1_0_6 = Yb3_2_0_6*cq2 - Yb3h01*sq2
-    Yb3_1_0_7 = Yb3_2_0_7*cq2 - Yb3e21*sq2
-    Yb3_1_0_8 = Yb3_2_0_8*cq2 - Yb3e20*sq2
-    Yb3_1_0_9 = Yb3_2_0_9*cq2 - Yb3k2*sq2
-    Yb3_1_1_0 = Yb3_2_0_0*sq2
-    Yb3_1_1_1 = Yb3_2_0_1*sq2 + Yb3c_1*cq2
-    Yb3_1_1_2 = Yb3_2_0_2*sq2 - Yb3c_0*cq2
-    Yb3_1_1_3 = Yb3_2_0_3*sq2
-    Yb3_1_1_4 = Yb3_2_0_4*sq2 - Yb3h01*cq2
-    Yb3_1_1_5 = Yb3_2_0_5*sq2 + Yb3t2*cq2
-    Yb3_1_1_6 = Yb3_2_0_6*sq2 + Yb3h01*cq2
-    Yb3_1_1_7 = Yb3_2_0_7*sq2 + Yb3e21*cq2
-    Yb3_1_1_8 = Yb3_2_0_8*sq2 + Yb3e20*cq2
-    Yb3_1_1_9 = Yb3_2_0_9*sq2 + Yb3k2*cq2
-    Yb3_1_2_0 = Yb3_2_2_0 + 0.3*Yb3c_2*sq2 - 0.3*Yb3_2_3_0*cq2
-    Yb3_1_2_1 = Yb3_2_2_1 - 0.3*Yb3_2_3_1*cq2 - 0.3*Yb3e02*sq2
-    Yb3_1_2_2 = Yb3_2_2_2 + 0.3*Yb3e12*sq2 - 0.3*Yb3_2_3_2*cq2
-    Yb3_1_2_3 = Yb3_2_2_3 - 0.3*Yb3_2_3_3*cq2 - 0.3*Yb3n2*sq2
-    Yb3_0_2_0 = Yb3_1_0_0*sq1 + Yb3_1_1_0*cq1
-    Yb3_0_2_1 = Yb3_1_0_1*sq1 + Yb3_1_1_1*cq1
-    Yb3_0_2_2 = Yb3_1_0_2*sq1 + Yb3_1_1_2*cq1
-    Yb3_0_2_3 = Yb3_1_0_3*sq1 + Yb3_1_1_3*cq1
-    Yb3_0_2_4 = Yb3_1_0_4*sq1 + Yb3_1_1_4*cq1
-    Yb3_0_2_5 = Yb3_1_0_5*sq1 + Yb3_1_1_5*cq1
-    Yb3_0_2_6 = Yb3_1_0_6*sq1 + Yb3_1_1_6*cq1
-    Yb3_0_2_7 = Yb3_1_0_7*sq1 + Yb3_1_1_7*cq1
-    Yb3_0_2_8 = Yb3_1_0_8*sq1 + Yb3_1_1_8*cq1
-    Yb3_0_2_9 = Yb3_1_0_9*sq1 + Yb3_1_1_9*cq1
-    y0 = -Yb2h01
+    Yn3_0_2 = -Yb3h12
+    Yn3_1_5 = -Yb3h02
+    Yn3_2_0 = -Yb3h01
+    YSt1_3_0 = -0.25 - 0.3*cq2
+    YS1_3_3 = YSt1_3_0*cq3
+    YS1_3_4 = -YSt1_3_0*sq3
+    YSt0_3_2 = 0.25*YS0_2_0 + 0.3*sq1
+    YS0_3_0 = YS0_2_0*cq3
+    YS0_3_1 = -YS0_2_0*sq3
+    YS0_3_3 = -YSt0_3_2*sq3
+    YS0_3_4 = -YSt0_3_2*cq3
+    y0 = -Yb3h02*cq3 - Yb3k0*sq3
+    y1 = -Yb3e02*sq3 - Yb3e12*cq3
+    y2 = -Yb3k1*cq3 - Yn3_0_2*sq3
+    y3 = -Yb3e01*sq3 - Yb3t1*cq3
+    y4 = -Yb3e10*cq3 - Yb3t0*sq3
+    y5 = -Yb3h12*sq3 - Yn3_1_5*cq3
     return (
         qdd_r0,
-        Yb1_0_2_4,
-        Yb1_0_2_5,
-        Yb1_0_2_6,
-        Yb1_0_2_7,
-        Yb1_0_2_8,
-        Yb1_0_2_9,
-        Yb2_0_2_0,
-        Yb2_0_2_1,
-        Yb2_0_2_2,
-        Yb2_0_2_3,
-        Yb2_0_2_4,
-        Yb2_0_2_5,
-        Yb2_0_2_6,
-        Yb2_0_2_7,
-        Yb2_0_2_8,
-        Yb2_0_2_9,
-        Yb3_0_2_0,
-        Yb3_0_2_1,
-        Yb3_0_2_2,
-        Yb3_0_2_3,
-        Yb3_0_2_4,
-        Yb3_0_2_5,
-        Yb3_0_2_6,
-        Yb3_0_2_7,
-        Yb3_0_2_8,
-        Yb3_0_2_9,
+        Yb1h02*cq1 + Yb1k0*sq1,
+        Yb1e02*sq1 + Yb1e12*cq1,
+        Yb1k1*cq1 + Yn1_0_2*sq1,
+        Yb1e01*sq1 + Yb1t1*cq1,
+        Yb1e10*cq1 + Yb1t0*sq1,
+        Yb1h12*sq1 + Yn1_1_5*cq1,
+        0.3*Yb2c_2*sq1,
+        -YS0_2_1*Yb2c_2 - 0.3*Yb2e02*sq1,
+        YS0_2_0*Yb2c_2 + 0.3*Yb2e12*sq1,
+        YS0_2_1*Yb2c_0 - YS0_2_0*Yb2c_1 - 0.3*Yb2n2*sq1,
+        YS0_2_0*Yb2k0 + YS0_2_1*Yb2h02,
+        YS0_2_0*Yb2e02 + YS0_2_1*Yb2e12,
+        YS0_2_0*Yn2_0_2 + YS0_2_1*Yb2k1,
+        YS0_2_0*Yb2e01 + YS0_2_1*Yb2t1,
+        YS0_2_0*Yb2t0 + YS0_2_1*Yb2e10,
+        YS0_2_0*Yb2h12 + YS0_2_1*Yn2_1_5,
+        YS0_3_3*Yb3c_0 + YS0_3_4*Yb3c_1,
+        YS0_2_1*Yb3c_1 + YS0_3_4*Yb3e01 - YS0_3_1*Yb3c_2 - YS0_3_3*Yb3n0,
+        YS0_3_0*Yb3c_2 - YS0_2_1*Yb3c_0 - YS0_3_3*Yb3e10 - YS0_3_4*Yb3n1,
+        YS0_3_1*Yb3c_0 + YS0_3_3*Yb3e20 - YS0_3_0*Yb3c_1 - YS0_3_4*Yb3e21,
+        YS0_2_1*Yn3_2_0 + YS0_3_0*Yb3k0 + YS0_3_1*Yb3h02,
+        YS0_2_1*Yb3t2 + YS0_3_0*Yb3e02 + YS0_3_1*Yb3e12,
+        YS0_2_1*Yb3h01 + YS0_3_0*Yn3_0_2 + YS0_3_1*Yb3k1,
+        YS0_2_1*Yb3e21 + YS0_3_0*Yb3e01 + YS0_3_1*Yb3t1,
+        YS0_2_1*Yb3e20 + YS0_3_0*Yb3t0 + YS0_3_1*Yb3e10,
+        YS0_2_1*Yb3k2 + YS0_3_0*Yb3h12 + YS0_3_1*Yn3_1_5,
         9.81*cq1,
         -9.81*sq1,
-        -Yb1h01,
+        Yn1_2_0,
         Yb1t2,
         Yb1h01,
         Yb1e21,
         Yb1e20,
         Yb1k2,
-        Yb2_1_2_0,
-        Yb2_1_2_1,
-        Yb2_1_2_2,
-        Yb2_1_2_3,
-        y0,
+        0.3*Yb2c_1*sq2 - 0.3*Yb2c_0*cq2,
+        Yb2c_1 + 0.3*Yb2e01*sq2 + 0.3*Yb2n0*cq2,
+        -Yb2c_0 + 0.3*Yb2e10*cq2 - 0.3*Yb2n1*sq2,
+        -0.3*Yb2e20*cq2 - 0.3*Yb2e21*sq2,
+        Yn2_2_0,
         Yb2t2,
         Yb2h01,
         Yb2e21,
         Yb2e20,
         Yb2k2,
-        Yb3_1_2_0,
-        Yb3_1_2_1,
-        Yb3_1_2_2,
-        Yb3_1_2_3,
-        Yb3_2_2_4,
-        Yb3_2_2_5,
-        Yb3_2_2_6,
-        Yb3_2_2_7,
-        Yb3_2_2_8,
-        Yb3_2_2_9,
+        YS1_3_3*Yb3c_0 + YS1_3_4*Yb3c_1 + 0.3*Yb3c_2*sq2,
+        YS1_3_4*Yb3e01 + Yb3c_2*cq3 - YS1_3_3*Yb3n0 - 0.3*Yb3e02*sq2,
+        -YS1_3_3*Yb3e10 - YS1_3_4*Yb3n1 - Yb3c_2*sq3 + 0.3*Yb3e12*sq2,
+        YS1_3_3*Yb3e20 + Yb3c_1*sq3 - YS1_3_4*Yb3e21 - Yb3c_0*cq3 - 0.3*Yb3n2*sq2,
+        y0,
+        y1,
+        y2,
+        y3,
+        y4,
+        y5,
         Yb2c_1,
         -Yb2c_0,
-        y0,
+        Yn2_2_0,
         Yb2t2,
         Yb2h01,
         Yb2e21,
         Yb2e20,
         Yb2k2,
-        Yb3_2_2_0,
-        Yb3_2_2_1,
-        Yb3_2_2_2,
-        Yb3_2_2_3,
-        Yb3_2_2_4,
-        Yb3_2_2_5,
-        Yb3_2_2_6,
-        Yb3_2_2_7,
-        Yb3_2_2_8,
-        Yb3_2_2_9,
+        0.25*Yb3c_1*sq3 - 0.25*Yb3c_0*cq3,
+        Yb3c_2*cq3 + 0.25*Yb3e01*sq3 + 0.25*Yb3n0*cq3,
+        -Yb3c_2*sq3 + 0.25*Yb3e10*cq3 - 0.25*Yb3n1*sq3,
+        Yb3c_1*sq3 - Yb3c_0*cq3 - 0.25*Yb3e20*cq3 - 0.25*Yb3e21*sq3,
+        y0,
+        y1,
+        y2,
+        y3,
+        y4,
+        y5,
         Yb3c_1,
         -Yb3c_0,
-        -Yb3h01,
+        Yn3_2_0,
         Yb3t2,
         Yb3h01,
         Yb3e21,

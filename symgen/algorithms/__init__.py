@@ -84,12 +84,12 @@ from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivati
 from .forward_dynamics import forward_dynamics, mass_matrix_inverse
 from .frames import frame_kinematics, frame_kinematics_ground
 from .gravity import gravity, gravity_ground
-from .regressor import regressor, regressor_ground
+from .regressor import regressor, regressor_ground, regressor_local
 from .rnea import rnea
 from .slotine_li import slotine_li, slotine_li_ground
 
 __all__ = ["aba", "aba_ground", "christoffel", "christoffel_ground", "christoffel_partials", "coriolis", "coriolis_ground", "crba",
            "crba_ground", "forward_dynamics", "forward_dynamics_derivatives", "frame_kinematics",
            "frame_kinematics_ground", "gravity", "gravity_ground", "inverse_dynamics_derivatives", "mass_matrix_inverse", "minverse_ground",
-           "regressor", "regressor_ground", "rnea", "slotine_li",
+           "regressor", "regressor_ground", "regressor_local", "rnea", "slotine_li",
            "slotine_li_ground"]

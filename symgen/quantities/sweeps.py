@@ -189,6 +189,21 @@ def _regressor_ground_sweep(robot, args, bk, opts):
                                       gravity=opts.gravity)}
 
 
+def _regressor_local_sweep(robot, args, bk, opts):
+    from .. import algorithms as alg
+
+    return {"Y": alg.regressor_local(robot, args["q"], args["qd"], args["qd_r"], args["qdd_r"], bk, gravity=opts.gravity)}
+
+
+def _shallow(robot):
+    from ..algorithms.regressor import local_walk_pays
+
+    return local_walk_pays(robot)
+
+
+_regressor_local_sweep.applies = _shallow
+
+
 def _forward_dynamics(robot, args, bk, opts):
     from .. import algorithms as alg
 
@@ -344,7 +359,7 @@ SWEEPS = (
                     _gravity_offsets)),
     Sweep("slotine_li", ("q", "qd", "qd_r", "qdd_r"), _slotine_li, variants=(_slotine_li_ground,)),
     Sweep("regressor", ("q", "qd", "qd_r", "qdd_r"), _regressor_sweep, inertial=False,
-          variants=(_regressor_ground_sweep,)),
+          variants=(_regressor_ground_sweep, _regressor_local_sweep)),
     Sweep("forward_dynamics", ("q", "qd", "tau"), _forward_dynamics,
           variants=(in_body_frames(_forward_dynamics, "M and the bias in body frames, then L^T D L: fewer "
                                    "operations than the ground-coordinate CRBA on small robots (arm4 460 against 892), "
