@@ -350,8 +350,8 @@ class Robot:
         body origin, once) so that the joint axis is its z axis: ``(Rt, t, com, I_com)`` with
         ``Rt``/``t`` placing the joint frame in the parent's turned frame. A joint rotation is
         then Rz(q) (4 products instead of a Rodrigues matrix) and the axis in ground
-        coordinates is the third column of the frame's orientation, free. For an axis along
-        a coordinate axis the turn is a permutation, so exact zeros stay exact."""
+        coordinates is the third column of the frame's orientation, free. A coordinate axis's turn
+        is a permutation (exact zeros stay) unless a general-axis child turns it (symgen.turns)."""
         turns = self.z_turns
         out = []                                        # (group members: T = 1, see z_turns)
         for b, T in zip(self.bodies, turns):

@@ -11,8 +11,12 @@ the two axes, as in Denavit-Hartenberg's convention. That child's constant rotat
 and its orientation in ground coordinates, R_p Rt Rz(q) = R_p Rx(b) Rz(q + d), costs 42
 operations (:func:`turned_columns`: cos and sin of q + d from those of q, one column mix of R_p,
 two columns of products) where R_p Rt and then Rz(q) cost 63: on a general-axis chain every body
-but the first. Axes along coordinate axes keep ``z_turn``'s signed permutations (what the local
-convention and exact zeros rely on), so robots like panda, ur5 or solo12 print the same code.
+but the first. A body none of whose revolute children has a general axis keeps ``z_turn``'s
+signed permutation (what the local convention and exact zeros rely on), so robots like panda,
+ur5 or solo12 print the same code; a body that is turned — even one on a coordinate axis, with a
+general-axis child — gives its other children (and itself, in its parent) constant rotations that
+are no longer signed permutations, which :func:`~symgen.kinematics.local_frames_pay` counts (the
+MIT Humanoid's M̄: 2,616 operations before these turns, 2,666 after).
 """
 from __future__ import annotations
 
