@@ -46,60 +46,40 @@ def test_closed_form_body_regressor_is_pinocchios_at_w_equal_v():
 
 
 @pytest.mark.pinocchio
+@pytest.mark.parametrize("walk", ["regressor_ground", "regressor_local"])
 @pytest.mark.parametrize("kind,n,seed", [("tree", 12, 1), ("serial", 9, 2), ("quadruped", 8, 3)])
-def test_ground_walk_matches_pinocchio_with_local_and_ground_columns(kind, n, seed):
-    """The ground walk, numerically, is computeJointTorqueRegressor (v_r = v) on general-axis
-    robots whose bodies take both routes for the rotational columns (depth up to LOCAL_DEPTH in
-    the body frame, deeper in ground coordinates)."""
+def test_walk_matches_pinocchio(walk, kind, n, seed):
+    """Each walk, numerically, is computeJointTorqueRegressor (v_r = v) on general-axis robots, a
+    free-flyer's six columns included: the ground walk, whose bodies take both routes for the
+    rotational columns (depth up to LOCAL_DEPTH in the body frame, deeper in ground coordinates),
+    and the walk in body frames (each ancestor's subspace carried down to the body, revolute
+    transforms as [E w; E (l - r x w)])."""
     robot = robots.make(kind, n, seed)
     depths = {len(robot.ancestors(j)) for j in robot.inertial_bodies}
     oracle = oracle_for(robot, pin_model_from_robot(robot))
     rng = np.random.default_rng(seed)
     for k in range(3):
         s = Q.random_state(rng, robot.nq, robot.nv)
-        ours = R.regressor_ground(robot, s["q"], s["qd"], s["qd"], s["qdd_r"], NUMERIC)
+        ours = getattr(R, walk)(robot, s["q"], s["qd"], s["qd"], s["qdd_r"], NUMERIC)
         theirs = oracle.regressor(s["q"], s["qd"], s["qdd_r"])
         scale = max(1.0, np.max(np.abs(theirs)))
-        assert np.max(np.abs(ours - theirs)) <= 1e-9 * scale, f"{kind}{n} seed {seed} state {k} depths {sorted(depths)}"
-    if kind == "serial":
+        assert np.max(np.abs(ours - theirs)) <= 1e-9 * scale, f"{walk} {kind}{n} seed {seed} state {k} depths {sorted(depths)}"
+    if kind == "serial" and walk == "regressor_ground":
         assert min(depths) <= R.LOCAL_DEPTH < max(depths), "the chain exercises both routes"
 
 
-def test_ground_walk_with_a_reference_velocity_is_the_body_walk():
-    """v_r != v: the ground walk (both column routes) equals the body-frame walk (seeds printed)."""
-    for kind, n, seed in (("tree", 10, 4), ("serial", 8, 5)):
+@pytest.mark.parametrize("walk, cases", [
+    ("regressor_ground", (("tree", 10, 4), ("serial", 8, 5))),
+    ("regressor_local", (("tree", 10, 4), ("serial", 8, 5), ("quadruped", 8, 6)))])
+def test_walk_with_a_reference_velocity_is_the_body_walk(walk, cases):
+    """v_r != v: the ground walk (both column routes) and the local walk equal the body-frame walk
+    that carries U up (seeds printed)."""
+    for kind, n, seed in cases:
         robot = robots.make(kind, n, seed)
         s = Q.random_state(np.random.default_rng(seed), robot.nq, robot.nv)
-        ground = R.regressor_ground(robot, s["q"], s["qd"], s["qd_r"], s["qdd_r"], NUMERIC)
+        ours = getattr(R, walk)(robot, s["q"], s["qd"], s["qd_r"], s["qdd_r"], NUMERIC)
         body = R.regressor(robot, s["q"], s["qd"], s["qd_r"], s["qdd_r"], NUMERIC)
-        assert np.max(np.abs(ground - body)) <= 1e-12 * max(1.0, np.max(np.abs(body))), f"{kind}{n} seed {seed}"
-
-
-@pytest.mark.pinocchio
-@pytest.mark.parametrize("kind,n,seed", [("tree", 12, 1), ("serial", 9, 2), ("quadruped", 8, 3)])
-def test_local_walk_matches_pinocchio(kind, n, seed):
-    """The walk in body frames (each ancestor's subspace carried down to the body, revolute
-    transforms as [E w; E (l - r x w)]) is computeJointTorqueRegressor (v_r = v) on general-axis
-    robots, a free-flyer's six columns included."""
-    robot = robots.make(kind, n, seed)
-    oracle = oracle_for(robot, pin_model_from_robot(robot))
-    rng = np.random.default_rng(seed)
-    for k in range(3):
-        s = Q.random_state(rng, robot.nq, robot.nv)
-        ours = R.regressor_local(robot, s["q"], s["qd"], s["qd"], s["qdd_r"], NUMERIC)
-        theirs = oracle.regressor(s["q"], s["qd"], s["qdd_r"])
-        scale = max(1.0, np.max(np.abs(theirs)))
-        assert np.max(np.abs(ours - theirs)) <= 1e-9 * scale, f"{kind}{n} seed {seed} state {k}"
-
-
-def test_local_walk_with_a_reference_velocity_is_the_body_walk():
-    """v_r != v: the local walk equals the body-frame walk that carries U up (seeds printed)."""
-    for kind, n, seed in (("tree", 10, 4), ("serial", 8, 5), ("quadruped", 8, 6)):
-        robot = robots.make(kind, n, seed)
-        s = Q.random_state(np.random.default_rng(seed), robot.nq, robot.nv)
-        local = R.regressor_local(robot, s["q"], s["qd"], s["qd_r"], s["qdd_r"], NUMERIC)
-        body = R.regressor(robot, s["q"], s["qd"], s["qd_r"], s["qdd_r"], NUMERIC)
-        assert np.max(np.abs(local - body)) <= 1e-12 * max(1.0, np.max(np.abs(body))), f"{kind}{n} seed {seed}"
+        assert np.max(np.abs(ours - body)) <= 1e-12 * max(1.0, np.max(np.abs(body))), f"{walk} {kind}{n} seed {seed}"
 
 
 @pytest.mark.pinocchio
