@@ -21,9 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..axisymmetric import turns
-from ..kinematics import base_acceleration, body_frames, rate_velocity
 from ..model import GRAVITY
-from ..spatial import crm, cross, factor_B, skew
+from ..spatial import cross, factor_B, skew
 from .slotine_li import reference_sweep
 
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
@@ -138,17 +137,8 @@ def regressor_local(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     coordinates. A carried subspace costs one motion transform a (ancestor, body) pair, and no
     ground kinematics, force transform or turn of U to the world is needed: on shallow trees with
     general axes the cheapest (tree20: 11,887 operations against the ground walk's 16,790)."""
-    Xup, Phi = body_frames(robot, q, bk)
-    v, w, a = [None] * robot.n, [None] * robot.n, [None] * robot.n
-    a0 = base_acceleration(robot, q, gravity, bk)                          # lines 1-6, each velocity
-    for i in range(robot.n):                                               # carried by carry_motion
-        p = robot.parent[i]
-        v[i] = bk.bind(Phi[i] * qd[i] + (carry_motion(robot, Xup, i, v[p], bk, f"vt{i}") if p >= 0 else 0), f"v{i}", i)
-        w[i] = bk.bind(Phi[i] * qd_r[i] + (carry_motion(robot, Xup, i, w[p], bk, f"wt{i}") if p >= 0 else 0),
-                       f"w{i}", i)
-        Phid = crm(rate_velocity(robot, v, Phi, qd, i, bk), bk) @ Phi[i]
-        a[i] = bk.bind(carry_motion(robot, Xup, i, a[p] if p >= 0 else a0, bk, f"at{i}") + Phid * qd_r[i]
-                       + Phi[i] * qdd_r[i], f"a{i}", i)
+    Xup, Phi, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity,     # lines 1-6, each motion
+                                        carry=lambda X, i, m, name: carry_motion(robot, X, i, m, bk, name))
     carried = {}
     Y = bk.zeros((robot.n, 10 * len(robot.inertial_bodies)))
     for c, j in enumerate(robot.inertial_bodies):

@@ -25,18 +25,22 @@ from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crm, factor_B, inertia_rate, inertia_times
 
 
-def reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
-    """Lines 1-6 in body frames: (Xup, Phi, v, w, a) per body — shared with the regressor."""
+def reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY, carry=None):
+    """Lines 1-6 in body frames: (Xup, Phi, v, w, a) per body — shared with the regressor.
+    ``carry(Xup, i, m, name)``: iX_p(i) m for a motion m of i's parent (default the product with
+    Xup[i]; the regressor's local walk passes :func:`~symgen.algorithms.regressor.carry_motion`)."""
     n, parent = robot.n, robot.parent
+    move = carry or (lambda X, i, m, name: X[i] @ m)
     Xup, Phi = body_frames(robot, q, bk)
     a0 = base_acceleration(robot, q, gravity, bk)                       # line 1
     v, w, a = [None] * n, [None] * n, [None] * n
     for i in range(n):
         p = parent[i]
-        v[i] = bk.bind(Phi[i] * qd[i] + (Xup[i] @ v[p] if p >= 0 else 0), f"v{i}", i)       # line 3
-        w[i] = bk.bind(Phi[i] * qd_r[i] + (Xup[i] @ w[p] if p >= 0 else 0), f"w{i}", i)     # line 4
+        v[i] = bk.bind(Phi[i] * qd[i] + (move(Xup, i, v[p], f"vt{i}") if p >= 0 else 0), f"v{i}", i)     # line 3
+        w[i] = bk.bind(Phi[i] * qd_r[i] + (move(Xup, i, w[p], f"wt{i}") if p >= 0 else 0), f"w{i}", i)   # line 4
         Phid = crm(rate_velocity(robot, v, Phi, qd, i, bk), bk) @ Phi[i]  # line 5
-        a[i] = bk.bind(Xup[i] @ (a[p] if p >= 0 else a0) + Phid * qd_r[i] + Phi[i] * qdd_r[i], f"a{i}", i)  # 6
+        a[i] = bk.bind(move(Xup, i, a[p] if p >= 0 else a0, f"at{i}") + Phid * qd_r[i] + Phi[i] * qdd_r[i],
+                       f"a{i}", i)                                      # line 6
     return Xup, Phi, v, w, a
 
 
