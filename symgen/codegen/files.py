@@ -161,9 +161,10 @@ def function_context(robot, fn, key: str) -> dict:
     params = [inp.name for inp in fn.inputs]
     cin = {s: f"{inp.name}[{k}]" for inp in fn.inputs for k, s in enumerate(inp.symbols)}
     pypr = PyPrinter()
-    # per temp, the expressions (later lines, output entries; not the column loops) that read it
+    # per temp, the expressions (later lines, output entries; not the column loops) that read it:
+    # read only by the JAX module's fused functions (jax_target), so counted only for theirs
     readers = Counter(s for e in [a.expr for a in fn.assignments] + [e for o in fn.outputs for e in o.exprs]
-                      for s in sp.sympify(e).free_symbols)
+                      for s in sp.sympify(e).free_symbols) if Q.QUANTITIES[key].jax_fused else Counter()
     lines = [{"temp": a.temp.name, "py": pypr.doprint(a.expr), "comment": c, "readers": readers[a.temp]}
              for a, c in zip(fn.assignments, _comments(robot, fn.assignments))]
     entries = P.output_entries(fn)
