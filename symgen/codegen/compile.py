@@ -106,10 +106,15 @@ def _run_compilers(commands, timeout=None) -> list:
     run side by side) passes (then subprocess.TimeoutExpired); [(return code, stderr)] in order."""
     procs, results = [], []
     deadline = None if timeout is None else time.monotonic() + timeout
+    # gcc's own temporaries (cc*.s, cc*.o) go to a folder of ours: a compiler killed by
+    # SIGKILL cannot remove them, so the folder is removed once every compiler has ended
+    scratch = None
     try:
+        scratch = tempfile.mkdtemp(prefix="symgen-cc-")
+        env = dict(os.environ, TMPDIR=scratch)
         for cmd in commands:
             procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                          start_new_session=True))
+                                          start_new_session=True, env=env))
         for p in procs:
             _, err = p.communicate(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
             results.append((p.returncode, err))
@@ -119,6 +124,9 @@ def _run_compilers(commands, timeout=None) -> list:
                 os.killpg(p.pid, signal.SIGKILL)
             p.wait()
         raise
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     return results
 
 
