@@ -236,19 +236,12 @@ def weld_package(weld, tmp_path_factory):
 
 
 @pytest.mark.parametrize("backend", ["numpy", "c"])
+@pytest.mark.parametrize("weld", [pytest.param(name, marks=pytest.mark.slow) if name in QUICK else name
+                                  for name in WELDS], indirect=True)
 def test_generated_weld_package(pin, weld, request, backend):
-    """Every function of the planar weld's default build (the spatial ones' QUICK set), NumPy and
-    C, against Pinocchio's spanning tree with its own G(q), Ġ; the loop functions by definition."""
-    if weld[0] in QUICK:
-        pytest.skip("its build runs in test_generated_spatial_weld_package (-m slow)")
-    _check_weld_package(pin, weld, request.getfixturevalue("weld_package"), backend)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("backend", ["numpy", "c"])
-def test_generated_spatial_weld_package(pin, weld, request, backend):
-    if weld[0] not in QUICK:
-        pytest.skip("the unmarked test_generated_weld_package builds it")
+    """Every function of the weld's build (the planar weld's default set, unmarked; the spatial
+    ones' QUICK set, -m slow), NumPy and C, against Pinocchio's spanning tree with its own G(q),
+    Ġ; the loop functions by definition."""
     _check_weld_package(pin, weld, request.getfixturevalue("weld_package"), backend)
 
 
