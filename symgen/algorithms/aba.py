@@ -178,6 +178,13 @@ def minverse_ground(robot, q, bk):
 COLUMN_BLOCK = 4
 
 
+def _halves(a, b, sub, name):
+    """a^T b for 6-vectors as the sum of two named 3-term halves: printed C keeps the order of a
+    sum, so a 6-term dot product is a chain of six dependent multiply-adds, two halves a chain of
+    three and an add."""
+    return sub.bind(a[:3] @ b[:3], f"{name}a") + sub.bind(a[3:] @ b[3:], f"{name}b")
+
+
 def minverse_dense(robot, q, bk):
     """M(q)^-1 by the passes of :func:`minverse_ground` run column by column: the articulated
     inertias, U_i, 1/D_i and U_i/D_i once (straight-line), then for each column e_j of the
@@ -216,7 +223,7 @@ def minverse_dense(robot, q, bk):
         for i in reversed(range(n)):                     # pass 2: m_i = D_i^-1 (tau_i - S_i^T F_i)
             E = [F[c] for c in children[i] if F[c] is not None]
             E = sub.bind(sum(E[1:], E[0]), f"E{i}") if E else None     # E_i = sum of the children's F_c
-            ahead = sub.bind(tau[i] * Dinv[i] - (SD[i] @ E if E is not None else 0), f"e{i}")
+            ahead = sub.bind(tau[i] * Dinv[i] - (_halves(SD[i], E, sub, f"e{i}") if E is not None else 0), f"e{i}")
             m[i] = sub.bind(ahead - sum((WD[i, c] * m[c] for c in children[i]), start=0), f"m{i}")
             terms = ([E] if E is not None else []) + [U[c] * m[c] for c in children[i]]
             if terms and parent[i] >= 0:                 # F_i = E_i + sum_c U_c m_c
@@ -226,7 +233,7 @@ def minverse_dense(robot, q, bk):
             p = parent[i]
             if p >= 0:
                 pp = parent[p]
-                ahead = sub.bind(m[i] - UD[i] @ A[pp], f"f{i}") if pp >= 0 else m[i]
+                ahead = sub.bind(m[i] - _halves(UD[i], A[pp], sub, f"f{i}"), f"f{i}") if pp >= 0 else m[i]
                 m[i] = sub.bind(ahead - L[i, p] * m[p], f"x{i}")
             A[i] = sub.bind((A[p] if p >= 0 else 0) + Phi[i] * m[i], f"A{i}")
         return m
