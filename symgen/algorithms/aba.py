@@ -172,10 +172,12 @@ def minverse_ground(robot, q, bk):
 
 #: columns per loop of M^-1's column loops: the identity's columns c in a run of this many have
 #: nonzero entries only in the run's rows, and only rows up to the run's last are needed (the
-#: upper triangle), so each run gets a body traced for its rows (the 20-DoF chain: 4 columns,
-#: one 256-bit vector of doubles, 5 loops whose bodies cover rows 0-3, 0-7, ..., 0-19; M^-1 in
+#: upper triangle), so each run gets a body traced for its rows (the 20-DoF chain: 8 columns, one
+#: 512-bit vector of doubles or two independent 256-bit ones, 3 loops whose bodies cover rows
+#: 0-7, 0-15, 0-19; with the passes looking one body ahead, M^-1 in 1.15 us against 1.21 with 4
+#: columns; before the look-ahead each column was a chain of dependent dot products and 4 won:
 #: 1.96 us, against 2.14 with 8 columns and 2.48 with 2, and 2.69 with one loop over all)
-COLUMN_BLOCK = 4
+COLUMN_BLOCK = 8
 
 
 def _halves(a, b, sub, name):
