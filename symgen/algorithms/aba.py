@@ -199,11 +199,11 @@ def minverse_dense(robot, q, bk):
     Each pass looks one body ahead, so that a column's chain of dependent operations from one body
     to the next is one multiply-add instead of a 6-term dot product (about 24 cycles of latency
     where the compiler keeps C's order of the sum) and a multiply: the backward pass's
-    D_i^-1 (tau_i - S_i^T F_i) is split as D_i^-1 tau_i - (S_i / D_i)^T E_i - sum_c (S_i^T U_c / D_i)
+    D_i^-1 (tau_i - S_i^T F_i) is split as D_i^-1 (tau_i - S_i^T E_i) - sum_c (S_i^T U_c / D_i)
     m_c, E_i the children's F_c (known a body earlier), and the forward pass's
     m_i - (U_i / D_i)^T A_p as m_i - (U_i / D_i)^T A_pp - (U_i^T S_p / D_i) x_p, A_pp the
     grandparent's acceleration. The scalars S_i^T U_c / D_i and U_i^T S_p / D_i are formed once
-    per body (straight-line, 11 operations each)."""
+    per body (straight-line, 13 operations for both)."""
     n, parent = robot.n, robot.parent
     Phi, I = ground_frames(robot, q, bk, first_moments=True)
     IA = list(I)
@@ -216,16 +216,16 @@ def minverse_dense(robot, q, bk):
             UD[i] = bk.bind(U[i] * Dinv[i], f"UD{i}", i)
             IA[p] = bk.bind(IA[p] + _reduced(IA[i], U[i], UD[i], bk, f"Ia{i}", i), f"IA{p}", p)
     children = [[c for c in range(n) if parent[c] == i] for i in range(n)]
-    SD = [bk.bind(Phi[i] * Dinv[i], f"SD{i}", i) for i in range(n)]  # S_i / D_i
-    WD = {(i, c): bk.bind(SD[i] @ U[c], f"WD{i}_{c}", i) for i in range(n) for c in children[i]}   # S_i^T U_c / D_i
-    L = {(c, i): bk.bind(UD[c] @ Phi[i], f"L{c}_{i}", c) for i in range(n) for c in children[i]}  # U_c^T S_i / D_c
+    w = {(i, c): bk.bind(Phi[i] @ U[c], f"w{i}_{c}", i) for i in range(n) for c in children[i]}   # S_i^T U_c
+    WD = {ic: bk.bind(w[ic] * Dinv[ic[0]], f"WD{ic[0]}_{ic[1]}", ic[0]) for ic in w}              # S_i^T U_c / D_i
+    L = {(c, i): bk.bind(w[i, c] * Dinv[c], f"L{c}_{i}", c) for i, c in w}                        # U_c^T S_i / D_c
 
     def column(tau, sub):
         F, m = [None] * n, [None] * n
         for i in reversed(range(n)):                     # pass 2: m_i = D_i^-1 (tau_i - S_i^T F_i)
             E = [F[c] for c in children[i] if F[c] is not None]
             E = sub.bind(sum(E[1:], E[0]), f"E{i}") if E else None     # E_i = sum of the children's F_c
-            ahead = sub.bind(tau[i] * Dinv[i] - (_halves(SD[i], E, sub, f"e{i}") if E is not None else 0), f"e{i}")
+            ahead = sub.bind(Dinv[i] * (tau[i] - (_halves(Phi[i], E, sub, f"e{i}") if E is not None else 0)), f"e{i}")
             m[i] = sub.bind(ahead - sum((WD[i, c] * m[c] for c in children[i]), start=0), f"m{i}")
             terms = ([E] if E is not None else []) + [U[c] * m[c] for c in children[i]]
             if terms and parent[i] >= 0:                 # F_i = E_i + sum_c U_c m_c
