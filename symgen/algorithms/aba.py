@@ -9,6 +9,8 @@ Rigid Body Dynamics Algorithms, Table 7.1), and M(q)^-1 by its rewriting without
                    articulated inertias without transforming them
     minverse_ground  the three passes of computeMinverse in ground coordinates: M^-1's upper
                    triangle, mirrored
+    minverse_dense   the same passes over the identity's columns in vectorized column loops,
+                   each pass looking one body ahead (a column's chain is one multiply-add a body)
 
 A free-flyer is its six single-DoF bodies in the base frame (:mod:`symgen.kinematics`): they add
 no velocity product (c = 0), the base frame being the reference. Single-DoF joints: D_i = Phi_i^T U_i is a scalar and 1/D_i is the one division per body (the
