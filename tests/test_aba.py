@@ -43,7 +43,8 @@ def _routes(robot, s, bk):
     """{route: qdd} and {route: Minv} on backend ``bk``."""
     qdd = {"aba body": A.aba(robot, s["q"], s["qd"], s["tau"], bk),
            "aba ground": A.aba_ground(robot, s["q"], s["qd"], s["tau"], bk)}
-    minv = {"minverse ground": A.minverse_ground(robot, s["q"], bk)}
+    minv = {"minverse ground": A.minverse_ground(robot, s["q"], bk),
+            "minverse loops": A.minverse_dense(robot, s["q"], bk)}   # its passes look a body ahead
     return qdd, minv
 
 

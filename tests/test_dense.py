@@ -18,6 +18,7 @@ import support
 from symgen import robots
 from symgen import quantities as Q
 from symgen.quantities import sweeps
+from symgen.algorithms.aba import COLUMN_BLOCK
 from symgen.backend import NUMERIC, SymbolicBackend
 from symgen.codegen import program as P
 from symgen.codegen import symbolic as S
@@ -63,14 +64,14 @@ def test_loop_variants_on_numbers_and_symbols_equal_the_reference(key, sweep, ru
 
 
 def test_blocked_loops_fold_the_identity_zeros_and_keep_the_upper_rows():
-    """M^-1 over the identity in runs of 4 columns: a run reads only its own rows (where its
-    columns of the identity are not zero) and writes the rows up to its last column."""
-    robot = robots.make("serial", 10, 3)
+    """M^-1 over the identity in runs of COLUMN_BLOCK columns: a run reads only its own rows (where
+    its columns of the identity are not zero) and writes the rows up to its last column."""
+    robot, w = robots.make("serial", 10, 3), COLUMN_BLOCK
     fn = _trace(robot, "Minv", "mass_matrix_inverse", sweeps._minverse_aba_dense)
     spans = [(lp.start, lp.stop, lp.rows_in, lp.rows_out) for lp in fn.loops]
-    assert spans == [(c, min(c + 4, 10), tuple(range(c, min(c + 4, 10))), tuple(range(min(c + 4, 10))))
-                     for c in range(0, 10, 4)]
-    assert [lp.symmetric for lp in fn.loops] == [False, False, True]     # mirrored once, at the end
+    assert spans == [(c, min(c + w, 10), tuple(range(c, min(c + w, 10))), tuple(range(min(c + w, 10))))
+                     for c in range(0, 10, w)]
+    assert [lp.symmetric for lp in fn.loops] == [False] * (len(spans) - 1) + [True]   # mirrored once, at the end
     # the straight-line code writes only the entries the loops read: the diagonal 4 x 4 blocks
     written = {k for o, k, _ in P.output_entries(fn)}
     assert written == {i * 10 + c for lp in fn.loops for i in lp.rows_in for c in range(lp.start, lp.stop)}

@@ -9,6 +9,8 @@ Rigid Body Dynamics Algorithms, Table 7.1), and M(q)^-1 by its rewriting without
                    articulated inertias without transforming them
     minverse_ground  the three passes of computeMinverse in ground coordinates: M^-1's upper
                    triangle, mirrored
+    minverse_dense   the same passes over the identity's columns in vectorized column loops,
+                   each pass looking one body ahead (a column's chain is one multiply-add a body)
 
 A free-flyer is its six single-DoF bodies in the base frame (:mod:`symgen.kinematics`): they add
 no velocity product (c = 0), the base frame being the reference. Single-DoF joints: D_i = Phi_i^T U_i is a scalar and 1/D_i is the one division per body (the
@@ -172,10 +174,19 @@ def minverse_ground(robot, q, bk):
 
 #: columns per loop of M^-1's column loops: the identity's columns c in a run of this many have
 #: nonzero entries only in the run's rows, and only rows up to the run's last are needed (the
-#: upper triangle), so each run gets a body traced for its rows (the 20-DoF chain: 4 columns,
-#: one 256-bit vector of doubles, 5 loops whose bodies cover rows 0-3, 0-7, ..., 0-19; M^-1 in
+#: upper triangle), so each run gets a body traced for its rows (the 20-DoF chain: 8 columns, one
+#: 512-bit vector of doubles or two independent 256-bit ones, 3 loops whose bodies cover rows
+#: 0-7, 0-15, 0-19; with the passes looking one body ahead, M^-1 in 1.15 us against 1.21 with 4
+#: columns; before the look-ahead each column was a chain of dependent dot products and 4 won:
 #: 1.96 us, against 2.14 with 8 columns and 2.48 with 2, and 2.69 with one loop over all)
-COLUMN_BLOCK = 4
+COLUMN_BLOCK = 8
+
+
+def _halves(a, b, sub, name):
+    """a^T b for 6-vectors as the sum of two named 3-term halves: printed C keeps the order of a
+    sum, so a 6-term dot product is a chain of six dependent multiply-adds, two halves a chain of
+    three and an add."""
+    return sub.bind(a[:3] @ b[:3], f"{name}a") + sub.bind(a[3:] @ b[3:], f"{name}b")
 
 
 def minverse_dense(robot, q, bk):
@@ -185,7 +196,16 @@ def minverse_dense(robot, q, bk):
     of column j only) and the forward pass, as one column loop (``bk.column_loop``) that the
     compiler vectorizes across columns, one loop per :data:`COLUMN_BLOCK` columns with the
     structural zeros of those columns folded and only the rows of the upper triangle kept, the
-    rest mirrored."""
+    rest mirrored.
+
+    Each pass looks one body ahead, so that a column's chain of dependent operations from one body
+    to the next is one multiply-add instead of a 6-term dot product (about 24 cycles of latency
+    where the compiler keeps C's order of the sum) and a multiply: the backward pass's
+    D_i^-1 (tau_i - S_i^T F_i) is split as D_i^-1 (tau_i - S_i^T E_i) - sum_c (S_i^T U_c / D_i)
+    m_c, E_i the children's F_c (known a body earlier), and the forward pass's
+    m_i - (U_i / D_i)^T A_p as m_i - (U_i / D_i)^T A_pp - (U_i^T S_p / D_i) x_p, A_pp the
+    grandparent's acceleration. The scalars S_i^T U_c / D_i and U_i^T S_p / D_i are formed once
+    per body (straight-line, 13 operations for both)."""
     n, parent = robot.n, robot.parent
     Phi, I = ground_frames(robot, q, bk, first_moments=True)
     IA = list(I)
@@ -197,21 +217,28 @@ def minverse_dense(robot, q, bk):
         if p >= 0:
             UD[i] = bk.bind(U[i] * Dinv[i], f"UD{i}", i)
             IA[p] = bk.bind(IA[p] + _reduced(IA[i], U[i], UD[i], bk, f"Ia{i}", i), f"IA{p}", p)
+    children = [[c for c in range(n) if parent[c] == i] for i in range(n)]
+    w = {(i, c): bk.bind(Phi[i] @ U[c], f"w{i}_{c}", i) for i in range(n) for c in children[i]}   # S_i^T U_c
+    WD = {ic: bk.bind(w[ic] * Dinv[ic[0]], f"WD{ic[0]}_{ic[1]}", ic[0]) for ic in w}              # S_i^T U_c / D_i
+    L = {(c, i): bk.bind(w[i, c] * Dinv[c], f"L{c}_{i}", c) for i, c in w}                        # U_c^T S_i / D_c
 
     def column(tau, sub):
         F, m = [None] * n, [None] * n
-        for i in reversed(range(n)):                     # pass 2: u_i = tau_i - S_i^T F_i
-            u = tau[i] - (Phi[i] @ F[i] if F[i] is not None else 0)
-            m[i] = sub.bind(u * Dinv[i], f"m{i}")
-            p = parent[i]
-            if p >= 0:                                   # F_p += F_i + U_i D_i^-1 u_i
-                F[p] = sub.bind((F[p] if F[p] is not None else 0) + (F[i] if F[i] is not None else 0)
-                                + U[i] * m[i], f"F{p}")
+        for i in reversed(range(n)):                     # pass 2: m_i = D_i^-1 (tau_i - S_i^T F_i)
+            E = [F[c] for c in children[i] if F[c] is not None]
+            E = sub.bind(sum(E[1:], E[0]), f"E{i}") if E else None     # E_i = sum of the children's F_c
+            ahead = sub.bind(Dinv[i] * (tau[i] - (_halves(Phi[i], E, sub, f"e{i}") if E is not None else 0)), f"e{i}")
+            m[i] = sub.bind(ahead - sum((WD[i, c] * m[c] for c in children[i]), start=0), f"m{i}")
+            terms = ([E] if E is not None else []) + [U[c] * m[c] for c in children[i]]
+            if terms and parent[i] >= 0:                 # F_i = E_i + sum_c U_c m_c
+                F[i] = sub.bind(sum(terms[1:], terms[0]), f"F{i}")
         A = [None] * n
-        for i in range(n):                               # pass 3: qdd_i -= (U_i / D_i)^T a_p
+        for i in range(n):                               # pass 3: x_i = m_i - (U_i / D_i)^T A_p
             p = parent[i]
             if p >= 0:
-                m[i] = sub.bind(m[i] - UD[i] @ A[p], f"x{i}")
+                pp = parent[p]
+                ahead = sub.bind(m[i] - _halves(UD[i], A[pp], sub, f"f{i}"), f"f{i}") if pp >= 0 else m[i]
+                m[i] = sub.bind(ahead - L[i, p] * m[p], f"x{i}")
             A[i] = sub.bind((A[p] if p >= 0 else 0) + Phi[i] * m[i], f"A{i}")
         return m
 
