@@ -73,6 +73,38 @@ def packed_size(blocks) -> int:
     return max(1, sum(len(support) ** 2 for _, support in blocks))
 
 
+def path_ranges(parent, align=1, width=None) -> list[list[tuple[int, int]]]:
+    """Per joint k, the column ranges [lo, hi) of row k of (dID/dq, dID/dv, 1) side by side (3n columns) that
+    can be nonzero, and stay so under L^-T (leaves first, each row pushed into its ancestors): dID/du[k, c] is
+    zero unless k and c lie on one path from the root (c an ancestor of k, k itself or below it: moving c
+    moves only its subtree, and tau_k sums k's subtree), the identity's row k is its column k, and L^-T
+    spreads row k's columns into its ancestors (k's path columns are among theirs). The contact term
+    sum_r lam_r d(Jc_r^T)/dq keeps to a foot's path too. The ranges are widened to multiples of ``align``
+    (at most ``width``, 3n by default) and merged."""
+    n = len(parent)
+    width = 3 * n if width is None else width
+    below = [[k] for k in range(n)]
+    for k in reversed(range(n)):
+        if parent[k] >= 0:
+            below[parent[k]] += below[k]
+    out = []
+    for k in range(n):
+        path, j = set(below[k]), parent[k]
+        while j >= 0:
+            path.add(j)
+            j = parent[j]
+        cols = sorted({c + b * n for b in (0, 1) for c in path} | {2 * n + c for c in below[k]})
+        ranges = []
+        for c in cols:
+            lo, hi = c - c % align, min(width, c - c % align + align)
+            if ranges and lo <= ranges[-1][1]:
+                ranges[-1] = (ranges[-1][0], max(ranges[-1][1], hi))
+            else:
+                ranges.append((lo, hi))
+        out.append(ranges)
+    return out
+
+
 def ancestor_pairs(parent) -> list[tuple[int, int]]:
     """(i, j) for each joint i and each of its strict ancestors j, i ascending, j up the tree: the
     places of L's entries below the diagonal (tree sparsity), the packed layout of ``Lc``."""

@@ -19,6 +19,9 @@ from .base import Output, Quantity, Sweep
 from .sweeps import frames_of
 
 KINDS = tuple(ROWS)
+#: contact_dynamics_derivatives' path ranges widened to multiples of this many columns (whole vectors)
+PATH_ALIGN = 4
+
 #: rows a contact of each kind constrains
 DIMS = {kind: len(rows) for kind, rows in ROWS.items()}
 
@@ -200,7 +203,7 @@ def package_context(robot, opts, functions) -> dict:
     solve = {"contact_terms", "impulse_terms"} & set(functions)
     if not solve or opts.parametric or getattr(robot, "embedding", None) is not None:
         return {"contacts_literal": literal, "contact": None}
-    from ..algorithms.contact import ancestor_pairs, contact_supports, packed_rows, packed_size
+    from ..algorithms.contact import ancestor_pairs, contact_supports, packed_rows, packed_size, path_ranges
 
     dims = [DIMS[kind] for _, kind in contacts]
     row0 = [sum(dims[:k]) for k in range(len(dims))]
@@ -212,11 +215,16 @@ def package_context(robot, opts, functions) -> dict:
     frames, kinds = zip(*contacts_of(robot, opts))
     support = contact_supports(robot, frames)
     blocks = packed_rows(robot, frames, kinds)
+    width = -(-3 * robot.nv // PATH_ALIGN) * PATH_ALIGN
+    path = path_ranges(robot.parent, PATH_ALIGN, width)
     return {"contacts_literal": literal, "contact": {
         "support": [j for s in support for j in s] or [0],
         "support_start": [sum(len(s) for s in support[:k]) for k in range(len(support) + 1)],
         "row_contact": [k for k, d in enumerate(dims) for _ in range(d)],
         "dj_start": [offset for offset, _ in blocks], "dj_size": packed_size(blocks),
+        "back": [(i, j, p, path[i]) for p, (i, j) in sorted(enumerate(pairs), key=lambda e: -e[1][0])],
+        "width": width, "path_start": [sum(len(p) for p in path[:k]) for k in range(robot.nv + 1)],
+        "path": [x for p in path for lohi in p for x in lohi],
         "dj_literal": repr(tuple((offset, tuple(s)) for offset, s in blocks)),
         "pairs": len(pairs), "start": start, "col": [j for _, j in pairs],
         # the same pairs by column (ancestor j): its descendants k and the pair's place in Lc, so L^-1 u can push
