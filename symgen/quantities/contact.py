@@ -223,8 +223,8 @@ def package_context(robot, opts, functions) -> dict:
         "row_contact": [k for k, d in enumerate(dims) for _ in range(d)],
         "dj_start": [offset for offset, _ in blocks], "dj_size": packed_size(blocks),
         "back": [(i, j, p, path[i]) for p, (i, j) in sorted(enumerate(pairs), key=lambda e: -e[1][0])],
-        "width": width, "path_start": [sum(len(p) for p in path[:k]) for k in range(robot.nv + 1)],
-        "path": [x for p in path for lohi in p for x in lohi],
+        "path_ranges": path,
+        "width": width,
         "dj_literal": repr(tuple((offset, tuple(s)) for offset, s in blocks)),
         "pairs": len(pairs), "start": start, "col": [j for _, j in pairs],
         # the same pairs by column (ancestor j): its descendants k and the pair's place in Lc, so L^-1 u can push
