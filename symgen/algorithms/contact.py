@@ -137,7 +137,8 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
     Wc = (D^-1 L^-T Jc^T)^T and L's entries below the diagonal at :func:`ancestor_pairs` (the rest
     are zero), so that M^-1 Jc^T = L^-1 Wc^T; for the
     acceleration level (``impulse`` False) ``"qdd0"`` (n,) = M^-1 (tau - b) and ``"rc"`` (m,) =
-    -gamma - Jc qdd0; for the velocity level (``impulse``: tau unused) ``"Jv"`` (m,) = Jc qd."""
+    -gamma - Jc qdd0, and ``"Dinv"`` (n,), D^-1 of M = L^T D L (for contact_dynamics_derivatives' solve); for the
+    velocity level (``impulse``: tau unused) ``"Jv"`` (m,) = Jc qd."""
     n, parent = robot.n, robot.parent
     M = CRBA[mass](robot, q, bk)
     L, Dinv = ltdl(M, parent, bk)
@@ -165,4 +166,5 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
     qdd0 = ltdl_solve(L, Dinv, parent, tau - bias, bk)
     out["qdd0"] = qdd0
     out["rc"] = -gamma - Jc @ qdd0
+    out["Dinv"] = Dinv
     return out
