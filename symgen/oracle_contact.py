@@ -87,10 +87,11 @@ def _factors(o, q, J):
 
 
 def contact_terms(o, q, v, tau):
-    """(Kc, Wc, Lc, qdd0, rc) over every contact's rows: qdd0 by aba, rc = -gamma - J qdd0."""
+    """(Kc, Wc, Lc, qdd0, rc, Dinv) over every contact's rows: qdd0 by aba, rc = -gamma - J qdd0, D^-1 of
+    crba's M = L^T D L."""
     J, gamma = contact_jacobian(o, q), contact_drift(o, q, v)
     qdd0 = o.forward_dynamics(q, v, tau)
-    return (*_factors(o, q, J), qdd0, -gamma - J @ qdd0)
+    return (*_factors(o, q, J), qdd0, -gamma - J @ qdd0, 1.0 / ltdl(o.mass_matrix(q), o.robot.parent)[1])
 
 
 def impulse_terms(o, q, v):

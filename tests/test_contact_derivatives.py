@@ -145,8 +145,8 @@ def test_batches_match_one_state_calls_and_the_generated_terms_match_the_referen
 
 @pytest.mark.pinocchio
 def test_contact_partials_give_pinocchios_rnea_derivatives_and_the_pivots_of_its_mass_matrix(fast):
-    """The unsolved terms the solve starts from: Tq, Tv = computeRNEADerivatives at (q, v, qdd) and
-    Dinv = 1 / D of crba's M = L^T D L (tree-sparse, oracle_contact.ltdl), NumPy and C."""
+    """The unsolved terms the solve starts from: contact_partials' Tq, Tv = computeRNEADerivatives at (q, v, qdd)
+    and contact_terms' Dinv = 1 / D of crba's M = L^T D L (tree-sparse, oracle_contact.ltdl), NumPy and C."""
     seed = 3220
     rng = np.random.default_rng(seed)
     for label in ("biped", "arm"):
@@ -155,7 +155,8 @@ def test_contact_partials_give_pinocchios_rnea_derivatives_and_the_pivots_of_its
         dq, dv = oracle.inverse_dynamics_derivatives(s["q"], s["qd"], s["qdd"])
         _, D = ocn.ltdl(oracle.mass_matrix(s["q"]), robot.parent)
         for backend in ("numpy", "c"):
-            Tq, Tv, Dinv = getattr(pkg, backend).contact_partials(s["q"], s["qd"], s["qdd"])[:3]
+            Tq, Tv = getattr(pkg, backend).contact_partials(s["q"], s["qd"], s["qdd"])[:2]
+            Dinv = getattr(pkg, backend).contact_terms(s["q"], s["qd"], s["tau"])[5]
             for name, got, want in (("Tq", Tq, dq), ("Tv", Tv, dv), ("Dinv", Dinv, 1 / D)):
                 np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * max(1.0, np.max(np.abs(want))),
                                            err_msg=f"{name} {label} {backend} seed={seed}")
@@ -192,7 +193,7 @@ def test_the_reference_contact_partials_are_derivatives_along_pin_integrate(fast
     q, v, qdd = s["q"], s["qd"], s["qdd"]
     opts = _options(pkg)
     frames, kinds = zip(*Q.contact.contacts_of(robot, opts))
-    _, _, _, packed, _, Aq, Av = Q.evaluate(robot, "contact_partials", s, opts)
+    _, _, packed, _, Aq, Av = Q.evaluate(robot, "contact_partials", s, opts)
     dJ = unpack_dJ(robot, frames, kinds, packed)
 
     def rows(q, v):

@@ -73,6 +73,38 @@ def packed_size(blocks) -> int:
     return max(1, sum(len(support) ** 2 for _, support in blocks))
 
 
+def path_ranges(parent, align=1, width=None) -> list[list[tuple[int, int]]]:
+    """Per joint k, the column ranges [lo, hi) of row k of (dID/dq, dID/dv, 1) side by side (3n columns) that
+    can be nonzero, and stay so under L^-T (leaves first, each row pushed into its ancestors): dID/du[k, c] is
+    zero unless k and c lie on one path from the root (c an ancestor of k, k itself or below it: moving c
+    moves only its subtree, and tau_k sums k's subtree), the identity's row k is its column k, and L^-T
+    spreads row k's columns into its ancestors (k's path columns are among theirs). The contact term
+    sum_r lam_r d(Jc_r^T)/dq keeps to a foot's path too. The ranges are widened to multiples of ``align``
+    (at most ``width``, 3n by default) and merged."""
+    n = len(parent)
+    width = 3 * n if width is None else width
+    below = [[k] for k in range(n)]
+    for k in reversed(range(n)):
+        if parent[k] >= 0:
+            below[parent[k]] += below[k]
+    out = []
+    for k in range(n):
+        path, j = set(below[k]), parent[k]
+        while j >= 0:
+            path.add(j)
+            j = parent[j]
+        cols = sorted({c + b * n for b in (0, 1) for c in path} | {2 * n + c for c in below[k]})
+        ranges = []
+        for c in cols:
+            lo, hi = c - c % align, min(width, c - c % align + align)
+            if ranges and lo <= ranges[-1][1]:
+                ranges[-1] = (ranges[-1][0], max(ranges[-1][1], hi))
+            else:
+                ranges.append((lo, hi))
+        out.append(ranges)
+    return out
+
+
 def ancestor_pairs(parent) -> list[tuple[int, int]]:
     """(i, j) for each joint i and each of its strict ancestors j, i ascending, j up the tree: the
     places of L's entries below the diagonal (tree sparsity), the packed layout of ``Lc``."""
@@ -105,7 +137,8 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
     Wc = (D^-1 L^-T Jc^T)^T and L's entries below the diagonal at :func:`ancestor_pairs` (the rest
     are zero), so that M^-1 Jc^T = L^-1 Wc^T; for the
     acceleration level (``impulse`` False) ``"qdd0"`` (n,) = M^-1 (tau - b) and ``"rc"`` (m,) =
-    -gamma - Jc qdd0; for the velocity level (``impulse``: tau unused) ``"Jv"`` (m,) = Jc qd."""
+    -gamma - Jc qdd0, and ``"Dinv"`` (n,), D^-1 of M = L^T D L (for contact_dynamics_derivatives' solve); for the
+    velocity level (``impulse``: tau unused) ``"Jv"`` (m,) = Jc qd."""
     n, parent = robot.n, robot.parent
     M = CRBA[mass](robot, q, bk)
     L, Dinv = ltdl(M, parent, bk)
@@ -133,4 +166,5 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
     qdd0 = ltdl_solve(L, Dinv, parent, tau - bias, bk)
     out["qdd0"] = qdd0
     out["rc"] = -gamma - Jc @ qdd0
+    out["Dinv"] = Dinv
     return out

@@ -15,7 +15,7 @@ Only the K_a solve depends on the run-time active set; everything else is genera
 rows). lam enters d tau_c/dq linearly, so it is not an input: the code gives, per contact row r,
 dJ_r = d(Jc_r^T)/dq and the solve adds sum_r lam_r dJ_r to r1 of q. The outputs:
 
-    Tq = dID/dq (q, v, qdd)     Tv = dID/dv   (n, n)        Dinv = D^-1 of M = L^T D L   (n,)
+    Tq = dID/dq (q, v, qdd)     Tv = dID/dv   (n, n)        (D^-1 of M = L^T D L: contact_terms')
     dJ = d(Jc_r^T)/dq = d Jc[r, i] / d q_k, packed: per row r its support x support block (r, i, k)
          (:func:`~.contact.packed_rows`; :func:`unpack_dJ` gives the dense (m, n, n))
     Jc,  Aq = d a_c/dq,  Av = d a_c/dv = d(Jc_dot v)/dv                                (m, n)
@@ -52,12 +52,10 @@ import numpy as np
 
 from ..backend import NUMERIC, NumericBackend
 from ..model import GRAVITY
-from ..kinematics import base_acceleration, ground_frames, plus_armature
-from ..spatial import inertia_times
+from ..kinematics import base_acceleration, ground_frames
 from .contact import contact_rows, packed_rows, packed_size
 from .contact_acceleration_derivatives import applies, contact_acceleration_partials
 from .derivatives import composites, derivative_passes, forward_pass
-from .forward_dynamics import ltdl
 
 #: the complex step (the derivative is Im f(x + i h dx) / h, exact to rounding for any small h)
 STEP = 1e-30
@@ -203,35 +201,26 @@ def _forward_mode(robot, q, qd, qdd, frames, kinds, bk):
 
 
 def contact_partials(robot, q, qd, qdd, frames, kinds, bk, gravity=GRAVITY):
-    """``{"Tq", "Tv", "Dinv", "dJ", "Jc", "Aq", "Av"}`` of the module docstring at (q, qd, qdd), over every
-    contact row (``frames`` with their ``kinds``, "3d" or "6d"): the ID derivatives unsolved (the package's
-    solve applies M^-1 through the factors, after the contact terms are added) and D^-1 of M = L^T D L, M
-    from the derivative sweep's own composite inertias (M_ji = Phi_j . IC_i Phi_i, as the FD derivatives'
-    sweep: no second CRBA)."""
-    n, parent = robot.n, robot.parent
+    """``{"Tq", "Tv", "dJ", "Jc", "Aq", "Av"}`` of the module docstring at (q, qd, qdd), over every contact row
+    (``frames`` with their ``kinds``, "3d" or "6d"): the ID derivatives unsolved (the package's solve applies
+    M^-1 through contact_terms' factors, after the contact terms are added). M's pivots D^-1 come from
+    contact_terms, which has them: formed here again from the sweep's composite inertias they cost talos
+    8,000 of 47,181 operations."""
     Phi, I = ground_frames(robot, q, bk)
     a0 = base_acceleration(robot, q, gravity, bk)
     v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, qdd, bk, a0)
     IC = composites(robot, I, bk, "IC")
-    M = bk.zeros((n, n))
-    for i in range(n):
-        F2 = bk.bind(inertia_times(IC[i], Phi[i], bk), f"F2_{i}", i)        # the sweep's IC_i Phi_i
-        for j in robot.ancestors(i):
-            M[i, j] = M[j, i] = plus_armature(robot, i, Phi[j] @ F2) if j == i else Phi[j] @ F2
-    _, Dinv = ltdl(M, parent, bk)
     dtau_dq, dtau_dv = derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
     if applies(robot):                                  # from the sweep's own quantities
         Jc, dJ, Aq, Av = contact_acceleration_partials(robot, q, frames, kinds, (Phi, v, Phid, a, a0), bk)
     else:                                               # joints with several velocities inside the tree
         Jc, dJ, Aq, Av = contact_kinematics_partials(robot, q, qd, qdd, frames, kinds, bk)
-    D = bk.zeros(n)
-    D[:] = Dinv
     blocks = packed_rows(robot, frames, kinds)
     packed = bk.zeros(packed_size(blocks))
     for r, (offset, support) in enumerate(blocks):
         if support:
             packed[offset:offset + len(support) ** 2] = dJ[r][np.ix_(support, support)].ravel()
-    return {"Tq": dtau_dq, "Tv": dtau_dv, "Dinv": D, "dJ": packed, "Jc": Jc, "Aq": Aq, "Av": Av}
+    return {"Tq": dtau_dq, "Tv": dtau_dv, "dJ": packed, "Jc": Jc, "Aq": Aq, "Av": Av}
 
 
 def unpack_dJ(robot, frames, kinds, packed):

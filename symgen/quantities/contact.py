@@ -19,6 +19,9 @@ from .base import Output, Quantity, Sweep
 from .sweeps import frames_of
 
 KINDS = tuple(ROWS)
+#: contact_dynamics_derivatives' path ranges widened to multiples of this many columns (whole vectors)
+PATH_ALIGN = 4
+
 #: rows a contact of each kind constrains
 DIMS = {kind: len(rows) for kind, rows in ROWS.items()}
 
@@ -94,7 +97,7 @@ def _terms(impulse, mass=None):
 
 def _contact_partials(robot, args, bk, opts):
     """The run of contact_partials (:mod:`symgen.algorithms.contact_derivatives`): the ground ID-derivative
-    sweep, M's pivots from its composite inertias."""
+    sweep and the contact rows' closed forms."""
     from ..algorithms.contact_derivatives import contact_partials
 
     frames, kinds = zip(*contacts_of(robot, opts))
@@ -153,11 +156,12 @@ _XT = (Output("Wc", _shape("m", "n"), embed="solve"), Output("Lc", _shape("P"), 
 #: build; ``symgen bench`` times them in a harness of their own (:mod:`symgen.bench.contact`)
 QUANTITIES = (
     Quantity("contact_terms", "contact_terms", ("q", "qd", "tau"),
-             (_KC, *_XT, Output("qdd0", _shape("n"), embed="solve"), Output("rc", _shape("m"), embed="solve")),
+             (_KC, *_XT, Output("qdd0", _shape("n"), embed="solve"), Output("rc", _shape("m"), embed="solve"),
+              Output("Dinv", _shape("n"), embed="solve")),
              "Contact dynamics' build-time terms over every contact's rows (m = 3 a point, 6 a flat contact): "
              "(Kc = Jc M^-1 Jc^T (m, m), Wc = (D^-1 L^-T Jc^T)^T (m, n) and L's entries below the diagonal at "
              "the (joint, ancestor) pairs of M = L^T D L, so that M^-1 Jc^T = L^-1 Wc^T, qdd0 = M^-1 (tau - b) (n,), "
-             "-Jc_dot qd - Jc qdd0 (m,)); "
+             "-Jc_dot qd - Jc qdd0 (m,), D^-1 (n,) of M = L^T D L); "
              "contact_dynamics solves the active rows.", "contact_terms",
              pinocchio=lambda o, s: ocn.contact_terms(o, s["q"], s["qd"], s["tau"]), conditioned=True, default=False),
     Quantity("impulse_terms", "impulse_terms", ("q", "qd"), (_KC, *_XT, Output("Jv", _shape("m"), embed="solve")),
@@ -175,11 +179,11 @@ QUANTITIES = (
              pinocchio=lambda o, s: ocn.whole_body_terms(o, s["q"], s["qd"]), default=False),
     Quantity("contact_partials", "contact_partials", ("q", "qd", "qdd"),
              (Output("Tq", _shape("n", "n"), embed="solve"), Output("Tv", _shape("n", "n"), embed="solve"),
-              Output("Dinv", _shape("n"), embed="solve"), Output("dJ", _shape("S"), embed="solve"),
+              Output("dJ", _shape("S"), embed="solve"),
               Output("Jc", _shape("m", "n"), embed="solve"),
               Output("Aq", _shape("m", "n"), embed="solve"), Output("Av", _shape("m", "n"), embed="solve")),
              "Contact dynamics derivatives' build-time terms over every contact's rows at (q, qd, qdd): "
-             "(dID/dq, dID/dqd (n, n), D^-1 of M = L^T D L (n,), d(Jc_r^T)/dq packed: per contact row its block on the joints "
+             "(dID/dq, dID/dqd (n, n), d(Jc_r^T)/dq packed: per contact row its block on the joints "
              "that move the contact (support x support, row-major), the contact rows Jc (m, n), d(Jc qdd + Jc_dot qd)/dq, "
              "d(Jc_dot qd)/dqd (m, n)), q derivatives in the tangent space; contact_dynamics_derivatives "
              "solves the active rows.", "contact_partials",
@@ -200,7 +204,7 @@ def package_context(robot, opts, functions) -> dict:
     solve = {"contact_terms", "impulse_terms"} & set(functions)
     if not solve or opts.parametric or getattr(robot, "embedding", None) is not None:
         return {"contacts_literal": literal, "contact": None}
-    from ..algorithms.contact import ancestor_pairs, contact_supports, packed_rows, packed_size
+    from ..algorithms.contact import ancestor_pairs, contact_supports, packed_rows, packed_size, path_ranges
 
     dims = [DIMS[kind] for _, kind in contacts]
     row0 = [sum(dims[:k]) for k in range(len(dims))]
@@ -212,11 +216,16 @@ def package_context(robot, opts, functions) -> dict:
     frames, kinds = zip(*contacts_of(robot, opts))
     support = contact_supports(robot, frames)
     blocks = packed_rows(robot, frames, kinds)
+    width = -(-3 * robot.nv // PATH_ALIGN) * PATH_ALIGN
+    path = path_ranges(robot.parent, PATH_ALIGN, width)
     return {"contacts_literal": literal, "contact": {
         "support": [j for s in support for j in s] or [0],
         "support_start": [sum(len(s) for s in support[:k]) for k in range(len(support) + 1)],
         "row_contact": [k for k, d in enumerate(dims) for _ in range(d)],
         "dj_start": [offset for offset, _ in blocks], "dj_size": packed_size(blocks),
+        "back": [(i, j, p, path[i]) for p, (i, j) in sorted(enumerate(pairs), key=lambda e: -e[1][0])],
+        "path_ranges": path,
+        "width": width,
         "dj_literal": repr(tuple((offset, tuple(s)) for offset, s in blocks)),
         "pairs": len(pairs), "start": start, "col": [j for _, j in pairs],
         # the same pairs by column (ancestor j): its descendants k and the pair's place in Lc, so L^-1 u can push
