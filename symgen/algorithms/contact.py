@@ -166,5 +166,7 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
     qdd0 = ltdl_solve(L, Dinv, parent, tau - bias, bk)
     out["qdd0"] = qdd0
     out["rc"] = -gamma - Jc @ qdd0
-    out["Dinv"] = Dinv
+    out["Dinv"] = bk.zeros(n)                                          # an array, like every output
+    for k in range(n):
+        out["Dinv"][k] = Dinv[k]
     return out
