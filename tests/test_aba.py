@@ -25,7 +25,7 @@ A = importlib.import_module("symgen.algorithms.aba")
 FD = importlib.import_module("symgen.algorithms.forward_dynamics")
 
 #: random robots: (kind, bodies, seed); biped and quadruped have six 1-DoF floating-base joints
-TREES = [("serial", 6, 1), ("tree", 7, 2), ("planar", 5, 3), ("biped", 3, 4), ("quadruped", 4, 5),
+TREES = [("serial", 1, 6), ("serial", 6, 1), ("tree", 7, 2), ("planar", 5, 3), ("biped", 3, 4), ("quadruped", 4, 5),
          ("serial", 9, 11), ("tree", 11, 12)]
 ARM4 = Path(__file__).resolve().parent.parent / "symgen" / "examples" / "arm4.urdf"
 

@@ -66,13 +66,14 @@ def _workers_of(pid: int) -> list:
 
 
 def _leftovers(pgid: int, tmpdir: Path, wait: float = 1.5) -> list:
-    """Processes still alive of the process group ``pgid`` or with TMPDIR=``tmpdir`` (compilers
-    run in their own session but inherit it), after up to ``wait`` seconds."""
-    marker = f"TMPDIR={tmpdir}\0".encode()
+    """Processes still alive of the process group ``pgid`` or with TMPDIR ``tmpdir`` or a folder
+    in it (compilers run in their own session, with TMPDIR a folder the build makes in its own),
+    after up to ``wait`` seconds."""
+    markers = (f"TMPDIR={tmpdir}\0".encode(), f"TMPDIR={tmpdir}/".encode())
     deadline = time.monotonic() + wait
     while True:
         alive = [(p, state, cmd[:120]) for p, (state, _, g, cmd, env) in _processes().items()
-                 if g == pgid or marker in env]
+                 if g == pgid or any(m in env for m in markers)]
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(0.1)

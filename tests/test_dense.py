@@ -72,7 +72,7 @@ def test_blocked_loops_fold_the_identity_zeros_and_keep_the_upper_rows():
     assert spans == [(c, min(c + w, 10), tuple(range(c, min(c + w, 10))), tuple(range(min(c + w, 10))))
                      for c in range(0, 10, w)]
     assert [lp.symmetric for lp in fn.loops] == [False] * (len(spans) - 1) + [True]   # mirrored once, at the end
-    # the straight-line code writes only the entries the loops read: the diagonal 4 x 4 blocks
+    # the straight-line code writes only the entries the loops read: the diagonal COLUMN_BLOCK-wide blocks
     written = {k for o, k, _ in P.output_entries(fn)}
     assert written == {i * 10 + c for lp in fn.loops for i in lp.rows_in for c in range(lp.start, lp.stop)}
 

@@ -69,10 +69,10 @@ _FAKE_C = r"""
 #include <time.h>
 #include "fake.h"
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
-static double wait(double x, double seconds) { double end = now() + seconds; while (now() < end) x += 1e-9; return x; }
-void fake_mass_matrix(const double *q, double *M) { M[0] = wait(q[0], 20e-6); }
-void fake_coriolis_matrix(const double *q, const double *qd, double *C) { C[0] = wait(q[0] + qd[1], 40e-6); C[3] = 1; }
-void fake_christoffel(const double *q, double *Gamma) { Gamma[0] = wait(q[1], 160e-6); Gamma[7] = 2; }
+static double spin_for(double x, double seconds) { double end = now() + seconds; while (now() < end) x += 1e-9; return x; }
+void fake_mass_matrix(const double *q, double *M) { M[0] = spin_for(q[0], 20e-6); }
+void fake_coriolis_matrix(const double *q, const double *qd, double *C) { C[0] = spin_for(q[0] + qd[1], 40e-6); C[3] = 1; }
+void fake_christoffel(const double *q, double *Gamma) { Gamma[0] = spin_for(q[1], 160e-6); Gamma[7] = 2; }
 """
 _FAKE_H = """#include <stddef.h>
 void fake_mass_matrix(const double *q, double *M);
