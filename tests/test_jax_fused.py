@@ -1,7 +1,9 @@
 """The JAX module's fused functions (symgen/codegen/jax_target.py): M, ID and the frame Jacobians
 compiled with XLA's fusion on, each shared temp divided by a runtime 1.0 so XLA computes it once,
-and their sin and cos the module's polynomials. Checked against Pinocchio (a batch, float64, one
-state and the batch path) and numpy's sin and cos (2 ulp); the runtime 1.0 must survive XLA's
+and their sin and cos the module's polynomials, each kept temp and output entry chained to the one
+before it (``+ 0.0*previous``), a batch of more than two CHUNKs run as a loop over chunks. Checked
+against Pinocchio (a batch, float64, one state and the batch path, the chunked path with its
+rest, its forward derivative) and numpy's sin and cos (2 ulp); the runtime 1.0 must survive XLA's
 passes (else fusion copies every shared temp into its consumers again)."""
 from __future__ import annotations
 
@@ -101,3 +103,51 @@ def test_a_jaxlib_without_a_fused_option_falls_back_to_a_plain_jit(panda, monkey
     fused.__name__ = mod.FUSED[0]
     call = mod._jit(fused)
     assert np.array_equal(np.asarray(call(jax.numpy.arange(3.0))), [0.0, 1.0, 2.0])
+
+
+def _fused_body(pkg, name):
+    return Path(pkg.jax.__file__).read_text().split(f"def _{name}(")[1].split("\ndef ")[0]
+
+
+def test_each_kept_temp_and_output_entry_reads_the_one_before(panda):
+    """The chain that lets XLA's runtime run the kernels one after another: every temp divided by
+    the runtime 1.0 but the first, and every output entry, adds 0.0 times the one before it."""
+    _, pkg = panda
+    import re
+    for name in FUSED:
+        kept = re.findall(r"^    (\w+) = \((.*)\) / _one$", _fused_body(pkg, name), re.M)
+        assert len(kept) > 20 and kept[-1][0].startswith("_o"), (name, len(kept))
+        assert "0.0*" not in kept[0][1], (name, kept[0])
+        for (before, _), (temp, text) in zip(kept, kept[1:]):
+            assert text.endswith(f" + 0.0*{before}"), (name, temp, text)
+
+
+def test_chunked_batch_equals_pinocchio_and_its_forward_derivative(panda, monkeypatch):
+    """2 CHUNK + 37 states (a loop over 2 chunks and 37 more by one vmap), and the same states as
+    a (3, k) batch, against Pinocchio; jax.jvp through the chunked batch along qdd is M's column;
+    CHUNK = 0 (one vmap) gives the same values."""
+    robot, pkg = panda
+    mod = pkg.jax
+    oracle = support.PinOracle(robot, support.pin_model_from_robot(robot))
+    rng = np.random.default_rng(SEED + 1)
+    count = 2 * mod.CHUNK + 37
+    assert mod.CHUNK > 0 and count % 3 == 0
+    q, qd, qdd = (rng.uniform(-2.0, 2.0, (count, pkg.nv)) for _ in range(3))
+    k = int(rng.integers(pkg.nv))
+    direction = np.zeros_like(qdd)
+    direction[:, k] = 1.0
+    with enable_x64(True):
+        tau = np.asarray(mod.inverse_dynamics(q, qd, qdd))
+        tau3 = np.asarray(mod.inverse_dynamics(*(x.reshape(3, count // 3, -1) for x in (q, qd, qdd))))
+        M = np.asarray(mod.mass_matrix(q))
+        _, dtau = jax.jvp(lambda a: mod.inverse_dynamics(q, qd, a), (qdd,), (direction,))
+        monkeypatch.setattr(mod, "CHUNK", 0)
+        plain = np.asarray(jax.jit(mod.inverse_dynamics.__wrapped__)(q, qd, qdd, _one=1.0))
+    assert np.array_equal(tau3.reshape(tau.shape), tau), f"(3, k) batch against (n,) (seed {SEED + 1})"
+    assert np.max(np.abs(plain - tau)) < 1e-12, f"CHUNK 0 against chunked (seed {SEED + 1})"
+    for i in rng.choice(count, 40, replace=False).tolist() + [count - 1]:
+        for name, got, want in (("tau", tau[i], oracle.inverse_dynamics(q[i], qd[i], qdd[i])),
+                                ("M", M[i], oracle.mass_matrix(q[i])),
+                                ("dtau/dqdd", np.asarray(dtau)[i], oracle.mass_matrix(q[i])[:, k])):
+            err = np.max(np.abs(got - want)) / max(1.0, np.max(np.abs(want)))
+            assert err < 1e-12, f"{name} state {i}: {err:.1e} (seed {SEED + 1})"
