@@ -19,7 +19,8 @@ The JAX module reads the very lines the NumPy module prints (:class:`~.printers.
   what made compiles superlinear and batches slower; a division is one of the operations it will
   not copy, so each shared temp is computed once, in its own kernel, and the single-use trees
   between them fuse into it (panda's inverse_dynamics: 1,284 kernels -> 174). x / 1.0 is x in
-  IEEE arithmetic. Each such temp, and each output entry, also adds ``0.0*`` the one before it: a
+  IEEE arithmetic. In a fused function of few output entries (ID), each such temp and each output
+  entry also adds ``0.0*`` the one before it: a
   chain of reads through all the kernels, so that XLA's runtime finds its kernels sequential
   (each reads its predecessor's result) and runs them one after another in the calling thread,
   not as a graph handed to its thread pool (``+ 0.0*p`` is exact for finite p; a temp that is
@@ -38,6 +39,11 @@ FUSE_MAX_OPS = 3000
 
 #: the fused functions' batches run this many states at a time on a CPU (the module's ``CHUNK``)
 JAX_CHUNK = 256
+
+#: a fused function is chained when it has at most this many output entries that are not numbers:
+#: each chained entry is a kernel of its own (unchained they fuse into the output's one), so M and
+#: J (45 and 100+ entries for panda) were slower chained, ID (9, solo12 18) much faster
+CHAIN_MAX_OUTPUTS = 32
 
 
 def _dense(output: dict) -> list[str]:
@@ -68,12 +74,14 @@ def jax_context(ctx: dict, ops: dict | None = None) -> dict:
         fused = f["jax_fused"] and total is not None and total <= FUSE_MAX_OPS and not f["py_loops"]
         # fused: a temp read by two or more expressions is computed once (``/ _one``), each after
         # the one before it (``+ 0.0*previous``), and so is every output entry that is not a number
+        entries = sum(not _number(text) for o in outputs for text in o["jax_values"])
+        chained = fused and entries <= CHAIN_MAX_OUTPUTS
         lines, previous, out_lines = [], None, []
         for line in f["lines"]:
             keep = fused and line["readers"] > 1
-            lines.append({**line, "keep": keep, "after": previous if keep else None})
+            lines.append({**line, "keep": keep, "after": previous if keep and chained else None})
             previous = line["temp"] if keep else previous
-        if fused:
+        if chained:
             for o in outputs:
                 values = []
                 for text in o["jax_values"]:
@@ -83,5 +91,6 @@ def jax_context(ctx: dict, ops: dict | None = None) -> dict:
                         previous, text = name, name
                     values.append(text)
                 o["jax_values"] = values
-        functions.append({**f, "outputs": outputs, "fused": fused, "lines": lines, "out_lines": out_lines})
+        functions.append({**f, "outputs": outputs, "fused": fused, "chained": chained, "lines": lines,
+                          "out_lines": out_lines})
     return {**ctx, "functions": functions, "fuse_max_ops": FUSE_MAX_OPS, "jax_chunk": JAX_CHUNK}
