@@ -1,9 +1,9 @@
 """The JAX module's fused functions (symgen/codegen/jax_target.py): M, ID and the frame Jacobians
 compiled with XLA's fusion on, each shared temp divided by a runtime 1.0 so XLA computes it once,
 and their sin and cos the module's polynomials, each kept temp and output entry chained to the one
-before it (``+ 0.0*previous``), a batch of more than two CHUNKs run as a loop over chunks. Checked
-against Pinocchio (a batch, float64, one state and the batch path, the chunked path with its
-rest, its forward derivative) and numpy's sin and cos (2 ulp); the runtime 1.0 must survive XLA's
+before it (``+ 0.0*previous``) and a batch of more than two CHUNKs run as a loop over chunks in
+ID. Checked against Pinocchio (a batch, float64, one state and the batch path, the chunked path
+with its rest, its forward derivative) and numpy's sin and cos (2 ulp); the runtime 1.0 must survive XLA's
 passes (else fusion copies every shared temp into its consumers again)."""
 from __future__ import annotations
 

@@ -162,7 +162,7 @@ SHARDED = textwrap.dedent("""
     assert jax.device_count() == 2, jax.devices()
     rng = np.random.default_rng(int(sys.argv[2]))
     sharding = NamedSharding(Mesh(np.array(jax.devices()), ("batch",)), PartitionSpec("batch"))
-    # 8 states: one vmap; 2 CHUNK + 88: the fused functions' loop over chunks and the rest
+    # 8 states: one vmap; 2 CHUNK + 88: inverse_dynamics' loop over chunks and the rest
     for count in (8, 2 * arm4.jax.CHUNK + 88):
         q, qd, qdd = (rng.uniform(-2, 2, (count, 4)) for _ in range(3))
         qs, qds, qdds = (jax.device_put(x, sharding) for x in (q, qd, qdd))

@@ -24,8 +24,8 @@ The JAX module reads the very lines the NumPy module prints (:class:`~.printers.
   chain of reads through all the kernels, so that XLA's runtime finds its kernels sequential
   (each reads its predecessor's result) and runs them one after another in the calling thread,
   not as a graph handed to its thread pool (``+ 0.0*p`` is exact for finite p; a temp that is
-  inf or nan makes the ones after it nan). A batch of more than two ``CHUNK`` states runs as a
-  loop over chunks of that many (on a CPU): each kernel's arrays then stay in the core's cache. Their sin and cos are the module's ``_sin`` and ``_cos`` (float64:
+  inf or nan makes the ones after it nan). Their batch of more than two ``CHUNK`` states runs as
+  a loop over chunks of that many (on a CPU): each kernel's arrays then stay in the core's cache. Their sin and cos are the module's ``_sin`` and ``_cos`` (float64:
   polynomials XLA fuses and vectorizes; its own are a libm call an element). The others keep
   fusion off: a fused function's batch compiles in about 2-2.5x the time, which all of a
   package's functions together cannot afford (issue #26's 30 s for panda).
@@ -37,7 +37,8 @@ from __future__ import annotations
 #: solo12's inverse dynamics has 2,253 (docs/RESULTS.md, "JAX: fused M, ID and J")
 FUSE_MAX_OPS = 3000
 
-#: the fused functions' batches run this many states at a time on a CPU (the module's ``CHUNK``)
+#: the chained functions' batches run this many states at a time on a CPU (the module's ``CHUNK``;
+#: M and J chunked were as fast or slower: docs/RESULTS.md, "JAX: ID chained and chunked")
 JAX_CHUNK = 256
 
 #: a fused function is chained when it has at most this many output entries that are not numbers:
