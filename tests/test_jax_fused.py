@@ -155,3 +155,25 @@ def test_chunked_batch_equals_pinocchio_and_its_forward_derivative(panda, monkey
                                 ("dtau/dqdd", np.asarray(dtau)[i], M[:, k])):
             err = np.max(np.abs(got - want)) / max(1.0, np.max(np.abs(want)))
             assert err < 1e-12, f"{name} state {i}: {err:.1e} (seed {SEED + 1})"
+
+
+def test_bench_compare_times_another_build_beside_the_package(panda):
+    """``jax_batch --compare FOLDER``: the other build's JAX module loaded under a name of its own
+    (not the package's), timed in the same process; its values equal the package's (here the
+    same build). No time is asserted, only that every method ran."""
+    import json
+
+    from symgen.bench import jax_batch
+    _, pkg = panda
+    folder = Path(pkg.__file__).parent
+    other = jax_batch.jax_module_of(folder)
+    assert other is not pkg.jax and other.__name__ != pkg.jax.__name__
+    manifest = json.loads((folder / "manifest.json").read_text())
+    with enable_x64(True):
+        times = jax_batch.per_state(pkg, manifest, ["inverse_dynamics"], 8, 1, compare=other)
+        q, qd, qdd = jax_batch._states(pkg, ("q", "qd", "qdd"), 8)
+        same = np.array_equal(np.asarray(other.inverse_dynamics(q, qd, qdd)),
+                              np.asarray(pkg.jax.inverse_dynamics(q, qd, qdd)))
+    row = times["inverse_dynamics"]
+    assert {"jax", "jax (compare)", "numpy", "jax, min", "jax (compare), min"} <= set(row), row
+    assert all(v > 0 for v in row.values()) and same, row
