@@ -10,7 +10,8 @@ PACKAGE is a folder built with ``symgen build ... --target numpy,c,jax``. Two me
   batch, the C batch (one thread, and the binding's default threads), and with ``--adam URDF``
   adam-robotics' JAX backend (``KinDynComputations``, ``jax.jit(jax.vmap(...))``; adam's dynamics
   are floating-base: on a fixed-base package it computes the (6 + n) mass matrix and bias forces
-  at an identity base, on a free-flyer at the state's base).
+  at an identity base, on a free-flyer at the state's base); with ``--compare FOLDER`` also the JAX
+  module of another build of the robot (before/after a change, in one process).
 
 Each time is the median of ``--repeats`` runs of the whole batch, divided by its size; the
 methods' runs interleaved, so that the ratios of one function hold under a changing load.
