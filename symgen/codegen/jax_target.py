@@ -19,13 +19,14 @@ The JAX module reads the very lines the NumPy module prints (:class:`~.printers.
   what made compiles superlinear and batches slower; a division is one of the operations it will
   not copy, so each shared temp is computed once, in its own kernel, and the single-use trees
   between them fuse into it (panda's inverse_dynamics: 1,284 kernels -> 174). x / 1.0 is x in
-  IEEE arithmetic. In a fused function of few output entries (ID), each such temp and each output
-  entry also adds ``0.0*`` the one before it: a
-  chain of reads through all the kernels, so that XLA's runtime finds its kernels sequential
-  (each reads its predecessor's result) and runs them one after another in the calling thread,
-  not as a graph handed to its thread pool (``+ 0.0*p`` is exact for finite p; a temp that is
-  inf or nan makes the ones after it nan). Their batch of more than two ``CHUNK`` states runs as
-  a loop over chunks of that many (on a CPU): each kernel's arrays then stay in the core's cache. Their sin and cos are the module's ``_sin`` and ``_cos`` (float64:
+  IEEE arithmetic. In a fused function of few output entries (ID: *chained*), each such temp and
+  each output entry also adds ``0.0*`` the one before it, a chain of reads through all the
+  kernels, so that XLA's runtime finds its kernels sequential (each reads its predecessor's
+  result) and runs them one after another in the calling thread, not as a graph handed to its
+  thread pool (``+ 0.0*p`` is exact for finite p; a temp that is inf or nan makes the ones after
+  it nan); and their batch of more than two ``CHUNK`` states runs as a loop over chunks of that
+  many (on a CPU), so each kernel's arrays stay in the core's cache. The fused functions' sin
+  and cos are the module's ``_sin`` and ``_cos`` (float64:
   polynomials XLA fuses and vectorizes; its own are a libm call an element). The others keep
   fusion off: a fused function's batch compiles in about 2-2.5x the time, which all of a
   package's functions together cannot afford (issue #26's 30 s for panda).
