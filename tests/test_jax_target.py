@@ -161,15 +161,17 @@ SHARDED = textwrap.dedent("""
     import arm4
     assert jax.device_count() == 2, jax.devices()
     rng = np.random.default_rng(int(sys.argv[2]))
-    q, qd, qdd = (rng.uniform(-2, 2, (8, 4)) for _ in range(3))
     sharding = NamedSharding(Mesh(np.array(jax.devices()), ("batch",)), PartitionSpec("batch"))
-    qs, qds, qdds = (jax.device_put(x, sharding) for x in (q, qd, qdd))
-    for f, args, sharded in (("mass_matrix", (q,), (qs,)), ("inverse_dynamics", (q, qd, qdd), (qs, qds, qdds))):
-        one = getattr(arm4.jax, f)(*(jax.device_put(a, jax.devices()[0]) for a in args))
-        two = getattr(arm4.jax, f)(*sharded)
-        assert len(two.sharding.device_set) == 2, two.sharding
-        assert np.allclose(np.asarray(one), np.asarray(two), rtol=1e-13, atol=1e-13), f
-        assert np.max(np.abs(np.asarray(two) - getattr(arm4.numpy, f)(*args))) < 1e-12, f
+    # 8 states: one vmap; 2 CHUNK + 88: inverse_dynamics' loop over chunks and the rest
+    for count in (8, 2 * arm4.jax.CHUNK + 88):
+        q, qd, qdd = (rng.uniform(-2, 2, (count, 4)) for _ in range(3))
+        qs, qds, qdds = (jax.device_put(x, sharding) for x in (q, qd, qdd))
+        for f, args, sharded in (("mass_matrix", (q,), (qs,)), ("inverse_dynamics", (q, qd, qdd), (qs, qds, qdds))):
+            one = getattr(arm4.jax, f)(*(jax.device_put(a, jax.devices()[0]) for a in args))
+            two = getattr(arm4.jax, f)(*sharded)
+            assert len(two.sharding.device_set) == 2, two.sharding
+            assert np.allclose(np.asarray(one), np.asarray(two), rtol=1e-13, atol=1e-13), (f, count)
+            assert np.max(np.abs(np.asarray(two) - getattr(arm4.numpy, f)(*args))) < 1e-12, (f, count)
     print("ok")
 """)
 

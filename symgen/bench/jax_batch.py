@@ -10,7 +10,8 @@ PACKAGE is a folder built with ``symgen build ... --target numpy,c,jax``. Two me
   batch, the C batch (one thread, and the binding's default threads), and with ``--adam URDF``
   adam-robotics' JAX backend (``KinDynComputations``, ``jax.jit(jax.vmap(...))``; adam's dynamics
   are floating-base: on a fixed-base package it computes the (6 + n) mass matrix and bias forces
-  at an identity base, on a free-flyer at the state's base).
+  at an identity base, on a free-flyer at the state's base); with ``--compare FOLDER`` also the JAX
+  module of another build of the robot (before/after a change, in one process).
 
 Each time is the median of ``--repeats`` runs of the whole batch, divided by its size; the
 methods' runs interleaved, so that the ratios of one function hold under a changing load.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -92,8 +94,21 @@ def warm_calls(pkg, batch: int, threads: int, functions=None) -> tuple:
     return (out[0][0], out[1][0], out[0][1], out[1][1])
 
 
-def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urdf=None) -> dict:
-    """{function: {method: microseconds per state}} in a batch of ``batch`` states."""
+def jax_module_of(folder):
+    """The JAX module of another package folder (``NAME_jax.py``, which imports jax only), loaded
+    under a name of its own so that it sits beside the package under test in one process."""
+    import importlib.util
+
+    folder = Path(folder).resolve()
+    spec = importlib.util.spec_from_file_location(f"_compare_{folder.name}_jax", folder / f"{folder.name}_jax.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urdf=None, compare=None) -> dict:
+    """{function: {method: microseconds per state}} in a batch of ``batch`` states; ``compare``: the
+    JAX module of another build of the robot (``jax_module_of``), timed as "jax (compare)"."""
     import jax
     import jax.numpy as jnp
 
@@ -110,6 +125,8 @@ def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urd
         jargs = [jnp.asarray(a) for a in args]
         fns = {"jax": lambda: jax.block_until_ready(getattr(pkg.jax, f)(*jargs)),
                "numpy": lambda: getattr(pkg.numpy, f)(*args)}
+        if compare is not None:
+            fns["jax (compare)"] = lambda: jax.block_until_ready(getattr(compare, f)(*jargs))
         if pkg.c is not None:
             fns["c (1 thread)"] = lambda: getattr(pkg.c, f)(*args, threads=1)
             fns["c (default threads)"] = lambda: getattr(pkg.c, f)(*args)
@@ -188,6 +205,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help="JAX's persistent compilation cache in DIR (a second process reads it)")
     parser.add_argument("--adam", metavar="URDF", default=None, help="also time adam-robotics' JAX backend")
+    parser.add_argument("--compare", metavar="FOLDER", default=None,
+                        help="also time the JAX module of another build of the robot (before/after, one process)")
     parser.add_argument("--x64", action="store_true", help="float64 (jax_enable_x64) [default: float32 for jax]")
     parser.add_argument("--json", default=None, help="write the results as JSON")
     a = parser.parse_args(argv)
@@ -225,7 +244,12 @@ def main(argv=None) -> int:
               f"batch {total[1]:.1f} s (CPU {total[3]:.1f} s)")
     if not a.functions:
         return _write(a.json, report)
-    timings = per_state(pkg, manifest, a.functions.split(","), a.batch, a.repeats, a.adam)
+    compare = jax_module_of(a.compare) if a.compare else None
+    if compare is not None:
+        report["compare"] = str(a.compare)
+    report["load_before"] = os.getloadavg()
+    timings = per_state(pkg, manifest, a.functions.split(","), a.batch, a.repeats, a.adam, compare)
+    report["load_after"] = os.getloadavg()
     report["us_per_state"] = timings
     for f, row in timings.items():
         print(f"{f:20s} " + "  ".join(f"{k} {v:8.3f}" for k, v in row.items()) + "  (us per state)")
