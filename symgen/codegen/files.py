@@ -21,6 +21,7 @@ from .casadi_target import casadi_context, source_name
 from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
+from .lanes import store_plans
 from ..quantities.contact import package_context as contact_context
 from .printers import CPrinter, PyPrinter
 from .render import lane_expr, render
@@ -71,7 +72,9 @@ def _output_context(out, entries, pypr, loop_values=None) -> dict:
         # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
         "zeros": _zeros_to_store(size, entries), "nonzero": len(entries),
         "index_literal": repr([k for k, _ in entries]), "index": [k for k, _ in entries],
-        # the batch's lanes copy: its zero entries one by one, or (most are zero) a memset first
+        # the batch's lanes copy: per width, how its vectors go back to the packed states (zero
+        # entries stored there, not in the vectors); other widths zero them one by one or by memset
+        "lanes_plans": store_plans(size, [k for k, _ in entries]),
         "lanes_zeros": _zeros_to_store(size, entries),
         "py_values": loop_values or [pypr.doprint(e) for _, e in entries],
     }

@@ -1,0 +1,53 @@
+"""How a batch's lanes copy moves an output back to the caller's packed states.
+
+The lanes function leaves each computed entry of an output in a lanes vector (state l in lane l);
+the batch writes them to LANES packed states through LANES x LANES transposes. An output's
+structural zeros (solo12's M: 128 of 324 entries, whole 3 x 3 blocks where legs do not couple) need
+no vector: :func:`store_plan` says, for one width, which aligned groups of LANES entries are
+computed throughout (one transpose loop over the run of them), which mix computed and zero entries
+(a transpose with a zero register in place of each zero entry, so nothing is written to the lanes
+output first), which stretches are zero only (each state's stretch zeroed with stores, no
+shuffles), and which computed entries past the last whole group go one by one.
+"""
+from __future__ import annotations
+
+#: the widths the printed C plans for (NAME_LANES; any other width takes the generic path)
+WIDTHS = (2, 4, 8)
+
+
+def store_plan(size: int, nonzero, lanes: int) -> list[tuple]:
+    """Steps, in order of the output's entries, that write ``size`` entries of LANES states from
+    lanes vectors whose computed entries are ``nonzero`` (flat indices): ``("full", start, stop)``
+    transposes the groups of ``[start, stop)``, ``("mask", start, mask)`` one group with entry
+    ``start + j`` read when bit j of mask is set and zero otherwise, ``("zero", start, count)``
+    zeros entries ``[start, start + count)`` of every state, ``("one", k)`` copies entry k lane
+    by lane."""
+    nonzero = set(nonzero)
+    steps: list[tuple] = []
+
+    def add(step):
+        last = steps[-1] if steps else None
+        if step[0] == "full" and last and last[0] == "full" and last[2] == step[1]:
+            steps[-1] = ("full", last[1], step[2])
+        elif step[0] == "zero" and last and last[0] == "zero" and last[1] + last[2] == step[1]:
+            steps[-1] = ("zero", last[1], last[2] + step[2])
+        else:
+            steps.append(step)
+
+    whole = size - size % lanes
+    for start in range(0, whole, lanes):
+        mask = sum(1 << j for j in range(lanes) if start + j in nonzero)
+        if mask == (1 << lanes) - 1:
+            add(("full", start, start + lanes))
+        elif mask == 0:
+            add(("zero", start, lanes))
+        else:
+            add(("mask", start, mask))
+    for k in range(whole, size):
+        add(("one", k) if k in nonzero else ("zero", k, 1))
+    return steps
+
+
+def store_plans(size: int, nonzero) -> list[dict]:
+    """The plan of every width of :data:`WIDTHS`, as the C template prints them."""
+    return [{"lanes": lanes, "steps": store_plan(size, nonzero, lanes)} for lanes in WIDTHS]
