@@ -169,6 +169,45 @@ static inline void lanes_transpose(const double *restrict src, size_t src_stride
 #endif
 }
 
+/* lanes_transpose's block from LANES vectors held in registers (lanes_store_mask: a group of an
+ * output mixing computed entries and structural zeros, the zeros a zero register, not a load).
+ * lanes_transpose keeps its own loads: through a local array like this one, gcc copied its
+ * inputs through the stack (solo12's tau batch 20 % slower). */
+ARM4_LANES_INLINE void lanes_transpose_out(const lanes_t *a, double *restrict dst, size_t dst_stride)
+{
+#if ARM4_LANES == 4 && (defined(__clang__) || __GNUC__ >= 12)
+    const lanes_t t0 = __builtin_shufflevector(a[0], a[1], 0, 4, 2, 6), t1 = __builtin_shufflevector(a[0], a[1], 1, 5, 3, 7);
+    const lanes_t t2 = __builtin_shufflevector(a[2], a[3], 0, 4, 2, 6), t3 = __builtin_shufflevector(a[2], a[3], 1, 5, 3, 7);
+    const lanes_t b0 = __builtin_shufflevector(t0, t2, 0, 1, 4, 5), b2 = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+    const lanes_t b1 = __builtin_shufflevector(t1, t3, 0, 1, 4, 5), b3 = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+    memcpy(dst, &b0, sizeof b0);
+    memcpy(dst + dst_stride, &b1, sizeof b1);
+    memcpy(dst + 2 * dst_stride, &b2, sizeof b2);
+    memcpy(dst + 3 * dst_stride, &b3, sizeof b3);
+#elif ARM4_LANES == 8 && (defined(__clang__) || __GNUC__ >= 12)
+    lanes_t u[8], v[8], b[8];
+    for (int j = 0; j < 8; j += 2) {
+        u[j] = __builtin_shufflevector(a[j], a[j + 1], 0, 8, 2, 10, 4, 12, 6, 14);
+        u[j + 1] = __builtin_shufflevector(a[j], a[j + 1], 1, 9, 3, 11, 5, 13, 7, 15);
+    }
+    for (int j = 0; j < 8; j += 4)
+        for (int o = 0; o < 2; ++o) {
+            v[j + o] = __builtin_shufflevector(u[j + o], u[j + o + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+            v[j + o + 2] = __builtin_shufflevector(u[j + o], u[j + o + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        }
+    for (int o = 0; o < 4; ++o) {
+        b[o] = __builtin_shufflevector(v[o], v[o + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        b[o + 4] = __builtin_shufflevector(v[o], v[o + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+    for (int l = 0; l < 8; ++l)
+        memcpy(dst + l * dst_stride, &b[l], sizeof b[l]);
+#else
+    for (int j = 0; j < ARM4_LANES; ++j)
+        for (int l = 0; l < ARM4_LANES; ++l)
+            dst[l * dst_stride + j] = a[j][l];
+#endif
+}
+
 /* n entries of LANES packed states (stride n) into n lanes vectors */
 static inline void lanes_load(const double *restrict x, int n, lanes_t *restrict v)
 {
@@ -189,6 +228,40 @@ static inline void lanes_store(const lanes_t *restrict v, int n, double *restric
     for (; k < n; ++k)
         for (int l = 0; l < ARM4_LANES; ++l)
             x[(size_t)l * n + k] = v[k][l];
+}
+
+/* The steps of an output's way back to the packed states (codegen/lanes.py: store_plan), each
+ * given x, the first state's output, and n, the output's size: */
+/* groups [start, stop) of n lanes vectors, every entry computed */
+static inline void lanes_store_range(const lanes_t *restrict v, int n, int start, int stop, double *restrict x)
+{
+    for (int k = start; k < stop; k += ARM4_LANES)
+        lanes_transpose((const double *)(v + k), ARM4_LANES, x + k, (size_t)n);
+}
+
+/* one group of LANES entries, entry j read from v[j] where bit j of mask is set (a constant), zero
+ * elsewhere: the structural zeros need no store into v before the lanes function */
+ARM4_LANES_INLINE void lanes_store_mask(const lanes_t *restrict v, unsigned mask, double *restrict x, int n)
+{
+    const lanes_t zero = {0.0};             /* the other lanes zero too (an initializer's rule) */
+    lanes_t a[ARM4_LANES];
+    for (int j = 0; j < ARM4_LANES; ++j)
+        a[j] = (mask >> j) & 1u ? v[j] : zero;
+    lanes_transpose_out(a, x, (size_t)n);
+}
+
+/* count structural zeros of every state, entries x[0..count) of each (stride n) */
+ARM4_LANES_INLINE void lanes_zero(double *restrict x, int n, int count)
+{
+    for (int l = 0; l < ARM4_LANES; ++l)
+        memset(x + (size_t)l * n, 0, sizeof(double) * (size_t)count);
+}
+
+/* entry k of every state, lane by lane (past the last whole group) */
+static inline void lanes_store_one(const lanes_t *restrict v, int n, int k, double *restrict x)
+{
+    for (int l = 0; l < ARM4_LANES; ++l)
+        x[(size_t)l * n + k] = v[k][l];
 }
 
 static inline lanes_t lanes_splat(double x)
@@ -370,12 +443,31 @@ static void mass_matrix_span(size_t count, const double *restrict q, double *res
         lanes_t in_q[4];
         lanes_t out_M[16];
         lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_M[7] = lanes_splat(0.0);
         out_M[11] = lanes_splat(0.0);
         out_M[13] = lanes_splat(0.0);
         out_M[14] = lanes_splat(0.0);
+#endif
         mass_matrix_lanes(in_q, out_M);
+#if ARM4_LANES == 2   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_M, 16, 0, 6, M + b_ * 16);
+        lanes_store_mask(out_M + 6, 1u, M + b_ * 16 + 6, 16);
+        lanes_store_range(out_M, 16, 8, 10, M + b_ * 16);
+        lanes_store_mask(out_M + 10, 1u, M + b_ * 16 + 10, 16);
+        lanes_store_mask(out_M + 12, 1u, M + b_ * 16 + 12, 16);
+        lanes_store_mask(out_M + 14, 2u, M + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_M, 16, 0, 4, M + b_ * 16);
+        lanes_store_mask(out_M + 4, 7u, M + b_ * 16 + 4, 16);
+        lanes_store_mask(out_M + 8, 7u, M + b_ * 16 + 8, 16);
+        lanes_store_mask(out_M + 12, 9u, M + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_M + 0, 127u, M + b_ * 16 + 0, 16);
+        lanes_store_mask(out_M + 8, 151u, M + b_ * 16 + 8, 16);
+#else
         lanes_store(out_M, 16, M + b_ * 16);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -792,9 +884,22 @@ static void mass_matrix_dot_span(size_t count, const double *restrict q, const d
         lanes_t out_Mdot[16];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Mdot[15] = lanes_splat(0.0);
+#endif
         mass_matrix_dot_lanes(in_q, in_qd, out_Mdot);
+#if ARM4_LANES == 2   /* Mdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Mdot, 16, 0, 14, Mdot + b_ * 16);
+        lanes_store_mask(out_Mdot + 14, 1u, Mdot + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* Mdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Mdot, 16, 0, 12, Mdot + b_ * 16);
+        lanes_store_mask(out_Mdot + 12, 7u, Mdot + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* Mdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Mdot, 16, 0, 8, Mdot + b_ * 16);
+        lanes_store_mask(out_Mdot + 8, 127u, Mdot + b_ * 16 + 8, 16);
+#else
         lanes_store(out_Mdot, 16, Mdot + b_ * 16);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -1199,9 +1304,22 @@ static void coriolis_matrix_span(size_t count, const double *restrict q, const d
         lanes_t out_C[16];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_C[15] = lanes_splat(0.0);
+#endif
         coriolis_matrix_lanes(in_q, in_qd, out_C);
+#if ARM4_LANES == 2   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 14, C + b_ * 16);
+        lanes_store_mask(out_C + 14, 1u, C + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 12, C + b_ * 16);
+        lanes_store_mask(out_C + 12, 7u, C + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 8, C + b_ * 16);
+        lanes_store_mask(out_C + 8, 127u, C + b_ * 16 + 8, 16);
+#else
         lanes_store(out_C, 16, C + b_ * 16);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -1817,6 +1935,7 @@ static void christoffel_span(size_t count, const double *restrict q, double *res
         lanes_t in_q[4];
         lanes_t out_Gamma[64];
         lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Gamma[0] = lanes_splat(0.0);
         out_Gamma[17] = lanes_splat(0.0);
         out_Gamma[20] = lanes_splat(0.0);
@@ -1833,8 +1952,53 @@ static void christoffel_span(size_t count, const double *restrict q, double *res
         out_Gamma[61] = lanes_splat(0.0);
         out_Gamma[62] = lanes_splat(0.0);
         out_Gamma[63] = lanes_splat(0.0);
+#endif
         christoffel_lanes(in_q, out_Gamma);
+#if ARM4_LANES == 2   /* Gamma back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Gamma + 0, 2u, Gamma + b_ * 64 + 0, 64);
+        lanes_store_range(out_Gamma, 64, 2, 16, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 16, 1u, Gamma + b_ * 64 + 16, 64);
+        lanes_store_range(out_Gamma, 64, 18, 20, Gamma + b_ * 64);
+        lanes_zero(Gamma + b_ * 64 + 20, 64, 2);
+        lanes_store_range(out_Gamma, 64, 22, 34, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 34, 2u, Gamma + b_ * 64 + 34, 64);
+        lanes_store_range(out_Gamma, 64, 36, 38, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 38, 2u, Gamma + b_ * 64 + 38, 64);
+        lanes_zero(Gamma + b_ * 64 + 40, 64, 2);
+        lanes_store_mask(out_Gamma + 42, 2u, Gamma + b_ * 64 + 42, 64);
+        lanes_store_range(out_Gamma, 64, 44, 50, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 50, 1u, Gamma + b_ * 64 + 50, 64);
+        lanes_store_range(out_Gamma, 64, 52, 54, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 54, 1u, Gamma + b_ * 64 + 54, 64);
+        lanes_store_range(out_Gamma, 64, 56, 58, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 58, 1u, Gamma + b_ * 64 + 58, 64);
+        lanes_zero(Gamma + b_ * 64 + 60, 64, 4);
+#elif ARM4_LANES == 4   /* Gamma back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Gamma + 0, 14u, Gamma + b_ * 64 + 0, 64);
+        lanes_store_range(out_Gamma, 64, 4, 16, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 16, 13u, Gamma + b_ * 64 + 16, 64);
+        lanes_store_mask(out_Gamma + 20, 12u, Gamma + b_ * 64 + 20, 64);
+        lanes_store_range(out_Gamma, 64, 24, 32, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 32, 11u, Gamma + b_ * 64 + 32, 64);
+        lanes_store_mask(out_Gamma + 36, 11u, Gamma + b_ * 64 + 36, 64);
+        lanes_store_mask(out_Gamma + 40, 8u, Gamma + b_ * 64 + 40, 64);
+        lanes_store_range(out_Gamma, 64, 44, 48, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 48, 7u, Gamma + b_ * 64 + 48, 64);
+        lanes_store_mask(out_Gamma + 52, 7u, Gamma + b_ * 64 + 52, 64);
+        lanes_store_mask(out_Gamma + 56, 7u, Gamma + b_ * 64 + 56, 64);
+        lanes_zero(Gamma + b_ * 64 + 60, 64, 4);
+#elif ARM4_LANES == 8   /* Gamma back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Gamma + 0, 254u, Gamma + b_ * 64 + 0, 64);
+        lanes_store_range(out_Gamma, 64, 8, 16, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 16, 205u, Gamma + b_ * 64 + 16, 64);
+        lanes_store_range(out_Gamma, 64, 24, 32, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 32, 187u, Gamma + b_ * 64 + 32, 64);
+        lanes_store_mask(out_Gamma + 40, 248u, Gamma + b_ * 64 + 40, 64);
+        lanes_store_mask(out_Gamma + 48, 119u, Gamma + b_ * 64 + 48, 64);
+        lanes_store_mask(out_Gamma + 56, 7u, Gamma + b_ * 64 + 56, 64);
+#else
         lanes_store(out_Gamma, 64, Gamma + b_ * 64);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -2088,7 +2252,18 @@ static void inverse_dynamics_span(size_t count, const double *restrict q, const 
         lanes_load(qd + b_ * 4, 4, in_qd);
         lanes_load(qdd + b_ * 4, 4, in_qdd);
         inverse_dynamics_lanes(in_q, in_qd, in_qdd, out_tau);
+#if ARM4_LANES == 2   /* tau back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_tau, 4, 0, 4, tau + b_ * 4);
+#elif ARM4_LANES == 4   /* tau back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_tau, 4, 0, 4, tau + b_ * 4);
+#elif ARM4_LANES == 8   /* tau back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_tau, 4, 0, tau + b_ * 4);
+        lanes_store_one(out_tau, 4, 1, tau + b_ * 4);
+        lanes_store_one(out_tau, 4, 2, tau + b_ * 4);
+        lanes_store_one(out_tau, 4, 3, tau + b_ * 4);
+#else
         lanes_store(out_tau, 4, tau + b_ * 4);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -2237,9 +2412,23 @@ static void gravity_span(size_t count, const double *restrict q, double *restric
         lanes_t in_q[4];
         lanes_t out_g[4];
         lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_g[3] = lanes_splat(0.0);
+#endif
         gravity_lanes(in_q, out_g);
+#if ARM4_LANES == 2   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_g, 4, 0, 2, g + b_ * 4);
+        lanes_store_mask(out_g + 2, 1u, g + b_ * 4 + 2, 4);
+#elif ARM4_LANES == 4   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_g + 0, 7u, g + b_ * 4 + 0, 4);
+#elif ARM4_LANES == 8   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_g, 4, 0, g + b_ * 4);
+        lanes_store_one(out_g, 4, 1, g + b_ * 4);
+        lanes_store_one(out_g, 4, 2, g + b_ * 4);
+        lanes_zero(g + b_ * 4 + 3, 4, 1);
+#else
         lanes_store(out_g, 4, g + b_ * 4);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -2496,7 +2685,18 @@ static void slotine_li_span(size_t count, const double *restrict q, const double
         lanes_load(qd_r + b_ * 4, 4, in_qd_r);
         lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
         slotine_li_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_tau_sl);
+#if ARM4_LANES == 2   /* tau_sl back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_tau_sl, 4, 0, 4, tau_sl + b_ * 4);
+#elif ARM4_LANES == 4   /* tau_sl back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_tau_sl, 4, 0, 4, tau_sl + b_ * 4);
+#elif ARM4_LANES == 8   /* tau_sl back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_tau_sl, 4, 0, tau_sl + b_ * 4);
+        lanes_store_one(out_tau_sl, 4, 1, tau_sl + b_ * 4);
+        lanes_store_one(out_tau_sl, 4, 2, tau_sl + b_ * 4);
+        lanes_store_one(out_tau_sl, 4, 3, tau_sl + b_ * 4);
+#else
         lanes_store(out_tau_sl, 4, tau_sl + b_ * 4);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -3178,6 +3378,7 @@ static void regressor_span(size_t count, const double *restrict q, const double 
         lanes_load(qd + b_ * 4, 4, in_qd);
         lanes_load(qd_r + b_ * 4, 4, in_qd_r);
         lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Y[0] = lanes_splat(0.0);
         out_Y[1] = lanes_splat(0.0);
         out_Y[2] = lanes_splat(0.0);
@@ -3257,8 +3458,57 @@ static void regressor_span(size_t count, const double *restrict q, const double 
         out_Y[149] = lanes_splat(0.0);
         out_Y[150] = lanes_splat(0.0);
         out_Y[153] = lanes_splat(0.0);
+#endif
         regressor_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Y);
+#if ARM4_LANES == 2   /* Y back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y + b_ * 160 + 0, 160, 8);
+        lanes_store_mask(out_Y + 8, 2u, Y + b_ * 160 + 8, 160);
+        lanes_zero(Y + b_ * 160 + 10, 160, 4);
+        lanes_store_range(out_Y, 160, 14, 40, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 40, 160, 10);
+        lanes_store_mask(out_Y + 50, 2u, Y + b_ * 160 + 50, 160);
+        lanes_store_mask(out_Y + 52, 1u, Y + b_ * 160 + 52, 160);
+        lanes_store_range(out_Y, 160, 54, 80, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 80, 160, 20);
+        lanes_store_mask(out_Y + 100, 2u, Y + b_ * 160 + 100, 160);
+        lanes_store_mask(out_Y + 102, 1u, Y + b_ * 160 + 102, 160);
+        lanes_store_range(out_Y, 160, 104, 120, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 120, 160, 30);
+        lanes_store_mask(out_Y + 150, 2u, Y + b_ * 160 + 150, 160);
+        lanes_store_mask(out_Y + 152, 1u, Y + b_ * 160 + 152, 160);
+        lanes_store_range(out_Y, 160, 154, 160, Y + b_ * 160);
+#elif ARM4_LANES == 4   /* Y back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y + b_ * 160 + 0, 160, 8);
+        lanes_store_mask(out_Y + 8, 2u, Y + b_ * 160 + 8, 160);
+        lanes_store_mask(out_Y + 12, 12u, Y + b_ * 160 + 12, 160);
+        lanes_store_range(out_Y, 160, 16, 40, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 40, 160, 8);
+        lanes_store_mask(out_Y + 48, 8u, Y + b_ * 160 + 48, 160);
+        lanes_store_mask(out_Y + 52, 13u, Y + b_ * 160 + 52, 160);
+        lanes_store_range(out_Y, 160, 56, 80, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 80, 160, 20);
+        lanes_store_mask(out_Y + 100, 6u, Y + b_ * 160 + 100, 160);
+        lanes_store_range(out_Y, 160, 104, 120, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 120, 160, 28);
+        lanes_store_mask(out_Y + 148, 8u, Y + b_ * 160 + 148, 160);
+        lanes_store_mask(out_Y + 152, 13u, Y + b_ * 160 + 152, 160);
+        lanes_store_range(out_Y, 160, 156, 160, Y + b_ * 160);
+#elif ARM4_LANES == 8   /* Y back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y + b_ * 160 + 0, 160, 8);
+        lanes_store_mask(out_Y + 8, 194u, Y + b_ * 160 + 8, 160);
+        lanes_store_range(out_Y, 160, 16, 40, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 40, 160, 8);
+        lanes_store_mask(out_Y + 48, 216u, Y + b_ * 160 + 48, 160);
+        lanes_store_range(out_Y, 160, 56, 80, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 80, 160, 16);
+        lanes_store_mask(out_Y + 96, 96u, Y + b_ * 160 + 96, 160);
+        lanes_store_range(out_Y, 160, 104, 120, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 120, 160, 24);
+        lanes_store_mask(out_Y + 144, 128u, Y + b_ * 160 + 144, 160);
+        lanes_store_mask(out_Y + 152, 253u, Y + b_ * 160 + 152, 160);
+#else
         lanes_store(out_Y, 160, Y + b_ * 160);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -3622,7 +3872,18 @@ static void forward_dynamics_span(size_t count, const double *restrict q, const 
         lanes_load(qd + b_ * 4, 4, in_qd);
         lanes_load(tau + b_ * 4, 4, in_tau);
         forward_dynamics_lanes(in_q, in_qd, in_tau, out_qdd);
+#if ARM4_LANES == 2   /* qdd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_qdd, 4, 0, 4, qdd + b_ * 4);
+#elif ARM4_LANES == 4   /* qdd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_qdd, 4, 0, 4, qdd + b_ * 4);
+#elif ARM4_LANES == 8   /* qdd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_qdd, 4, 0, qdd + b_ * 4);
+        lanes_store_one(out_qdd, 4, 1, qdd + b_ * 4);
+        lanes_store_one(out_qdd, 4, 2, qdd + b_ * 4);
+        lanes_store_one(out_qdd, 4, 3, qdd + b_ * 4);
+#else
         lanes_store(out_qdd, 4, qdd + b_ * 4);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -3871,7 +4132,15 @@ static void mass_matrix_inverse_span(size_t count, const double *restrict q, dou
         lanes_t out_Minv[16];
         lanes_load(q + b_ * 4, 4, in_q);
         mass_matrix_inverse_lanes(in_q, out_Minv);
+#if ARM4_LANES == 2   /* Minv back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Minv, 16, 0, 16, Minv + b_ * 16);
+#elif ARM4_LANES == 4   /* Minv back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Minv, 16, 0, 16, Minv + b_ * 16);
+#elif ARM4_LANES == 8   /* Minv back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Minv, 16, 0, 16, Minv + b_ * 16);
+#else
         lanes_store(out_Minv, 16, Minv + b_ * 16);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -4391,16 +4660,58 @@ static void all_terms_span(size_t count, const double *restrict q, const double 
         lanes_t out_g[4];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_M[7] = lanes_splat(0.0);
         out_M[11] = lanes_splat(0.0);
         out_M[13] = lanes_splat(0.0);
         out_M[14] = lanes_splat(0.0);
         out_C[15] = lanes_splat(0.0);
         out_g[0] = lanes_splat(0.0);
+#endif
         all_terms_lanes(in_q, in_qd, out_M, out_C, out_g);
+#if ARM4_LANES == 2   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_M, 16, 0, 6, M + b_ * 16);
+        lanes_store_mask(out_M + 6, 1u, M + b_ * 16 + 6, 16);
+        lanes_store_range(out_M, 16, 8, 10, M + b_ * 16);
+        lanes_store_mask(out_M + 10, 1u, M + b_ * 16 + 10, 16);
+        lanes_store_mask(out_M + 12, 1u, M + b_ * 16 + 12, 16);
+        lanes_store_mask(out_M + 14, 2u, M + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_M, 16, 0, 4, M + b_ * 16);
+        lanes_store_mask(out_M + 4, 7u, M + b_ * 16 + 4, 16);
+        lanes_store_mask(out_M + 8, 7u, M + b_ * 16 + 8, 16);
+        lanes_store_mask(out_M + 12, 9u, M + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_M + 0, 127u, M + b_ * 16 + 0, 16);
+        lanes_store_mask(out_M + 8, 151u, M + b_ * 16 + 8, 16);
+#else
         lanes_store(out_M, 16, M + b_ * 16);
+#endif
+#if ARM4_LANES == 2   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 14, C + b_ * 16);
+        lanes_store_mask(out_C + 14, 1u, C + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 12, C + b_ * 16);
+        lanes_store_mask(out_C + 12, 7u, C + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 8, C + b_ * 16);
+        lanes_store_mask(out_C + 8, 127u, C + b_ * 16 + 8, 16);
+#else
         lanes_store(out_C, 16, C + b_ * 16);
+#endif
+#if ARM4_LANES == 2   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_g + 0, 2u, g + b_ * 4 + 0, 4);
+        lanes_store_range(out_g, 4, 2, 4, g + b_ * 4);
+#elif ARM4_LANES == 4   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_g + 0, 14u, g + b_ * 4 + 0, 4);
+#elif ARM4_LANES == 8   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(g + b_ * 4 + 0, 4, 1);
+        lanes_store_one(out_g, 4, 1, g + b_ * 4);
+        lanes_store_one(out_g, 4, 2, g + b_ * 4);
+        lanes_store_one(out_g, 4, 3, g + b_ * 4);
+#else
         lanes_store(out_g, 4, g + b_ * 4);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -5259,13 +5570,42 @@ static void inverse_dynamics_derivatives_span(size_t count, const double *restri
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
         lanes_load(qdd + b_ * 4, 4, in_qdd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_dtau_dq[0] = lanes_splat(0.0);
         out_dtau_dq[4] = lanes_splat(0.0);
         out_dtau_dq[8] = lanes_splat(0.0);
         out_dtau_dq[12] = lanes_splat(0.0);
+#endif
         inverse_dynamics_derivatives_lanes(in_q, in_qd, in_qdd, out_dtau_dq, out_dtau_dqd);
+#if ARM4_LANES == 2   /* dtau_dq back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_dtau_dq + 0, 2u, dtau_dq + b_ * 16 + 0, 16);
+        lanes_store_range(out_dtau_dq, 16, 2, 4, dtau_dq + b_ * 16);
+        lanes_store_mask(out_dtau_dq + 4, 2u, dtau_dq + b_ * 16 + 4, 16);
+        lanes_store_range(out_dtau_dq, 16, 6, 8, dtau_dq + b_ * 16);
+        lanes_store_mask(out_dtau_dq + 8, 2u, dtau_dq + b_ * 16 + 8, 16);
+        lanes_store_range(out_dtau_dq, 16, 10, 12, dtau_dq + b_ * 16);
+        lanes_store_mask(out_dtau_dq + 12, 2u, dtau_dq + b_ * 16 + 12, 16);
+        lanes_store_range(out_dtau_dq, 16, 14, 16, dtau_dq + b_ * 16);
+#elif ARM4_LANES == 4   /* dtau_dq back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_dtau_dq + 0, 14u, dtau_dq + b_ * 16 + 0, 16);
+        lanes_store_mask(out_dtau_dq + 4, 14u, dtau_dq + b_ * 16 + 4, 16);
+        lanes_store_mask(out_dtau_dq + 8, 14u, dtau_dq + b_ * 16 + 8, 16);
+        lanes_store_mask(out_dtau_dq + 12, 14u, dtau_dq + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* dtau_dq back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_dtau_dq + 0, 238u, dtau_dq + b_ * 16 + 0, 16);
+        lanes_store_mask(out_dtau_dq + 8, 238u, dtau_dq + b_ * 16 + 8, 16);
+#else
         lanes_store(out_dtau_dq, 16, dtau_dq + b_ * 16);
+#endif
+#if ARM4_LANES == 2   /* dtau_dqd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dtau_dqd, 16, 0, 16, dtau_dqd + b_ * 16);
+#elif ARM4_LANES == 4   /* dtau_dqd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dtau_dqd, 16, 0, 16, dtau_dqd + b_ * 16);
+#elif ARM4_LANES == 8   /* dtau_dqd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dtau_dqd, 16, 0, 16, dtau_dqd + b_ * 16);
+#else
         lanes_store(out_dtau_dqd, 16, dtau_dqd + b_ * 16);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -6082,11 +6422,25 @@ static void frame_placement_span(size_t count, const double *restrict q, double 
         lanes_t in_q[4];
         lanes_t out_oMf[16];
         lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_oMf[12] = lanes_splat(0.0);
         out_oMf[13] = lanes_splat(0.0);
         out_oMf[14] = lanes_splat(0.0);
+#endif
         frame_placement_lanes(in_q, out_oMf);
+#if ARM4_LANES == 2   /* oMf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_oMf, 16, 0, 12, oMf + b_ * 16);
+        lanes_zero(oMf + b_ * 16 + 12, 16, 2);
+        lanes_store_mask(out_oMf + 14, 2u, oMf + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* oMf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_oMf, 16, 0, 12, oMf + b_ * 16);
+        lanes_store_mask(out_oMf + 12, 8u, oMf + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* oMf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_oMf, 16, 0, 8, oMf + b_ * 16);
+        lanes_store_mask(out_oMf + 8, 143u, oMf + b_ * 16 + 8, 16);
+#else
         lanes_store(out_oMf, 16, oMf + b_ * 16);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -6293,13 +6647,37 @@ static void frame_jacobian_span(size_t count, const double *restrict q, double *
         lanes_t in_q[4];
         lanes_t out_J[24];
         lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_J[8] = lanes_splat(0.0);
         out_J[12] = lanes_splat(0.0);
         out_J[16] = lanes_splat(0.0);
         out_J[21] = lanes_splat(0.0);
         out_J[22] = lanes_splat(0.0);
+#endif
         frame_jacobian_lanes(in_q, out_J);
+#if ARM4_LANES == 2   /* J back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_J, 24, 0, 8, J + b_ * 24);
+        lanes_store_mask(out_J + 8, 2u, J + b_ * 24 + 8, 24);
+        lanes_store_range(out_J, 24, 10, 12, J + b_ * 24);
+        lanes_store_mask(out_J + 12, 2u, J + b_ * 24 + 12, 24);
+        lanes_store_range(out_J, 24, 14, 16, J + b_ * 24);
+        lanes_store_mask(out_J + 16, 2u, J + b_ * 24 + 16, 24);
+        lanes_store_range(out_J, 24, 18, 20, J + b_ * 24);
+        lanes_store_mask(out_J + 20, 1u, J + b_ * 24 + 20, 24);
+        lanes_store_mask(out_J + 22, 2u, J + b_ * 24 + 22, 24);
+#elif ARM4_LANES == 4   /* J back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_J, 24, 0, 8, J + b_ * 24);
+        lanes_store_mask(out_J + 8, 14u, J + b_ * 24 + 8, 24);
+        lanes_store_mask(out_J + 12, 14u, J + b_ * 24 + 12, 24);
+        lanes_store_mask(out_J + 16, 14u, J + b_ * 24 + 16, 24);
+        lanes_store_mask(out_J + 20, 9u, J + b_ * 24 + 20, 24);
+#elif ARM4_LANES == 8   /* J back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_J, 24, 0, 8, J + b_ * 24);
+        lanes_store_mask(out_J + 8, 238u, J + b_ * 24 + 8, 24);
+        lanes_store_mask(out_J + 16, 158u, J + b_ * 24 + 16, 24);
+#else
         lanes_store(out_J, 24, J + b_ * 24);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -6475,7 +6853,20 @@ static void center_of_mass_span(size_t count, const double *restrict q, double *
         lanes_t out_com[3];
         lanes_load(q + b_ * 4, 4, in_q);
         center_of_mass_lanes(in_q, out_com);
+#if ARM4_LANES == 2   /* com back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_com, 3, 0, 2, com + b_ * 3);
+        lanes_store_one(out_com, 3, 2, com + b_ * 3);
+#elif ARM4_LANES == 4   /* com back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_com, 3, 0, com + b_ * 3);
+        lanes_store_one(out_com, 3, 1, com + b_ * 3);
+        lanes_store_one(out_com, 3, 2, com + b_ * 3);
+#elif ARM4_LANES == 8   /* com back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_com, 3, 0, com + b_ * 3);
+        lanes_store_one(out_com, 3, 1, com + b_ * 3);
+        lanes_store_one(out_com, 3, 2, com + b_ * 3);
+#else
         lanes_store(out_com, 3, com + b_ * 3);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -6696,9 +7087,26 @@ static void com_jacobian_span(size_t count, const double *restrict q, double *re
         lanes_t in_q[4];
         lanes_t out_Jcom[12];
         lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Jcom[8] = lanes_splat(0.0);
+#endif
         com_jacobian_lanes(in_q, out_Jcom);
+#if ARM4_LANES == 2   /* Jcom back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Jcom, 12, 0, 8, Jcom + b_ * 12);
+        lanes_store_mask(out_Jcom + 8, 2u, Jcom + b_ * 12 + 8, 12);
+        lanes_store_range(out_Jcom, 12, 10, 12, Jcom + b_ * 12);
+#elif ARM4_LANES == 4   /* Jcom back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Jcom, 12, 0, 8, Jcom + b_ * 12);
+        lanes_store_mask(out_Jcom + 8, 14u, Jcom + b_ * 12 + 8, 12);
+#elif ARM4_LANES == 8   /* Jcom back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Jcom, 12, 0, 8, Jcom + b_ * 12);
+        lanes_zero(Jcom + b_ * 12 + 8, 12, 1);
+        lanes_store_one(out_Jcom, 12, 9, Jcom + b_ * 12);
+        lanes_store_one(out_Jcom, 12, 10, Jcom + b_ * 12);
+        lanes_store_one(out_Jcom, 12, 11, Jcom + b_ * 12);
+#else
         lanes_store(out_Jcom, 12, Jcom + b_ * 12);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -7117,9 +7525,25 @@ static void centroidal_map_span(size_t count, const double *restrict q, double *
         lanes_t in_q[4];
         lanes_t out_Ag[24];
         lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Ag[8] = lanes_splat(0.0);
+#endif
         centroidal_map_lanes(in_q, out_Ag);
+#if ARM4_LANES == 2   /* Ag back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Ag, 24, 0, 8, Ag + b_ * 24);
+        lanes_store_mask(out_Ag + 8, 2u, Ag + b_ * 24 + 8, 24);
+        lanes_store_range(out_Ag, 24, 10, 24, Ag + b_ * 24);
+#elif ARM4_LANES == 4   /* Ag back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Ag, 24, 0, 8, Ag + b_ * 24);
+        lanes_store_mask(out_Ag + 8, 14u, Ag + b_ * 24 + 8, 24);
+        lanes_store_range(out_Ag, 24, 12, 24, Ag + b_ * 24);
+#elif ARM4_LANES == 8   /* Ag back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Ag, 24, 0, 8, Ag + b_ * 24);
+        lanes_store_mask(out_Ag + 8, 254u, Ag + b_ * 24 + 8, 24);
+        lanes_store_range(out_Ag, 24, 16, 24, Ag + b_ * 24);
+#else
         lanes_store(out_Ag, 24, Ag + b_ * 24);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -7464,9 +7888,47 @@ static void centroidal_inertia_span(size_t count, const double *restrict q, doub
         lanes_t in_q[4];
         lanes_t out_Ig[36];
         lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Ig, 0, sizeof out_Ig);
+#endif
         centroidal_inertia_lanes(in_q, out_Ig);
+#if ARM4_LANES == 2   /* Ig back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Ig + 0, 1u, Ig + b_ * 36 + 0, 36);
+        lanes_zero(Ig + b_ * 36 + 2, 36, 4);
+        lanes_store_mask(out_Ig + 6, 2u, Ig + b_ * 36 + 6, 36);
+        lanes_zero(Ig + b_ * 36 + 8, 36, 6);
+        lanes_store_mask(out_Ig + 14, 1u, Ig + b_ * 36 + 14, 36);
+        lanes_zero(Ig + b_ * 36 + 16, 36, 4);
+        lanes_store_mask(out_Ig + 20, 2u, Ig + b_ * 36 + 20, 36);
+        lanes_store_range(out_Ig, 36, 22, 24, Ig + b_ * 36);
+        lanes_zero(Ig + b_ * 36 + 24, 36, 2);
+        lanes_store_mask(out_Ig + 26, 2u, Ig + b_ * 36 + 26, 36);
+        lanes_store_range(out_Ig, 36, 28, 30, Ig + b_ * 36);
+        lanes_zero(Ig + b_ * 36 + 30, 36, 2);
+        lanes_store_mask(out_Ig + 32, 2u, Ig + b_ * 36 + 32, 36);
+        lanes_store_range(out_Ig, 36, 34, 36, Ig + b_ * 36);
+#elif ARM4_LANES == 4   /* Ig back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Ig + 0, 1u, Ig + b_ * 36 + 0, 36);
+        lanes_store_mask(out_Ig + 4, 8u, Ig + b_ * 36 + 4, 36);
+        lanes_zero(Ig + b_ * 36 + 8, 36, 4);
+        lanes_store_mask(out_Ig + 12, 4u, Ig + b_ * 36 + 12, 36);
+        lanes_zero(Ig + b_ * 36 + 16, 36, 4);
+        lanes_store_mask(out_Ig + 20, 14u, Ig + b_ * 36 + 20, 36);
+        lanes_store_mask(out_Ig + 24, 8u, Ig + b_ * 36 + 24, 36);
+        lanes_store_mask(out_Ig + 28, 3u, Ig + b_ * 36 + 28, 36);
+        lanes_store_mask(out_Ig + 32, 14u, Ig + b_ * 36 + 32, 36);
+#elif ARM4_LANES == 8   /* Ig back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Ig + 0, 129u, Ig + b_ * 36 + 0, 36);
+        lanes_store_mask(out_Ig + 8, 64u, Ig + b_ * 36 + 8, 36);
+        lanes_store_mask(out_Ig + 16, 224u, Ig + b_ * 36 + 16, 36);
+        lanes_store_mask(out_Ig + 24, 56u, Ig + b_ * 36 + 24, 36);
+        lanes_zero(Ig + b_ * 36 + 32, 36, 1);
+        lanes_store_one(out_Ig, 36, 33, Ig + b_ * 36);
+        lanes_store_one(out_Ig, 36, 34, Ig + b_ * 36);
+        lanes_store_one(out_Ig, 36, 35, Ig + b_ * 36);
+#else
         lanes_store(out_Ig, 36, Ig + b_ * 36);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -7842,7 +8304,22 @@ static void centroidal_momentum_span(size_t count, const double *restrict q, con
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
         centroidal_momentum_lanes(in_q, in_qd, out_hg);
+#if ARM4_LANES == 2   /* hg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_hg, 6, 0, 6, hg + b_ * 6);
+#elif ARM4_LANES == 4   /* hg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_hg, 6, 0, 4, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 4, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 5, hg + b_ * 6);
+#elif ARM4_LANES == 8   /* hg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_hg, 6, 0, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 1, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 2, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 3, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 4, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 5, hg + b_ * 6);
+#else
         lanes_store(out_hg, 6, hg + b_ * 6);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -8314,7 +8791,22 @@ static void centroidal_bias_span(size_t count, const double *restrict q, const d
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
         centroidal_bias_lanes(in_q, in_qd, out_dhg);
+#if ARM4_LANES == 2   /* dhg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dhg, 6, 0, 6, dhg + b_ * 6);
+#elif ARM4_LANES == 4   /* dhg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dhg, 6, 0, 4, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 4, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 5, dhg + b_ * 6);
+#elif ARM4_LANES == 8   /* dhg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_dhg, 6, 0, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 1, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 2, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 3, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 4, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 5, dhg + b_ * 6);
+#else
         lanes_store(out_dhg, 6, dhg + b_ * 6);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -8526,7 +9018,22 @@ static void frame_velocity_span(size_t count, const double *restrict q, const do
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
         frame_velocity_lanes(in_q, in_qd, out_vf);
+#if ARM4_LANES == 2   /* vf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_vf, 6, 0, 6, vf + b_ * 6);
+#elif ARM4_LANES == 4   /* vf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_vf, 6, 0, 4, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 4, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 5, vf + b_ * 6);
+#elif ARM4_LANES == 8   /* vf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_vf, 6, 0, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 1, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 2, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 3, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 4, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 5, vf + b_ * 6);
+#else
         lanes_store(out_vf, 6, vf + b_ * 6);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -8801,7 +9308,22 @@ static void frame_acceleration_bias_span(size_t count, const double *restrict q,
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
         frame_acceleration_bias_lanes(in_q, in_qd, out_af);
+#if ARM4_LANES == 2   /* af back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_af, 6, 0, 6, af + b_ * 6);
+#elif ARM4_LANES == 4   /* af back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_af, 6, 0, 4, af + b_ * 6);
+        lanes_store_one(out_af, 6, 4, af + b_ * 6);
+        lanes_store_one(out_af, 6, 5, af + b_ * 6);
+#elif ARM4_LANES == 8   /* af back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_af, 6, 0, af + b_ * 6);
+        lanes_store_one(out_af, 6, 1, af + b_ * 6);
+        lanes_store_one(out_af, 6, 2, af + b_ * 6);
+        lanes_store_one(out_af, 6, 3, af + b_ * 6);
+        lanes_store_one(out_af, 6, 4, af + b_ * 6);
+        lanes_store_one(out_af, 6, 5, af + b_ * 6);
+#else
         lanes_store(out_af, 6, af + b_ * 6);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -9074,13 +9596,37 @@ static void frame_jacobian_dot_span(size_t count, const double *restrict q, cons
         lanes_t out_dJ[24];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_dJ[8] = lanes_splat(0.0);
         out_dJ[12] = lanes_splat(0.0);
         out_dJ[16] = lanes_splat(0.0);
         out_dJ[20] = lanes_splat(0.0);
         out_dJ[21] = lanes_splat(0.0);
+#endif
         frame_jacobian_dot_lanes(in_q, in_qd, out_dJ);
+#if ARM4_LANES == 2   /* dJ back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dJ, 24, 0, 8, dJ + b_ * 24);
+        lanes_store_mask(out_dJ + 8, 2u, dJ + b_ * 24 + 8, 24);
+        lanes_store_range(out_dJ, 24, 10, 12, dJ + b_ * 24);
+        lanes_store_mask(out_dJ + 12, 2u, dJ + b_ * 24 + 12, 24);
+        lanes_store_range(out_dJ, 24, 14, 16, dJ + b_ * 24);
+        lanes_store_mask(out_dJ + 16, 2u, dJ + b_ * 24 + 16, 24);
+        lanes_store_range(out_dJ, 24, 18, 20, dJ + b_ * 24);
+        lanes_zero(dJ + b_ * 24 + 20, 24, 2);
+        lanes_store_range(out_dJ, 24, 22, 24, dJ + b_ * 24);
+#elif ARM4_LANES == 4   /* dJ back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dJ, 24, 0, 8, dJ + b_ * 24);
+        lanes_store_mask(out_dJ + 8, 14u, dJ + b_ * 24 + 8, 24);
+        lanes_store_mask(out_dJ + 12, 14u, dJ + b_ * 24 + 12, 24);
+        lanes_store_mask(out_dJ + 16, 14u, dJ + b_ * 24 + 16, 24);
+        lanes_store_mask(out_dJ + 20, 12u, dJ + b_ * 24 + 20, 24);
+#elif ARM4_LANES == 8   /* dJ back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dJ, 24, 0, 8, dJ + b_ * 24);
+        lanes_store_mask(out_dJ + 8, 238u, dJ + b_ * 24 + 8, 24);
+        lanes_store_mask(out_dJ + 16, 206u, dJ + b_ * 24 + 16, 24);
+#else
         lanes_store(out_dJ, 24, dJ + b_ * 24);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -9570,6 +10116,7 @@ static void adaptation_term_span(size_t count, const double *restrict q, const d
         lanes_load(qd + b_ * 4, 4, in_qd);
         lanes_load(qd_r + b_ * 4, 4, in_qd_r);
         lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Yts[0] = lanes_splat(0.0);
         out_Yts[1] = lanes_splat(0.0);
         out_Yts[2] = lanes_splat(0.0);
@@ -9580,8 +10127,24 @@ static void adaptation_term_span(size_t count, const double *restrict q, const d
         out_Yts[7] = lanes_splat(0.0);
         out_Yts[8] = lanes_splat(0.0);
         out_Yts[10] = lanes_splat(0.0);
+#endif
         adaptation_term_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Yts);
+#if ARM4_LANES == 2   /* Yts back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Yts + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Yts + 8, 2u, Yts + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Yts + 10, 2u, Yts + b_ * 40 + 10, 40);
+        lanes_store_range(out_Yts, 40, 12, 40, Yts + b_ * 40);
+#elif ARM4_LANES == 4   /* Yts back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Yts + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Yts + 8, 10u, Yts + b_ * 40 + 8, 40);
+        lanes_store_range(out_Yts, 40, 12, 40, Yts + b_ * 40);
+#elif ARM4_LANES == 8   /* Yts back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Yts + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Yts + 8, 250u, Yts + b_ * 40 + 8, 40);
+        lanes_store_range(out_Yts, 40, 16, 40, Yts + b_ * 40);
+#else
         lanes_store(out_Yts, 40, Yts + b_ * 40);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -9773,7 +10336,18 @@ static void momentum_span(size_t count, const double *restrict q, const double *
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
         momentum_lanes(in_q, in_qd, out_p);
+#if ARM4_LANES == 2   /* p back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_p, 4, 0, 4, p + b_ * 4);
+#elif ARM4_LANES == 4   /* p back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_p, 4, 0, 4, p + b_ * 4);
+#elif ARM4_LANES == 8   /* p back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_p, 4, 0, p + b_ * 4);
+        lanes_store_one(out_p, 4, 1, p + b_ * 4);
+        lanes_store_one(out_p, 4, 2, p + b_ * 4);
+        lanes_store_one(out_p, 4, 3, p + b_ * 4);
+#else
         lanes_store(out_p, 4, p + b_ * 4);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -9954,9 +10528,23 @@ static void coriolis_transpose_product_span(size_t count, const double *restrict
         lanes_t out_CTv[4];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_CTv[0] = lanes_splat(0.0);
+#endif
         coriolis_transpose_product_lanes(in_q, in_qd, out_CTv);
+#if ARM4_LANES == 2   /* CTv back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_CTv + 0, 2u, CTv + b_ * 4 + 0, 4);
+        lanes_store_range(out_CTv, 4, 2, 4, CTv + b_ * 4);
+#elif ARM4_LANES == 4   /* CTv back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_CTv + 0, 14u, CTv + b_ * 4 + 0, 4);
+#elif ARM4_LANES == 8   /* CTv back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(CTv + b_ * 4 + 0, 4, 1);
+        lanes_store_one(out_CTv, 4, 1, CTv + b_ * 4);
+        lanes_store_one(out_CTv, 4, 2, CTv + b_ * 4);
+        lanes_store_one(out_CTv, 4, 3, CTv + b_ * 4);
+#else
         lanes_store(out_CTv, 4, CTv + b_ * 4);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -10103,7 +10691,15 @@ static void kinetic_energy_span(size_t count, const double *restrict q, const do
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
         kinetic_energy_lanes(in_q, in_qd, out_T);
+#if ARM4_LANES == 2   /* T back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_T, 1, 0, T + b_ * 1);
+#elif ARM4_LANES == 4   /* T back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_T, 1, 0, T + b_ * 1);
+#elif ARM4_LANES == 8   /* T back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_T, 1, 0, T + b_ * 1);
+#else
         lanes_store(out_T, 1, T + b_ * 1);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -10215,7 +10811,15 @@ static void potential_energy_span(size_t count, const double *restrict q, double
         lanes_t out_V[1];
         lanes_load(q + b_ * 4, 4, in_q);
         potential_energy_lanes(in_q, out_V);
+#if ARM4_LANES == 2   /* V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_V, 1, 0, V + b_ * 1);
+#elif ARM4_LANES == 4   /* V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_V, 1, 0, V + b_ * 1);
+#elif ARM4_LANES == 8   /* V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_V, 1, 0, V + b_ * 1);
+#else
         lanes_store(out_V, 1, V + b_ * 1);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -10437,9 +11041,75 @@ static void gravity_regressor_span(size_t count, const double *restrict q, doubl
         lanes_t in_q[4];
         lanes_t out_Y_g[160];
         lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Y_g, 0, sizeof out_Y_g);
+#endif
         gravity_regressor_lanes(in_q, out_Y_g);
+#if ARM4_LANES == 2   /* Y_g back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_g + b_ * 160 + 0, 160, 22);
+        lanes_store_mask(out_Y_g + 22, 2u, Y_g + b_ * 160 + 22, 160);
+        lanes_zero(Y_g + b_ * 160 + 24, 160, 6);
+        lanes_store_range(out_Y_g, 160, 30, 34, Y_g + b_ * 160);
+        lanes_zero(Y_g + b_ * 160 + 34, 160, 16);
+        lanes_store_mask(out_Y_g + 50, 2u, Y_g + b_ * 160 + 50, 160);
+        lanes_store_mask(out_Y_g + 52, 1u, Y_g + b_ * 160 + 52, 160);
+        lanes_zero(Y_g + b_ * 160 + 54, 160, 6);
+        lanes_store_range(out_Y_g, 160, 60, 62, Y_g + b_ * 160);
+        lanes_store_mask(out_Y_g + 62, 1u, Y_g + b_ * 160 + 62, 160);
+        lanes_zero(Y_g + b_ * 160 + 64, 160, 6);
+        lanes_store_range(out_Y_g, 160, 70, 74, Y_g + b_ * 160);
+        lanes_zero(Y_g + b_ * 160 + 74, 160, 26);
+        lanes_store_mask(out_Y_g + 100, 2u, Y_g + b_ * 160 + 100, 160);
+        lanes_store_mask(out_Y_g + 102, 1u, Y_g + b_ * 160 + 102, 160);
+        lanes_zero(Y_g + b_ * 160 + 104, 160, 6);
+        lanes_store_range(out_Y_g, 160, 110, 114, Y_g + b_ * 160);
+        lanes_zero(Y_g + b_ * 160 + 114, 160, 36);
+        lanes_store_mask(out_Y_g + 150, 2u, Y_g + b_ * 160 + 150, 160);
+        lanes_store_mask(out_Y_g + 152, 1u, Y_g + b_ * 160 + 152, 160);
+        lanes_zero(Y_g + b_ * 160 + 154, 160, 6);
+#elif ARM4_LANES == 4   /* Y_g back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_g + b_ * 160 + 0, 160, 20);
+        lanes_store_mask(out_Y_g + 20, 8u, Y_g + b_ * 160 + 20, 160);
+        lanes_zero(Y_g + b_ * 160 + 24, 160, 4);
+        lanes_store_mask(out_Y_g + 28, 12u, Y_g + b_ * 160 + 28, 160);
+        lanes_store_mask(out_Y_g + 32, 3u, Y_g + b_ * 160 + 32, 160);
+        lanes_zero(Y_g + b_ * 160 + 36, 160, 12);
+        lanes_store_mask(out_Y_g + 48, 8u, Y_g + b_ * 160 + 48, 160);
+        lanes_store_mask(out_Y_g + 52, 1u, Y_g + b_ * 160 + 52, 160);
+        lanes_zero(Y_g + b_ * 160 + 56, 160, 4);
+        lanes_store_mask(out_Y_g + 60, 7u, Y_g + b_ * 160 + 60, 160);
+        lanes_zero(Y_g + b_ * 160 + 64, 160, 4);
+        lanes_store_mask(out_Y_g + 68, 12u, Y_g + b_ * 160 + 68, 160);
+        lanes_store_mask(out_Y_g + 72, 3u, Y_g + b_ * 160 + 72, 160);
+        lanes_zero(Y_g + b_ * 160 + 76, 160, 24);
+        lanes_store_mask(out_Y_g + 100, 6u, Y_g + b_ * 160 + 100, 160);
+        lanes_zero(Y_g + b_ * 160 + 104, 160, 4);
+        lanes_store_mask(out_Y_g + 108, 12u, Y_g + b_ * 160 + 108, 160);
+        lanes_store_mask(out_Y_g + 112, 3u, Y_g + b_ * 160 + 112, 160);
+        lanes_zero(Y_g + b_ * 160 + 116, 160, 32);
+        lanes_store_mask(out_Y_g + 148, 8u, Y_g + b_ * 160 + 148, 160);
+        lanes_store_mask(out_Y_g + 152, 1u, Y_g + b_ * 160 + 152, 160);
+        lanes_zero(Y_g + b_ * 160 + 156, 160, 4);
+#elif ARM4_LANES == 8   /* Y_g back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_g + b_ * 160 + 0, 160, 16);
+        lanes_store_mask(out_Y_g + 16, 128u, Y_g + b_ * 160 + 16, 160);
+        lanes_store_mask(out_Y_g + 24, 192u, Y_g + b_ * 160 + 24, 160);
+        lanes_store_mask(out_Y_g + 32, 3u, Y_g + b_ * 160 + 32, 160);
+        lanes_zero(Y_g + b_ * 160 + 40, 160, 8);
+        lanes_store_mask(out_Y_g + 48, 24u, Y_g + b_ * 160 + 48, 160);
+        lanes_store_mask(out_Y_g + 56, 112u, Y_g + b_ * 160 + 56, 160);
+        lanes_store_mask(out_Y_g + 64, 192u, Y_g + b_ * 160 + 64, 160);
+        lanes_store_mask(out_Y_g + 72, 3u, Y_g + b_ * 160 + 72, 160);
+        lanes_zero(Y_g + b_ * 160 + 80, 160, 16);
+        lanes_store_mask(out_Y_g + 96, 96u, Y_g + b_ * 160 + 96, 160);
+        lanes_store_mask(out_Y_g + 104, 192u, Y_g + b_ * 160 + 104, 160);
+        lanes_store_mask(out_Y_g + 112, 3u, Y_g + b_ * 160 + 112, 160);
+        lanes_zero(Y_g + b_ * 160 + 120, 160, 24);
+        lanes_store_mask(out_Y_g + 144, 128u, Y_g + b_ * 160 + 144, 160);
+        lanes_store_mask(out_Y_g + 152, 1u, Y_g + b_ * 160 + 152, 160);
+#else
         lanes_store(out_Y_g, 160, Y_g + b_ * 160);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -10650,6 +11320,7 @@ static void kinetic_energy_regressor_span(size_t count, const double *restrict q
         lanes_t out_Y_T[40];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Y_T[0] = lanes_splat(0.0);
         out_Y_T[1] = lanes_splat(0.0);
         out_Y_T[2] = lanes_splat(0.0);
@@ -10663,8 +11334,25 @@ static void kinetic_energy_regressor_span(size_t count, const double *restrict q
         out_Y_T[11] = lanes_splat(0.0);
         out_Y_T[12] = lanes_splat(0.0);
         out_Y_T[13] = lanes_splat(0.0);
+#endif
         kinetic_energy_regressor_lanes(in_q, in_qd, out_Y_T);
+#if ARM4_LANES == 2   /* Y_T back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_T + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Y_T + 8, 2u, Y_T + b_ * 40 + 8, 40);
+        lanes_zero(Y_T + b_ * 40 + 10, 40, 4);
+        lanes_store_range(out_Y_T, 40, 14, 40, Y_T + b_ * 40);
+#elif ARM4_LANES == 4   /* Y_T back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_T + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Y_T + 8, 2u, Y_T + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Y_T + 12, 12u, Y_T + b_ * 40 + 12, 40);
+        lanes_store_range(out_Y_T, 40, 16, 40, Y_T + b_ * 40);
+#elif ARM4_LANES == 8   /* Y_T back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_T + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Y_T + 8, 194u, Y_T + b_ * 40 + 8, 40);
+        lanes_store_range(out_Y_T, 40, 16, 40, Y_T + b_ * 40);
+#else
         lanes_store(out_Y_T, 40, Y_T + b_ * 40);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -10818,9 +11506,42 @@ static void potential_energy_regressor_span(size_t count, const double *restrict
         lanes_t in_q[4];
         lanes_t out_Y_V[40];
         lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Y_V, 0, sizeof out_Y_V);
+#endif
         potential_energy_regressor_lanes(in_q, out_Y_V);
+#if ARM4_LANES == 2   /* Y_V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Y_V + 0, 1u, Y_V + b_ * 40 + 0, 40);
+        lanes_store_mask(out_Y_V + 2, 2u, Y_V + b_ * 40 + 2, 40);
+        lanes_zero(Y_V + b_ * 40 + 4, 40, 6);
+        lanes_store_range(out_Y_V, 40, 10, 12, Y_V + b_ * 40);
+        lanes_store_mask(out_Y_V + 12, 1u, Y_V + b_ * 40 + 12, 40);
+        lanes_zero(Y_V + b_ * 40 + 14, 40, 6);
+        lanes_store_range(out_Y_V, 40, 20, 22, Y_V + b_ * 40);
+        lanes_store_mask(out_Y_V + 22, 1u, Y_V + b_ * 40 + 22, 40);
+        lanes_zero(Y_V + b_ * 40 + 24, 40, 6);
+        lanes_store_range(out_Y_V, 40, 30, 34, Y_V + b_ * 40);
+        lanes_zero(Y_V + b_ * 40 + 34, 40, 6);
+#elif ARM4_LANES == 4   /* Y_V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Y_V + 0, 9u, Y_V + b_ * 40 + 0, 40);
+        lanes_zero(Y_V + b_ * 40 + 4, 40, 4);
+        lanes_store_mask(out_Y_V + 8, 12u, Y_V + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Y_V + 12, 1u, Y_V + b_ * 40 + 12, 40);
+        lanes_zero(Y_V + b_ * 40 + 16, 40, 4);
+        lanes_store_mask(out_Y_V + 20, 7u, Y_V + b_ * 40 + 20, 40);
+        lanes_zero(Y_V + b_ * 40 + 24, 40, 4);
+        lanes_store_mask(out_Y_V + 28, 12u, Y_V + b_ * 40 + 28, 40);
+        lanes_store_mask(out_Y_V + 32, 3u, Y_V + b_ * 40 + 32, 40);
+        lanes_zero(Y_V + b_ * 40 + 36, 40, 4);
+#elif ARM4_LANES == 8   /* Y_V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Y_V + 0, 9u, Y_V + b_ * 40 + 0, 40);
+        lanes_store_mask(out_Y_V + 8, 28u, Y_V + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Y_V + 16, 112u, Y_V + b_ * 40 + 16, 40);
+        lanes_store_mask(out_Y_V + 24, 192u, Y_V + b_ * 40 + 24, 40);
+        lanes_store_mask(out_Y_V + 32, 3u, Y_V + b_ * 40 + 32, 40);
+#else
         lanes_store(out_Y_V, 40, Y_V + b_ * 40);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
@@ -10997,9 +11718,38 @@ static void gravity_power_regressor_span(size_t count, const double *restrict q,
         lanes_t out_Y_Vdot[40];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Y_Vdot, 0, sizeof out_Y_Vdot);
+#endif
         gravity_power_regressor_lanes(in_q, in_qd, out_Y_Vdot);
+#if ARM4_LANES == 2   /* Y_Vdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_Vdot + b_ * 40 + 0, 40, 10);
+        lanes_store_mask(out_Y_Vdot + 10, 2u, Y_Vdot + b_ * 40 + 10, 40);
+        lanes_store_range(out_Y_Vdot, 40, 12, 14, Y_Vdot + b_ * 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 14, 40, 6);
+        lanes_store_range(out_Y_Vdot, 40, 20, 24, Y_Vdot + b_ * 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 24, 40, 6);
+        lanes_store_range(out_Y_Vdot, 40, 30, 34, Y_Vdot + b_ * 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 34, 40, 6);
+#elif ARM4_LANES == 4   /* Y_Vdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_Vdot + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Y_Vdot + 8, 8u, Y_Vdot + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Y_Vdot + 12, 3u, Y_Vdot + b_ * 40 + 12, 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 16, 40, 4);
+        lanes_store_range(out_Y_Vdot, 40, 20, 24, Y_Vdot + b_ * 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 24, 40, 4);
+        lanes_store_mask(out_Y_Vdot + 28, 12u, Y_Vdot + b_ * 40 + 28, 40);
+        lanes_store_mask(out_Y_Vdot + 32, 3u, Y_Vdot + b_ * 40 + 32, 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 36, 40, 4);
+#elif ARM4_LANES == 8   /* Y_Vdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_Vdot + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Y_Vdot + 8, 56u, Y_Vdot + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Y_Vdot + 16, 240u, Y_Vdot + b_ * 40 + 16, 40);
+        lanes_store_mask(out_Y_Vdot + 24, 192u, Y_Vdot + b_ * 40 + 24, 40);
+        lanes_store_mask(out_Y_Vdot + 32, 3u, Y_Vdot + b_ * 40 + 32, 40);
+#else
         lanes_store(out_Y_Vdot, 40, Y_Vdot + b_ * 40);
+#endif
     }
 #endif
     for (; b_ < count; ++b_) {
