@@ -12,8 +12,8 @@ time, rows padded to whole vectors of PATH_ALIGN), the NumPy solve over whole ro
    and leaves (3n = 45, padded to 48), and a quadruped on a free-flyer (3n = 48: no padding) with two contacts on
    one leg and a flat (6d) contact. Slow (CI's budget, 4-7 s each): the review's scratch cases (a fixed
    tree, a 22-joint quadruped with six mixed contacts, a fixed chain) and a flat contact on the floating torso.
-3. A finding of 2. (xfail, not strict: whether the miss shows depends on the generated code's rounding): a
-   dependent pair of point contacts that the 1e-13 pivot test lets through.
+3. A finding of 2.: a dependent pair of point contacts that a pivot test at 1e-13 of the diagonal let
+   through (a pivot of 2.9e-12 of its diagonal after an earlier one of 1.5e-4); CONTACT_PIVOT is 1e-10.
 """
 from __future__ import annotations
 
@@ -246,8 +246,6 @@ def test_the_fast_cases_cover_padded_and_unpadded_rows():
     assert rest["fftree9"] != 0 and rest["quad10"] == 0, rest
 
 
-@pytest.mark.xfail(strict=False, reason="CONTACT_PIVOT 1e-13 is below the pivot's rounding here (2.9e-12 / diagonal "
-                   "after an earlier pivot of 1.5e-4): a dependent set passes as regular; 1e-10 catches it")
 def test_a_dependent_pair_of_contacts_raises_SingularContactError(packages):
     """link7's frame is on its joint's axis, so its point moves with its parent link3: the two point contacts
     constrain 6 rows of one rigid body's 6 velocities with rank 5 (Jc_a rank-deficient in every state). Found
