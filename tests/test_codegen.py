@@ -340,6 +340,38 @@ def test_update_variants_write_exactly_the_entries_that_can_be_nonzero(systems):
             assert (~written).sum() > size // 2, f"{f}_update wrote {written.sum()} of {size} entries"
 
 
+def test_a_sparse_output_is_zeroed_run_by_run_and_the_function_still_writes_every_entry(systems):
+    """An output of 256 entries or more whose zeros form few runs is zeroed run by run (a memset a
+    run, a store for runs under 4) before its nonzeros, not whole: from a buffer of NaN the full
+    function gives the NumPy module's result, entry for entry (tree7, seed 13)."""
+    import ctypes
+    import re
+
+    from symgen.codegen.files import _zero_runs
+
+    assert _zero_runs(300, [(k, None) for k in (3, 4, 10, 299)]) == [(0, 3), (5, 5), (11, 288)]
+    assert _zero_runs(100, [(0, None)]) is None                                     # small: one memset
+    assert _zero_runs(600, [(k, None) for k in range(0, 600, 2)]) is None           # 300 runs
+    robot, pkg = systems["tree7"]
+    name = Path(pkg.__file__).parent.name
+    source = (Path(pkg.__file__).parent / f"{name}.c").read_text()
+    lib = ctypes.CDLL(str(next(Path(pkg.__file__).parent.glob("_*_ext*.so"))))
+    P = ctypes.POINTER(ctypes.c_double)
+    rng = np.random.default_rng(13)
+    by_runs = []
+    for f in support.FUNCTIONS:
+        wrapper = re.search(rf"\nvoid {name}_{f}\(.*?\n}}\n", source, re.S)
+        if not (wrapper and re.search(r"memset\(\w+ \+ \d+, 0", wrapper.group(0))):
+            continue
+        by_runs.append(f)
+        args = [rng.uniform(0, 6, robot.n) for _ in range(support.ARITY[f])]
+        out = np.full(support.output_size(f, robot), np.nan)
+        getattr(lib, f"{name}_{f}")(*(a.ctypes.data_as(P) for a in args), out.ctypes.data_as(P))
+        expected = np.ravel(getattr(pkg.numpy, f)(*args))
+        np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12, err_msg=f"{f} from NaN (seed 13)")
+    assert by_runs, "no function of tree7 zeroes its output run by run"
+
+
 @pytest.mark.parametrize("kind", ["serial", "tree"])
 def test_work_array_variant_of_a_function_in_parts_gives_the_same_values(paper_systems, kind):
     """NAME_f_update_work(inputs, out, work): the caller's work array (size in the header)

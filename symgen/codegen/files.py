@@ -61,6 +61,34 @@ def _zeros_to_store(size, entries):
     return zeros if 2 * len(zeros) < size else None
 
 
+#: a sparse output with at most this many runs of zeros (and at most 16 zeros in runs shorter than 4)
+#: zeroes only those runs (a memset of a run of 4 or more, a store each below), not the whole output
+#: before its nonzeros overwrite part of it
+ZERO_RUNS_MAX = 64
+#: ... and has at least this many entries (2 KB): below, one memset costs about what the runs do
+ZERO_RUNS_MIN_SIZE = 256
+
+
+def _zero_runs(size, entries):
+    """The runs of zero entries (start, length) of an output that :func:`_zeros_to_store` leaves to
+    a memset, when there are at most ZERO_RUNS_MAX; None otherwise (a memset of the whole). solo12's
+    regressor (1,568 of 2,340 entries zero, 55 runs): 806 -> 764 ns a call (min, one process)."""
+    if size < ZERO_RUNS_MIN_SIZE:                                    # one memset of a small output
+        return None
+    nonzero = {k for k, _ in entries}
+    runs, k = [], 0
+    while k < size:
+        if k in nonzero:
+            k += 1
+            continue
+        start = k
+        while k < size and k not in nonzero:
+            k += 1
+        runs.append((start, k - start))
+    short = sum(length for _, length in runs if length < 4)         # zeroed by a store each
+    return runs if len(runs) <= ZERO_RUNS_MAX and short <= 16 else None
+
+
 def _output_context(out, entries, pypr, loop_values=None) -> dict:
     size = 1
     for d in out.shape:
@@ -70,7 +98,8 @@ def _output_context(out, entries, pypr, loop_values=None) -> dict:
     return {
         "name": out.name, "size": size, "shape": tuple(out.shape), "shape_literal": repr(tuple(out.shape)),
         # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
-        "zeros": _zeros_to_store(size, entries), "nonzero": len(entries),
+        "zeros": _zeros_to_store(size, entries), "zero_runs": _zero_runs(size, entries),
+        "nonzero": len(entries),
         "index_literal": repr([k for k, _ in entries]), "index": [k for k, _ in entries],
         # the batch's lanes copy: per width, how its vectors go back to the packed states (zero
         # entries stored there, not in the vectors); other widths zero them one by one or by memset
