@@ -167,6 +167,5 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
     out["qdd0"] = qdd0
     out["rc"] = -gamma - Jc @ qdd0
     out["Dinv"] = bk.zeros(n)                                          # an array, like every output
-    for k in range(n):
-        out["Dinv"][k] = Dinv[k]
+    out["Dinv"][:] = Dinv
     return out

@@ -21,7 +21,7 @@ from .casadi_target import casadi_context, source_name
 from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
-from .lanes import store_plans
+from .lanes import store_plan, store_plans
 from ..quantities.contact import package_context as contact_context
 from .printers import CPrinter, PyPrinter
 from .render import lane_expr, render
@@ -53,10 +53,10 @@ def _comments(robot, assignments):
     return out
 
 
-def _zeros_to_store(size, entries):
-    """The flat indices of the zero entries, when storing them one by one beats a memset of
-    the whole output (fewer than half the entries are zero); None otherwise."""
-    nonzero = {k for k, _ in entries}
+def _zeros_to_store(size, nonzero):
+    """The flat indices of the zero entries (``nonzero``: the set of the others), when storing
+    them one by one beats a memset of the whole output (fewer than half the entries are zero);
+    None otherwise."""
     zeros = [k for k in range(size) if k not in nonzero]
     return zeros if 2 * len(zeros) < size else None
 
@@ -69,22 +69,14 @@ ZERO_RUNS_MAX = 64
 ZERO_RUNS_MIN_SIZE = 256
 
 
-def _zero_runs(size, entries):
-    """The runs of zero entries (start, length) of an output that :func:`_zeros_to_store` leaves to
-    a memset, when there are at most ZERO_RUNS_MAX; None otherwise (a memset of the whole). solo12's
-    regressor (1,568 of 2,340 entries zero, 55 runs): 806 -> 764 ns a call (min, one process)."""
+def _zero_runs(size, nonzero):
+    """The runs of zero entries (start, length) of a sparse output (one :func:`_zeros_to_store`
+    leaves to a memset), when there are at most ZERO_RUNS_MAX: the "zero" steps of the batch's
+    store plan for one lane; None otherwise (a memset of the whole). solo12's regressor (1,568 of
+    2,340 entries zero, 55 runs): 806 -> 764 ns a call (min, one process)."""
     if size < ZERO_RUNS_MIN_SIZE:                                    # one memset of a small output
         return None
-    nonzero = {k for k, _ in entries}
-    runs, k = [], 0
-    while k < size:
-        if k in nonzero:
-            k += 1
-            continue
-        start = k
-        while k < size and k not in nonzero:
-            k += 1
-        runs.append((start, k - start))
+    runs = [(start, count) for kind, start, count in store_plan(size, nonzero, 1) if kind == "zero"]
     short = sum(length for _, length in runs if length < 4)         # zeroed by a store each
     return runs if len(runs) <= ZERO_RUNS_MAX and short <= 16 else None
 
@@ -95,16 +87,18 @@ def _output_context(out, entries, pypr, loop_values=None) -> dict:
         size *= d
     if loop_values:                 # a loop's target: the loops write every entry
         entries = [(k, None) for k in range(size)]
+    index = [k for k, _ in entries]
+    nonzero = set(index)
+    # a mostly dense output gets its few zeros stored one by one (also in the batch's lanes copy of
+    # widths without a store plan), a sparse one a memset of its zero runs or of the whole first
+    zeros = _zeros_to_store(size, nonzero)
     return {
         "name": out.name, "size": size, "shape": tuple(out.shape), "shape_literal": repr(tuple(out.shape)),
-        # a mostly dense output gets its few zeros stored one by one, a sparse one a memset first
-        "zeros": _zeros_to_store(size, entries), "zero_runs": _zero_runs(size, entries),
-        "nonzero": len(entries),
-        "index_literal": repr([k for k, _ in entries]), "index": [k for k, _ in entries],
+        "zeros": zeros, "zero_runs": _zero_runs(size, nonzero) if zeros is None else None,
+        "nonzero": len(entries), "index_literal": repr(index), "index": index,
         # the batch's lanes copy: per width, how its vectors go back to the packed states (zero
-        # entries stored there, not in the vectors); other widths zero them one by one or by memset
-        "lanes_plans": store_plans(size, [k for k, _ in entries]),
-        "lanes_zeros": _zeros_to_store(size, entries),
+        # entries stored there, not in the vectors)
+        "lanes_plans": store_plans(size, nonzero),
         "py_values": loop_values or [pypr.doprint(e) for _, e in entries],
     }
 
