@@ -23,6 +23,7 @@ import numpy as np
 from ..axisymmetric import turns
 from ..model import GRAVITY
 from ..spatial import cross, factor_B, skew
+from .rnea import _motion_down
 from .slotine_li import reference_sweep
 
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
@@ -172,14 +173,11 @@ def carry_motion(robot, Xup, i, m, bk, name):
     """iX_p(i) m for a motion vector m of body i's parent: for a revolute joint, whose transform is
     [E 0; -E (r x) E] with r its constant origin in the parent, as [E w; E (l - r x w)] (27
     operations for the lower half where the 6 x 6 product takes 33, and -E (r x) never formed);
-    else the product with Xup[i]. ``l - r x w`` is named ``{name}``."""
-    body = robot.bodies[i]
-    if body.joint_type == "prismatic" or robot.is_free(i) or robot.in_group(i) or not turns(robot, i):
+    else the product with Xup[i] (the RNEA's :func:`~.rnea._motion_down`, a joint that does not turn
+    its body kept whole). ``l - r x w`` is named ``{name}``."""
+    if not turns(robot, i):
         return Xup[i] @ m
-    E, out = Xup[i][:3, :3], bk.zeros(6)
-    out[:3] = E @ m[:3]
-    out[3:] = E @ bk.bind(m[3:] - cross(bk.const(body.translation), m[:3], bk), name, i)
-    return out
+    return _motion_down(robot, Xup, i, m, bk, name)
 
 
 def subspace_in(robot, Xup, Phi, i, j, carried, bk):

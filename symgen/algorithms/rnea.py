@@ -64,15 +64,17 @@ def _offset(robot, i):
     return np.array(robot.bodies[i].translation)        # Xtree = plux(E, r), r the joint's origin
 
 
-def _motion_down(robot, Xup, i, m, bk):
-    """iXp m, the parent's motion in body i's frame: [E w; E (v - r x w)] (see :func:`_force_up`)."""
+def _motion_down(robot, Xup, i, m, bk, name=None):
+    """iXp m, the parent's motion in body i's frame: [E w; E (v - r x w)] (see :func:`_force_up`;
+    ``v - r x w`` named ``name`` when given)."""
     r = _offset(robot, i)
     if r is None:
         return Xup[i] @ m
     E = Xup[i][:3, :3]
     out = bk.zeros(6)
     out[:3] = E @ m[:3]
-    out[3:] = E @ (m[3:] - cross(bk.const(r), m[:3], bk))
+    lower = m[3:] - cross(bk.const(r), m[:3], bk)
+    out[3:] = E @ (lower if name is None else bk.bind(lower, name, i))
     return out
 
 
