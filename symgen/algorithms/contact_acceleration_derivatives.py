@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from ..kinematics import base_placement
 from ..spatial import cross, cross_motion
-from .contact import ROWS
+from .contact import ROWS, contact_supports
 from .frames import _ground_bodies
 
 
@@ -78,10 +78,9 @@ def contact_acceleration_partials(robot, q, frames, kinds, sweep, bk):
     m = len(rows)
     Jc, dJ, Aq, Av = bk.zeros((m, n)), bk.zeros((m, n, n)), bk.zeros((m, n)), bk.zeros((m, n))
     row0 = 0
-    for f, (frame, kind) in enumerate(zip(frames, kinds)):
+    for f, (frame, kind, support) in enumerate(zip(frames, kinds, contact_supports(robot, frames))):
         count = len(ROWS[kind])
         b = frame.body
-        support = sorted(robot.ancestors(b)) if b >= 0 else []
         if support:
             pf = bk.bind(pg[b] + Rg[b] @ bk.const(robot.z_turns[b].T @ frame.translation), f"pg{f}", b)
             for k in support:                       # the Jacobian column [u_k; w_k] from the sweep's Phi_k
