@@ -178,3 +178,15 @@ def test_bench_compare_times_another_build_beside_the_package(panda):
     row = times["inverse_dynamics"]
     assert {"jax", "jax (compare)", "numpy", "jax, min", "jax (compare), min"} <= set(row), row
     assert all(v > 0 for v in row.values()) and same, row
+
+
+def test_a_caller_may_pass_the_runtime_one_itself(panda):
+    """``_one``, the runtime 1.0 a fused function divides its kept temps by, passed by the caller
+    is taken (it was a duplicate keyword of the jit's own) and gives the same values."""
+    _, pkg = panda
+    rng = np.random.default_rng(SEED + 2)
+    q, qd, qdd = (rng.uniform(-2.0, 2.0, pkg.nv) for _ in range(3))
+    with enable_x64(True):
+        plain = np.asarray(pkg.jax.inverse_dynamics(q, qd, qdd))
+        given = np.asarray(pkg.jax.inverse_dynamics(q, qd, qdd, _one=1.0))
+    assert np.array_equal(plain, given), f"seed {SEED + 2}"
