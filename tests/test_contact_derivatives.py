@@ -118,6 +118,22 @@ def test_contact_dynamics_derivatives_match_pinocchio_on_small_robots(fast, labe
 
 
 @pytest.mark.pinocchio
+def test_a_tree_with_ball_and_planar_joints_takes_the_forward_mode_route_and_matches_pinocchio(pin, tmp_path_factory):
+    """Joints of several velocities inside the tree (a spherical and a planar one below the
+    free-flyer): contact_partials takes the contact rows' partials by forward mode, not the closed
+    forms (which every other robot here takes), and still matches Pinocchio (seed 3107)."""
+    from symgen.algorithms.contact_acceleration_derivatives import applies
+    from symgen.pinocchio_oracle import pin_model_of
+    from test_joint_models import mixed_tree
+
+    robot = mixed_tree(7, size=6)
+    assert not applies(robot) and {j.kind for j in robot.joint_models} >= {"spherical", "planar"}
+    contacts = tuple((f, "3d") for f in robot.leaf_links[:2])
+    case = _case(pin, tmp_path_factory, "ballcdd", robot, pin_model_of(robot), contacts)
+    _check(*case, "ball", seed=3107)
+
+
+@pytest.mark.pinocchio
 def test_batches_match_one_state_calls_and_the_generated_terms_match_the_reference(fast):
     robot, _, pkg = fast["biped"]
     seed = 3200
