@@ -33,15 +33,25 @@ SEED = 2026
 FLOATING = ("M", "C", "tau", "g", "J")
 
 
-def _build(robot, out, name, quantities=None):
-    opts = BuildOptions(targets=("numpy", "c", "jax"), compile=False,
+def _build(robot, out, name, quantities=None, compile=True):
+    """compile: the C too, and with it the XLA FFI library, which the JAX functions then call on
+    this CPU for float64 (their own jax code for derivatives and float32); else their own code only."""
+    opts = BuildOptions(targets=("numpy", "c", "jax"), compile=compile,
                         **({"quantities": quantities} if quantities else {}))
-    return import_package(build(robot, out, name=name, opts=opts).path)
+    pkg = import_package(build(robot, out, name=name, opts=opts).path)
+    assert (pkg.jax._XLA is not None) == compile and len(pkg.jax.XLA_FUNCTIONS) == len(_functions(pkg)), name
+    return pkg
 
 
 @pytest.fixture(scope="module")
 def arm4(tmp_path_factory):
     return _build(load_urdf(ARM4), tmp_path_factory.mktemp("jax"), "arm4")
+
+
+@pytest.fixture(scope="module")
+def arm4_own(tmp_path_factory):
+    """arm4 without the C: the JAX functions' own code on the CPU too (what a GPU runs)."""
+    return _build(load_urdf(ARM4), tmp_path_factory.mktemp("jaxown"), "arm4", compile=False)
 
 
 @pytest.fixture(scope="module")
@@ -108,10 +118,11 @@ def _check_functions(pkg, robot, leads, names=None):
                 _assert_equal(got, want, 1e-12, f"{robot} {f} batch shape {lead}")
 
 
-@pytest.mark.parametrize("robot", ["arm4", "floating", "mimic"])
+@pytest.mark.parametrize("robot", ["arm4", "arm4_own", "floating", "mimic"])
 def test_every_function_equals_numpy_batch_and_one_state(robot, request):
-    """float64: every function on a batch of shape (2, 3) as leading axes (the batch path, a
-    jax.vmap), and the ONE_STATE ones on one state."""
+    """float64: every function on a batch of shape (2, 3) as leading axes (the batch path: the
+    package's C through XLA's FFI, or without it, arm4_own, a jax.vmap), and the ONE_STATE ones on
+    one state."""
     _check_functions(request.getfixturevalue(robot), robot, ((2, 3), ()), ONE_STATE)
 
 

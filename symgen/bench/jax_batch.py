@@ -94,25 +94,38 @@ def warm_calls(pkg, batch: int, threads: int, functions=None) -> tuple:
     return (out[0][0], out[1][0], out[0][1], out[1][1])
 
 
-def jax_module_of(folder):
+def jax_module_of(folder, own=False):
     """The JAX module of another package folder (``NAME_jax.py``, which imports jax only), loaded
-    under a name of its own so that it sits beside the package under test in one process."""
+    under a name of its own so that it sits beside the package under test in one process; ``own``:
+    without its XLA library (SYMGEN_JAX_XLA=0 while it loads), so its own jax code runs on a CPU too."""
     import importlib.util
 
     folder = Path(folder).resolve()
-    spec = importlib.util.spec_from_file_location(f"_compare_{folder.name}_jax", folder / f"{folder.name}_jax.py")
+    spec = importlib.util.spec_from_file_location(f"_compare_{folder.name}_jax{'_own' if own else ''}",
+                                                  folder / f"{folder.name}_jax.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    before = os.environ.get("SYMGEN_JAX_XLA")
+    os.environ["SYMGEN_JAX_XLA"] = "0" if own else (before or "1")
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if before is None:
+            del os.environ["SYMGEN_JAX_XLA"]
+        else:
+            os.environ["SYMGEN_JAX_XLA"] = before
     return module
 
 
 def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urdf=None, compare=None) -> dict:
     """{function: {method: microseconds per state}} in a batch of ``batch`` states; ``compare``: the
-    JAX module of another build of the robot (``jax_module_of``), timed as "jax (compare)"."""
+    JAX module of another build of the robot (``jax_module_of``), timed as "jax (compare)". When the
+    package's JAX functions run its C through XLA's FFI ("jax"), the same module's own jax code is
+    timed beside them as "jax (own code)" (what a GPU, float32 and the derivatives run)."""
     import jax
     import jax.numpy as jnp
 
     results = {}
+    own = jax_module_of(Path(pkg.__file__).parent, own=True) if pkg.jax._XLA else None
     adam = None
     if adam_urdf:
         try:
@@ -125,6 +138,8 @@ def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urd
         jargs = [jnp.asarray(a) for a in args]
         fns = {"jax": lambda: jax.block_until_ready(getattr(pkg.jax, f)(*jargs)),
                "numpy": lambda: getattr(pkg.numpy, f)(*args)}
+        if own is not None:
+            fns["jax (own code)"] = lambda: jax.block_until_ready(getattr(own, f)(*jargs))
         if compare is not None:
             fns["jax (compare)"] = lambda: jax.block_until_ready(getattr(compare, f)(*jargs))
         if pkg.c is not None:
@@ -222,7 +237,9 @@ def main(argv=None) -> int:
         print(f"{a.package}: built without --target jax", file=sys.stderr)
         return 2
     report = {"jax": jax.__version__, "devices": [str(d) for d in jax.devices()], "batch": a.batch,
-              "x64": a.x64}
+              "x64": a.x64, "xla_ffi": pkg.jax._XLA is not None}
+    print("jax: " + ("the package's C through XLA's FFI on the CPU (float64), its own jax code as 'jax (own code)'"
+                     if report["xla_ffi"] else "the module's own jax code"))
     if a.cache:
         jax.config.update("jax_compilation_cache_dir", a.cache)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)

@@ -17,10 +17,11 @@ from .. import quantities as Q
 from ..errors import BuildError, OptionError
 from ..model import GRAVITY
 from . import Progress
+from . import xla_target
 from .casadi_target import library_name, source_name
 from .files import generate
 from .names import comment_text, identifier
-from .compile import compile_extension
+from .compile import compile_extension, extension_name
 from .package import import_package, prepare_output, write_package  # noqa: F401  (import_package: public)
 from .worker import print_sweep, run_sweeps
 
@@ -210,8 +211,11 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
             t = time.perf_counter()
             progress.message("compiling the C binding")
             libraries = ((library_name(name), source_name(name)),) if "casadi" in opts.targets else ()
+            xla = xla_target.include_dir() if "jax" in opts.targets else None
+            if xla:                             # the JAX module's CPU path (else it runs its own jax code)
+                libraries += ((xla_target.library_name(extension_name(folder, name)), xla_target.source_name(name)),)
             compile_extension(folder, name, opt=opts.copt, native=not opts.portable, libraries=libraries,
-                              timeout=opts.timeout)
+                              timeout=opts.timeout, includes=(xla,) if xla else ())
             timings["compile"] = round(time.perf_counter() - t, 3)
             compiled = True
 

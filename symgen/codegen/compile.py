@@ -20,7 +20,7 @@ from ..errors import BuildError
 
 
 def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str = "-O2", native: bool = True,
-                      libraries: tuple = (), timeout: float = 0) -> Path:
+                      libraries: tuple = (), timeout: float = 0, includes: tuple = ()) -> Path:
     """Compile NAME.c and its CPython binding into one extension module inside ``folder``; the
     module's name is the manifest's ``c_extension``. ``cc`` (default: $CC, else cc) is split
     like a shell word list, as make does (``CC="ccache gcc"``). The compiler runs in its own
@@ -31,7 +31,7 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
     ``libraries``: (file name, C file) pairs, each linked with NAME.c's objects into a shared library
     of its own in ``folder`` (the targets built on the C: NAME_casadi.so). ``timeout``: seconds the
     compile step and then the link step may each take (0: no limit); past it the compilers are
-    killed and a BuildError says so."""
+    killed and a BuildError says so. ``includes``: more header folders (the XLA FFI's, for NAME_xla.c)."""
     cc = cc or os.environ.get("CC") or "cc"
     try:
         words = shlex.split(cc)
@@ -45,7 +45,7 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
     # -std=c99 would turn that off; the C loop benchmark and Pinocchio's C++ use it too)
     flags = [opt, *(native_flags(tuple(words)) if native else ()), "-fPIC", "-std=c99", "-ffp-contract=fast",
              *openmp_flags(tuple(words)),
-             f"-I{sysconfig.get_paths()['include']}", f"-I{folder}"]
+             f"-I{sysconfig.get_paths()['include']}", f"-I{folder}", *(f"-I{d}" for d in includes)]
     source = folder / f"{name}.c"
     with tempfile.TemporaryDirectory(prefix="symgen-cc-") as tmp:
         units = [*compile_units(source, Path(tmp)), *(folder / c for _, c in libraries), folder / f"{ext}.c"]

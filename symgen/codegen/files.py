@@ -21,6 +21,7 @@ from .casadi_target import casadi_context, source_name
 from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
+from .xla_target import library_name as xla_library_name, source_name as xla_source_name, xla_functions
 from .lanes import store_plan, store_plans
 from ..quantities.contact import package_context as contact_context
 from .printers import CPrinter, PyPrinter
@@ -397,7 +398,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         manifest["options"]["mimic"] = True
         manifest["mimic"] = [{"joint": r.joint, "mimics": r.target, "multiplier": r.multiplier, "offset": r.offset}
                              for r in robot.embedding.relations]
-    ctx.update(ext_name=ext_name, manifest_sha256=manifest_digest(manifest),
+    ctx.update(ext_name=ext_name, xla_library=xla_library_name(ext_name), manifest_sha256=manifest_digest(manifest),
                rebuild_literal=py_literal(opts.command or "symgen build <urdf>"))
     files = {
         "__init__.py": render("package_init.py.j2", ctx),
@@ -411,7 +412,9 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         files[source_name(name)] = render("casadi_external.c.j2", {**ctx, **casadi_context(robot, contexts,
                                                                                              opts.parametric)})
     if "jax" in opts.targets:
-        files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx, ops))
+        handled = xla_functions(ctx["functions"])
+        files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx, ops, [f["name"] for f in handled]))
+        files[xla_source_name(name)] = render("xla_ffi.c.j2", {**ctx, "functions": handled})
     manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return files

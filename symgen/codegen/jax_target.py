@@ -64,11 +64,12 @@ def _number(text: str) -> bool:
     return True
 
 
-def jax_context(ctx: dict, ops: dict | None = None) -> dict:
+def jax_context(ctx: dict, ops: dict | None = None, handled: list | tuple = ()) -> dict:
     """The package's template context with, per function, each output's dense entries
-    (``jax_values``) and whether it is fused (``fused``; then each line's ``keep``: read by more
+    (``jax_values``), whether it is fused (``fused``; then each line's ``keep``: read by more
     than one expression, ``readers``), from the functions' operation counts ``ops`` (``{name:
-    counts}``; none: nothing fused)."""
+    counts}``; none: nothing fused), and whether NAME_xla.c has its handler (``xla``: the names
+    in ``handled``)."""
     functions = []
     for f in ctx["functions"]:
         outputs = [{**o, "jax_values": _dense(o)} for o in f["outputs"]]
@@ -94,5 +95,5 @@ def jax_context(ctx: dict, ops: dict | None = None) -> dict:
                     values.append(text)
                 o["jax_values"] = values
         functions.append({**f, "outputs": outputs, "fused": fused, "chained": chained, "lines": lines,
-                          "out_lines": out_lines})
+                          "out_lines": out_lines, "xla": f["name"] in handled})
     return {**ctx, "functions": functions, "fuse_max_ops": FUSE_MAX_OPS, "jax_chunk": JAX_CHUNK}

@@ -1,0 +1,139 @@
+"""The JAX module's CPU path (``NAME_xla.so``, ``symgen/codegen/xla_target.py``): float64 calls run
+the package's compiled C batch as an XLA FFI custom call. Its results are the C binding's, bit for
+bit, serial or split over XLA's thread pool (whole lane groups a chunk); its derivatives are the
+module's own jax code's; the handler refuses buffers that do not hold whole states; and without
+the library (SYMGEN_JAX_XLA=0, or a damaged file) the module runs its own code, with a warning
+for the damaged file."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+from symgen import load_urdf  # noqa: E402
+from symgen.codegen.build import BuildOptions, build  # noqa: E402
+from symgen.codegen.package import import_package  # noqa: E402
+
+try:
+    from jax import enable_x64                  # jax >= 0.7
+except ImportError:
+    from jax.experimental import enable_x64
+ROOT = Path(__file__).resolve().parents[1]
+ARM4 = ROOT / "symgen" / "examples" / "arm4.urdf"
+SEED = 2611
+
+
+@pytest.fixture(scope="module")
+def arm4(tmp_path_factory):
+    opts = BuildOptions(targets=("numpy", "c", "jax"), quantities=("M", "tau", "dtau", "J"))
+    pkg = import_package(build(load_urdf(ARM4), tmp_path_factory.mktemp("xla"), name="arm4", opts=opts).path)
+    assert pkg.jax._XLA is not None, "the XLA library was not built or not registered"
+    return pkg
+
+
+def _states(rng, count, shape=(4,)):
+    return [rng.uniform(-2.0, 2.0, (count,) + shape) for _ in range(3)]
+
+
+@pytest.mark.parametrize("count", [0, 1, 5, 2 * 256 + 88, 3000])
+def test_the_custom_call_is_the_c_batch_bit_for_bit(arm4, count):
+    """Serial (under 512 states) and in chunks on XLA's pool (512 and more): the C binding's
+    serial batch, exactly, and the NumPy module to 1e-12."""
+    rng = np.random.default_rng(SEED + count)
+    q, qd, qdd = _states(rng, count)
+    with enable_x64(True):
+        for f, args in (("mass_matrix", (q,)), ("inverse_dynamics", (q, qd, qdd)),
+                        ("inverse_dynamics_derivatives", (q, qd, qdd)), ("frame_jacobian", (q,))):
+            got = getattr(arm4.jax, f)(*args)
+            want = getattr(arm4.c, f)(*args, threads=1)
+            got, want = (x if isinstance(x, tuple) else (x,) for x in (got, want))
+            for g, w in zip(got, want):
+                assert np.asarray(g).shape == w.shape and np.array_equal(np.asarray(g), w), \
+                    f"{f}, {count} states: differs from the C batch (seed {SEED + count})"
+            if count:
+                ref = getattr(arm4.numpy, f)(*args)
+                ref = ref if isinstance(ref, tuple) else (ref,)
+                err = max(np.max(np.abs(np.asarray(g) - r)) for g, r in zip(got, ref))
+                assert err < 1e-12, f"{f}: {err:.1e} from NumPy (seed {SEED + count})"
+
+
+def test_nested_vmap_and_jit_and_reverse_mode(arm4):
+    """jit(vmap(vmap(f))) on a (3, 4) batch; jacrev and grad through the custom call are the
+    generated analytical derivatives (its jvp is the module's own code)."""
+    rng = np.random.default_rng(SEED)
+    q, qd, qdd = (rng.uniform(-2.0, 2.0, (3, 4, 4)) for _ in range(3))
+    with enable_x64(True):
+        got = jax.jit(jax.vmap(jax.vmap(arm4.jax.inverse_dynamics)))(q, qd, qdd)
+        assert np.max(np.abs(np.asarray(got) - arm4.numpy.inverse_dynamics(q, qd, qdd))) < 1e-12
+        dq, dqd = jax.jacrev(arm4.jax.inverse_dynamics, argnums=(0, 1))(q[0, 0], qd[0, 0], qdd[0, 0])
+        want = arm4.numpy.inverse_dynamics_derivatives(q[0, 0], qd[0, 0], qdd[0, 0])
+        assert max(np.max(np.abs(np.asarray(a) - b)) for a, b in zip((dq, dqd), want)) < 1e-12, f"seed {SEED}"
+        w = rng.uniform(-1, 1, 4)
+        g = jax.grad(lambda x: w @ arm4.jax.mass_matrix(x) @ w)(q[0, 0])
+        assert np.asarray(g).shape == (4,) and np.all(np.isfinite(np.asarray(g)))
+        # d(w' M w)/dq_k = w' dM/dq_k w, and dM/dq . e_k = Mdot(q, e_k): central difference of the C
+        for k in range(4):
+            e = np.eye(4)[k] * 1e-6
+            fd = (w @ arm4.c.mass_matrix(q[0, 0] + e) @ w - w @ arm4.c.mass_matrix(q[0, 0] - e) @ w) / 2e-6
+            assert abs(float(g[k]) - fd) < 1e-7 * max(1.0, abs(fd)), (k, float(g[k]), fd, SEED)
+
+
+def test_the_handler_refuses_buffers_that_are_not_whole_states(arm4):
+    with enable_x64(True):
+        target = arm4.jax._XLA + "mass_matrix"
+        call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct((2, 4, 4), np.float64))
+        with pytest.raises(Exception, match="every input and output must be float64 and hold the same number"):
+            jax.block_until_ready(call(np.zeros((3, 4))))            # 3 states in, 2 out
+        call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct((4, 4), np.float64))
+        with pytest.raises(Exception, match="takes 1 inputs and gives 1 outputs"):
+            jax.block_until_ready(call(np.zeros(4), np.zeros(4)))
+
+
+def test_float32_takes_the_module_code(arm4):
+    q = np.random.default_rng(SEED).uniform(-2, 2, (6, 4)).astype(np.float32)
+    got = arm4.jax.mass_matrix(q)
+    assert got.dtype == np.float32
+    assert np.max(np.abs(np.asarray(got) - arm4.numpy.mass_matrix(q))) < 1e-5
+
+
+CHECK = textwrap.dedent("""
+    import sys, warnings
+    import numpy as np
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    sys.path.insert(0, sys.argv[1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import arm4
+        module = arm4.jax                       # imported on first use
+    q = np.random.default_rng(1).uniform(-2, 2, (7, 4))
+    assert np.max(np.abs(np.asarray(arm4.jax.mass_matrix(q)) - arm4.numpy.mass_matrix(q))) < 1e-12
+    print(arm4.jax._XLA is not None, [str(w.message) for w in caught if "not usable" in str(w.message)])
+""")
+
+
+def _run(folder, **env):
+    run = subprocess.run([sys.executable, "-c", CHECK, str(folder)], env=dict(os.environ, JAX_PLATFORMS="cpu", **env),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout.strip().splitlines()[-1]
+
+
+def test_without_the_library_the_module_runs_its_own_code(arm4, tmp_path):
+    """SYMGEN_JAX_XLA=0: the module's own code, silently; a damaged library: its own code and a
+    RuntimeWarning naming the file."""
+    assert _run(Path(arm4.__file__).parents[1], SYMGEN_JAX_XLA="0") == "False []"
+    copy = tmp_path / "arm4"
+    shutil.copytree(Path(arm4.__file__).parent, copy)
+    library = next(copy.glob("_arm4_xla_*.so"))
+    library.write_bytes(b"not a shared library")
+    line = _run(tmp_path)
+    assert line.startswith("False [") and library.name in line and "not usable" in line, line
