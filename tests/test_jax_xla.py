@@ -137,3 +137,36 @@ def test_without_the_library_the_module_runs_its_own_code(arm4, tmp_path):
     library.write_bytes(b"not a shared library")
     line = _run(tmp_path)
     assert line.startswith("False [") and library.name in line and "not usable" in line, line
+
+
+SHARDED = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    jax.config.update("jax_enable_x64", True)
+    sys.path.insert(0, sys.argv[1])
+    import arm4
+    assert jax.device_count() == 2 and arm4.jax._XLA, jax.devices()
+    sharding = NamedSharding(Mesh(np.array(jax.devices()), ("batch",)), PartitionSpec("batch"))
+    q, qd, qdd = (np.random.default_rng(int(sys.argv[2])).uniform(-2, 2, (1200, 4)) for _ in range(3))
+    args = [jax.device_put(x, sharding) for x in (q, qd, qdd)]
+    f = jax.jit(arm4.jax.inverse_dynamics_derivatives)
+    text = f.lower(*args).compile().as_text()
+    calls = [line for line in text.splitlines() if "custom-call(" in line]
+    assert "all-gather" not in text and len(calls) == 1 and "f64[600,4,4]" in calls[0], calls
+    dq, dqd = f(*args)
+    assert len(dq.sharding.device_set) == 2 and dq.sharding.spec == PartitionSpec("batch"), dq.sharding
+    want = arm4.c.inverse_dynamics_derivatives(q, qd, qdd, threads=1)
+    assert np.array_equal(np.asarray(dq), want[0]) and np.array_equal(np.asarray(dqd), want[1])
+    print("ok")
+""")
+
+
+def test_a_sharded_batch_is_one_call_per_device_on_its_own_states(arm4):
+    """Two forced CPU devices: the compiled program gathers nothing, each device's custom call
+    takes its 600 of the 1,200 states, the output stays sharded and equals the C batch exactly."""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    run = subprocess.run([sys.executable, "-c", SHARDED, str(Path(arm4.__file__).parents[1]), str(SEED)],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stderr[-3000:]
