@@ -295,7 +295,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     reading of the URDF and on its own. The floating base is the manifest's (``floating_base``,
     when given, must agree)."""
     import symgen
-    from .codegen.package import import_package
+    from .codegen.package import import_package, jax_module_of
 
     if not isinstance(trials, int) or trials < 1:
         raise OptionError(f"{path}: --trials must be at least 1, got {trials}")
@@ -344,6 +344,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     x64 = _x64(manifest, path)
     if "jax" in _targets(manifest):
         backends["jax"] = _JaxAsNumpy(pkg.jax)
+        if pkg.jax._XLA:                        # on this CPU "jax" runs the C (XLA FFI): its own code too
+            backends["jax (own code)"] = _JaxAsNumpy(jax_module_of(path, own=True))
     present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
     several = manifest.get("floating_base") or any(j[5] > 1 for j in manifest.get("joint_models", ()))
     identities = [i for i in IDENTITIES if all(Q.QUANTITIES[k].function in manifest["functions"] for k in i.needs)
@@ -393,8 +395,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                                    _rel(Q.call(mod, x.key, at, opts), x.pinocchio(memo, at)),
                                    tol[x.function])
             active = verify_contact.active_set(contact_rng, len(getattr(pkg, "contacts", ())), trial)
-            verify_contact.check(pkg, {b: m for b, m in backends.items() if b != "jax"}, oracle, state, active, record)
-            verify_contact.check_derivatives(pkg, {b: m for b, m in backends.items() if b != "jax"}, oracle, state,
+            verify_contact.check(pkg, {b: m for b, m in backends.items() if not b.startswith("jax")}, oracle, state, active, record)
+            verify_contact.check_derivatives(pkg, {b: m for b, m in backends.items() if not b.startswith("jax")}, oracle, state,
                                              active, record)
             if own is not None:
                 memo = _Memo(own)
@@ -421,7 +423,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                     for f, value in their.items():
                         record(f"{bname} vs {other}: {f}", _rel(got[f], value),
                                OWN_PARSE_TOL if other == "Pinocchio (own parse)"
-                               else tol[f] * JAX_TOL / TOL if (bname, other) == ("jax", "numpy") else tol[f])
+                               else tol[f] * JAX_TOL / TOL if bname.startswith("jax") and other == "numpy" else tol[f])
     ok = all(r <= 1.0 for r in ratio.values())
     width = max((len(k) for k in worst), default=0)
     lines = [f"{pkg.__name__}: {pkg.nv} joints, backends {', '.join(backends)}, {trials} random states (seed {seed})"]

@@ -17,7 +17,7 @@ jax = pytest.importorskip("jax")
 import support  # noqa: E402
 from symgen import load_urdf  # noqa: E402
 from symgen.codegen.build import BuildOptions, build  # noqa: E402
-from symgen.codegen.package import import_package  # noqa: E402
+from symgen.codegen.package import import_package, jax_module_of  # noqa: E402
 
 try:
     from jax import enable_x64                  # jax >= 0.7
@@ -167,7 +167,7 @@ def test_bench_compare_times_another_build_beside_the_package(panda):
     from symgen.bench import jax_batch
     _, pkg = panda
     folder = Path(pkg.__file__).parent
-    other = jax_batch.jax_module_of(folder)
+    other = jax_module_of(folder)
     assert other is not pkg.jax and other.__name__ != pkg.jax.__name__
     manifest = json.loads((folder / "manifest.json").read_text())
     with enable_x64(True):

@@ -170,3 +170,15 @@ def test_a_sharded_batch_is_one_call_per_device_on_its_own_states(arm4):
     run = subprocess.run([sys.executable, "-c", SHARDED, str(Path(arm4.__file__).parents[1]), str(SEED)],
                          env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stderr[-3000:]
+
+
+def test_verify_checks_the_custom_calls_and_the_module_code(arm4):
+    """`symgen verify` of a package whose JAX functions run the C on this CPU checks them and,
+    as a backend of its own, the module's jax code (what derivatives, float32 and GPUs run)."""
+    from symgen.verify import verify_package
+
+    report, ok = verify_package(Path(arm4.__file__).parent, trials=1)
+    assert ok, report
+    assert "backends numpy, c, jax, jax (own code)," in report, report.splitlines()[0]
+    for line in ("jax vs numpy: inverse_dynamics_derivatives", "jax (own code) vs numpy: frame_jacobian"):
+        assert line in report, line

@@ -94,28 +94,6 @@ def warm_calls(pkg, batch: int, threads: int, functions=None) -> tuple:
     return (out[0][0], out[1][0], out[0][1], out[1][1])
 
 
-def jax_module_of(folder, own=False):
-    """The JAX module of another package folder (``NAME_jax.py``, which imports jax only), loaded
-    under a name of its own so that it sits beside the package under test in one process; ``own``:
-    without its XLA library (SYMGEN_JAX_XLA=0 while it loads), so its own jax code runs on a CPU too."""
-    import importlib.util
-
-    folder = Path(folder).resolve()
-    spec = importlib.util.spec_from_file_location(f"_compare_{folder.name}_jax{'_own' if own else ''}",
-                                                  folder / f"{folder.name}_jax.py")
-    module = importlib.util.module_from_spec(spec)
-    before = os.environ.get("SYMGEN_JAX_XLA")
-    os.environ["SYMGEN_JAX_XLA"] = "0" if own else (before or "1")
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        if before is None:
-            del os.environ["SYMGEN_JAX_XLA"]
-        else:
-            os.environ["SYMGEN_JAX_XLA"] = before
-    return module
-
-
 def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urdf=None, compare=None) -> dict:
     """{function: {method: microseconds per state}} in a batch of ``batch`` states; ``compare``: the
     JAX module of another build of the robot (``jax_module_of``), timed as "jax (compare)". When the
@@ -123,6 +101,8 @@ def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urd
     timed beside them as "jax (own code)" (what a GPU, float32 and the derivatives run)."""
     import jax
     import jax.numpy as jnp
+
+    from ..codegen.package import jax_module_of
 
     results = {}
     own = jax_module_of(Path(pkg.__file__).parent, own=True) if pkg.jax._XLA else None
@@ -227,7 +207,7 @@ def main(argv=None) -> int:
     a = parser.parse_args(argv)
     import jax
 
-    from ..codegen.package import import_package
+    from ..codegen.package import import_package, jax_module_of
 
     if a.x64:
         jax.config.update("jax_enable_x64", True)
