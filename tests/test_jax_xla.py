@@ -182,3 +182,21 @@ def test_verify_checks_the_custom_calls_and_the_module_code(arm4):
     assert "backends numpy, c, jax, jax (own code)," in report, report.splitlines()[0]
     for line in ("jax vs numpy: inverse_dynamics_derivatives", "jax (own code) vs numpy: frame_jacobian"):
         assert line in report, line
+
+
+def test_parametric_functions_take_their_parameters_through_the_call(tmp_path):
+    """--parametric: params (one set for all states, or one per state) reach the C as one more
+    input buffer."""
+    opts = BuildOptions(targets=("numpy", "c", "jax"), quantities=("M", "tau"), parametric=True)
+    pkg = import_package(build(load_urdf(ARM4), tmp_path, name="arm4p", opts=opts).path)
+    assert pkg.jax._XLA is not None
+    rng = np.random.default_rng(SEED)
+    q, qd, qdd = _states(rng, 700)
+    params = pkg.parameters * rng.uniform(0.5, 1.5, (700, pkg.parameters.size))
+    with enable_x64(True):
+        for p in (None, pkg.parameters * 1.3, params):
+            got = np.asarray(pkg.jax.inverse_dynamics(q, qd, qdd, p))
+            want = pkg.c.inverse_dynamics(q, qd, qdd, pkg.parameters if p is None else np.broadcast_to(p, params.shape))
+            assert np.array_equal(got, want), f"seed {SEED}"
+        got = jax.vmap(pkg.jax.mass_matrix, in_axes=(0, None))(q[:5], pkg.parameters * 2.0)
+        assert np.max(np.abs(np.asarray(got) - pkg.numpy.mass_matrix(q[:5], pkg.parameters * 2.0))) < 1e-12
