@@ -71,7 +71,11 @@ def test_nested_vmap_and_jit_and_reverse_mode(arm4):
     rng = np.random.default_rng(SEED)
     q, qd, qdd = (rng.uniform(-2.0, 2.0, (3, 4, 4)) for _ in range(3))
     with enable_x64(True):
-        got = jax.jit(jax.vmap(jax.vmap(arm4.jax.inverse_dynamics)))(q, qd, qdd)
+        nested = jax.jit(jax.vmap(jax.vmap(arm4.jax.inverse_dynamics)))
+        text = nested.lower(q, qd, qdd).compile().as_text()
+        calls = [line for line in text.splitlines() if "custom-call(" in line]
+        assert len(calls) == 1 and "f64[3,4,4]" in calls[0], calls      # one call on all 12 states
+        got = nested(q, qd, qdd)
         assert np.max(np.abs(np.asarray(got) - arm4.numpy.inverse_dynamics(q, qd, qdd))) < 1e-12
         dq, dqd = jax.jacrev(arm4.jax.inverse_dynamics, argnums=(0, 1))(q[0, 0], qd[0, 0], qdd[0, 0])
         want = arm4.numpy.inverse_dynamics_derivatives(q[0, 0], qd[0, 0], qdd[0, 0])
@@ -159,13 +163,28 @@ SHARDED = textwrap.dedent("""
     assert len(dq.sharding.device_set) == 2 and dq.sharding.spec == PartitionSpec("batch"), dq.sharding
     want = arm4.c.inverse_dynamics_derivatives(q, qd, qdd, threads=1)
     assert np.array_equal(np.asarray(dq), want[0]) and np.array_equal(np.asarray(dqd), want[1])
+    # q replicated, qd and qdd sharded: still each device's own states (split as the first split input)
+    mixed = [jax.device_put(q, NamedSharding(sharding.mesh, PartitionSpec()))] + args[1:]
+    text = f.lower(*mixed).compile().as_text()
+    calls = [line for line in text.splitlines() if "custom-call(" in line]
+    assert "all-gather" not in text and len(calls) == 1 and "f64[600,4,4]" in calls[0], calls
+    assert np.array_equal(np.asarray(f(*mixed)[0]), want[0])
+    # inside jax.shard_map: the call's results vary over the mesh axis as the module's own code's do
+    try:
+        from jax import shard_map
+    except ImportError:
+        from jax.experimental.shard_map import shard_map
+    mapped = jax.jit(shard_map(arm4.jax.mass_matrix, mesh=sharding.mesh, in_specs=PartitionSpec("batch"),
+                               out_specs=PartitionSpec("batch")))
+    assert np.array_equal(np.asarray(mapped(args[0])), arm4.c.mass_matrix(q, threads=1))
     print("ok")
 """)
 
 
 def test_a_sharded_batch_is_one_call_per_device_on_its_own_states(arm4):
     """Two forced CPU devices: the compiled program gathers nothing, each device's custom call
-    takes its 600 of the 1,200 states, the output stays sharded and equals the C batch exactly."""
+    takes its 600 of the 1,200 states (also with q replicated and qd, qdd sharded), the output
+    stays sharded and equals the C batch exactly; inside jax.shard_map too."""
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
     run = subprocess.run([sys.executable, "-c", SHARDED, str(Path(arm4.__file__).parents[1]), str(SEED)],
                          env=env, capture_output=True, text=True, timeout=300)
@@ -200,3 +219,65 @@ def test_parametric_functions_take_their_parameters_through_the_call(tmp_path):
             assert np.array_equal(got, want), f"seed {SEED}"
         got = jax.vmap(pkg.jax.mass_matrix, in_axes=(0, None))(q[:5], pkg.parameters * 2.0)
         assert np.max(np.abs(np.asarray(got) - pkg.numpy.mass_matrix(q[:5], pkg.parameters * 2.0))) < 1e-12
+
+
+TWO_COPIES = textwrap.dedent("""
+    import sys, warnings
+    import numpy as np
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    warnings.simplefilter("error")               # a registration refused would warn
+    from symgen.codegen.package import jax_module_of
+    one, two = jax_module_of(sys.argv[1]), jax_module_of(sys.argv[2])   # before the CPU backend starts
+    assert one._XLA and two._XLA and one._XLA != two._XLA, (one._XLA, two._XLA)
+    q = np.random.default_rng(3).uniform(-2, 2, (5, 4))
+    assert np.array_equal(np.asarray(one.mass_matrix(q)), np.asarray(two.mass_matrix(q)))
+    print(float(jax.numpy.ones(3).sum()))
+""")
+
+
+def test_two_copies_of_a_package_register_targets_of_their_own(arm4, tmp_path):
+    """Two folders holding the same NAME.c in one process: each library its own target names
+    (XLA refuses a second handler under one name, and its CPU backend then fails to start)."""
+    copy = tmp_path / "arm4"
+    shutil.copytree(Path(arm4.__file__).parent, copy)
+    run = subprocess.run([sys.executable, "-c", TWO_COPIES, str(Path(arm4.__file__).parent), str(copy)],
+                         env=dict(os.environ, JAX_PLATFORMS="cpu"), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip().endswith("3.0"), run.stderr[-3000:]
+
+
+def test_a_library_of_another_xla_ffi_version_is_not_registered(arm4, tmp_path):
+    """A library built against another jaxlib's FFI API (here: one reporting 7.7) is refused
+    before XLA sees it, with a RuntimeWarning; the module runs its own code and JAX keeps working."""
+    copy = tmp_path / "arm4"
+    shutil.copytree(Path(arm4.__file__).parent, copy)
+    library = next(copy.glob("_arm4_xla_*.so"))
+    stub = tmp_path / "stub.c"
+    stub.write_text("int arm4_xla_api_version(void) { return 7007; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", str(stub), "-o", str(library)], check=True, timeout=60)
+    line = _run(tmp_path)
+    assert line.startswith("False [") and "XLA FFI API 7.7" in line and "rebuild the package" in line, line
+
+
+def test_a_build_whose_xla_library_fails_to_compile_keeps_the_rest(tmp_path):
+    """A compiler that fails on NAME_xla.c only: the build succeeds with a RuntimeWarning naming
+    that file, the C binding works, and the JAX module runs its own code."""
+    wrapper = tmp_path / "cc.sh"
+    wrapper.write_text('#!/bin/sh\ncase "$*" in *_xla.c*) echo "no FFI here" >&2; exit 1;; esac\nexec cc "$@"\n')
+    wrapper.chmod(0o755)
+    opts = BuildOptions(targets=("numpy", "c", "jax"), quantities=("M",))
+    old = os.environ.get("CC")
+    os.environ["CC"] = str(wrapper)
+    try:
+        with pytest.warns(RuntimeWarning, match=r"arm4_xla\.c: compilation failed, so _arm4_xla_\w+\.so is not built: no FFI here"):
+            result = build(load_urdf(ARM4), tmp_path / "out", name="arm4", opts=opts)
+    finally:
+        if old is None:
+            del os.environ["CC"]
+        else:
+            os.environ["CC"] = old
+    pkg = import_package(result.path)
+    assert pkg.c is not None and pkg.jax._XLA is None and not list(Path(result.path).glob("_arm4_xla_*.so"))
+    q = np.random.default_rng(SEED).uniform(-2, 2, (3, 4))
+    with enable_x64(True):
+        assert np.max(np.abs(np.asarray(pkg.jax.mass_matrix(q)) - pkg.c.mass_matrix(q))) < 1e-12

@@ -212,10 +212,11 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
             progress.message("compiling the C binding")
             libraries = ((library_name(name), source_name(name)),) if "casadi" in opts.targets else ()
             xla = xla_target.include_dir() if "jax" in opts.targets else None
+            optional = (xla_target.library_name(extension_name(folder, name)),) if xla else ()
             if xla:                             # the JAX module's CPU path (else it runs its own jax code)
-                libraries += ((xla_target.library_name(extension_name(folder, name)), xla_target.source_name(name)),)
+                libraries += ((optional[0], xla_target.source_name(name)),)
             compile_extension(folder, name, opt=opts.copt, native=not opts.portable, libraries=libraries,
-                              timeout=opts.timeout, includes=(xla,) if xla else ())
+                              timeout=opts.timeout, includes=(xla,) if xla else (), optional=optional)
             timings["compile"] = round(time.perf_counter() - t, 3)
             compiled = True
 

@@ -20,7 +20,8 @@ from ..errors import BuildError
 
 
 def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str = "-O2", native: bool = True,
-                      libraries: tuple = (), timeout: float = 0, includes: tuple = ()) -> Path:
+                      libraries: tuple = (), timeout: float = 0, includes: tuple = (),
+                      optional: tuple = ()) -> Path:
     """Compile NAME.c and its CPython binding into one extension module inside ``folder``; the
     module's name is the manifest's ``c_extension``. ``cc`` (default: $CC, else cc) is split
     like a shell word list, as make does (``CC="ccache gcc"``). The compiler runs in its own
@@ -31,7 +32,10 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
     ``libraries``: (file name, C file) pairs, each linked with NAME.c's objects into a shared library
     of its own in ``folder`` (the targets built on the C: NAME_casadi.so). ``timeout``: seconds the
     compile step and then the link step may each take (0: no limit); past it the compilers are
-    killed and a BuildError says so. ``includes``: more header folders (the XLA FFI's, for NAME_xla.c)."""
+    killed and a BuildError says so. ``includes``: more header folders (the XLA FFI's, for NAME_xla.c).
+    ``optional``: file names of ``libraries`` whose compile or link may fail without failing the
+    build (NAME_xla.so: the JAX module then runs its own code); such a failure is a RuntimeWarning
+    naming the C file, and that library is not written."""
     cc = cc or os.environ.get("CC") or "cc"
     try:
         words = shlex.split(cc)
@@ -52,18 +56,25 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
         objects = [Path(tmp) / f"unit{k}.o" for k in range(len(units))]
         c_objects = objects[:len(units) - len(libraries) - 1]           # NAME.c's, shared by every library
         links = [(target, objects[-1:])] + [(folder / lib, [o]) for (lib, _), o in zip(libraries, objects[len(c_objects):])]
+        # each compile and link: (its C file, the optional library it makes, whose failure is a warning)
+        whose = [(u, None) for u in units[:len(c_objects)]]
+        whose += [(folder / c, lib if lib in optional else None) for lib, c in libraries] + [(units[-1], None)]
         try:
-            failed = _first_failure(_run_compilers([[*words, *flags, "-c", str(u), "-o", str(o)]
-                                                    for u, o in zip(units, objects)], timeout or None))
+            results = _run_compilers([[*words, *flags, "-c", str(u), "-o", str(o)]
+                                      for u, o in zip(units, objects)], timeout or None)
+            failed = _failures(results, whose)
             if not failed:
-                failed = _first_failure(_run_compilers([[*words, *flags, "-shared", *map(str, c_objects + own), "-o",
-                                                         str(path), "-lm"] for path, own in links], timeout or None))
+                order = [0] + [1 + k for k in range(len(libraries)) if results[len(c_objects) + k][0] == 0]
+                results = _run_compilers([[*words, *flags, "-shared", *map(str, c_objects + links[k][1]), "-o",
+                                           str(links[k][0]), "-lm"] for k in order], timeout or None)
+                failed = _failures(results, [whose[-1]] + [whose[len(c_objects) + k - 1] for k in order[1:]])
         except subprocess.TimeoutExpired as exc:
             raise BuildError(f"{source}: compilation timed out after {timeout:g} s (--timeout; {exc.cmd[0]} killed); "
                              f"raise --timeout (0: none), limit --quantities or build with --no-compile") from None
     if failed:
-        first = (failed.strip().splitlines() or ["(no output)"])[0]
-        raise BuildError(f"{source}: compilation failed: {first}")
+        unit, err = failed
+        first = (err.strip().splitlines() or ["(no output)"])[0]
+        raise BuildError(f"{source if unit.parent != folder else unit}: compilation failed: {first}")
     return target
 
 
@@ -130,9 +141,20 @@ def _run_compilers(commands, timeout=None) -> list:
     return results
 
 
-def _first_failure(results) -> str | None:
-    """The stderr of the first failed command of :func:`_run_compilers`' results, or None."""
-    return next((err or "(no output)" for code, err in results if code != 0), None)
+def _failures(results, whose) -> tuple | None:
+    """(C file, stderr) of the first failed command that must succeed, or None; each failed
+    optional one (``whose``: (C file, optional library or None) per command) is a RuntimeWarning
+    naming its file."""
+    import warnings
+
+    for (code, err), (source, library) in zip(results, whose):
+        first = ((err or "").strip().splitlines() or ["(no output)"])[0]
+        if code != 0 and library:
+            warnings.warn(f"{source}: compilation failed, so {library} is not built: {first}", RuntimeWarning)
+        elif code != 0:
+            return source, err or "(no output)"
+    return None
+
 
 _OPENMP_PROBE = "#include <omp.h>\nint probe(void) { return omp_get_max_threads(); }\n"
 
