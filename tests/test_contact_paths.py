@@ -1,6 +1,7 @@
 """contact_dynamics_derivatives' path-range solve (templates/contact_solve.c.j2): the C runs Z = L^-T r1 and
 D^-1 Z only over each row's column ranges of :func:`symgen.algorithms.contact.path_ranges` (unrolled at build
-time, rows padded to whole vectors of PATH_ALIGN), the NumPy solve over whole rows.
+time, ranges widened to whole vectors of PATH_ALIGN, rows padded to WIDTH_ALIGN; below a free-flyer without the
+three zero q columns of its translations), the NumPy solve over whole rows.
 
 1. path_ranges against the nonzero pattern of Z = L^-T r1, r1 = (-dID/dq + sum_r lam_r d(Jc_r^T)/dq, -dID/dv, 1),
    on numbers: dID from Pinocchio's computeRNEADerivatives, L from Pinocchio's crba (M = L^T D L,
@@ -9,8 +10,8 @@ time, rows padded to whole vectors of PATH_ALIGN), the NumPy solve over whole ro
 2. C against NumPy contact_dynamics_derivatives and contact_dynamics (two independent solves of the same generated
    terms), rel tol 1e-10 (or 100 eps cond(K_a)), random active sets including none and all; dependent sets are
    skipped, regular ones must not raise. Robots: a branching tree on a free-flyer with contacts at inner nodes
-   and leaves (3n = 45, padded to 48), and a quadruped on a free-flyer (3n = 48: no padding) with two contacts on
-   one leg and a flat (6d) contact. Slow (CI's budget, 4-7 s each): the review's scratch cases (a fixed
+   and leaves (3n - 3 = 42, padded to 48), and a quadruped on a free-flyer (3n - 3 = 48: no padding) with two
+   contacts on one leg and a flat (6d) contact. Slow (CI's budget, 4-7 s each): the review's scratch cases (a fixed
    tree, a 22-joint quadruped with six mixed contacts, a fixed chain) and a flat contact on the floating torso.
 3. A finding of 2.: a dependent pair of point contacts that a pivot test at 1e-13 of the diagonal let
    through (a pivot of 2.9e-12 of its diagonal after an earlier one of 1.5e-4); CONTACT_PIVOT is 1e-10.
@@ -29,7 +30,7 @@ from symgen.codegen.build import BuildOptions, build, import_package
 from symgen.model import Robot, free_flyer_bodies
 from symgen.oracle_contact import ltdl
 from symgen.pinocchio_oracle import PinOracle
-from symgen.quantities.contact import PATH_ALIGN
+from symgen.quantities.contact import PATH_ALIGN, WIDTH_ALIGN, solve_columns
 
 KEYS = ("contact_terms", "contact_partials")
 NAMES = ("dqdd_dq", "dqdd_dv", "dqdd_dtau", "dlam_dq", "dlam_dv", "dlam_dtau")
@@ -92,6 +93,21 @@ def test_path_ranges_are_nested_up_the_tree_and_padding_only_widens_them(label):
             assert columns(exact[k]) <= columns(exact[j]), f"{label}: row {k}'s columns not inside ancestor {j}'s"
 
 
+@pytest.mark.parametrize("label", sorted(PATTERN_ROBOTS))
+def test_path_ranges_without_the_leading_q_columns_are_the_full_ones_moved_left(label):
+    """The layout below a free-flyer (skip = 3: its translations' q columns left out): each row's columns are
+    the full layout's less columns 0-2, the others shifted left by 3; and the padded ones hold them."""
+    parent = PATTERN_ROBOTS[label]().parent
+    n, skip = len(parent), 3
+    full, cut = path_ranges(parent), path_ranges(parent, skip=skip)
+    width = -(-(3 * n - skip) // WIDTH_ALIGN) * WIDTH_ALIGN
+    padded = path_ranges(parent, PATH_ALIGN, width, skip)
+    for k in range(n):
+        want = {c - skip for c in columns(full[k]) if c >= skip}
+        assert columns(cut[k]) == want, f"{label} row {k}: {cut[k]} against the full layout's {full[k]}"
+        assert want <= columns(padded[k]) and max(columns(padded[k])) < width, f"{label} row {k}: {padded[k]}"
+
+
 @pytest.mark.pinocchio
 @pytest.mark.parametrize("label", sorted(PATTERN_ROBOTS))
 def test_every_nonzero_of_L_inv_T_r1_lies_in_its_rows_path_ranges(pin, label):
@@ -141,8 +157,8 @@ SOLVE_CASES = {
     # subtrees below it, link3) and at leaves of both subtrees
     "fftree9": (lambda: floating_tree(9, 12),
                 (("link2", "3d"), ("link3", "3d"), ("link8", "3d"), ("link7", "3d"))),
-    # a free-flyer, 16 joints (3n = 48, no padding): two contacts on leg 1, a flat contact at leg 2's end
-    "quad10": (lambda: robots.make("quadruped", 10, 2),
+    # a free-flyer, 17 joints (3n - 3 = 48, no padding): two contacts on leg 1, a flat contact at leg 2's end
+    "quad11": (lambda: robots.make("quadruped", 11, 2),
                (("leg1_link1", "3d"), ("leg1_link3", "3d"), ("leg2_link3", "6d"), ("leg3_link2", "3d"))),
 }
 SLOW_CASES = {
@@ -199,13 +215,13 @@ def _compare(robot, pkg, label, seed, states, draws):
     one must not raise."""
     rng = np.random.default_rng(seed)
     count, compared, dependent = len(pkg.contacts), 0, 0
-    width = -(-3 * robot.nv // PATH_ALIGN) * PATH_ALIGN
+    skip, width = solve_columns(robot)
     for t in range(states):
         s = Q.random_state(rng, robot.nq, robot.nv, layout=robot.joint_layout)
         q, v, tau = s["q"], s["qd"], s["tau"]
         Kc = pkg.numpy.contact_terms(q, v, tau)[0]
         for on in [np.zeros(count), np.ones(count)] + [rng.integers(0, 2, count).astype(float) for _ in range(draws)]:
-            where = f"{label} (3n {3 * robot.nv}, width {width}) seed={seed} state#{t} active={on.astype(int)}"
+            where = f"{label} (3n {3 * robot.nv}, skip {skip}, width {width}) seed={seed} state#{t} active={on.astype(int)}"
             rows = [r for rr, flag in zip(pkg.numpy._CONTACT_ROWS, on) if flag for r in rr]
             cond = np.linalg.cond(Kc[np.ix_(rows, rows)]) if rows else 1.0
             errors = {f"{b}.{f}": _raises(getattr(getattr(pkg, b), f), q, v, tau, on)
@@ -241,9 +257,10 @@ def test_the_C_path_range_solve_matches_the_whole_row_NumPy_solve(packages, labe
 
 
 def test_the_fast_cases_cover_padded_and_unpadded_rows():
-    """The two fast cases are what they claim: one padded, one not (3n a multiple of PATH_ALIGN)."""
-    rest = {label: 3 * make().nv % PATH_ALIGN for label, (make, _) in SOLVE_CASES.items()}
-    assert rest["fftree9"] != 0 and rest["quad10"] == 0, rest
+    """The two fast cases are what they claim: one padded, one not (3n - 3 a multiple of WIDTH_ALIGN)."""
+    rest = {label: solve_columns(make())[1] - 3 * make().nv + solve_columns(make())[0]
+            for label, (make, _) in SOLVE_CASES.items()}
+    assert rest["fftree9"] != 0 and rest["quad11"] == 0, rest
 
 
 def test_a_dependent_pair_of_contacts_raises_SingularContactError(packages):

@@ -27,6 +27,7 @@ The Jacobian rows and the classical drift gamma = Jc_dot v come from
 """
 from __future__ import annotations
 
+from ..joint_models import leading_free
 from ..model import GRAVITY
 from .crba import crba, crba_ground, crba_local
 from .forward_dynamics import ltdl, ltdl_solve
@@ -73,16 +74,18 @@ def packed_size(blocks) -> int:
     return max(1, sum(len(support) ** 2 for _, support in blocks))
 
 
-def path_ranges(parent, align=1, width=None) -> list[list[tuple[int, int]]]:
+def path_ranges(parent, align=1, width=None, skip=0) -> list[list[tuple[int, int]]]:
     """Per joint k, the column ranges [lo, hi) of row k of (dID/dq, dID/dv, 1) side by side (3n columns) that
     can be nonzero, and stay so under L^-T (leaves first, each row pushed into its ancestors): dID/du[k, c] is
     zero unless k and c lie on one path from the root (c an ancestor of k, k itself or below it: moving c
     moves only its subtree, and tau_k sums k's subtree), the identity's row k is its column k, and L^-T
     spreads row k's columns into its ancestors (k's path columns are among theirs). The contact term
-    sum_r lam_r d(Jc_r^T)/dq keeps to a foot's path too. The ranges are widened to multiples of ``align``
-    (at most ``width``, 3n by default) and merged."""
+    sum_r lam_r d(Jc_r^T)/dq keeps to a foot's path too. ``skip``: the first q columns are left out of the
+    layout (a free-flyer's translations, zero all through: :func:`zero_columns`), the others move left by
+    as many. The ranges are widened to multiples of ``align`` (at most ``width``, 3n - skip by default) and
+    merged."""
     n = len(parent)
-    width = 3 * n if width is None else width
+    width = 3 * n - skip if width is None else width
     below = [[k] for k in range(n)]
     for k in reversed(range(n)):
         if parent[k] >= 0:
@@ -93,7 +96,8 @@ def path_ranges(parent, align=1, width=None) -> list[list[tuple[int, int]]]:
         while j >= 0:
             path.add(j)
             j = parent[j]
-        cols = sorted({c + b * n for b in (0, 1) for c in path} | {2 * n + c for c in below[k]})
+        cols = sorted({c + b * n - skip for b in (0, 1) for c in path if b or c >= skip}
+                      | {2 * n - skip + c for c in below[k]})
         ranges = []
         for c in cols:
             lo, hi = c - c % align, min(width, c - c % align + align)
@@ -103,6 +107,13 @@ def path_ranges(parent, align=1, width=None) -> list[list[tuple[int, int]]]:
                 ranges.append((lo, hi))
         out.append(ranges)
     return out
+
+
+def zero_columns(robot) -> int:
+    """How many leading q columns of contact dynamics' derivatives are zero whatever the state: 3 below a
+    free-flyer at the root (its translations, v[0:3]: gravity is uniform and the contact rows, in
+    LOCAL_WORLD_ALIGNED axes, and the inverse dynamics do not depend on where the base is), else 0."""
+    return 3 if leading_free(robot) else 0
 
 
 def ancestor_pairs(parent) -> list[tuple[int, int]]:

@@ -21,6 +21,19 @@ from .sweeps import frames_of
 KINDS = tuple(ROWS)
 #: contact_dynamics_derivatives' path ranges widened to multiples of this many columns (whole vectors)
 PATH_ALIGN = 4
+#: its rows padded to a multiple of this many columns (whole AVX-512 vectors: solo12's 51 columns as 52
+#: took 6.2 us a call, as 56 5.8)
+WIDTH_ALIGN = 8
+
+
+def solve_columns(robot) -> tuple[int, int]:
+    """(skip, width) of contact_dynamics_derivatives' rows (q's columns less the ``skip`` leading ones that
+    are zero whatever the state, :func:`~symgen.algorithms.contact.zero_columns`, then qd's and tau's: 3n -
+    skip columns, padded to ``width``, a multiple of WIDTH_ALIGN)."""
+    from ..algorithms.contact import zero_columns
+
+    skip = zero_columns(robot)
+    return skip, -(-(3 * robot.nv - skip) // WIDTH_ALIGN) * WIDTH_ALIGN
 
 #: rows a contact of each kind constrains
 DIMS = {kind: len(rows) for kind, rows in ROWS.items()}
@@ -216,8 +229,9 @@ def package_context(robot, opts, functions) -> dict:
     frames, kinds = zip(*contacts_of(robot, opts))
     support = contact_supports(robot, frames)
     blocks = packed_rows(robot, frames, kinds)
-    width = -(-3 * robot.nv // PATH_ALIGN) * PATH_ALIGN
-    path = path_ranges(robot.parent, PATH_ALIGN, width)
+    # contact_dynamics_derivatives' columns: q (less its leading zero ones), qd, tau, padded to whole vectors
+    skip, width = solve_columns(robot)
+    path = path_ranges(robot.parent, PATH_ALIGN, width, skip)
     return {"contacts_literal": literal, "contact": {
         "support": [j for s in support for j in s] or [0],
         "support_start": [sum(len(s) for s in support[:k]) for k in range(len(support) + 1)],
@@ -225,7 +239,7 @@ def package_context(robot, opts, functions) -> dict:
         "dj_start": [offset for offset, _ in blocks], "dj_size": packed_size(blocks),
         "back": [(i, j, p, path[i]) for p, (i, j) in sorted(enumerate(pairs), key=lambda e: -e[1][0])],
         "path_ranges": path,
-        "width": width,
+        "width": width, "skip": skip,
         "dj_literal": repr(tuple((offset, tuple(s)) for offset, s in blocks)),
         "pairs": len(pairs), "start": start, "col": [j for _, j in pairs],
         # the same pairs by column (ancestor j): its descendants k and the pair's place in Lc, so L^-1 u can push
