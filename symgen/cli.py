@@ -158,7 +158,9 @@ def _progress(quiet):
 @click.option("--force", is_flag=True, help="Replace an existing package folder.")
 @click.option("--target", "targets", default="numpy,c", show_default=True,
               help="Comma list of what to build: numpy, c, casadi (CasADi external functions of the C, "
-              "NAME_casadi.so; needs c), jax (NAME_jax.py: jax.numpy functions, pkg.jax; needs the jax extra to run).")
+              "NAME_casadi.so; needs c), jax (NAME_jax.py: jax.numpy functions, pkg.jax; needs the jax extra to run; "
+              "with the C compiled and jax installed also _NAME_xla_HASH.so, through which its float64 calls "
+              "on a CPU run the C).")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
 @click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
@@ -235,6 +237,8 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
             progress.end()                      # an error message starts on a line of its own
     binding = "compiled C binding" if result.compiled else "no compiled binding"
     binding += f", CasADi library {result.name}_casadi.so" if "casadi" in targets else ""
+    xla = sorted(Path(result.path).glob(f"_{result.name}_xla_*.so")) if "jax" in targets else []
+    binding += f", XLA FFI library {xla[0].name}" if xla else ""
     click.echo(f"wrote {result.path}/ ({robot.n} joints, {binding}) in {time.perf_counter() - t0:.1f} s")
 
 
