@@ -21,10 +21,10 @@ from .casadi_target import casadi_context, source_name
 from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
-from .lanes import lanes_expr, store_plan, store_plans
+from .lanes import store_plan, store_plans, unchecked_trig
 from ..quantities.contact import package_context as contact_context
 from .printers import CPrinter, PyPrinter
-from .render import render
+from .render import lane_expr, render
 
 #: statements per C function part (see program.partition); serial 20, C and Gamma, gcc -O2:
 #: 17 s with 200, 26 s with 800, 40 s with 1600, 272 s unsplit, same speed of the code
@@ -132,7 +132,7 @@ def _run_context(fn, run, slots, cpr, lanes=None) -> dict:
     context = {
         "output": fn.outputs[run.output].name, "start": run.start, "count": run.count,
         "coefs": [(f"c{r}_", c) for r, (coef, c) in enumerate(zip(run.coefs, coefs)) if coef != 1],
-        "lanes_coefs": [(f"c{r}_", lanes_expr(c)) for r, (coef, c) in enumerate(zip(run.coefs, coefs)) if coef != 1],
+        "lanes_coefs": [(f"c{r}_", lane_expr(c)) for r, (coef, c) in enumerate(zip(run.coefs, coefs)) if coef != 1],
         "value": " + ".join(const + terms),
         "mirror": (None if run.mirror is None else
                    {"output": fn.outputs[run.mirror[0]].name, "start": run.mirror[1], "stride": run.mirror[2]}),
@@ -142,7 +142,7 @@ def _run_context(fn, run, slots, cpr, lanes=None) -> dict:
         # entry by entry (with the temps in a lanes array the chain's M batch went 0.56 -> 0.84
         # µs a state), the loop's sum in the loop's order (const, then term by term, each coef
         # computed first), so that without FMA contraction the lanes copy gives the loop's bits
-        values = [lanes_expr(" + ".join([lanes(c) for c in const] + [
+        values = [lane_expr(" + ".join([lanes(c) for c in const] + [
                       t[k].name if coef == 1 else f"({lanes(c)})*{t[k].name}"
                       for coef, c, t in zip(run.coefs, coefs, run.temps)]))
                   for k in range(run.count)]
@@ -214,6 +214,9 @@ def function_context(robot, fn, key: str) -> dict:
     c_parts = []
     for number, part in enumerate(parts):
         sincos, trig = _sincos(part.assignments, cin)
+        # a joint angle's sin or cos in the lanes copy: the polynomials alone (the range tested
+        # once, at the top, on the part's sincos angles)
+        lanes_trig = (lambda a, c: unchecked_trig(c) if a.temp in trig else c)
         c_lines = [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const double {a.temp.name}"),
                     "c": cpr.doprint(a.expr), "comment": c, "trig": trig.get(a.temp)}
                    for a, c in zip(part.assignments, _comments(robot, part.assignments))]
@@ -224,11 +227,11 @@ def function_context(robot, fn, key: str) -> dict:
             "runs": [_run_context(fn, run, slots, cpr, lanes) for p, run in runs if p == number],
             # the lanes copy: a whole function's every temp a local, none in the runs' arrays; a
             # part's as printed, its work array one of lanes (the runs read it as they are)
-            "lanes_lines": [{"lhs": f"const lanes_t {a.temp.name}", "c": lanes_expr(lanes(line["c"]))}
+            "lanes_lines": [{"lhs": f"const lanes_t {a.temp.name}", "c": lanes_trig(a, lane_expr(lanes(line["c"])))}
                             for a, line in zip(part.assignments, c_lines)] if lanes else
-                           [{"lhs": line["lhs"].replace("const double ", "const lanes_t "), "c": lanes_expr(line["c"])}
-                            for line in c_lines],
-            "lanes_entries": [(o, k, lanes_expr(lanes(c) if lanes else c)) for o, k, c in c_entries],
+                           [{"lhs": line["lhs"].replace("const double ", "const lanes_t "),
+                             "c": lanes_trig(a, lane_expr(line["c"]))} for a, line in zip(part.assignments, c_lines)],
+            "lanes_entries": [(o, k, lane_expr(lanes(c) if lanes else c)) for o, k, c in c_entries],
         })
     returns = " -> " + (outputs[0]["shape_literal"] if len(outputs) == 1
                         else "(" + ", ".join(o["shape_literal"] for o in outputs) + ")")

@@ -13,20 +13,17 @@ from __future__ import annotations
 
 import re
 
-from .render import lane_expr
-
 #: the widths the printed C plans for (NAME_LANES; any other width takes the generic path)
 WIDTHS = (2, 4, 8)
 
 
-_TRIG = re.compile(r"\blanes_(sin|cos)\(")
+_TRIG = re.compile(r"^lanes_(sin|cos)\(")
 
 
-def lanes_expr(c: str) -> str:
-    """A printed C expression on doubles as the lanes function prints it: :func:`lane_expr`'s, with
-    sin and cos the polynomials alone (``lanes_sin_chk``), each angle's lanes past their range
-    ORed into the function's ``big_`` (templates/c_lanes.h.j2): one test a group, not one a call."""
-    return _TRIG.sub(r"lanes_\1_chk(&big_, ", lane_expr(c))
+def unchecked_trig(c: str) -> str:
+    """A lanes line ``lanes_sin(q[k])`` (a joint angle's sin or cos) as the polynomials alone,
+    ``lanes_sin_poly(q[k])``: the lanes function tests its angles' range once, at its top."""
+    return _TRIG.sub(r"lanes_\1_poly(", c)
 
 
 def store_plan(size: int, nonzero, lanes: int) -> list[tuple]:
