@@ -38,6 +38,12 @@ _SLOT = re.compile(r"\bw\[\d+\]")
 LANES_MAX_OUT = 1024
 #: ... and, printed in parts, at most this many work-array slots (8 lanes: 64 bytes a slot)
 LANES_MAX_WORK = 4096
+#: a whole function's lanes copy of at most this many lines computes its joints' sin and cos by the
+#: polynomials alone, the range tested once at its top (solo12's M batch 12-14 % faster); longer
+#: ones keep a test and a libm branch a call (without them the 20-DoF chain's M, 1,321 lines, was
+#: 3-25 % slower in every run, its tau, 844 lines, 3 %, though link order alone moves the chain's
+#: M as much; docs/RESULTS.md, simd3)
+LANES_POLY_MAX_LINES = 800
 
 
 def _comments(robot, assignments):
@@ -214,9 +220,10 @@ def function_context(robot, fn, key: str) -> dict:
     c_parts = []
     for number, part in enumerate(parts):
         sincos, trig = _sincos(part.assignments, cin)
-        # a joint angle's sin or cos in the lanes copy: the polynomials alone (the range tested
-        # once, at the top, on the part's sincos angles)
-        lanes_trig = (lambda a, c: unchecked_trig(c) if a.temp in trig else c)
+        # a joint angle's sin or cos in a short whole function's lanes copy: the polynomials alone
+        # (the range tested once, at its top, on the part's sincos angles)
+        poly = lanes is not None and len(part.assignments) <= LANES_POLY_MAX_LINES
+        lanes_trig = (lambda a, c: unchecked_trig(c) if poly and a.temp in trig else c)
         c_lines = [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const double {a.temp.name}"),
                     "c": cpr.doprint(a.expr), "comment": c, "trig": trig.get(a.temp)}
                    for a, c in zip(part.assignments, _comments(robot, part.assignments))]
@@ -232,6 +239,7 @@ def function_context(robot, fn, key: str) -> dict:
                            [{"lhs": line["lhs"].replace("const double ", "const lanes_t "),
                              "c": lanes_trig(a, lane_expr(line["c"]))} for a, line in zip(part.assignments, c_lines)],
             "lanes_entries": [(o, k, lane_expr(lanes(c) if lanes else c)) for o, k, c in c_entries],
+            "lanes_poly": poly,
         })
     returns = " -> " + (outputs[0]["shape_literal"] if len(outputs) == 1
                         else "(" + ", ".join(o["shape_literal"] for o in outputs) + ")")
