@@ -39,7 +39,7 @@ LANES_MAX_OUT = 1024
 #: ... and, printed in parts, at most this many work-array slots (8 lanes: 64 bytes a slot)
 LANES_MAX_WORK = 4096
 #: a whole function's lanes copy of at most this many lines computes its joints' sin and cos by the
-#: polynomials alone, the range tested once at its top (solo12's M batch 12-14 % faster); longer
+#: polynomials alone, the range tested once at its top (solo12's M batch 14-20 % faster); longer
 #: ones keep a test and a libm branch a call (without them the 20-DoF chain's M, 1,321 lines, was
 #: 3-25 % slower in every run, its tau, 844 lines, 3 %, though link order alone moves the chain's
 #: M as much; docs/RESULTS.md, simd3)
