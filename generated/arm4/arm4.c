@@ -61,7 +61,7 @@ static void lanes_sincos_libm(lanes_t x, lanes_t *s, lanes_t *c)
  * exact for |k| < 2^20), then fdlibm's polynomials on [-pi/4, pi/4] (__kernel_sin/__kernel_cos),
  * the quadrant k mod 4 choosing and signing them. Pure arithmetic, so sin(x) and cos(x) of one
  * joint, both inlined, share one reduction. */
-ARM4_LANES_INLINE void lanes_sincos(lanes_t x, lanes_t *s_out, lanes_t *c_out)
+ARM4_LANES_INLINE void lanes_sincos_poly(lanes_t x, lanes_t *s_out, lanes_t *c_out)
 {
     const lanes_t t = x * 6.36619772367581382433e-01 + 0x1.8p52;   /* 2x/pi rounded, in the low bits */
     const lanes_t k = t - 0x1.8p52;
@@ -80,13 +80,31 @@ ARM4_LANES_INLINE void lanes_sincos(lanes_t x, lanes_t *s_out, lanes_t *c_out)
     const lanes_i odd = -(n & 1);                                  /* all ones where k is odd */
     const lanes_i sp_i = (lanes_i)sp, cp_i = (lanes_i)cp;
     const lanes_i sign_s = (n & 2) << 62, sign_c = ((n + 1) & 2) << 62;
-    lanes_t s = (lanes_t)(((odd & cp_i) | (~odd & sp_i)) ^ sign_s);
-    lanes_t c = (lanes_t)(((odd & sp_i) | (~odd & cp_i)) ^ sign_c);
-    const lanes_i big = (lanes_i)(x > 131072.0) | (lanes_i)(x < -131072.0);
+    *s_out = (lanes_t)(((odd & cp_i) | (~odd & sp_i)) ^ sign_s);
+    *c_out = (lanes_t)(((odd & sp_i) | (~odd & cp_i)) ^ sign_c);
+}
+
+/* all ones in the lanes where x is past lanes_sincos_poly's range (|x| > 2^17, or inf) */
+ARM4_LANES_INLINE lanes_i lanes_big(lanes_t x)
+{
+    return (lanes_i)(x > 131072.0) | (lanes_i)(x < -131072.0);
+}
+
+/* whether any lane of m is nonzero */
+ARM4_LANES_INLINE int lanes_any(lanes_i m)
+{
     unsigned long long any = 0;
     for (int l = 0; l < ARM4_LANES; ++l)
-        any |= big[l];
-    if (__builtin_expect(any != 0, 0))
+        any |= m[l];
+    return any != 0;
+}
+
+/* lanes_sincos_poly, and libm lane by lane where an angle is past its range */
+ARM4_LANES_INLINE void lanes_sincos(lanes_t x, lanes_t *s_out, lanes_t *c_out)
+{
+    lanes_t s, c;
+    lanes_sincos_poly(x, &s, &c);
+    if (__builtin_expect(lanes_any(lanes_big(x)), 0))
         lanes_sincos_libm(x, &s, &c);
     *s_out = s;
     *c_out = c;
@@ -103,6 +121,32 @@ ARM4_LANES_INLINE lanes_t lanes_cos(lanes_t x)
 {
     lanes_t s, c;
     lanes_sincos(x, &s, &c);
+    return c;
+}
+
+/* sin and cos of a joint angle in a batch's lanes functions: the polynomials alone. The lanes
+ * function tests its angles against the range first, once (lanes_big), and leaves a group with an
+ * angle past it to one-state calls (libm's values); a test and a branch a call, with sin and cos
+ * written through memory on the way to libm, were 15 % of solo12's M batch. The empty asm keeps
+ * the pair where the function computes it (as the branch did): without it gcc sank the
+ * polynomials to their first uses (panda's C batch 78 -> 81 ns a state, 75 with it). */
+ARM4_LANES_INLINE lanes_t lanes_sin_poly(lanes_t x)
+{
+    lanes_t s, c;
+    lanes_sincos_poly(x, &s, &c);
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__("" : "+x"(s), "+x"(c));
+#endif
+    return s;
+}
+
+ARM4_LANES_INLINE lanes_t lanes_cos_poly(lanes_t x)
+{
+    lanes_t s, c;
+    lanes_sincos_poly(x, &s, &c);
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__("" : "+x"(s), "+x"(c));
+#endif
     return c;
 }
 
@@ -385,17 +429,21 @@ void arm4_mass_matrix(const double *restrict q, double *restrict M)
 
 
 #if ARM4_LANES > 1
-/* mass_matrix of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void mass_matrix_lanes(const lanes_t *restrict q, lanes_t *restrict M)
+/* mass_matrix of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int mass_matrix_lanes(const lanes_t *restrict q, lanes_t *restrict M)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)M;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t Iz3_0_0 = 0.00031 + 0.00216333*sq3*sq3 + 0.0021133300000000005*cq3*cq3;
     const lanes_t Iz3_0_1 = -4.9999999999999914e-05*cq3*sq3;
     const lanes_t Iz3_1_1 = 0.00031 + 0.00216333*cq3*cq3 + 0.0021133300000000005*sq3*sq3;
@@ -431,6 +479,7 @@ static void mass_matrix_lanes(const lanes_t *restrict q, lanes_t *restrict M)
     M[10] = IC2_2_2;
     M[12] = F3_1n_2;
     M[15] = lanes_splat(0.00031);
+    return 0;
 }
 #endif
 
@@ -449,7 +498,11 @@ static void mass_matrix_span(size_t count, const double *restrict q, double *res
         out_M[13] = lanes_splat(0.0);
         out_M[14] = lanes_splat(0.0);
 #endif
-        mass_matrix_lanes(in_q, out_M);
+        if (__builtin_expect(mass_matrix_lanes(in_q, out_M), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_mass_matrix(q + l_ * 4, M + l_ * 16);
+            continue;
+        }
 #if ARM4_LANES == 2   /* M back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_M, 16, 0, 6, M + b_ * 16);
         lanes_store_mask(out_M + 6, 1u, M + b_ * 16 + 6, 16);
@@ -716,18 +769,22 @@ void arm4_mass_matrix_dot(const double *restrict q, const double *restrict qd, d
 
 
 #if ARM4_LANES > 1
-/* mass_matrix_dot of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void mass_matrix_dot_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Mdot)
+/* mass_matrix_dot of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int mass_matrix_dot_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Mdot)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)Mdot;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
@@ -870,6 +927,7 @@ static void mass_matrix_dot_lanes(const lanes_t *restrict q, const lanes_t *rest
     Mdot[12] = mdot2;
     Mdot[13] = mdot4;
     Mdot[14] = mdot5;
+    return 0;
 }
 #endif
 
@@ -887,7 +945,11 @@ static void mass_matrix_dot_span(size_t count, const double *restrict q, const d
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Mdot[15] = lanes_splat(0.0);
 #endif
-        mass_matrix_dot_lanes(in_q, in_qd, out_Mdot);
+        if (__builtin_expect(mass_matrix_dot_lanes(in_q, in_qd, out_Mdot), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_mass_matrix_dot(q + l_ * 4, qd + l_ * 4, Mdot + l_ * 16);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Mdot back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_Mdot, 16, 0, 14, Mdot + b_ * 16);
         lanes_store_mask(out_Mdot + 14, 1u, Mdot + b_ * 16 + 14, 16);
@@ -1142,18 +1204,22 @@ void arm4_coriolis_matrix(const double *restrict q, const double *restrict qd, d
 
 
 #if ARM4_LANES > 1
-/* coriolis_matrix of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void coriolis_matrix_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict C)
+/* coriolis_matrix of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int coriolis_matrix_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict C)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)C;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
@@ -1290,6 +1356,7 @@ static void coriolis_matrix_lanes(const lanes_t *restrict q, const lanes_t *rest
     C[12] = F3_3_1n_2;
     C[13] = F3_3_3n_2 - 0.00031*cq2*v1_0 - 0.00031*sq2*v1_1;
     C[14] = F3_3_3n_2 - 0.00031*v2_0;
+    return 0;
 }
 #endif
 
@@ -1307,7 +1374,11 @@ static void coriolis_matrix_span(size_t count, const double *restrict q, const d
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_C[15] = lanes_splat(0.0);
 #endif
-        coriolis_matrix_lanes(in_q, in_qd, out_C);
+        if (__builtin_expect(coriolis_matrix_lanes(in_q, in_qd, out_C), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_coriolis_matrix(q + l_ * 4, qd + l_ * 4, C + l_ * 16);
+            continue;
+        }
 #if ARM4_LANES == 2   /* C back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_C, 16, 0, 14, C + b_ * 16);
         lanes_store_mask(out_C + 14, 1u, C + b_ * 16 + 14, 16);
@@ -1676,15 +1747,19 @@ void arm4_christoffel(const double *restrict q, double *restrict Gamma)
 
 
 #if ARM4_LANES > 1
-/* christoffel of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void christoffel_lanes(const lanes_t *restrict q, lanes_t *restrict Gamma)
+/* christoffel of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int christoffel_lanes(const lanes_t *restrict q, lanes_t *restrict Gamma)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)Gamma;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
@@ -1706,8 +1781,8 @@ static void christoffel_lanes(const lanes_t *restrict q, lanes_t *restrict Gamma
     const lanes_t Phi2_0 = cq0*p2_2;
     const lanes_t Phi2_1 = p2_2*sq0;
     const lanes_t Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -1735,8 +1810,8 @@ static void christoffel_lanes(const lanes_t *restrict q, lanes_t *restrict Gamma
     const lanes_t Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
     const lanes_t Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
     const lanes_t Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -1923,6 +1998,7 @@ static void christoffel_lanes(const lanes_t *restrict q, lanes_t *restrict Gamma
     Gamma[56] = gamma3;
     Gamma[57] = gamma4;
     Gamma[58] = gamma4;
+    return 0;
 }
 #endif
 
@@ -1953,7 +2029,11 @@ static void christoffel_span(size_t count, const double *restrict q, double *res
         out_Gamma[62] = lanes_splat(0.0);
         out_Gamma[63] = lanes_splat(0.0);
 #endif
-        christoffel_lanes(in_q, out_Gamma);
+        if (__builtin_expect(christoffel_lanes(in_q, out_Gamma), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_christoffel(q + l_ * 4, Gamma + l_ * 64);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Gamma back to the states: computed groups transposed, structural zeros stored */
         lanes_store_mask(out_Gamma + 0, 2u, Gamma + b_ * 64 + 0, 64);
         lanes_store_range(out_Gamma, 64, 2, 16, Gamma + b_ * 64);
@@ -2159,19 +2239,23 @@ void arm4_inverse_dynamics(const double *restrict q, const double *restrict qd, 
 
 
 #if ARM4_LANES > 1
-/* inverse_dynamics of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void inverse_dynamics_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qdd, lanes_t *restrict tau)
+/* inverse_dynamics of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int inverse_dynamics_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qdd, lanes_t *restrict tau)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)qdd;
     (void)tau;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t a1_0 = qd[1]*v1_1 + qdd[0]*sq1;
@@ -2235,6 +2319,7 @@ static void inverse_dynamics_lanes(const lanes_t *restrict q, const lanes_t *res
     tau[1] = f1_2_1;
     tau[2] = f2_2_1;
     tau[3] = f3_2;
+    return 0;
 }
 #endif
 
@@ -2251,7 +2336,11 @@ static void inverse_dynamics_span(size_t count, const double *restrict q, const 
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
         lanes_load(qdd + b_ * 4, 4, in_qdd);
-        inverse_dynamics_lanes(in_q, in_qd, in_qdd, out_tau);
+        if (__builtin_expect(inverse_dynamics_lanes(in_q, in_qd, in_qdd, out_tau), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_inverse_dynamics(q + l_ * 4, qd + l_ * 4, qdd + l_ * 4, tau + l_ * 4);
+            continue;
+        }
 #if ARM4_LANES == 2   /* tau back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_tau, 4, 0, 4, tau + b_ * 4);
 #elif ARM4_LANES == 4   /* tau back to the states: computed groups transposed, structural zeros stored */
@@ -2374,17 +2463,21 @@ void arm4_gravity(const double *restrict q, double *restrict g)
 
 
 #if ARM4_LANES > 1
-/* gravity of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void gravity_lanes(const lanes_t *restrict q, lanes_t *restrict g)
+/* gravity of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int gravity_lanes(const lanes_t *restrict q, lanes_t *restrict g)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)g;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t a2_3 = 9.81*cq1*sq2 + 9.81*cq2*sq1;
     const lanes_t a2_4 = 9.81*cq1*cq2 - 9.81*sq1*sq2;
     const lanes_t a3_3 = a2_3*cq3;
@@ -2400,6 +2493,7 @@ static void gravity_lanes(const lanes_t *restrict q, lanes_t *restrict g)
     g[0] = f0_2;
     g[1] = f1_2;
     g[2] = f2_2;
+    return 0;
 }
 #endif
 
@@ -2415,7 +2509,11 @@ static void gravity_span(size_t count, const double *restrict q, double *restric
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_g[3] = lanes_splat(0.0);
 #endif
-        gravity_lanes(in_q, out_g);
+        if (__builtin_expect(gravity_lanes(in_q, out_g), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_gravity(q + l_ * 4, g + l_ * 4);
+            continue;
+        }
 #if ARM4_LANES == 2   /* g back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_g, 4, 0, 2, g + b_ * 4);
         lanes_store_mask(out_g + 2, 1u, g + b_ * 4 + 2, 4);
@@ -2591,20 +2689,24 @@ void arm4_slotine_li(const double *restrict q, const double *restrict qd, const 
 
 
 #if ARM4_LANES > 1
-/* slotine_li of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void slotine_li_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict tau_sl)
+/* slotine_li of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int slotine_li_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict tau_sl)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)qd_r;
     (void)qdd_r;
     (void)tau_sl;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t w1_0 = qd_r[0]*sq1;
@@ -2666,6 +2768,7 @@ static void slotine_li_lanes(const lanes_t *restrict q, const lanes_t *restrict 
     tau_sl[1] = f1_2_1;
     tau_sl[2] = f2_2_1;
     tau_sl[3] = f3_2;
+    return 0;
 }
 #endif
 
@@ -2684,7 +2787,11 @@ static void slotine_li_span(size_t count, const double *restrict q, const double
         lanes_load(qd + b_ * 4, 4, in_qd);
         lanes_load(qd_r + b_ * 4, 4, in_qd_r);
         lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
-        slotine_li_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_tau_sl);
+        if (__builtin_expect(slotine_li_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_tau_sl), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_slotine_li(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, tau_sl + l_ * 4);
+            continue;
+        }
 #if ARM4_LANES == 2   /* tau_sl back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_tau_sl, 4, 0, 4, tau_sl + b_ * 4);
 #elif ARM4_LANES == 4   /* tau_sl back to the states: computed groups transposed, structural zeros stored */
@@ -3110,20 +3217,24 @@ void arm4_regressor(const double *restrict q, const double *restrict qd, const d
 
 
 #if ARM4_LANES > 1
-/* regressor of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict Y)
+/* regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict Y)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)qd_r;
     (void)qdd_r;
     (void)Y;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t w1_0 = qd_r[0]*sq1;
@@ -3360,6 +3471,7 @@ static void regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict q
     Y[157] = Yb3e21;
     Y[158] = Yb3e20;
     Y[159] = Yb3k2;
+    return 0;
 }
 #endif
 
@@ -3459,7 +3571,11 @@ static void regressor_span(size_t count, const double *restrict q, const double 
         out_Y[150] = lanes_splat(0.0);
         out_Y[153] = lanes_splat(0.0);
 #endif
-        regressor_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Y);
+        if (__builtin_expect(regressor_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Y), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_regressor(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, Y + l_ * 160);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Y back to the states: computed groups transposed, structural zeros stored */
         lanes_zero(Y + b_ * 160 + 0, 160, 8);
         lanes_store_mask(out_Y + 8, 2u, Y + b_ * 160 + 8, 160);
@@ -3732,19 +3848,23 @@ void arm4_forward_dynamics(const double *restrict q, const double *restrict qd, 
 
 
 #if ARM4_LANES > 1
-/* forward_dynamics of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void forward_dynamics_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict tau, lanes_t *restrict qdd)
+/* forward_dynamics of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int forward_dynamics_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict tau, lanes_t *restrict qdd)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)tau;
     (void)qdd;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t Iz3_0_0 = 0.00031 + 0.00216333*sq3*sq3 + 0.0021133300000000005*cq3*cq3;
     const lanes_t Iz3_0_1 = -4.9999999999999914e-05*cq3*sq3;
     const lanes_t Iz3_1_1 = 0.00031 + 0.00216333*cq3*cq3 + 0.0021133300000000005*sq3*sq3;
@@ -3855,6 +3975,7 @@ static void forward_dynamics_lanes(const lanes_t *restrict q, const lanes_t *res
     qdd[1] = x1;
     qdd[2] = x2;
     qdd[3] = x3;
+    return 0;
 }
 #endif
 
@@ -3871,7 +3992,11 @@ static void forward_dynamics_span(size_t count, const double *restrict q, const 
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
         lanes_load(tau + b_ * 4, 4, in_tau);
-        forward_dynamics_lanes(in_q, in_qd, in_tau, out_qdd);
+        if (__builtin_expect(forward_dynamics_lanes(in_q, in_qd, in_tau, out_qdd), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_forward_dynamics(q + l_ * 4, qd + l_ * 4, tau + l_ * 4, qdd + l_ * 4);
+            continue;
+        }
 #if ARM4_LANES == 2   /* qdd back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_qdd, 4, 0, 4, qdd + b_ * 4);
 #elif ARM4_LANES == 4   /* qdd back to the states: computed groups transposed, structural zeros stored */
@@ -4046,17 +4171,21 @@ void arm4_mass_matrix_inverse(const double *restrict q, double *restrict Minv)
 
 
 #if ARM4_LANES > 1
-/* mass_matrix_inverse of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void mass_matrix_inverse_lanes(const lanes_t *restrict q, lanes_t *restrict Minv)
+/* mass_matrix_inverse of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int mass_matrix_inverse_lanes(const lanes_t *restrict q, lanes_t *restrict Minv)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)Minv;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t IC2_0_0 = 0.0211396 + 0.06217333*cq3*cq3 + 0.06222333*sq3*sq3;
     const lanes_t IC2_0_2 = 5.000000000000013e-05*cq3*sq3;
     const lanes_t IC2_0_5 = 0.125 + 0.207*cq3*cq3 + 0.207*sq3*sq3;
@@ -4119,6 +4248,7 @@ static void mass_matrix_inverse_lanes(const lanes_t *restrict q, lanes_t *restri
     Minv[13] = minv4;
     Minv[14] = minv5;
     Minv[15] = 3225.8064516129034 - 3225.8064516129034*F3_2*W3_0;
+    return 0;
 }
 #endif
 
@@ -4131,7 +4261,11 @@ static void mass_matrix_inverse_span(size_t count, const double *restrict q, dou
         lanes_t in_q[4];
         lanes_t out_Minv[16];
         lanes_load(q + b_ * 4, 4, in_q);
-        mass_matrix_inverse_lanes(in_q, out_Minv);
+        if (__builtin_expect(mass_matrix_inverse_lanes(in_q, out_Minv), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_mass_matrix_inverse(q + l_ * 4, Minv + l_ * 16);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Minv back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_Minv, 16, 0, 16, Minv + b_ * 16);
 #elif ARM4_LANES == 4   /* Minv back to the states: computed groups transposed, structural zeros stored */
@@ -4449,22 +4583,26 @@ void arm4_all_terms(const double *restrict q, const double *restrict qd, double 
 
 
 #if ARM4_LANES > 1
-/* all_terms of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void all_terms_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict M, lanes_t *restrict C, lanes_t *restrict g)
+/* all_terms of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int all_terms_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict M, lanes_t *restrict C, lanes_t *restrict g)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)M;
     (void)C;
     (void)g;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
@@ -4644,6 +4782,7 @@ static void all_terms_lanes(const lanes_t *restrict q, const lanes_t *restrict q
     g[1] = Fg1_0*sq0 - Fg1_1*cq0;
     g[2] = 16.677*Phi2_2 + Fg2_0*sq0 - Fg2_1*cq0;
     g[3] = 6.867*Phi3_2 + 6.867*R2_0_1*c3_1 - 6.867*R2_1_1*c3_0;
+    return 0;
 }
 #endif
 
@@ -4668,7 +4807,11 @@ static void all_terms_span(size_t count, const double *restrict q, const double 
         out_C[15] = lanes_splat(0.0);
         out_g[0] = lanes_splat(0.0);
 #endif
-        all_terms_lanes(in_q, in_qd, out_M, out_C, out_g);
+        if (__builtin_expect(all_terms_lanes(in_q, in_qd, out_M, out_C, out_g), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_all_terms(q + l_ * 4, qd + l_ * 4, M + l_ * 16, C + l_ * 16, g + l_ * 4);
+            continue;
+        }
 #if ARM4_LANES == 2   /* M back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_M, 16, 0, 6, M + b_ * 16);
         lanes_store_mask(out_M + 6, 1u, M + b_ * 16 + 6, 16);
@@ -5187,18 +5330,22 @@ void arm4_inverse_dynamics_derivatives(const double *restrict q, const double *r
 
 
 #if ARM4_LANES > 1
-/* inverse_dynamics_derivatives of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void inverse_dynamics_derivatives_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qdd, lanes_t *restrict dtau_dq, lanes_t *restrict dtau_dqd)
+/* inverse_dynamics_derivatives of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int inverse_dynamics_derivatives_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qdd, lanes_t *restrict dtau_dq, lanes_t *restrict dtau_dqd)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)qdd;
     (void)dtau_dq;
     (void)dtau_dqd;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
@@ -5220,8 +5367,8 @@ static void inverse_dynamics_derivatives_lanes(const lanes_t *restrict q, const 
     const lanes_t Phi2_0 = cq0*p2_2;
     const lanes_t Phi2_1 = p2_2*sq0;
     const lanes_t Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -5249,8 +5396,8 @@ static void inverse_dynamics_derivatives_lanes(const lanes_t *restrict q, const 
     const lanes_t Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
     const lanes_t Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
     const lanes_t Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -5553,6 +5700,7 @@ static void inverse_dynamics_derivatives_lanes(const lanes_t *restrict q, const 
     dtau_dqd[13] = F3_3_0*sq0 - F3_3_1*cq0 + 2.0*F2_3_0*Phid1_0 + 2.0*F2_3_1*Phid1_1 + 2.0*F2_3_3*Phid1_3 + 2.0*F2_3_4*Phid1_4;
     dtau_dqd[14] = F3_3_0*sq0 - F3_3_1*cq0 + 2.0*F2_3_0*Phid1_0 + 2.0*F2_3_1*Phid1_1 + 2.0*F2_3_2*Phid2_2 + 2.0*F2_3_3*Phid2_3 + 2.0*F2_3_4*Phid2_4 + 2.0*F2_3_5*Phid2_5;
     dtau_dqd[15] = Phi3_0*dFdv3_3 + Phi3_1*dFdv3_4 + Phi3_2*dFdv3_5 + R2_0_1*dFdv3_0 + R2_1_1*dFdv3_1 + R2_2_1*dFdv3_2;
+    return 0;
 }
 #endif
 
@@ -5576,7 +5724,11 @@ static void inverse_dynamics_derivatives_span(size_t count, const double *restri
         out_dtau_dq[8] = lanes_splat(0.0);
         out_dtau_dq[12] = lanes_splat(0.0);
 #endif
-        inverse_dynamics_derivatives_lanes(in_q, in_qd, in_qdd, out_dtau_dq, out_dtau_dqd);
+        if (__builtin_expect(inverse_dynamics_derivatives_lanes(in_q, in_qd, in_qdd, out_dtau_dq, out_dtau_dqd), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_inverse_dynamics_derivatives(q + l_ * 4, qd + l_ * 4, qdd + l_ * 4, dtau_dq + l_ * 16, dtau_dqd + l_ * 16);
+            continue;
+        }
 #if ARM4_LANES == 2   /* dtau_dq back to the states: computed groups transposed, structural zeros stored */
         lanes_store_mask(out_dtau_dq + 0, 2u, dtau_dq + b_ * 16 + 0, 16);
         lanes_store_range(out_dtau_dq, 16, 2, 4, dtau_dq + b_ * 16);
@@ -6361,22 +6513,26 @@ void arm4_frame_placement(const double *restrict q, double *restrict oMf)
 
 
 #if ARM4_LANES > 1
-/* frame_placement of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void frame_placement_lanes(const lanes_t *restrict q, lanes_t *restrict oMf)
+/* frame_placement of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int frame_placement_lanes(const lanes_t *restrict q, lanes_t *restrict oMf)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)oMf;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
     const lanes_t R1_1_1 = -sq0*sq1;
     const lanes_t p0_2_2 = 0.2 + 0.3*cq1;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -6386,8 +6542,8 @@ static void frame_placement_lanes(const lanes_t *restrict q, lanes_t *restrict o
     const lanes_t p0_3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
     const lanes_t p0_3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
     const lanes_t p0_3_2 = p0_2_2 + 0.25*R2_2_1;
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -6410,6 +6566,7 @@ static void frame_placement_lanes(const lanes_t *restrict q, lanes_t *restrict o
     oMf[10] = R2_2_1;
     oMf[11] = pf0_2;
     oMf[15] = lanes_splat(1.0);
+    return 0;
 }
 #endif
 
@@ -6427,7 +6584,11 @@ static void frame_placement_span(size_t count, const double *restrict q, double 
         out_oMf[13] = lanes_splat(0.0);
         out_oMf[14] = lanes_splat(0.0);
 #endif
-        frame_placement_lanes(in_q, out_oMf);
+        if (__builtin_expect(frame_placement_lanes(in_q, out_oMf), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_frame_placement(q + l_ * 4, oMf + l_ * 16);
+            continue;
+        }
 #if ARM4_LANES == 2   /* oMf back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_oMf, 16, 0, 12, oMf + b_ * 16);
         lanes_zero(oMf + b_ * 16 + 12, 16, 2);
@@ -6581,22 +6742,26 @@ void arm4_frame_jacobian(const double *restrict q, double *restrict J)
 
 
 #if ARM4_LANES > 1
-/* frame_jacobian of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void frame_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict J)
+/* frame_jacobian of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int frame_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict J)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)J;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
     const lanes_t R1_1_1 = -sq0*sq1;
     const lanes_t p0_2_2 = 0.2 + 0.3*cq1;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -6635,6 +6800,7 @@ static void frame_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict J)
     J[19] = R2_1_1;
     J[20] = lanes_splat(1.0);
     J[23] = R2_2_1;
+    return 0;
 }
 #endif
 
@@ -6654,7 +6820,11 @@ static void frame_jacobian_span(size_t count, const double *restrict q, double *
         out_J[21] = lanes_splat(0.0);
         out_J[22] = lanes_splat(0.0);
 #endif
-        frame_jacobian_lanes(in_q, out_J);
+        if (__builtin_expect(frame_jacobian_lanes(in_q, out_J), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_frame_jacobian(q + l_ * 4, J + l_ * 24);
+            continue;
+        }
 #if ARM4_LANES == 2   /* J back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_J, 24, 0, 8, J + b_ * 24);
         lanes_store_mask(out_J + 8, 2u, J + b_ * 24 + 8, 24);
@@ -6801,23 +6971,27 @@ void arm4_center_of_mass(const double *restrict q, double *restrict com)
 
 
 #if ARM4_LANES > 1
-/* center_of_mass of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void center_of_mass_lanes(const lanes_t *restrict q, lanes_t *restrict com)
+/* center_of_mass of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int center_of_mass_lanes(const lanes_t *restrict q, lanes_t *restrict com)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)com;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
     const lanes_t R1_1_1 = -sq0*sq1;
     const lanes_t c1_2 = 0.2 + 0.15*cq1;
     const lanes_t p2_2 = 0.2 + 0.3*cq1;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -6840,6 +7014,7 @@ static void center_of_mass_lanes(const lanes_t *restrict q, lanes_t *restrict co
     com[0] = 0.19230769230769232*IC1_2_4;
     com[1] = 0.19230769230769232*IC1_0_5;
     com[2] = 0.19230769230769232*IC0_1_3;
+    return 0;
 }
 #endif
 
@@ -6852,7 +7027,11 @@ static void center_of_mass_span(size_t count, const double *restrict q, double *
         lanes_t in_q[4];
         lanes_t out_com[3];
         lanes_load(q + b_ * 4, 4, in_q);
-        center_of_mass_lanes(in_q, out_com);
+        if (__builtin_expect(center_of_mass_lanes(in_q, out_com), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_center_of_mass(q + l_ * 4, com + l_ * 3);
+            continue;
+        }
 #if ARM4_LANES == 2   /* com back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_com, 3, 0, 2, com + b_ * 3);
         lanes_store_one(out_com, 3, 2, com + b_ * 3);
@@ -7014,15 +7193,19 @@ void arm4_com_jacobian(const double *restrict q, double *restrict Jcom)
 
 
 #if ARM4_LANES > 1
-/* com_jacobian of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void com_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict Jcom)
+/* com_jacobian of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int com_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict Jcom)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)Jcom;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
@@ -7032,8 +7215,8 @@ static void com_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict Jcom
     const lanes_t Phi2_0 = cq0*p2_2;
     const lanes_t Phi2_1 = p2_2*sq0;
     const lanes_t Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -7075,6 +7258,7 @@ static void com_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict Jcom
     Jcom[9] = 0.19230769230769232*F1_5;
     Jcom[10] = 0.19230769230769232*F2_5;
     Jcom[11] = 0.19230769230769232*F3_5;
+    return 0;
 }
 #endif
 
@@ -7090,7 +7274,11 @@ static void com_jacobian_span(size_t count, const double *restrict q, double *re
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Jcom[8] = lanes_splat(0.0);
 #endif
-        com_jacobian_lanes(in_q, out_Jcom);
+        if (__builtin_expect(com_jacobian_lanes(in_q, out_Jcom), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_com_jacobian(q + l_ * 4, Jcom + l_ * 12);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Jcom back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_Jcom, 12, 0, 8, Jcom + b_ * 12);
         lanes_store_mask(out_Jcom + 8, 2u, Jcom + b_ * 12 + 8, 12);
@@ -7358,15 +7546,19 @@ void arm4_centroidal_map(const double *restrict q, double *restrict Ag)
 
 
 #if ARM4_LANES > 1
-/* centroidal_map of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void centroidal_map_lanes(const lanes_t *restrict q, lanes_t *restrict Ag)
+/* centroidal_map of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int centroidal_map_lanes(const lanes_t *restrict q, lanes_t *restrict Ag)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)Ag;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
@@ -7388,8 +7580,8 @@ static void centroidal_map_lanes(const lanes_t *restrict q, lanes_t *restrict Ag
     const lanes_t Phi2_0 = cq0*p2_2;
     const lanes_t Phi2_1 = p2_2*sq0;
     const lanes_t Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -7417,8 +7609,8 @@ static void centroidal_map_lanes(const lanes_t *restrict q, lanes_t *restrict Ag
     const lanes_t Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
     const lanes_t Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
     const lanes_t Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -7513,6 +7705,7 @@ static void centroidal_map_lanes(const lanes_t *restrict q, lanes_t *restrict Ag
     Ag[21] = Ag1_5;
     Ag[22] = Ag2_5;
     Ag[23] = Ag3_5;
+    return 0;
 }
 #endif
 
@@ -7528,7 +7721,11 @@ static void centroidal_map_span(size_t count, const double *restrict q, double *
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Ag[8] = lanes_splat(0.0);
 #endif
-        centroidal_map_lanes(in_q, out_Ag);
+        if (__builtin_expect(centroidal_map_lanes(in_q, out_Ag), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_centroidal_map(q + l_ * 4, Ag + l_ * 24);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Ag back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_Ag, 24, 0, 8, Ag + b_ * 24);
         lanes_store_mask(out_Ag + 8, 2u, Ag + b_ * 24 + 8, 24);
@@ -7757,17 +7954,21 @@ void arm4_centroidal_inertia(const double *restrict q, double *restrict Ig)
 
 
 #if ARM4_LANES > 1
-/* centroidal_inertia of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void centroidal_inertia_lanes(const lanes_t *restrict q, lanes_t *restrict Ig)
+/* centroidal_inertia of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int centroidal_inertia_lanes(const lanes_t *restrict q, lanes_t *restrict Ig)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)Ig;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
     const lanes_t Ic0_0_0 = 0.0025 + 0.0004166999999999999*cq0*cq0 + 0.0004166999999999999*sq0*sq0;
     const lanes_t I0_0_0 = 0.045000000000000005 + Ic0_0_0;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
@@ -7786,8 +7987,8 @@ static void centroidal_inertia_lanes(const lanes_t *restrict q, lanes_t *restric
     const lanes_t I1_1_2 = Ic1_1_2 - 0.22499999999999998*R1_1_1*c1_2;
     const lanes_t I1_2_2 = Ic1_2_2 + 0.033749999999999995*R1_0_1*R1_0_1 + 0.033749999999999995*R1_1_1*R1_1_1;
     const lanes_t p2_2 = 0.2 + 0.3*cq1;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -7812,8 +8013,8 @@ static void centroidal_inertia_lanes(const lanes_t *restrict q, lanes_t *restric
     const lanes_t p3_0 = 0.25*R2_0_1 + 0.3*R1_0_1;
     const lanes_t p3_1 = 0.25*R2_1_1 + 0.3*R1_1_1;
     const lanes_t p3_2 = p2_2 + 0.25*R2_2_1;
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -7876,6 +8077,7 @@ static void centroidal_inertia_lanes(const lanes_t *restrict q, lanes_t *restric
     Ig[33] = IcG_0_2;
     Ig[34] = IcG_1_2;
     Ig[35] = IcG_2_2;
+    return 0;
 }
 #endif
 
@@ -7891,7 +8093,11 @@ static void centroidal_inertia_span(size_t count, const double *restrict q, doub
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Ig, 0, sizeof out_Ig);
 #endif
-        centroidal_inertia_lanes(in_q, out_Ig);
+        if (__builtin_expect(centroidal_inertia_lanes(in_q, out_Ig), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_centroidal_inertia(q + l_ * 4, Ig + l_ * 36);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Ig back to the states: computed groups transposed, structural zeros stored */
         lanes_store_mask(out_Ig + 0, 1u, Ig + b_ * 36 + 0, 36);
         lanes_zero(Ig + b_ * 36 + 2, 36, 4);
@@ -8155,16 +8361,20 @@ void arm4_centroidal_momentum(const double *restrict q, const double *restrict q
 
 
 #if ARM4_LANES > 1
-/* centroidal_momentum of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void centroidal_momentum_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict hg)
+/* centroidal_momentum of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int centroidal_momentum_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict hg)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)hg;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
@@ -8186,8 +8396,8 @@ static void centroidal_momentum_lanes(const lanes_t *restrict q, const lanes_t *
     const lanes_t Phi2_0 = cq0*p2_2;
     const lanes_t Phi2_1 = p2_2*sq0;
     const lanes_t Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -8215,8 +8425,8 @@ static void centroidal_momentum_lanes(const lanes_t *restrict q, const lanes_t *
     const lanes_t Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
     const lanes_t Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
     const lanes_t Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -8289,6 +8499,7 @@ static void centroidal_momentum_lanes(const lanes_t *restrict q, const lanes_t *
     hg[3] = hg_3;
     hg[4] = hg_4;
     hg[5] = hg_5;
+    return 0;
 }
 #endif
 
@@ -8303,7 +8514,11 @@ static void centroidal_momentum_span(size_t count, const double *restrict q, con
         lanes_t out_hg[6];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        centroidal_momentum_lanes(in_q, in_qd, out_hg);
+        if (__builtin_expect(centroidal_momentum_lanes(in_q, in_qd, out_hg), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_centroidal_momentum(q + l_ * 4, qd + l_ * 4, hg + l_ * 6);
+            continue;
+        }
 #if ARM4_LANES == 2   /* hg back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_hg, 6, 0, 6, hg + b_ * 6);
 #elif ARM4_LANES == 4   /* hg back to the states: computed groups transposed, structural zeros stored */
@@ -8594,16 +8809,20 @@ void arm4_centroidal_bias(const double *restrict q, const double *restrict qd, d
 
 
 #if ARM4_LANES > 1
-/* centroidal_bias of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void centroidal_bias_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict dhg)
+/* centroidal_bias of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int centroidal_bias_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict dhg)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)dhg;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
@@ -8625,8 +8844,8 @@ static void centroidal_bias_lanes(const lanes_t *restrict q, const lanes_t *rest
     const lanes_t Phi2_0 = cq0*p2_2;
     const lanes_t Phi2_1 = p2_2*sq0;
     const lanes_t Phi2_2 = -0.3*R1_0_1*cq0 - 0.3*R1_1_1*sq0;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_0 = R1_0_0*cq2 + R1_0_1*sq2;
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_0 = R1_1_0*cq2 + R1_1_1*sq2;
@@ -8654,8 +8873,8 @@ static void centroidal_bias_lanes(const lanes_t *restrict q, const lanes_t *rest
     const lanes_t Phi3_0 = R2_2_1*p3_1 - R2_1_1*p3_2;
     const lanes_t Phi3_1 = R2_0_1*p3_2 - R2_2_1*p3_0;
     const lanes_t Phi3_2 = R2_1_1*p3_0 - R2_0_1*p3_1;
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t R3_0_0 = R2_0_0*cq3 - sq0*sq3;
     const lanes_t R3_0_1 = -R2_0_0*sq3 - cq3*sq0;
     const lanes_t R3_1_0 = R2_1_0*cq3 + cq0*sq3;
@@ -8776,6 +8995,7 @@ static void centroidal_bias_lanes(const lanes_t *restrict q, const lanes_t *rest
     dhg[3] = dhg_3;
     dhg[4] = dhg_4;
     dhg[5] = dhg_5;
+    return 0;
 }
 #endif
 
@@ -8790,7 +9010,11 @@ static void centroidal_bias_span(size_t count, const double *restrict q, const d
         lanes_t out_dhg[6];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        centroidal_bias_lanes(in_q, in_qd, out_dhg);
+        if (__builtin_expect(centroidal_bias_lanes(in_q, in_qd, out_dhg), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_centroidal_bias(q + l_ * 4, qd + l_ * 4, dhg + l_ * 6);
+            continue;
+        }
 #if ARM4_LANES == 2   /* dhg back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_dhg, 6, 0, 6, dhg + b_ * 6);
 #elif ARM4_LANES == 4   /* dhg back to the states: computed groups transposed, structural zeros stored */
@@ -8947,23 +9171,27 @@ void arm4_frame_velocity(const double *restrict q, const double *restrict qd, do
 
 
 #if ARM4_LANES > 1
-/* frame_velocity of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void frame_velocity_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict vf)
+/* frame_velocity of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int frame_velocity_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict vf)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)vf;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
     const lanes_t R1_1_1 = -sq0*sq1;
     const lanes_t p0_2_2 = 0.2 + 0.3*cq1;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -9003,6 +9231,7 @@ static void frame_velocity_lanes(const lanes_t *restrict q, const lanes_t *restr
     vf[3] = V3_0;
     vf[4] = V3_1;
     vf[5] = V3_2;
+    return 0;
 }
 #endif
 
@@ -9017,7 +9246,11 @@ static void frame_velocity_span(size_t count, const double *restrict q, const do
         lanes_t out_vf[6];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        frame_velocity_lanes(in_q, in_qd, out_vf);
+        if (__builtin_expect(frame_velocity_lanes(in_q, in_qd, out_vf), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_frame_velocity(q + l_ * 4, qd + l_ * 4, vf + l_ * 6);
+            continue;
+        }
 #if ARM4_LANES == 2   /* vf back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_vf, 6, 0, 6, vf + b_ * 6);
 #elif ARM4_LANES == 4   /* vf back to the states: computed groups transposed, structural zeros stored */
@@ -9207,23 +9440,27 @@ void arm4_frame_acceleration_bias(const double *restrict q, const double *restri
 
 
 #if ARM4_LANES > 1
-/* frame_acceleration_bias of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void frame_acceleration_bias_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict af)
+/* frame_acceleration_bias of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int frame_acceleration_bias_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict af)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)af;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
     const lanes_t R1_1_1 = -sq0*sq1;
     const lanes_t p0_2_2 = 0.2 + 0.3*cq1;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -9293,6 +9530,7 @@ static void frame_acceleration_bias_lanes(const lanes_t *restrict q, const lanes
     af[3] = A3_0;
     af[4] = A3_1;
     af[5] = A3_2;
+    return 0;
 }
 #endif
 
@@ -9307,7 +9545,11 @@ static void frame_acceleration_bias_span(size_t count, const double *restrict q,
         lanes_t out_af[6];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        frame_acceleration_bias_lanes(in_q, in_qd, out_af);
+        if (__builtin_expect(frame_acceleration_bias_lanes(in_q, in_qd, out_af), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_frame_acceleration_bias(q + l_ * 4, qd + l_ * 4, af + l_ * 6);
+            continue;
+        }
 #if ARM4_LANES == 2   /* af back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_af, 6, 0, 6, af + b_ * 6);
 #elif ARM4_LANES == 4   /* af back to the states: computed groups transposed, structural zeros stored */
@@ -9499,23 +9741,27 @@ void arm4_frame_jacobian_dot(const double *restrict q, const double *restrict qd
 
 
 #if ARM4_LANES > 1
-/* frame_jacobian_dot of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void frame_jacobian_dot_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict dJ)
+/* frame_jacobian_dot of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int frame_jacobian_dot_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict dJ)
 {
+    if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)dJ;
-    const lanes_t cq0 = lanes_cos(q[0]);
-    const lanes_t sq0 = lanes_sin(q[0]);
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq0 = lanes_cos_poly(q[0]);
+    const lanes_t sq0 = lanes_sin_poly(q[0]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t R1_0_0 = cq0*cq1;
     const lanes_t R1_0_1 = -cq0*sq1;
     const lanes_t R1_1_0 = cq1*sq0;
     const lanes_t R1_1_1 = -sq0*sq1;
     const lanes_t p0_2_2 = 0.2 + 0.3*cq1;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_0_1 = R1_0_1*cq2 - R1_0_0*sq2;
     const lanes_t R2_1_1 = R1_1_1*cq2 - R1_1_0*sq2;
     const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
@@ -9582,6 +9828,7 @@ static void frame_jacobian_dot_lanes(const lanes_t *restrict q, const lanes_t *r
     dJ[19] = Sd3_1;
     dJ[22] = Sd2_2;
     dJ[23] = Sd3_2;
+    return 0;
 }
 #endif
 
@@ -9603,7 +9850,11 @@ static void frame_jacobian_dot_span(size_t count, const double *restrict q, cons
         out_dJ[20] = lanes_splat(0.0);
         out_dJ[21] = lanes_splat(0.0);
 #endif
-        frame_jacobian_dot_lanes(in_q, in_qd, out_dJ);
+        if (__builtin_expect(frame_jacobian_dot_lanes(in_q, in_qd, out_dJ), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_frame_jacobian_dot(q + l_ * 4, qd + l_ * 4, dJ + l_ * 24);
+            continue;
+        }
 #if ARM4_LANES == 2   /* dJ back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_dJ, 24, 0, 8, dJ + b_ * 24);
         lanes_store_mask(out_dJ + 8, 2u, dJ + b_ * 24 + 8, 24);
@@ -9910,20 +10161,24 @@ void arm4_adaptation_term(const double *restrict q, const double *restrict qd, c
 
 
 #if ARM4_LANES > 1
-/* adaptation_term of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void adaptation_term_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict Yts)
+/* adaptation_term of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int adaptation_term_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict Yts)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)qd_r;
     (void)qdd_r;
     (void)Yts;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t w1_0 = qd_r[0]*sq1;
@@ -10098,6 +10353,7 @@ static void adaptation_term_lanes(const lanes_t *restrict q, const lanes_t *rest
     Yts[37] = F3e01*s3_0 + F3e21*s3_2 + F3t1*s3_1;
     Yts[38] = F3e10*s3_1 + F3e20*s3_2 + F3t0*s3_0;
     Yts[39] = F3h12*s3_0 + F3k2*s3_2 - F3h02*s3_1;
+    return 0;
 }
 #endif
 
@@ -10128,7 +10384,11 @@ static void adaptation_term_span(size_t count, const double *restrict q, const d
         out_Yts[8] = lanes_splat(0.0);
         out_Yts[10] = lanes_splat(0.0);
 #endif
-        adaptation_term_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Yts);
+        if (__builtin_expect(adaptation_term_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Yts), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_adaptation_term(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, Yts + l_ * 40);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Yts back to the states: computed groups transposed, structural zeros stored */
         lanes_zero(Yts + b_ * 40 + 0, 40, 8);
         lanes_store_mask(out_Yts + 8, 2u, Yts + b_ * 40 + 8, 40);
@@ -10276,18 +10536,22 @@ void arm4_momentum(const double *restrict q, const double *restrict qd, double *
 
 
 #if ARM4_LANES > 1
-/* momentum of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void momentum_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict p)
+/* momentum of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int momentum_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict p)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)p;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
@@ -10321,6 +10585,7 @@ static void momentum_lanes(const lanes_t *restrict q, const lanes_t *restrict qd
     p[1] = h1_2;
     p[2] = h2_2_1;
     p[3] = 0.00031*v3_2;
+    return 0;
 }
 #endif
 
@@ -10335,7 +10600,11 @@ static void momentum_span(size_t count, const double *restrict q, const double *
         lanes_t out_p[4];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        momentum_lanes(in_q, in_qd, out_p);
+        if (__builtin_expect(momentum_lanes(in_q, in_qd, out_p), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_momentum(q + l_ * 4, qd + l_ * 4, p + l_ * 4);
+            continue;
+        }
 #if ARM4_LANES == 2   /* p back to the states: computed groups transposed, structural zeros stored */
         lanes_store_range(out_p, 4, 0, 4, p + b_ * 4);
 #elif ARM4_LANES == 4   /* p back to the states: computed groups transposed, structural zeros stored */
@@ -10474,18 +10743,22 @@ void arm4_coriolis_transpose_product(const double *restrict q, const double *res
 
 
 #if ARM4_LANES > 1
-/* coriolis_transpose_product of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void coriolis_transpose_product_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict CTv)
+/* coriolis_transpose_product of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int coriolis_transpose_product_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict CTv)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)CTv;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
@@ -10514,6 +10787,7 @@ static void coriolis_transpose_product_lanes(const lanes_t *restrict q, const la
     CTv[1] = h1_0*v1_1 - h1_1*v1_0;
     CTv[2] = h2_0_1*v2_1 + h2_3_1*v2_4 - h2_1*v2_0 - 1.7*v2_3*v2_4;
     CTv[3] = h3_0*v3_1 + h3_3*v3_4 - h3_1*v3_0 - h3_4*v3_3;
+    return 0;
 }
 #endif
 
@@ -10531,7 +10805,11 @@ static void coriolis_transpose_product_span(size_t count, const double *restrict
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_CTv[0] = lanes_splat(0.0);
 #endif
-        coriolis_transpose_product_lanes(in_q, in_qd, out_CTv);
+        if (__builtin_expect(coriolis_transpose_product_lanes(in_q, in_qd, out_CTv), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_coriolis_transpose_product(q + l_ * 4, qd + l_ * 4, CTv + l_ * 4);
+            continue;
+        }
 #if ARM4_LANES == 2   /* CTv back to the states: computed groups transposed, structural zeros stored */
         lanes_store_mask(out_CTv + 0, 2u, CTv + b_ * 4 + 0, 4);
         lanes_store_range(out_CTv, 4, 2, 4, CTv + b_ * 4);
@@ -10651,18 +10929,22 @@ void arm4_kinetic_energy(const double *restrict q, const double *restrict qd, do
 
 
 #if ARM4_LANES > 1
-/* kinetic_energy of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void kinetic_energy_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict T)
+/* kinetic_energy of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int kinetic_energy_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict T)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)T;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
@@ -10676,6 +10958,7 @@ static void kinetic_energy_lanes(const lanes_t *restrict q, const lanes_t *restr
     const lanes_t v3_3 = cq3*v2_3 - 0.25*cq3*v2_2 - 0.25*sq3*v2_0 - 0.3*sq3*v1_0;
     const lanes_t v3_4 = -sq3*v2_3 + 0.25*sq3*v2_2 - 0.25*cq3*v2_0 - 0.3*cq3*v1_0;
     T[0] = 0.0228*qd[1]*qd[1] + 0.0228*v1_0*v1_0 + 0.00030625*v2_1*v2_1 + 0.0006*v1_1*v1_1 + 0.000155*v3_2*v3_2 + 0.00125*qd[0]*qd[0] + 0.85*v2_4*v2_4 + 0.5*v2_0*(0.0211396*v2_0 + 0.0375*v1_0) + 0.5*v2_2*(0.0211396*v2_2 - 0.125*v2_3) + 0.5*v2_3*(v2_3 - 0.125*v2_2) + 0.5*v3_0*(0.0024233300000000004*v3_0 - 0.032*v3_4) + 0.5*v3_1*(0.032*v3_3 + 0.0024733300000000006*v3_1) + 0.5*v3_3*(0.032*v3_1 + 0.7*v3_3) + 0.5*v3_4*(0.7*v3_4 - 0.032*v3_0) + 0.15*v1_0*(0.125*v2_0 + 0.3*v1_0);
+    return 0;
 }
 #endif
 
@@ -10690,7 +10973,11 @@ static void kinetic_energy_span(size_t count, const double *restrict q, const do
         lanes_t out_T[1];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        kinetic_energy_lanes(in_q, in_qd, out_T);
+        if (__builtin_expect(kinetic_energy_lanes(in_q, in_qd, out_T), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_kinetic_energy(q + l_ * 4, qd + l_ * 4, T + l_ * 1);
+            continue;
+        }
 #if ARM4_LANES == 2   /* T back to the states: computed groups transposed, structural zeros stored */
         lanes_store_one(out_T, 1, 0, T + b_ * 1);
 #elif ARM4_LANES == 4   /* T back to the states: computed groups transposed, structural zeros stored */
@@ -10785,19 +11072,24 @@ void arm4_potential_energy(const double *restrict q, double *restrict V)
 
 
 #if ARM4_LANES > 1
-/* potential_energy of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void potential_energy_lanes(const lanes_t *restrict q, lanes_t *restrict V)
+/* potential_energy of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int potential_energy_lanes(const lanes_t *restrict q, lanes_t *restrict V)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)V;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t p0_2_2 = 0.2 + 0.3*cq1;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
     const lanes_t p0_3_2 = p0_2_2 + 0.25*R2_2_1;
     V[0] = 5.886000000000001 + 9.81*p0_2_2 + 2.2072499999999997*cq1 + 6.867*p0_3_2 + 1.54017*R2_2_1;
+    return 0;
 }
 #endif
 
@@ -10810,7 +11102,11 @@ static void potential_energy_span(size_t count, const double *restrict q, double
         lanes_t in_q[4];
         lanes_t out_V[1];
         lanes_load(q + b_ * 4, 4, in_q);
-        potential_energy_lanes(in_q, out_V);
+        if (__builtin_expect(potential_energy_lanes(in_q, out_V), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_potential_energy(q + l_ * 4, V + l_ * 1);
+            continue;
+        }
 #if ARM4_LANES == 2   /* V back to the states: computed groups transposed, structural zeros stored */
         lanes_store_one(out_V, 1, 0, V + b_ * 1);
 #elif ARM4_LANES == 4   /* V back to the states: computed groups transposed, structural zeros stored */
@@ -10966,17 +11262,21 @@ void arm4_gravity_regressor(const double *restrict q, double *restrict Y_g)
 
 
 #if ARM4_LANES > 1
-/* gravity_regressor of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void gravity_regressor_lanes(const lanes_t *restrict q, lanes_t *restrict Y_g)
+/* gravity_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int gravity_regressor_lanes(const lanes_t *restrict q, lanes_t *restrict Y_g)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)Y_g;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t ag2_3 = 9.81*cq1*sq2 + 9.81*cq2*sq1;
     const lanes_t ag2_4 = 9.81*cq1*cq2 - 9.81*sq1*sq2;
     const lanes_t ag3_3 = ag2_3*cq3;
@@ -11029,6 +11329,7 @@ static void gravity_regressor_lanes(const lanes_t *restrict q, lanes_t *restrict
     Y_g[113] = G3_2_2_3;
     Y_g[151] = ag3_4;
     Y_g[152] = -ag3_3;
+    return 0;
 }
 #endif
 
@@ -11044,7 +11345,11 @@ static void gravity_regressor_span(size_t count, const double *restrict q, doubl
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Y_g, 0, sizeof out_Y_g);
 #endif
-        gravity_regressor_lanes(in_q, out_Y_g);
+        if (__builtin_expect(gravity_regressor_lanes(in_q, out_Y_g), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_gravity_regressor(q + l_ * 4, Y_g + l_ * 160);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Y_g back to the states: computed groups transposed, structural zeros stored */
         lanes_zero(Y_g + b_ * 160 + 0, 160, 22);
         lanes_store_mask(out_Y_g + 22, 2u, Y_g + b_ * 160 + 22, 160);
@@ -11255,18 +11560,22 @@ void arm4_kinetic_energy_regressor(const double *restrict q, const double *restr
 
 
 #if ARM4_LANES > 1
-/* kinetic_energy_regressor of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void kinetic_energy_regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Y_T)
+/* kinetic_energy_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int kinetic_energy_regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Y_T)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)Y_T;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
@@ -11306,6 +11615,7 @@ static void kinetic_energy_regressor_lanes(const lanes_t *restrict q, const lane
     Y_T[37] = v3_0*v3_2;
     Y_T[38] = v3_1*v3_2;
     Y_T[39] = 0.5*v3_2*v3_2;
+    return 0;
 }
 #endif
 
@@ -11335,7 +11645,11 @@ static void kinetic_energy_regressor_span(size_t count, const double *restrict q
         out_Y_T[12] = lanes_splat(0.0);
         out_Y_T[13] = lanes_splat(0.0);
 #endif
-        kinetic_energy_regressor_lanes(in_q, in_qd, out_Y_T);
+        if (__builtin_expect(kinetic_energy_regressor_lanes(in_q, in_qd, out_Y_T), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_kinetic_energy_regressor(q + l_ * 4, qd + l_ * 4, Y_T + l_ * 40);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Y_T back to the states: computed groups transposed, structural zeros stored */
         lanes_zero(Y_T + b_ * 40 + 0, 40, 8);
         lanes_store_mask(out_Y_T + 8, 2u, Y_T + b_ * 40 + 8, 40);
@@ -11464,21 +11778,25 @@ void arm4_potential_energy_regressor(const double *restrict q, double *restrict 
 
 
 #if ARM4_LANES > 1
-/* potential_energy_regressor of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void potential_energy_regressor_lanes(const lanes_t *restrict q, lanes_t *restrict Y_V)
+/* potential_energy_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int potential_energy_regressor_lanes(const lanes_t *restrict q, lanes_t *restrict Y_V)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)Y_V;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
     const lanes_t p0_2_2 = 0.2 + 0.3*cq1;
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
     const lanes_t R2_2_0 = cq1*sq2 + cq2*sq1;
     const lanes_t R2_2_1 = cq1*cq2 - sq1*sq2;
     const lanes_t p0_3_2 = p0_2_2 + 0.25*R2_2_1;
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t R3_2_0 = R2_2_0*cq3;
     const lanes_t R3_2_1 = -R2_2_0*sq3;
     const lanes_t y_v0 = 9.81*R2_2_1;
@@ -11494,6 +11812,7 @@ static void potential_energy_regressor_lanes(const lanes_t *restrict q, lanes_t 
     Y_V[31] = 9.81*R3_2_0;
     Y_V[32] = 9.81*R3_2_1;
     Y_V[33] = y_v0;
+    return 0;
 }
 #endif
 
@@ -11509,7 +11828,11 @@ static void potential_energy_regressor_span(size_t count, const double *restrict
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Y_V, 0, sizeof out_Y_V);
 #endif
-        potential_energy_regressor_lanes(in_q, out_Y_V);
+        if (__builtin_expect(potential_energy_regressor_lanes(in_q, out_Y_V), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_potential_energy_regressor(q + l_ * 4, Y_V + l_ * 40);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Y_V back to the states: computed groups transposed, structural zeros stored */
         lanes_store_mask(out_Y_V + 0, 1u, Y_V + b_ * 40 + 0, 40);
         lanes_store_mask(out_Y_V + 2, 2u, Y_V + b_ * 40 + 2, 40);
@@ -11665,18 +11988,22 @@ void arm4_gravity_power_regressor(const double *restrict q, const double *restri
 
 
 #if ARM4_LANES > 1
-/* gravity_power_regressor of ARM4_LANES states at once: argument k of lane l is state l's. */
-static void gravity_power_regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Y_Vdot)
+/* gravity_power_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
+ * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
+ * one by one). */
+static int gravity_power_regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Y_Vdot)
 {
+    if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
+        return 1;                         /* an angle past lanes_sincos_poly's range */
     (void)q;
     (void)qd;
     (void)Y_Vdot;
-    const lanes_t cq1 = lanes_cos(q[1]);
-    const lanes_t sq1 = lanes_sin(q[1]);
-    const lanes_t cq2 = lanes_cos(q[2]);
-    const lanes_t sq2 = lanes_sin(q[2]);
-    const lanes_t cq3 = lanes_cos(q[3]);
-    const lanes_t sq3 = lanes_sin(q[3]);
+    const lanes_t cq1 = lanes_cos_poly(q[1]);
+    const lanes_t sq1 = lanes_sin_poly(q[1]);
+    const lanes_t cq2 = lanes_cos_poly(q[2]);
+    const lanes_t sq2 = lanes_sin_poly(q[2]);
+    const lanes_t cq3 = lanes_cos_poly(q[3]);
+    const lanes_t sq3 = lanes_sin_poly(q[3]);
     const lanes_t v1_0 = qd[0]*sq1;
     const lanes_t v1_1 = cq1*qd[0];
     const lanes_t v2_0 = cq2*v1_0 + sq2*v1_1;
@@ -11704,6 +12031,7 @@ static void gravity_power_regressor_lanes(const lanes_t *restrict q, const lanes
     Y_Vdot[31] = ag3_4*v3_2 - ag2_4*v3_1;
     Y_Vdot[32] = ag2_4*v3_0 - ag3_3*v3_2;
     Y_Vdot[33] = ag3_3*v3_1 - ag3_4*v3_0;
+    return 0;
 }
 #endif
 
@@ -11721,7 +12049,11 @@ static void gravity_power_regressor_span(size_t count, const double *restrict q,
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Y_Vdot, 0, sizeof out_Y_Vdot);
 #endif
-        gravity_power_regressor_lanes(in_q, in_qd, out_Y_Vdot);
+        if (__builtin_expect(gravity_power_regressor_lanes(in_q, in_qd, out_Y_Vdot), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_gravity_power_regressor(q + l_ * 4, qd + l_ * 4, Y_Vdot + l_ * 40);
+            continue;
+        }
 #if ARM4_LANES == 2   /* Y_Vdot back to the states: computed groups transposed, structural zeros stored */
         lanes_zero(Y_Vdot + b_ * 40 + 0, 40, 10);
         lanes_store_mask(out_Y_Vdot + 10, 2u, Y_Vdot + b_ * 40 + 10, 40);

@@ -22,7 +22,7 @@ from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
 from .xla_target import library_name as xla_library_name, source_name as xla_source_name, xla_functions
-from .lanes import store_plan, store_plans
+from .lanes import store_plan, store_plans, unchecked_trig
 from ..quantities.contact import package_context as contact_context
 from .printers import CPrinter, PyPrinter
 from .render import lane_expr, render
@@ -39,6 +39,12 @@ _SLOT = re.compile(r"\bw\[\d+\]")
 LANES_MAX_OUT = 1024
 #: ... and, printed in parts, at most this many work-array slots (8 lanes: 64 bytes a slot)
 LANES_MAX_WORK = 4096
+#: a whole function's lanes copy of at most this many lines computes its joints' sin and cos by the
+#: polynomials alone, the range tested once at its top (solo12's M batch 14-20 % faster); longer
+#: ones keep a test and a libm branch a call (without them the 20-DoF chain's M, 1,321 lines, was
+#: 3-25 % slower in every run, its tau, 844 lines, 3 %, though link order alone moves the chain's
+#: M as much; docs/RESULTS.md, simd3)
+LANES_POLY_MAX_LINES = 800
 
 
 def _comments(robot, assignments):
@@ -215,6 +221,10 @@ def function_context(robot, fn, key: str) -> dict:
     c_parts = []
     for number, part in enumerate(parts):
         sincos, trig = _sincos(part.assignments, cin)
+        # a joint angle's sin or cos in a short whole function's lanes copy: the polynomials alone
+        # (the range tested once, at its top, on the part's sincos angles)
+        poly = lanes is not None and len(part.assignments) <= LANES_POLY_MAX_LINES
+        lanes_trig = (lambda a, c: unchecked_trig(c) if poly and a.temp in trig else c)
         c_lines = [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const double {a.temp.name}"),
                     "c": cpr.doprint(a.expr), "comment": c, "trig": trig.get(a.temp)}
                    for a, c in zip(part.assignments, _comments(robot, part.assignments))]
@@ -225,11 +235,12 @@ def function_context(robot, fn, key: str) -> dict:
             "runs": [_run_context(fn, run, slots, cpr, lanes) for p, run in runs if p == number],
             # the lanes copy: a whole function's every temp a local, none in the runs' arrays; a
             # part's as printed, its work array one of lanes (the runs read it as they are)
-            "lanes_lines": [{"lhs": f"const lanes_t {a.temp.name}", "c": lane_expr(lanes(line["c"]))}
+            "lanes_lines": [{"lhs": f"const lanes_t {a.temp.name}", "c": lanes_trig(a, lane_expr(lanes(line["c"])))}
                             for a, line in zip(part.assignments, c_lines)] if lanes else
-                           [{"lhs": line["lhs"].replace("const double ", "const lanes_t "), "c": lane_expr(line["c"])}
-                            for line in c_lines],
+                           [{"lhs": line["lhs"].replace("const double ", "const lanes_t "),
+                             "c": lanes_trig(a, lane_expr(line["c"]))} for a, line in zip(part.assignments, c_lines)],
             "lanes_entries": [(o, k, lane_expr(lanes(c) if lanes else c)) for o, k, c in c_entries],
+            "lanes_poly": poly,
         })
     returns = " -> " + (outputs[0]["shape_literal"] if len(outputs) == 1
                         else "(" + ", ".join(o["shape_literal"] for o in outputs) + ")")

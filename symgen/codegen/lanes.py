@@ -11,8 +11,19 @@ shuffles), and which computed entries past the last whole group go one by one.
 """
 from __future__ import annotations
 
+import re
+
 #: the widths the printed C plans for (NAME_LANES; any other width takes the generic path)
 WIDTHS = (2, 4, 8)
+
+
+_TRIG = re.compile(r"^lanes_(sin|cos)\(")
+
+
+def unchecked_trig(c: str) -> str:
+    """A lanes line ``lanes_sin(q[k])`` (a joint angle's sin or cos) as the polynomials alone,
+    ``lanes_sin_poly(q[k])``: the lanes function tests its angles' range once, at its top."""
+    return _TRIG.sub(r"lanes_\1_poly(", c)
 
 
 def store_plan(size: int, nonzero, lanes: int) -> list[tuple]:
