@@ -263,6 +263,21 @@ def test_the_fast_cases_cover_padded_and_unpadded_rows():
     assert rest["fftree9"] != 0 and rest["quad11"] == 0, rest
 
 
+def test_the_fast_cases_cover_the_fused_and_the_generic_all_active_products(packages):
+    """With every contact active the C takes the fused K_a / Wc products up to FUSED_ROWS rows (fftree9:
+    4 x 3d = 12) and the row-table loops past them (quad11: 15 rows), so the C-against-NumPy test above,
+    whose active sets include all, runs both."""
+    from pathlib import Path
+
+    from symgen.quantities.contact import FUSED_ROWS
+    fused = {}
+    for label in SOLVE_CASES:
+        _, pkg = packages(label)
+        source = (Path(pkg.__file__).parent / f"{label}cp.c").read_text()
+        fused[label] = (pkg.numpy._CONTACT_M, "the three products chunk by chunk" in source)
+    assert fused == {"fftree9": (FUSED_ROWS, True), "quad11": (FUSED_ROWS + 3, False)}, fused
+
+
 def test_a_dependent_pair_of_contacts_raises_SingularContactError(packages):
     """link7's frame is on its joint's axis, so its point moves with its parent link3: the two point contacts
     constrain 6 rows of one rigid body's 6 velocities with rank 5 (Jc_a rank-deficient in every state). Found
