@@ -57,14 +57,43 @@ def test_reference_is_forward_dynamics_with_the_classical_drift(seed):
     assert np.allclose(got, want, rtol=1e-9, atol=1e-9 * max(1.0, np.max(np.abs(want)))), f"seed={seed}"
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_derivative_reference_layout_is_the_tapes(seed):
+    """constraint_reference(derivatives=True), laid out as CodeGenConstraintDynamicsDerivatives
+    writes (ddq_* row-major, dlambda_* column-major), against central differences of
+    [ddq, lambda] in v and tau (a 3 x 4 dlambda block: a transposed layout would not fit)."""
+    import pinocchio as pin
+
+    model = pin.buildModelFromUrdf(str(ARM4_URDF))
+    models = cg._contact_models(pin, model, [model.getFrameId("wrist_link")], ["3d"])
+    rng = np.random.default_rng(seed)
+    q, v, tau = rng.uniform(-1, 1, model.nq), rng.uniform(-2, 2, model.nv), rng.uniform(-5, 5, model.nv)
+    n, m = model.nv, 3
+    flat = cg.constraint_reference(pin, model, models, q, v, tau, derivatives=True)
+    assert flat.size == 3 * n * n + 3 * m * n
+    blocks = np.split(flat, np.cumsum([n * n] * 3 + [m * n] * 2))
+    ddq_dv, ddq_dtau = blocks[1].reshape(n, n), blocks[2].reshape(n, n)
+    dlam_dv, dlam_dtau = blocks[4].reshape(m, n, order="F"), blocks[5].reshape(m, n, order="F")
+    h = 1e-6
+    for k in range(n):
+        e = np.eye(n)[k] * h
+        for arg, ddq_d, dlam_d in ((1, ddq_dv, dlam_dv), (2, ddq_dtau, dlam_dtau)):
+            plus, minus = [list((q, v, tau)) for _ in range(2)]
+            plus[arg], minus[arg] = plus[arg] + e, minus[arg] - e
+            fd = (cg.constraint_reference(pin, model, models, *plus) - cg.constraint_reference(pin, model, models, *minus)) / (2 * h)
+            scale = max(1.0, np.max(np.abs(fd)))
+            assert np.allclose(fd[:n], ddq_d[:, k], atol=1e-5 * scale), f"seed={seed} arg={arg} column {k}"
+            assert np.allclose(fd[n:], dlam_d[:, k], atol=1e-5 * scale), f"seed={seed} arg={arg} column {k}"
+
+
 @pytest.fixture(scope="module")
 def package(tmp_path_factory):
-    """arm4 with a point contact at its wrist, contact_terms only (seconds)."""
+    """arm4 with a point contact at its wrist, contact_terms and contact_partials (seconds)."""
     import symgen
     from symgen.codegen.build import BuildOptions, build
 
     robot = symgen.load_urdf(str(ARM4_URDF))
-    opts = BuildOptions(quantities=("contact_terms",), contacts=CONTACTS, copt="-O1", jobs=2)
+    opts = BuildOptions(quantities=("contact_terms", "contact_partials"), contacts=CONTACTS, copt="-O1", jobs=2)
     return build(robot, tmp_path_factory.mktemp("cgcd"), name="armc", opts=opts).path
 
 
@@ -86,3 +115,13 @@ def test_check_refuses_a_library_that_disagrees(package, monkeypatch):
     with pytest.raises(BenchError, match="disagrees with Pinocchio") as exc:
         cg.constraint_dynamics(package, ARM4_URDF, flags="-O1", repeats=1, min_time=0.001, count=4)
     _one_line(exc)
+
+
+@needs_cppadcg
+@pytest.mark.slow
+def test_derivatives_library_agrees_and_is_timed_beside_ours(package):
+    out = cg.constraint_dynamics(package, ARM4_URDF, flags="-O1", repeats=1, min_time=0.001, count=4,
+                                 derivatives=True)
+    assert out["check"] < 1e-9, out["check"]
+    assert out["function"] == cg.CDD and all(t > 0 for t in out["us"].values())
+    assert "CodeGenConstraintDynamicsDerivatives (wrist_link:3d" in cg.format_constraint(out)

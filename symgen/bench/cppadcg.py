@@ -37,7 +37,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -54,6 +53,7 @@ METHOD = "cppadcg"                   # the library's forward function
 EVAL_METHOD = "cppadcg_eval"         # through Pinocchio's CodeGen*::evalFunction
 CHECK_RTOL = 1e-9
 CD = "constraint_dynamics"           # CodeGenConstraintDynamics of a --contacts package
+CDD = "constraint_dynamics_derivatives"   # CodeGenConstraintDynamicsDerivatives (contact_partials)
 
 #: quantity -> the harness's name of Pinocchio's CodeGen class for it
 CPPADCG_FUNCTIONS = {"tau": "rnea", "Minv": "minv", "qdd": "aba", "dtau": "rnea_derivatives",
@@ -321,16 +321,19 @@ def measure(m, package_dir, urdf, manifest: dict, quantities, settings) -> None:
             if qty in CPPADCG_NOTES:
                 m.notes[METHOD, qty] = CPPADCG_NOTES[qty]
         m.info["cppadcg"] = {k: out[k] for k in ("versions", "flags", "check", "build_s", "bytes")}
-    if manifest.get("contacts") and "contact_terms" in manifest.get("functions", ()):
+    have = set(manifest.get("functions", ())) if manifest.get("contacts") else set()
+    for f, need in ((CD, {"contact_terms"}), (CDD, {"contact_terms", "contact_partials"})):
+        if not need <= have:
+            continue
         try:                            # the package's contact_dynamics beside CodeGenConstraintDynamics
             cd = constraint_dynamics(package_dir, urdf, settings.flags, repeats=settings.repeats,
-                                     min_time=settings.min_time, timeout=settings.pin_timeout)
+                                     min_time=settings.min_time, timeout=settings.pin_timeout, derivatives=f == CDD)
         except BenchError as exc:
-            m.notes["cppadcg_contact"] = f"CodeGenConstraintDynamics: not timed: {exc}"
-            return
-        m.notes["cppadcg_contact"] = format_constraint(cd)
+            m.notes[f"cppadcg_{f}"] = f"CppADCodeGen's {f}: not timed: {exc}"
+            continue
+        m.notes[f"cppadcg_{f}"] = format_constraint(cd)
         if "cppadcg" in m.info:
-            m.info["cppadcg"][CD] = cd
+            m.info["cppadcg"][f] = cd
 
 
 def _contact_models(pin, model, ids, kinds):
@@ -341,20 +344,28 @@ def _contact_models(pin, model, ids, kinds):
                                      pin.LOCAL_WORLD_ALIGNED) for i, k in zip(ids, kinds)]
 
 
-def constraint_reference(pin, model, models, q, v, tau) -> np.ndarray:
-    """[ddq, lambda_c] of Pinocchio's double constraintDynamics, every contact active."""
+def constraint_reference(pin, model, models, q, v, tau, derivatives: bool = False) -> np.ndarray:
+    """[ddq, lambda_c] of Pinocchio's double constraintDynamics, every contact active; with
+    ``derivatives`` computeConstraintDynamicsDerivatives' six blocks as CodeGen lays them out
+    (ddq_* row-major, dlambda_* column-major)."""
     cms = pin.StdVec_RigidConstraintModel(models)
     cds = pin.StdVec_RigidConstraintData([c.createData() for c in models])
     data = model.createData()
     pin.initConstraintDynamics(model, data, cms, cds)
-    ddq = pin.constraintDynamics(model, data, q, v, tau, cms, cds, pin.ProximalSettings(1e-12, 0.0, 1))
-    return np.concatenate([np.asarray(ddq), np.asarray(data.lambda_c)])
+    prox = pin.ProximalSettings(1e-12, 0.0, 1)
+    ddq = pin.constraintDynamics(model, data, q, v, tau, cms, cds, prox)
+    if not derivatives:
+        return np.concatenate([np.asarray(ddq), np.asarray(data.lambda_c)])
+    pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, prox)
+    return np.concatenate([np.asarray(getattr(data, k)).reshape(-1, order=o) for k, o in
+                           (("ddq_dq", "C"), ("ddq_dv", "C"), ("ddq_dtau", "C"), ("dlambda_dq", "F"),
+                            ("dlambda_dv", "F"), ("dlambda_dtau", "F"))])
 
 
 def check_constraint(exe: Path, model, archive: Path, folders: dict, models, trials: int = 3, seed: int = 0,
-                     rtol: float = CHECK_RTOL) -> float:
-    """CodeGenConstraintDynamics' library against Pinocchio's double constraintDynamics on
-    ``trials`` random states: the max relative error; BenchError above ``rtol``."""
+                     rtol: float = CHECK_RTOL, f: str = CD) -> float:
+    """CodeGenConstraintDynamics' (``f``: or its derivatives') library against Pinocchio's double
+    functions on ``trials`` random states: the max relative error; BenchError above ``rtol``."""
     import pinocchio as pin
 
     rng = np.random.default_rng(seed)
@@ -368,24 +379,26 @@ def check_constraint(exe: Path, model, archive: Path, folders: dict, models, tri
         raise BenchError(f"the CppADCodeGen harness failed (exit {proc.returncode}): "
                          f"{proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else '(no output)'}")
     worst = 0.0
-    for (q, v, t), y in zip(states, json.loads(proc.stdout)[CD]):
-        ref, y = constraint_reference(pin, model, models, q, v, t), np.asarray(y, dtype=float)
+    for (q, v, t), y in zip(states, json.loads(proc.stdout)[f]):
+        ref, y = constraint_reference(pin, model, models, q, v, t, f == CDD), np.asarray(y, dtype=float)
         if y.shape != ref.shape:
-            raise BenchError(f"CppADCodeGen's {CD} gives {y.size} values, Pinocchio's {ref.size}: not timed")
+            raise BenchError(f"CppADCodeGen's {f} gives {y.size} values, Pinocchio's {ref.size}: not timed")
         worst = max(worst, float(np.max(np.abs(y - ref))) / max(1.0, float(np.max(np.abs(ref)))))
     if not worst <= rtol:
-        raise BenchError(f"CppADCodeGen's {CD} disagrees with Pinocchio's constraintDynamics by {worst:.3g} "
+        raise BenchError(f"CppADCodeGen's {f} disagrees with Pinocchio's constraintDynamics by {worst:.3g} "
                          f"(relative; limit {rtol:g}): not timed")
     return worst
 
 
 def constraint_dynamics(package_dir, urdf, flags: str = DEFAULT_FLAGS, cc: str | None = None, repeats: int = 7,
                         min_time: float = 0.05, count: int = 64, build: bool = True, timeout: float | None = 1800,
-                        check_trials: int = 3) -> dict:
+                        check_trials: int = 3, derivatives: bool = False) -> dict:
     """Pinocchio's ``CodeGenConstraintDynamics`` of a package built with ``--contacts`` (every
     contact active), built with the C loop's flags, checked, and timed in one process beside
     Pinocchio's double ``constraintDynamics`` and the package's ``contact_dynamics`` (its C as a
-    shared object, the same flags) on the same states. ``{"us": {method: median µs}, "min_us",
+    shared object, the same flags) on the same states; with ``derivatives``, the same for
+    ``CodeGenConstraintDynamicsDerivatives``, computeConstraintDynamicsDerivatives and the package's
+    ``contact_dynamics_derivatives`` (the package needs ``contact_partials``). ``{"us": {method: median µs}, "min_us",
     "ratio": {rival: rival / symgen}, "check", "build_s", "bytes", "contacts"}``."""
     import pinocchio as pin
 
@@ -395,11 +408,13 @@ def constraint_dynamics(package_dir, urdf, flags: str = DEFAULT_FLAGS, cc: str |
 
     manifest = read_manifest(package_dir)
     contacts = manifest.get("contacts")
-    if not contacts or "contact_terms" not in manifest["functions"]:
-        raise BenchError(f"{package_dir}: no contact_dynamics (symgen build --contacts ... --quantities contact_terms)")
+    f, need = (CDD, ("contact_terms", "contact_partials")) if derivatives else (CD, ("contact_terms",))
+    if not contacts or not set(need) <= set(manifest["functions"]):
+        raise BenchError(f"{package_dir}: no contact_dynamics{'_derivatives' if derivatives else ''} "
+                         f"(symgen build --contacts ... --quantities {','.join(need)})")
     model, ids = _contact_frames(urdf, pin_needs_free_flyer(urdf, int(manifest["nv"])), manifest)
     models = _contact_models(pin, model, ids, [k for _, k in contacts])
-    spec = CD + "@" + ";".join(f"{i}:{3 if k == '3d' else 6}" for i, (_, k) in zip(ids, contacts))
+    spec = f + "@" + ";".join(f"{i}:{3 if k == '3d' else 6}" for i, (_, k) in zip(ids, contacts))
     t0 = time.perf_counter()
     exe = harness_binary(build=build, timeout=timeout)
     with tempfile.TemporaryDirectory(prefix="symgen-cppadcg-") as tmp:
@@ -407,24 +422,26 @@ def constraint_dynamics(package_dir, urdf, flags: str = DEFAULT_FLAGS, cc: str |
         model.saveToText(str(archive))
         folders = libraries(exe, model, archive, [spec], flags, cc, timeout)
         build_s = time.perf_counter() - t0
-        error = check_constraint(exe, model, archive, folders, models, trials=check_trials)
+        error = check_constraint(exe, model, archive, folders, models, trials=check_trials, f=f)
         shared = Path(tmp) / f"lib{manifest['name']}.so"
         run_compiler([find_cc(cc), *shlex.split(flags), "-fPIC", "-shared", "-std=c99",
                       *map(str, package_sources(package_dir, manifest)), "-o", str(shared), "-lm"], timeout,
                      f"{package_dir}: the package as a shared object")
         res = run_harness(exe, [archive, "time", _spec(folders), repeats, min_time, count, shared, manifest["name"]],
                           f"the CppADCodeGen harness on {urdf}")
-    names = {"symgen": f"{CD}:symgen", METHOD: CD, EVAL_METHOD: f"{CD}:eval", "pinocchio": f"{CD}:pinocchio"}
+    names = {"symgen": f"{f}:symgen", METHOD: f, EVAL_METHOD: f"{f}:eval", "pinocchio": f"{f}:pinocchio"}
     us = {k: res[n].median_ns / 1e3 for k, n in names.items()}
     return {"us": us, "min_us": {k: res[n].min_ns / 1e3 for k, n in names.items()},
             "ratio": {k: t / us["symgen"] for k, t in us.items() if k != "symgen"}, "check": error,
-            "build_s": round(build_s, 2), "bytes": generated_size(folders[spec], CD),
-            "contacts": [f"{n}:{k}" for n, k in contacts]}
+            "build_s": round(build_s, 2), "bytes": generated_size(folders[spec], f),
+            "contacts": [f"{n}:{k}" for n, k in contacts], "function": f}
 
 
 def format_constraint(out: dict) -> str:
     us, r = out["us"], out["ratio"]
-    return (f"CodeGenConstraintDynamics ({', '.join(out['contacts'])}, all active; one process, same states; "
-            f"checked {out['check']:.1e}): symgen contact_dynamics {us['symgen']:.3f} µs, CppADCodeGen "
+    d = "Derivatives" if out.get("function") == CDD else ""
+    return (f"CodeGenConstraintDynamics{d} ({', '.join(out['contacts'])}, all active; one process, same states; "
+            f"checked {out['check']:.1e}): symgen contact_dynamics{d and '_derivatives'} {us['symgen']:.3f} µs, "
+            f"CppADCodeGen "
             f"{us[METHOD]:.3f} ({r[METHOD]:.2f}x), its evalFunction {us[EVAL_METHOD]:.3f} ({r[EVAL_METHOD]:.2f}x), "
-            f"Pinocchio constraintDynamics {us['pinocchio']:.3f} ({r['pinocchio']:.2f}x)")
+            f"Pinocchio constraintDynamics{d and ' + its derivatives'} {us['pinocchio']:.3f} ({r['pinocchio']:.2f}x)")
