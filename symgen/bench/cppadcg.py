@@ -252,9 +252,9 @@ def check(exe: Path, model, archive: Path, folders: dict, trials: int = 3, seed:
 
 
 def generated_size(folder: Path, f: str) -> int:
-    """Bytes of CppADCodeGen's C of the function itself (``<f>_forward_zero.c``)."""
-    src = Path(folder) / "src" / f"{f}_forward_zero.c"
-    return src.stat().st_size if src.exists() else 0
+    """Bytes of CppADCodeGen's C of the function itself (``<f>_forward_zero.c``, and the
+    ``<f>_forward_zero__<k>.c`` it splits a large function into)."""
+    return sum(p.stat().st_size for p in (Path(folder) / "src").glob(f"{f}_forward_zero*.c"))
 
 
 def pinocchio_cppadcg(urdf, quantities, floating: bool = False, gravity=None, flags: str = DEFAULT_FLAGS,
