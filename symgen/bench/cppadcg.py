@@ -12,6 +12,12 @@ prints the tape as straight-line C, compiles it into a shared library and loads 
     dtau CodeGenRNEADerivatives  computeRNEADerivatives: dtau/dq, dtau/dv and dtau/da (= M, upper triangle)
     dqdd CodeGenABADerivatives   computeABADerivatives: dqdd/dq, dqdd/dv and dqdd/dtau (= M^-1)
 
+and, for a package built with ``--contacts`` (``contact_terms``), ``CodeGenConstraintDynamics``:
+``constraintDynamics`` with one ``RigidConstraintModel`` per contact (CONTACT_3D / CONTACT_6D,
+LOCAL_WORLD_ALIGNED, every contact active), output [ddq, lambda_c], checked against Pinocchio's
+double ``constraintDynamics`` and timed in the harness beside it and the package's
+``contact_dynamics`` (:func:`constraint_dynamics`; ``m.info["cppadcg"]["constraint_dynamics"]``).
+
 The C++ harness (``templates/bench_cppadcg.cpp.j2``) is built once per Pinocchio/CppADCodeGen
 version against the ``pin`` wheel's headers (header-only, as the Pinocchio harness, plus
 ``cppad_lib``) and cached under ``~/.cache/symgen``. Per robot and function it builds the library
@@ -31,7 +37,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -47,6 +52,8 @@ TEMPLATE = "bench_cppadcg.cpp.j2"
 METHOD = "cppadcg"                   # the library's forward function
 EVAL_METHOD = "cppadcg_eval"         # through Pinocchio's CodeGen*::evalFunction
 CHECK_RTOL = 1e-9
+CD = "constraint_dynamics"           # CodeGenConstraintDynamics of a --contacts package
+CDD = "constraint_dynamics_derivatives"   # CodeGenConstraintDynamicsDerivatives (contact_partials)
 
 #: quantity -> the harness's name of Pinocchio's CodeGen class for it
 CPPADCG_FUNCTIONS = {"tau": "rnea", "Minv": "minv", "qdd": "aba", "dtau": "rnea_derivatives",
@@ -81,17 +88,32 @@ def cppadcg_version() -> str | None:
         return None
 
 
+def cg_prefix(prefix: Path) -> Path:
+    """The ``cmeel.prefix`` that holds CppADCodeGen's and CppAD's headers: the ``pin`` wheel's
+    (``prefix``) when they were installed beside it, else that of the ``cmeel-cppadcodegen``
+    distribution (a virtual environment with ``--system-site-packages`` over the system's ``pin``)."""
+    from importlib import metadata
+
+    if (prefix / "include" / "cppad" / "cg.hpp").exists():
+        return prefix
+    try:
+        return Path(metadata.distribution("cmeel-cppadcodegen").locate_file("cmeel.prefix"))
+    except metadata.PackageNotFoundError:
+        return prefix
+
+
 def harness_command(prefix: Path, flags: str, source: Path, exe: Path) -> list[str]:
     """The Pinocchio harness's command (header-only against the ``pin`` wheel), with CppAD's
     library and ``dl`` (the generated libraries are loaded at run time)."""
-    inc = prefix / "include"
-    missing = [what for what, path in (("CppADCodeGen (pip install cmeel-cppadcodegen)", inc / "cppad" / "cg.hpp"),
-                                        ("CppAD (pip install cmeel-cppad)", inc / "cppad" / "cppad.hpp"),
+    inc, cg = prefix / "include", cg_prefix(prefix)
+    missing = [what for what, path in (("CppADCodeGen (pip install cmeel-cppadcodegen)", cg / "include" / "cppad" / "cg.hpp"),
+                                        ("CppAD (pip install cmeel-cppad)", cg / "include" / "cppad" / "cppad.hpp"),
                                         ("Pinocchio's codegen headers", inc / "pinocchio" / "codegen" / "cppadcg-algo.hpp"))
                if not path.exists()]
     if missing:
-        raise BenchError(f"cannot build the CppADCodeGen harness: missing {', '.join(missing)} under {prefix}")
-    return pin_cpp_command(prefix, flags, source, exe) + ["-lcppad_lib", "-ldl"]
+        raise BenchError(f"cannot build the CppADCodeGen harness: missing {', '.join(missing)} under {cg}")
+    extra = [] if cg == prefix else [f"-I{cg / 'include'}", f"-L{cg / 'lib'}", f"-Wl,-rpath,{cg / 'lib'}"]
+    return pin_cpp_command(prefix, flags, source, exe) + extra + ["-lcppad_lib", "-ldl"]
 
 
 def harness_binary(flags: str = PIN_CXX_FLAGS, timeout: float | None = 1800, build: bool = True) -> Path:
@@ -134,13 +156,13 @@ def libraries(exe: Path, model, archive: Path, functions, flags: str = DEFAULT_F
                      exe.name.encode()):
             h.update(part)
             h.update(b"\0")
-        folder = cache_dir() / "cppadcg" / f"{model.name}-{f}-{h.hexdigest()[:16]}"
+        folder = cache_dir() / "cppadcg" / f"{model.name}-{f.split('@')[0]}-{h.hexdigest()[:16]}"
         if not folder.exists():
             folder.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f"{folder.name}.", dir=folder.parent))
             try:
                 run_compiler([str(exe), str(archive), "build", f"{f}={tmp}", cc, flags], timeout,
-                             f"CppADCodeGen's {f} of {model.name} ({flags})")
+                             f"CppADCodeGen's {f.split('@')[0]} of {model.name} ({flags})")
                 shutil.rmtree(tmp / "tmp", ignore_errors=True)
                 os.replace(tmp, folder) if not folder.exists() else shutil.rmtree(tmp)
             except BaseException:
@@ -230,9 +252,9 @@ def check(exe: Path, model, archive: Path, folders: dict, trials: int = 3, seed:
 
 
 def generated_size(folder: Path, f: str) -> int:
-    """Bytes of CppADCodeGen's C of the function itself (``<f>_forward_zero.c``)."""
-    src = Path(folder) / "src" / f"{f}_forward_zero.c"
-    return src.stat().st_size if src.exists() else 0
+    """Bytes of CppADCodeGen's C of the function itself (``<f>_forward_zero.c``, and the
+    ``<f>_forward_zero__<k>.c`` it splits a large function into)."""
+    return sum(p.stat().st_size for p in (Path(folder) / "src").glob(f"{f}_forward_zero*.c"))
 
 
 def pinocchio_cppadcg(urdf, quantities, floating: bool = False, gravity=None, flags: str = DEFAULT_FLAGS,
@@ -292,10 +314,134 @@ def measure(m, package_dir, urdf, manifest: dict, quantities, settings) -> None:
         m.notes["cppadcg"] = f"CppADCodeGen: not timed: {exc}"
         for qty in wanted:
             m.missing([METHOD, EVAL_METHOD], qty, "n/a", str(exc))
-        return
-    for qty, by_method in out["timings"].items():
-        for method, t in by_method.items():
-            m.put(method, qty, t)
-        if qty in CPPADCG_NOTES:
-            m.notes[METHOD, qty] = CPPADCG_NOTES[qty]
-    m.info["cppadcg"] = {k: out[k] for k in ("versions", "flags", "check", "build_s", "bytes")}
+    else:
+        for qty, by_method in out["timings"].items():
+            for method, t in by_method.items():
+                m.put(method, qty, t)
+            if qty in CPPADCG_NOTES:
+                m.notes[METHOD, qty] = CPPADCG_NOTES[qty]
+        m.info["cppadcg"] = {k: out[k] for k in ("versions", "flags", "check", "build_s", "bytes")}
+    have = set(manifest.get("functions", ())) if manifest.get("contacts") else set()
+    for f, need in ((CD, {"contact_terms"}), (CDD, {"contact_terms", "contact_partials"})):
+        if not need <= have:
+            continue
+        try:                            # the package's contact_dynamics beside CodeGenConstraintDynamics
+            cd = constraint_dynamics(package_dir, urdf, settings.flags, repeats=settings.repeats,
+                                     min_time=settings.min_time, timeout=settings.pin_timeout, derivatives=f == CDD)
+        except BenchError as exc:
+            m.notes[f"cppadcg_{f}"] = f"CppADCodeGen's {f}: not timed: {exc}"
+            continue
+        m.notes[f"cppadcg_{f}"] = format_constraint(cd)
+        if "cppadcg" in m.info:
+            m.info["cppadcg"][f] = cd
+
+
+def _contact_models(pin, model, ids, kinds):
+    """One RigidConstraintModel per contact (CONTACT_3D / CONTACT_6D, LOCAL_WORLD_ALIGNED), as
+    the contact bench's harness sets them up for constraintDynamics."""
+    kind = {"3d": pin.ContactType.CONTACT_3D, "6d": pin.ContactType.CONTACT_6D}
+    return [pin.RigidConstraintModel(kind[k], model, model.frames[i].parentJoint, model.frames[i].placement,
+                                     pin.LOCAL_WORLD_ALIGNED) for i, k in zip(ids, kinds)]
+
+
+def constraint_reference(pin, model, models, q, v, tau, derivatives: bool = False) -> np.ndarray:
+    """[ddq, lambda_c] of Pinocchio's double constraintDynamics, every contact active; with
+    ``derivatives`` computeConstraintDynamicsDerivatives' six blocks as CodeGen lays them out
+    (ddq_* row-major, dlambda_* column-major)."""
+    cms = pin.StdVec_RigidConstraintModel(models)
+    cds = pin.StdVec_RigidConstraintData([c.createData() for c in models])
+    data = model.createData()
+    pin.initConstraintDynamics(model, data, cms, cds)
+    prox = pin.ProximalSettings(1e-12, 0.0, 1)
+    ddq = pin.constraintDynamics(model, data, q, v, tau, cms, cds, prox)
+    if not derivatives:
+        return np.concatenate([np.asarray(ddq), np.asarray(data.lambda_c)])
+    pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, prox)
+    return np.concatenate([np.asarray(getattr(data, k)).reshape(-1, order=o) for k, o in
+                           (("ddq_dq", "C"), ("ddq_dv", "C"), ("ddq_dtau", "C"), ("dlambda_dq", "F"),
+                            ("dlambda_dv", "F"), ("dlambda_dtau", "F"))])
+
+
+def check_constraint(exe: Path, model, archive: Path, folders: dict, models, trials: int = 3, seed: int = 0,
+                     rtol: float = CHECK_RTOL, f: str = CD) -> float:
+    """CodeGenConstraintDynamics' (``f``: or its derivatives') library against Pinocchio's double
+    functions on ``trials`` random states: the max relative error; BenchError above ``rtol``."""
+    import pinocchio as pin
+
+    rng = np.random.default_rng(seed)
+    states = [(pin_random_q(model, rng), *(ARGUMENTS[x].draw(rng, model.nq, model.nv) for x in ("qd", "tau")))
+              for _ in range(trials)]
+    with tempfile.TemporaryDirectory(prefix="symgen-cppadcg-") as tmp:
+        path = Path(tmp) / "states.txt"
+        path.write_text(f"{trials}\n" + "\n".join(" ".join(repr(float(x)) for x in np.concatenate(s)) for s in states))
+        proc = subprocess.run([str(exe), str(archive), "check", _spec(folders), str(path)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BenchError(f"the CppADCodeGen harness failed (exit {proc.returncode}): "
+                         f"{proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else '(no output)'}")
+    worst = 0.0
+    for (q, v, t), y in zip(states, json.loads(proc.stdout)[f]):
+        ref, y = constraint_reference(pin, model, models, q, v, t, f == CDD), np.asarray(y, dtype=float)
+        if y.shape != ref.shape:
+            raise BenchError(f"CppADCodeGen's {f} gives {y.size} values, Pinocchio's {ref.size}: not timed")
+        worst = max(worst, float(np.max(np.abs(y - ref))) / max(1.0, float(np.max(np.abs(ref)))))
+    if not worst <= rtol:
+        raise BenchError(f"CppADCodeGen's {f} disagrees with Pinocchio's constraintDynamics by {worst:.3g} "
+                         f"(relative; limit {rtol:g}): not timed")
+    return worst
+
+
+def constraint_dynamics(package_dir, urdf, flags: str = DEFAULT_FLAGS, cc: str | None = None, repeats: int = 7,
+                        min_time: float = 0.05, count: int = 64, build: bool = True, timeout: float | None = 1800,
+                        check_trials: int = 3, derivatives: bool = False) -> dict:
+    """Pinocchio's ``CodeGenConstraintDynamics`` of a package built with ``--contacts`` (every
+    contact active), built with the C loop's flags, checked, and timed in one process beside
+    Pinocchio's double ``constraintDynamics`` and the package's ``contact_dynamics`` (its C as a
+    shared object, the same flags) on the same states; with ``derivatives``, the same for
+    ``CodeGenConstraintDynamicsDerivatives``, computeConstraintDynamicsDerivatives and the package's
+    ``contact_dynamics_derivatives`` (the package needs ``contact_partials``). ``{"us": {method: median µs}, "min_us",
+    "ratio": {rival: rival / symgen}, "check", "build_s", "bytes", "contacts"}``."""
+    import pinocchio as pin
+
+    from .cloop import package_sources, read_manifest
+    from .contact import _contact_frames
+    from .pin import pin_needs_free_flyer
+
+    manifest = read_manifest(package_dir)
+    contacts = manifest.get("contacts")
+    f, need = (CDD, ("contact_terms", "contact_partials")) if derivatives else (CD, ("contact_terms",))
+    if not contacts or not set(need) <= set(manifest["functions"]):
+        raise BenchError(f"{package_dir}: no contact_dynamics{'_derivatives' if derivatives else ''} "
+                         f"(symgen build --contacts ... --quantities {','.join(need)})")
+    model, ids = _contact_frames(urdf, pin_needs_free_flyer(urdf, int(manifest["nv"])), manifest)
+    models = _contact_models(pin, model, ids, [k for _, k in contacts])
+    spec = f + "@" + ";".join(f"{i}:{3 if k == '3d' else 6}" for i, (_, k) in zip(ids, contacts))
+    t0 = time.perf_counter()
+    exe = harness_binary(build=build, timeout=timeout)
+    with tempfile.TemporaryDirectory(prefix="symgen-cppadcg-") as tmp:
+        archive = Path(tmp) / "model.txt"
+        model.saveToText(str(archive))
+        folders = libraries(exe, model, archive, [spec], flags, cc, timeout)
+        build_s = time.perf_counter() - t0
+        error = check_constraint(exe, model, archive, folders, models, trials=check_trials, f=f)
+        shared = Path(tmp) / f"lib{manifest['name']}.so"
+        run_compiler([find_cc(cc), *shlex.split(flags), "-fPIC", "-shared", "-std=c99",
+                      *map(str, package_sources(package_dir, manifest)), "-o", str(shared), "-lm"], timeout,
+                     f"{package_dir}: the package as a shared object")
+        res = run_harness(exe, [archive, "time", _spec(folders), repeats, min_time, count, shared, manifest["name"]],
+                          f"the CppADCodeGen harness on {urdf}")
+    names = {"symgen": f"{f}:symgen", METHOD: f, EVAL_METHOD: f"{f}:eval", "pinocchio": f"{f}:pinocchio"}
+    us = {k: res[n].median_ns / 1e3 for k, n in names.items()}
+    return {"us": us, "min_us": {k: res[n].min_ns / 1e3 for k, n in names.items()},
+            "ratio": {k: t / us["symgen"] for k, t in us.items() if k != "symgen"}, "check": error,
+            "build_s": round(build_s, 2), "bytes": generated_size(folders[spec], f),
+            "contacts": [f"{n}:{k}" for n, k in contacts], "function": f}
+
+
+def format_constraint(out: dict) -> str:
+    us, r = out["us"], out["ratio"]
+    d = "Derivatives" if out.get("function") == CDD else ""
+    return (f"CodeGenConstraintDynamics{d} ({', '.join(out['contacts'])}, all active; one process, same states; "
+            f"checked {out['check']:.1e}): symgen contact_dynamics{d and '_derivatives'} {us['symgen']:.3f} µs, "
+            f"CppADCodeGen "
+            f"{us[METHOD]:.3f} ({r[METHOD]:.2f}x), its evalFunction {us[EVAL_METHOD]:.3f} ({r[EVAL_METHOD]:.2f}x), "
+            f"Pinocchio constraintDynamics{d and ' + its derivatives'} {us['pinocchio']:.3f} ({r['pinocchio']:.2f}x)")
