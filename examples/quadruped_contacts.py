@@ -10,8 +10,8 @@ joint torques, tau = S (nle - Jc^T lambda_ref) + PD on the joints, with lambda_r
 by the feet on the ground. The simulator advances with ``contact_dynamics`` over the feet that are
 on the ground (the mask changes at run time: no rebuild), ``impulse_dynamics`` at each touchdown
 (restitution 0: the landing foot stops) and after each step (the feet on the ground stay at rest),
-and the free-flyer's exponential map (Pinocchio's integrate, here in NumPy). After ``--stand``
-seconds the diagonal pairs (FL, HR) and (FR, HL) take turns in the air (``--period`` per step).
+and the package's generated ``integrate`` (the free-flyer's exponential map, Pinocchio's
+integrate). After ``--stand`` seconds the diagonal pairs (FL, HR) and (FR, HL) take turns in the air (``--period`` per step).
 
 It prints and returns the base height, the vertical contact forces and the energy T + V over time;
 ``--plot`` draws them.
@@ -36,27 +36,6 @@ def robot_urdf() -> Path:
     from symgen.bench.tables import robot_urdf as find
 
     return find("erd:solo_description/robots/solo12.urdf")
-
-
-def integrate(q, v, dt):
-    """q (+) v dt for the free-flyer (SE(3) exponential, Pinocchio's integrate) and the joints."""
-    p, quat = q[:3], q[3:7] / np.linalg.norm(q[3:7])
-    x, y, z, w = quat
-    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-    u, omega = v[:3] * dt, v[3:6] * dt
-    theta = np.linalg.norm(omega)
-    K = np.array([[0, -omega[2], omega[1]], [omega[2], 0, -omega[0]], [-omega[1], omega[0], 0]])
-    if theta < 1e-9:
-        V = np.eye(3) + K / 2
-        dq = np.r_[omega / 2, 1.0]
-    else:
-        V = np.eye(3) + (1 - np.cos(theta)) / theta**2 * K + (theta - np.sin(theta)) / theta**3 * K @ K
-        dq = np.r_[np.sin(theta / 2) * omega / theta, np.cos(theta / 2)]
-    a, b = quat, dq                                                  # quat * dq (x, y, z, w)
-    new = np.r_[a[3] * b[:3] + b[3] * a[:3] + np.cross(a[:3], b[:3]), a[3] * b[3] - a[:3] @ b[:3]]
-    return np.r_[p + R @ (V @ u), new / np.linalg.norm(new), q[7:] + v[6:] * dt]
 
 
 @dataclass
@@ -133,7 +112,7 @@ def simulate(pkg, seconds=3.0, stand=1.0, period=0.25, dt=1e-3) -> Run:
         qdd, lam = pkg.contact_dynamics(q, v, np.r_[np.zeros(6), tau], on.astype(float))
         v = v + dt * qdd
         v, _ = pkg.impulse_dynamics(q, v, on.astype(float))       # the feet on the ground stay at rest
-        q = integrate(q, v, dt)
+        q = pkg.integrate(q, v * dt)                              # the generated q (+) v dt
         weight = M[0, 0] * -pkg.gravity_vector[2]
         vf = np.einsum("cij,j->ci", pkg.whole_body_terms(q, v)[3][:, :3], v)
         out["t"].append(t + dt)
