@@ -54,20 +54,23 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
     with tempfile.TemporaryDirectory(prefix="symgen-cc-") as tmp:
         units = [*compile_units(source, Path(tmp)), *(folder / c for _, c in libraries), folder / f"{ext}.c"]
         objects = [Path(tmp) / f"unit{k}.o" for k in range(len(units))]
-        c_objects = objects[:len(units) - len(libraries) - 1]           # NAME.c's, shared by every library
-        links = [(target, objects[-1:])] + [(folder / lib, [o]) for (lib, _), o in zip(libraries, objects[len(c_objects):])]
-        # each compile and link: (its C file, the optional library it makes, whose failure is a warning)
-        whose = [(u, None) for u in units[:len(c_objects)]]
-        whose += [(folder / c, lib if lib in optional else None) for lib, c in libraries] + [(units[-1], None)]
+        n_c = len(units) - len(libraries) - 1
+        c_objects = objects[:n_c]                                        # NAME.c's, shared by every library
+        # each compile: (its C file, the optional library it makes, whose failure is only a warning)
+        whose = ([(u, None) for u in units[:n_c]] + [(u, lib if lib in optional else None)
+                                                      for u, (lib, _) in zip(units[n_c:], libraries)] + [(units[-1], None)])
+        # each link: (what it writes, its own object, the compile that makes that object)
+        links = [(target, objects[-1], len(units) - 1)] + [(folder / lib, o, n_c + k) for k, ((lib, _), o)
+                                                            in enumerate(zip(libraries, objects[n_c:]))]
         try:
             results = _run_compilers([[*words, *flags, "-c", str(u), "-o", str(o)]
                                       for u, o in zip(units, objects)], timeout or None)
             failed = _failures(results, whose)
             if not failed:
-                order = [0] + [1 + k for k in range(len(libraries)) if results[len(c_objects) + k][0] == 0]
-                results = _run_compilers([[*words, *flags, "-shared", *map(str, c_objects + links[k][1]), "-o",
-                                           str(links[k][0]), "-lm"] for k in order], timeout or None)
-                failed = _failures(results, [whose[-1]] + [whose[len(c_objects) + k - 1] for k in order[1:]])
+                links = [link for link in links if results[link[2]][0] == 0]   # an optional one that failed: not linked
+                results = _run_compilers([[*words, *flags, "-shared", *map(str, [*c_objects, o]), "-o", str(path), "-lm"]
+                                          for path, o, _ in links], timeout or None)
+                failed = _failures(results, [whose[k] for _, _, k in links])
         except subprocess.TimeoutExpired as exc:
             raise BuildError(f"{source}: compilation timed out after {timeout:g} s (--timeout; {exc.cmd[0]} killed); "
                              f"raise --timeout (0: none), limit --quantities or build with --no-compile") from None
