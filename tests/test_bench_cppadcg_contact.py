@@ -19,14 +19,7 @@ ARM4 = ROOT / "generated" / "arm4"
 ARM4_URDF = ROOT / "symgen" / "examples" / "arm4.urdf"
 CONTACTS = (("wrist_link", "3d"),)
 
-needs_cppadcg = pytest.mark.skipif(cg.cppadcg_version() is None,
-                                   reason="cmeel-cppadcodegen not installed (the optional cppadcg extra)")
-
-
-def _one_line(exc):
-    text = str(exc.value)
-    assert text and "\n" not in text, text
-    return text
+from test_cppadcg import _one_line, needs_cppadcg  # noqa: E402  (the cppadcg tests' skip and one-line check)
 
 
 def test_a_package_without_contacts_is_one_line():
