@@ -90,6 +90,35 @@ def package(tmp_path_factory):
     return build(robot, tmp_path_factory.mktemp("cgcd"), name="armc", opts=opts).path
 
 
+def test_a_bench_of_contact_functions_alone_builds_no_other_library(package, monkeypatch):
+    """``symgen bench --cppadcg --functions contact_terms``: none of the quantities has a
+    CppADCodeGen counterpart, so no library of them is built (before: an empty one, and an empty
+    "max relative error" line in the report); the contact rows are kept in the JSON."""
+    from types import SimpleNamespace
+
+    from symgen.bench.cloop import read_manifest
+    from symgen.bench.measure import Measurement
+    from symgen.bench.report import format_report
+
+    def no_library(*args, **kwargs):
+        raise AssertionError("pinocchio_cppadcg called for contact functions alone")
+
+    fake = {"us": {"symgen": 1.0, cg.METHOD: 2.0, cg.EVAL_METHOD: 2.1, "pinocchio": 4.0},
+            "ratio": {cg.METHOD: 2.0, cg.EVAL_METHOD: 2.1, "pinocchio": 4.0}, "check": 1e-14,
+            "contacts": ["wrist_link:3d"], "function": cg.CD}
+    monkeypatch.setattr(cg, "pinocchio_cppadcg", no_library)
+    monkeypatch.setattr(cg, "constraint_dynamics", lambda *a, derivatives=False, **k: {
+        **fake, "function": cg.CDD if derivatives else cg.CD})
+    m = Measurement()
+    settings = SimpleNamespace(flags="-O1", repeats=1, min_time=0.001, pin_timeout=60)
+    cg.measure(m, package, ARM4_URDF, read_manifest(package), ["contact_terms"], settings)
+    assert set(m.info["cppadcg"]) == {cg.CD, cg.CDD}
+    assert "CodeGenConstraintDynamics (wrist_link:3d" in m.notes[f"cppadcg_{cg.CD}"]
+    text = format_report({"package": "armc", "robot": "arm4", "nv": 4, "flags": "-O1", "us": {}, "spread_us": {},
+                        "ratios": {}, "notes": {}, "machine": {"cpu": "x"}, "cppadcg": m.info["cppadcg"]})
+    assert "max relative error" not in text
+
+
 @needs_cppadcg
 @pytest.mark.slow
 def test_library_agrees_and_is_timed_beside_ours(package):

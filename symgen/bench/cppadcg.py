@@ -300,27 +300,28 @@ def measure(m, package_dir, urdf, manifest: dict, quantities, settings) -> None:
     if urdf is None:
         m.notes["cppadcg"] = "CppADCodeGen: needs --urdf (Pinocchio's model is built from it)"
         return
-    try:
-        if manifest.get("options", {}).get("parametric"):
-            raise BenchError("a --parametric package: Pinocchio's generated code folds the URDF's inertias; "
-                             "not comparable")
-        from ..verify import manifest_gravity
+    if wanted:                          # (a bench of contact functions alone: only the rows below)
+        try:
+            if manifest.get("options", {}).get("parametric"):
+                raise BenchError("a --parametric package: Pinocchio's generated code folds the URDF's inertias; "
+                                 "not comparable")
+            from ..verify import manifest_gravity
 
-        floating = pin_needs_free_flyer(urdf, dimensions(manifest)[1])
-        out = pinocchio_cppadcg(urdf, quantities, floating=floating, gravity=manifest_gravity(manifest, package_dir),
-                                flags=settings.flags, repeats=settings.repeats, min_time=settings.min_time,
-                                timeout=settings.pin_timeout)
-    except BenchError as exc:
-        m.notes["cppadcg"] = f"CppADCodeGen: not timed: {exc}"
-        for qty in wanted:
-            m.missing([METHOD, EVAL_METHOD], qty, "n/a", str(exc))
-    else:
-        for qty, by_method in out["timings"].items():
-            for method, t in by_method.items():
-                m.put(method, qty, t)
-            if qty in CPPADCG_NOTES:
-                m.notes[METHOD, qty] = CPPADCG_NOTES[qty]
-        m.info["cppadcg"] = {k: out[k] for k in ("versions", "flags", "check", "build_s", "bytes")}
+            floating = pin_needs_free_flyer(urdf, dimensions(manifest)[1])
+            out = pinocchio_cppadcg(urdf, quantities, floating=floating, gravity=manifest_gravity(manifest, package_dir),
+                                    flags=settings.flags, repeats=settings.repeats, min_time=settings.min_time,
+                                    timeout=settings.pin_timeout)
+        except BenchError as exc:
+            m.notes["cppadcg"] = f"CppADCodeGen: not timed: {exc}"
+            for qty in wanted:
+                m.missing([METHOD, EVAL_METHOD], qty, "n/a", str(exc))
+        else:
+            for qty, by_method in out["timings"].items():
+                for method, t in by_method.items():
+                    m.put(method, qty, t)
+                if qty in CPPADCG_NOTES:
+                    m.notes[METHOD, qty] = CPPADCG_NOTES[qty]
+            m.info.setdefault("cppadcg", {}).update({k: out[k] for k in ("versions", "flags", "check", "build_s", "bytes")})
     have = set(manifest.get("functions", ())) if manifest.get("contacts") else set()
     for f, need in ((CD, {"contact_terms"}), (CDD, {"contact_terms", "contact_partials"})):
         if not need <= have:
@@ -332,8 +333,7 @@ def measure(m, package_dir, urdf, manifest: dict, quantities, settings) -> None:
             m.notes[f"cppadcg_{f}"] = f"CppADCodeGen's {f}: not timed: {exc}"
             continue
         m.notes[f"cppadcg_{f}"] = format_constraint(cd)
-        if "cppadcg" in m.info:
-            m.info["cppadcg"][f] = cd
+        m.info.setdefault("cppadcg", {})[f] = cd
 
 
 def _contact_models(pin, model, ids, kinds):

@@ -108,7 +108,7 @@ def format_report(result: dict) -> str:
             lines.append(f"  ops {qty}: symgen {o.get('total', '?')} ({o.get('trig', '?')} sin/cos), "
                          f"CasADi {c['total']} ({c['trig']} sin/cos, {c['neg']} negations)")
     cg = result.get("cppadcg")
-    if cg:
+    if cg and "versions" in cg:         # (a bench of contact functions alone has their notes only)
         v = cg["versions"]
         lines.append(f"CppADCodeGen {v['cppadcodegen']} (CppAD {v['cppad']}, Pinocchio {v['pinocchio']}), compiled with "
                      f"{cg['flags']}; checked against Pinocchio, max relative error "
