@@ -315,7 +315,8 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
               "taped, and Pinocchio's (casadi_kin_dyn, in an environment made once under ~/.cache/symgen; fixed "
               "bases). Needs --urdf and casadi: the bench extra.")
 @click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 99),
-              help="Run the C loop in this many fresh processes; report the median of their medians.")
+              help="Run the C loop in this many fresh processes, each with the package's code at another "
+                   "16-byte offset (up to 4); report the median of their medians.")
 @click.option("--cppadcg", is_flag=True, help="Also time Pinocchio's own generated code (CppADCodeGen: tau, Minv, "
               "qdd, dtau, dqdd), compiled with the same flags, checked against Pinocchio first (needs --urdf and "
               "cmeel-cppadcodegen: the cppadcg extra; builds its harness once, minutes).")

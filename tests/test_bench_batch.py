@@ -11,6 +11,7 @@ import pytest
 from symgen.bench import cloop
 from symgen.bench.fma import fma_rate, format_rate
 from symgen.bench.report import ratios
+from symgen.bench.timing import Timing
 from symgen.codegen.build import BuildOptions, build
 from symgen.urdf import load_urdf
 
@@ -31,6 +32,28 @@ def test_c_loop_times_the_batch_per_state_beside_one_state(arm4):
         assert t.median_ns > 0 and t.min_ns <= t.median_ns <= t.max_ns, key
     without = cloop.c_loop(arm4, ("M",), flags="-O1", repeats=1, min_time=0.001)
     assert set(without) == {"M"}
+
+
+def test_processes_sample_the_code_layout(arm4, monkeypatch):
+    """--processes 4: each process runs a driver whose package code starts LAYOUT_STEP bytes further
+    on than the last one's (the median over processes is one over layouts too); one process: the
+    driver as it was, no padding."""
+    import shutil
+    import subprocess
+
+    if shutil.which("nm") is None:
+        pytest.skip("no nm to read the drivers' symbols")
+    starts = []
+
+    def run(exe, args, what):
+        table = subprocess.run(["nm", str(exe)], capture_output=True, text=True, check=True).stdout
+        starts.append(next(int(line.split()[0], 16) for line in table.splitlines()
+                           if line.endswith(" arm4_mass_matrix")))
+        return {"M": Timing(median_ns=1.0, min_ns=1.0, max_ns=1.0, inner=1, repeats=1)}
+
+    monkeypatch.setattr(cloop, "run_harness", run)
+    cloop.c_loop(arm4, ("M",), flags="-O1", processes=cloop.LAYOUTS + 1)
+    assert [s - starts[0] for s in starts] == [cloop.LAYOUT_STEP * k for k in range(cloop.LAYOUTS)] + [0]
 
 
 def test_the_batch_driver_packs_states_per_argument_size():

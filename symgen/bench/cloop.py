@@ -26,6 +26,12 @@ from .harness import BenchError, cache_dir, compile_harness, compiler_version, f
 #: most on large straight-line functions; results stay within 1e-15 relative)
 DEFAULT_FLAGS = "-O3 -march=native -ffp-contract=fast"
 
+#: with several processes, process k links the package's code LAYOUT_STEP * (k % LAYOUTS) bytes
+#: further (padding before it): where the code falls in a 64-byte window alone moved panda's C batch
+#: 36 <-> 52 ns and solo12's M batch 49 <-> 57 (docs/RESULTS.md, simd4), so a median over processes
+#: is also one over layouts, not one layout's luck
+LAYOUT_STEP, LAYOUTS = 16, 4
+
 
 def read_manifest(package_dir) -> dict:
     path = Path(package_dir) / "manifest.json"
@@ -151,7 +157,8 @@ def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, c
     or a list of them, their rows labelled ``"<quantity>:<rival>"``. ``processes``: run the driver that many times,
     each a fresh process, and report per row the median of the processes' medians (min of their
     minima, max of their maxima): large straight-line functions time differently from one
-    process to the next. ``batch``: also each function's C batch of that many states, one thread,
+    process to the next, and with the place of their code (process k links it behind
+    ``LAYOUT_STEP * (k % LAYOUTS)`` bytes of padding). ``batch``: also each function's C batch of that many states, one thread,
     per state (rows ``"<quantity>:batch"``)."""
     package_dir = Path(package_dir)
     manifest = read_manifest(package_dir)
@@ -174,13 +181,22 @@ def c_loop(package_dir, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS, c
         libs += list(extra.get("libs", ()))
     what = f"{package_dir}: the C driver"
 
-    def command(source, exe):
-        return [cc, *shlex.split(flags), "-std=c99", f"-I{package_dir}", *include_dirs, str(source),
-                *map(str, objs), "-o", str(exe), *libs, "-lm"]
+    def driver(tmp, layout: int) -> Path:
+        """The driver, the package's code linked LAYOUT_STEP * layout bytes further on."""
+        pad = []
+        if layout:
+            pad = [Path(tmp) / f"pad{layout}.c"]
+            pad[0].write_text(f'__asm__(".text\\n.skip {LAYOUT_STEP * layout}, 0x90\\n");\n', encoding="utf-8")
+
+        def command(source, exe):
+            return [cc, *shlex.split(flags), "-std=c99", f"-I{package_dir}", *include_dirs, str(source),
+                    *map(str, pad + objs), "-o", str(exe), *libs, "-lm"]
+        return compile_harness("bench_driver.c.j2", context, command, Path(tmp) / f"driver{layout}", timeout, what)
 
     with tempfile.TemporaryDirectory(prefix="symgen-bench-") as tmp:
-        exe = compile_harness("bench_driver.c.j2", context, command, Path(tmp) / "driver", timeout, what)
-        runs = [run_harness(exe, [repeats, min_time], what) for _ in range(max(1, processes))]
+        layouts = [k % LAYOUTS for k in range(max(1, processes))]
+        exes = {layout: driver(tmp, layout) for layout in dict.fromkeys(layouts)}
+        runs = [run_harness(exes[layout], [repeats, min_time], what) for layout in layouts]
     out = runs[0] if len(runs) == 1 else combine_processes(runs)
     return {key: t.scaled(1 / batch) if key.endswith(":batch") else t for key, t in out.items()}
 
