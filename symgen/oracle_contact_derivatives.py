@@ -24,16 +24,33 @@ import numpy as np
 from .oracle_contact import _rows, contact_dynamics, contacts_of
 
 
-def _models(o, active):
-    pin, names = o.pin, [f.name for f in o.frames]
+def constraint_models(pin, model, frame_ids, kinds):
+    """One RigidConstraintModel per contact frame of ``model``: CONTACT_3D (``"3d"``) or CONTACT_6D
+    (``"6d"``), LOCAL_WORLD_ALIGNED, at the frame's joint and placement (also the CppADCodeGen
+    bench's, :mod:`symgen.bench.cppadcg`)."""
     kind = {"3d": pin.ContactType.CONTACT_3D, "6d": pin.ContactType.CONTACT_6D}
-    models = []
-    for (name, k), on in zip(contacts_of(o), active):
-        if on:
-            frame = o.model.frames[o.frame_ids[names.index(name)]]
-            models.append(pin.RigidConstraintModel(kind[k], o.model, frame.parentJoint, frame.placement,
-                                                   pin.LOCAL_WORLD_ALIGNED))
-    return models
+    return [pin.RigidConstraintModel(kind[k], model, model.frames[i].parentJoint, model.frames[i].placement,
+                                     pin.LOCAL_WORLD_ALIGNED) for i, k in zip(frame_ids, kinds)]
+
+
+def constraint_data(pin, model, models, q, v, tau, derivatives: bool = False):
+    """Pinocchio's data after constraintDynamics (the exact KKT solve: ProximalSettings(1e-12, mu = 0,
+    1 iteration)) at Pinocchio's (q, v, tau), and with ``derivatives`` computeConstraintDynamicsDerivatives."""
+    cms = pin.StdVec_RigidConstraintModel(models)
+    cds = pin.StdVec_RigidConstraintData([c.createData() for c in models])
+    data = model.createData()
+    settings = pin.ProximalSettings(1e-12, 0.0, 1)
+    pin.initConstraintDynamics(model, data, cms, cds)
+    pin.constraintDynamics(model, data, q, v, tau, cms, cds, settings)
+    if derivatives:
+        pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, settings)
+    return data
+
+
+def _models(o, active):
+    names = [f.name for f in o.frames]
+    on = [(name, k) for (name, k), flag in zip(contacts_of(o), active) if flag]
+    return constraint_models(o.pin, o.model, [o.frame_ids[names.index(name)] for name, _ in on], [k for _, k in on])
 
 
 def contact_dynamics_derivatives(o, q, v, tau, active):
@@ -46,13 +63,7 @@ def contact_dynamics_derivatives(o, q, v, tau, active):
     if not models:
         dq, dv = o.forward_dynamics_derivatives(q, v, tau)
         return dq, dv, o.mass_matrix_inverse(q), np.zeros((0, n)), np.zeros((0, n)), np.zeros((0, n))
-    cms = pin.StdVec_RigidConstraintModel(models)
-    cds = pin.StdVec_RigidConstraintData([c.createData() for c in models])
-    data = o.model.createData()
-    settings = pin.ProximalSettings(1e-12, 0.0, 1)
-    pin.initConstraintDynamics(o.model, data, cms, cds)
-    pin.constraintDynamics(o.model, data, o.map.q(q), o.map.v(v), o.map.v(tau), cms, cds, settings)
-    pin.computeConstraintDynamicsDerivatives(o.model, data, cms, cds, settings)
+    data = constraint_data(pin, o.model, models, o.map.q(q), o.map.v(v), o.map.v(tau), derivatives=True)
     return (o.map.mat(data.ddq_dq.copy()), o.map.mat(data.ddq_dv.copy()), o.map.mat(data.ddq_dtau.copy()),
             data.dlambda_dq @ P, data.dlambda_dv @ P, data.dlambda_dtau @ P)
 

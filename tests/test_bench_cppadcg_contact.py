@@ -13,6 +13,7 @@ pytest.importorskip("pinocchio")
 
 from symgen.bench import cppadcg as cg  # noqa: E402
 from symgen.bench.harness import BenchError  # noqa: E402
+from symgen.oracle_contact_derivatives import constraint_models  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 ARM4 = ROOT / "generated" / "arm4"
@@ -38,7 +39,7 @@ def test_reference_is_forward_dynamics_with_the_classical_drift(seed):
     fid = model.getFrameId("wrist_link")
     rng = np.random.default_rng(seed)
     q, v, tau = rng.uniform(-1, 1, model.nq), rng.uniform(-2, 2, model.nv), rng.uniform(-5, 5, model.nv)
-    got = cg.constraint_reference(pin, model, cg._contact_models(pin, model, [fid], ["3d"]), q, v, tau)
+    got = cg.constraint_reference(pin, model, constraint_models(pin, model, [fid], ["3d"]), q, v, tau)
     data = model.createData()
     pin.computeJointJacobians(model, data, q)
     pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
@@ -58,7 +59,7 @@ def test_derivative_reference_layout_is_the_tapes(seed):
     import pinocchio as pin
 
     model = pin.buildModelFromUrdf(str(ARM4_URDF))
-    models = cg._contact_models(pin, model, [model.getFrameId("wrist_link")], ["3d"])
+    models = constraint_models(pin, model, [model.getFrameId("wrist_link")], ["3d"])
     rng = np.random.default_rng(seed)
     q, v, tau = rng.uniform(-1, 1, model.nq), rng.uniform(-2, 2, model.nv), rng.uniform(-5, 5, model.nv)
     n, m = model.nv, 3

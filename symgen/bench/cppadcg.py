@@ -336,27 +336,16 @@ def measure(m, package_dir, urdf, manifest: dict, quantities, settings) -> None:
         m.info.setdefault("cppadcg", {})[f] = cd
 
 
-def _contact_models(pin, model, ids, kinds):
-    """One RigidConstraintModel per contact (CONTACT_3D / CONTACT_6D, LOCAL_WORLD_ALIGNED), as
-    the contact bench's harness sets them up for constraintDynamics."""
-    kind = {"3d": pin.ContactType.CONTACT_3D, "6d": pin.ContactType.CONTACT_6D}
-    return [pin.RigidConstraintModel(kind[k], model, model.frames[i].parentJoint, model.frames[i].placement,
-                                     pin.LOCAL_WORLD_ALIGNED) for i, k in zip(ids, kinds)]
-
-
 def constraint_reference(pin, model, models, q, v, tau, derivatives: bool = False) -> np.ndarray:
-    """[ddq, lambda_c] of Pinocchio's double constraintDynamics, every contact active; with
-    ``derivatives`` computeConstraintDynamicsDerivatives' six blocks as CodeGen lays them out
-    (ddq_* row-major, dlambda_* column-major)."""
-    cms = pin.StdVec_RigidConstraintModel(models)
-    cds = pin.StdVec_RigidConstraintData([c.createData() for c in models])
-    data = model.createData()
-    pin.initConstraintDynamics(model, data, cms, cds)
-    prox = pin.ProximalSettings(1e-12, 0.0, 1)
-    ddq = pin.constraintDynamics(model, data, q, v, tau, cms, cds, prox)
+    """[ddq, lambda_c] of Pinocchio's double constraintDynamics, every contact active (``models``:
+    :func:`~symgen.oracle_contact_derivatives.constraint_models`); with ``derivatives``
+    computeConstraintDynamicsDerivatives' six blocks as CodeGen lays them out (ddq_* row-major,
+    dlambda_* column-major)."""
+    from ..oracle_contact_derivatives import constraint_data
+
+    data = constraint_data(pin, model, models, q, v, tau, derivatives)
     if not derivatives:
-        return np.concatenate([np.asarray(ddq), np.asarray(data.lambda_c)])
-    pin.computeConstraintDynamicsDerivatives(model, data, cms, cds, prox)
+        return np.concatenate([np.asarray(data.ddq), np.asarray(data.lambda_c)])
     return np.concatenate([np.asarray(getattr(data, k)).reshape(-1, order=o) for k, o in
                            (("ddq_dq", "C"), ("ddq_dv", "C"), ("ddq_dtau", "C"), ("dlambda_dq", "F"),
                             ("dlambda_dv", "F"), ("dlambda_dtau", "F"))])
@@ -402,6 +391,7 @@ def constraint_dynamics(package_dir, urdf, flags: str = DEFAULT_FLAGS, cc: str |
     "ratio": {rival: rival / symgen}, "check", "build_s", "bytes", "contacts"}``."""
     import pinocchio as pin
 
+    from ..oracle_contact_derivatives import constraint_models
     from .cloop import package_sources, read_manifest
     from .contact import _contact_frames
     from .pin import pin_needs_free_flyer
@@ -413,7 +403,7 @@ def constraint_dynamics(package_dir, urdf, flags: str = DEFAULT_FLAGS, cc: str |
         raise BenchError(f"{package_dir}: no contact_dynamics{'_derivatives' if derivatives else ''} "
                          f"(symgen build --contacts ... --quantities {','.join(need)})")
     model, ids = _contact_frames(urdf, pin_needs_free_flyer(urdf, int(manifest["nv"])), manifest)
-    models = _contact_models(pin, model, ids, [k for _, k in contacts])
+    models = constraint_models(pin, model, ids, [k for _, k in contacts])
     spec = f + "@" + ";".join(f"{i}:{3 if k == '3d' else 6}" for i, (_, k) in zip(ids, contacts))
     t0 = time.perf_counter()
     exe = harness_binary(build=build, timeout=timeout)
