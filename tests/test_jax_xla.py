@@ -21,13 +21,8 @@ jax = pytest.importorskip("jax")
 from symgen import load_urdf  # noqa: E402
 from symgen.codegen.build import BuildOptions, build  # noqa: E402
 from symgen.codegen.package import import_package  # noqa: E402
+from test_jax_target import ARM4, enable_x64  # noqa: E402  (the JAX tests' robot and x64 switch)
 
-try:
-    from jax import enable_x64                  # jax >= 0.7
-except ImportError:
-    from jax.experimental import enable_x64
-ROOT = Path(__file__).resolve().parents[1]
-ARM4 = ROOT / "symgen" / "examples" / "arm4.urdf"
 SEED = 2611
 
 

@@ -147,22 +147,22 @@ def libraries(exe: Path, model, archive: Path, functions, flags: str = DEFAULT_F
     temporary folder, then renamed: a cached folder is complete). The folder keeps the generated
     C in ``src/``."""
     cc = shutil.which(find_cc(cc)) or find_cc(cc)      # CppADCodeGen runs the compiler by its path
-    versions = _versions()
+    identity = (flags.encode(), compiler_version(cc).encode(), json.dumps(_versions()).encode(), exe.name.encode())
     text = archive.read_bytes()
     out = {}
     for f in functions:
         h = hashlib.sha256()
-        for part in (text, f.encode(), flags.encode(), compiler_version(cc).encode(), json.dumps(versions).encode(),
-                     exe.name.encode()):
+        for part in (text, f.encode(), *identity):
             h.update(part)
             h.update(b"\0")
-        folder = cache_dir() / "cppadcg" / f"{model.name}-{f.split('@')[0]}-{h.hexdigest()[:16]}"
+        kind = f.split("@")[0]                          # (a contact function's contacts follow its @)
+        folder = cache_dir() / "cppadcg" / f"{model.name}-{kind}-{h.hexdigest()[:16]}"
         if not folder.exists():
             folder.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f"{folder.name}.", dir=folder.parent))
             try:
                 run_compiler([str(exe), str(archive), "build", f"{f}={tmp}", cc, flags], timeout,
-                             f"CppADCodeGen's {f.split('@')[0]} of {model.name} ({flags})")
+                             f"CppADCodeGen's {kind} of {model.name} ({flags})")
                 shutil.rmtree(tmp / "tmp", ignore_errors=True)
                 os.replace(tmp, folder) if not folder.exists() else shutil.rmtree(tmp)
             except BaseException:

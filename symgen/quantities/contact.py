@@ -247,7 +247,7 @@ def package_context(robot, opts, functions) -> dict:
         "by_col_start": [sum(1 for _, j in pairs if j < k) for k in range(robot.nv + 1)],
         "by_col_row": [pairs[p][0] for p in by_col], "by_col_pos": by_col,
         "count": len(dims), "m": sum(dims), "dims": dims, "row0": row0,
-        "fused": _fused(support, dims, row0, width),
+        "fused": _fused(support, dims, row0),
         "rows_literal": repr(tuple(tuple(range(r, r + d)) for r, d in zip(row0, dims))),
         "comment": ", ".join(f"{n} {k}" for n, k in contacts).replace("*/", "* /"),
         "dynamics": "contact_terms" in functions, "impulse": "impulse_terms" in functions,
@@ -258,11 +258,12 @@ def package_context(robot, opts, functions) -> dict:
 FUSED_ROWS = 12
 
 
-def _fused(support, dims, row0, width):
+def _fused(support, dims, row0):
     """contact_dynamics_derivatives' three K_a / Wc products fused for all contacts active, column chunk by
-    chunk (templates/contact_solve.c.j2): per contact its rows and support, per joint of the supports' union
-    the rows whose contact it moves; None past FUSED_ROWS rows (their chunks would not fit the registers)."""
-    if sum(dims) > FUSED_ROWS or width % 8:
+    chunk of 8 (templates/contact_solve.c.j2; the rows' width is a multiple of WIDTH_ALIGN = 8): per contact
+    its rows and support, per joint of the supports' union the rows whose contact it moves; None past
+    FUSED_ROWS rows (their chunks would not fit the registers)."""
+    if sum(dims) > FUSED_ROWS:
         return None
     rows = [list(range(r, r + d)) for r, d in zip(row0, dims)]
     joints = sorted({j for s in support for j in s})
