@@ -130,23 +130,28 @@ ARM4_LANES_INLINE lanes_t lanes_cos(lanes_t x)
  * written through memory on the way to libm, were 15 % of solo12's M batch. The empty asm keeps
  * the pair where the function computes it (as the branch did): without it gcc sank the
  * polynomials to their first uses (panda's C batch 78 -> 81 ns a state, 75 with it). */
-ARM4_LANES_INLINE lanes_t lanes_sin_poly(lanes_t x)
+ARM4_LANES_INLINE void lanes_sincos_pinned(lanes_t x, lanes_t *s_out, lanes_t *c_out)
 {
     lanes_t s, c;
     lanes_sincos_poly(x, &s, &c);
 #if defined(__x86_64__) || defined(__i386__)
     __asm__("" : "+x"(s), "+x"(c));
 #endif
+    *s_out = s;
+    *c_out = c;
+}
+
+ARM4_LANES_INLINE lanes_t lanes_sin_poly(lanes_t x)
+{
+    lanes_t s, c;
+    lanes_sincos_pinned(x, &s, &c);
     return s;
 }
 
 ARM4_LANES_INLINE lanes_t lanes_cos_poly(lanes_t x)
 {
     lanes_t s, c;
-    lanes_sincos_poly(x, &s, &c);
-#if defined(__x86_64__) || defined(__i386__)
-    __asm__("" : "+x"(s), "+x"(c));
-#endif
+    lanes_sincos_pinned(x, &s, &c);
     return c;
 }
 

@@ -21,7 +21,7 @@ from .casadi_target import casadi_context, source_name
 from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
-from .xla_target import library_name as xla_library_name, source_name as xla_source_name, xla_functions
+from .xla_target import MAX_BUFFERS, library_name as xla_library_name, source_name as xla_source_name, xla_functions
 from .lanes import store_plan, store_plans, unchecked_trig
 from ..quantities.contact import package_context as contact_context
 from .printers import CPrinter, PyPrinter
@@ -425,7 +425,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     if "jax" in opts.targets:
         handled = xla_functions(ctx["functions"])
         files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx, ops, [f["name"] for f in handled]))
-        files[xla_source_name(name)] = render("xla_ffi.c.j2", {**ctx, "functions": handled})
+        files[xla_source_name(name)] = render("xla_ffi.c.j2", {**ctx, "functions": handled, "max_buffers": MAX_BUFFERS})
     manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return files
