@@ -3224,8 +3224,8 @@ void arm4_regressor(const double *restrict q, const double *restrict qd, const d
 #if ARM4_LANES > 1
 /* regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
- * one by one). */
-static int regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict Y)
+ * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
+ARM4_LANES_INLINE int regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict Y)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -6749,8 +6749,8 @@ void arm4_frame_jacobian(const double *restrict q, double *restrict J)
 #if ARM4_LANES > 1
 /* frame_jacobian of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
- * one by one). */
-static int frame_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict J)
+ * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
+ARM4_LANES_INLINE int frame_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict J)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -11269,8 +11269,8 @@ void arm4_gravity_regressor(const double *restrict q, double *restrict Y_g)
 #if ARM4_LANES > 1
 /* gravity_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
- * one by one). */
-static int gravity_regressor_lanes(const lanes_t *restrict q, lanes_t *restrict Y_g)
+ * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
+ARM4_LANES_INLINE int gravity_regressor_lanes(const lanes_t *restrict q, lanes_t *restrict Y_g)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -11567,8 +11567,8 @@ void arm4_kinetic_energy_regressor(const double *restrict q, const double *restr
 #if ARM4_LANES > 1
 /* kinetic_energy_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
- * one by one). */
-static int kinetic_energy_regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Y_T)
+ * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
+ARM4_LANES_INLINE int kinetic_energy_regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Y_T)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -11785,8 +11785,8 @@ void arm4_potential_energy_regressor(const double *restrict q, double *restrict 
 #if ARM4_LANES > 1
 /* potential_energy_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
- * one by one). */
-static int potential_energy_regressor_lanes(const lanes_t *restrict q, lanes_t *restrict Y_V)
+ * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
+ARM4_LANES_INLINE int potential_energy_regressor_lanes(const lanes_t *restrict q, lanes_t *restrict Y_V)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -11995,8 +11995,8 @@ void arm4_gravity_power_regressor(const double *restrict q, const double *restri
 #if ARM4_LANES > 1
 /* gravity_power_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
- * one by one). */
-static int gravity_power_regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Y_Vdot)
+ * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
+ARM4_LANES_INLINE int gravity_power_regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Y_Vdot)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */

@@ -22,7 +22,7 @@ from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
 from .xla_target import MAX_BUFFERS, library_name as xla_library_name, source_name as xla_source_name, xla_functions
-from .lanes import store_plan, store_plans, unchecked_trig
+from .lanes import inline_lanes, store_plan, store_plans, unchecked_trig
 from ..quantities.contact import package_context as contact_context
 from .printers import CPrinter, PyPrinter
 from .render import lane_expr, render
@@ -272,6 +272,8 @@ def function_context(robot, fn, key: str) -> dict:
         # array of lanes on the stack too (LANES x 8 bytes a slot)
         "lanes": (not c_parts[-1]["loops"] and sum(o["size"] for o in outputs) <= LANES_MAX_OUT
                   and len(slots) <= LANES_MAX_WORK),
+        "lanes_inline": len(c_parts) == 1 and inline_lanes(len(c_parts[0]["lanes_entries"]) + sum(
+            len(r["lanes_entries"]) for r in c_parts[0]["runs"]), len(c_parts[0]["lanes_lines"])),
     }
 
 

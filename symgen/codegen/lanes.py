@@ -16,6 +16,15 @@ import re
 #: the widths the printed C plans for (NAME_LANES; any other width takes the generic path)
 WIDTHS = (2, 4, 8)
 
+#: a whole lanes function with at least this many output entries a temp, and at most
+#: INLINE_MAX_ENTRIES of them, is inlined into its batch loop: its work is mostly moving entries
+#: back, and inlined the transposes take them from registers. Measured with 8 lanes, where gcc left
+#: these out of line (docs/RESULTS.md, simd5): solo12's M (196 entries, 306 temps) 15-25 % faster;
+#: less output-bound functions lost inlined (solo12's C, 0.20 an entry a temp: 5-9 %), and so did
+#: a bigger one (panda's regressor, 402 entries: 8 %; the body's and the transposes' values then
+#: compete for the registers).
+INLINE_ENTRIES_A_TEMP = 0.5
+INLINE_MAX_ENTRIES = 256
 
 _TRIG = re.compile(r"^lanes_(sin|cos)\(")
 
@@ -24,6 +33,12 @@ def unchecked_trig(c: str) -> str:
     """A lanes line ``lanes_sin(q[k])`` (a joint angle's sin or cos) as the polynomials alone,
     ``lanes_sin_poly(q[k])``: the lanes function tests its angles' range once, at its top."""
     return _TRIG.sub(r"lanes_\1_poly(", c)
+
+
+def inline_lanes(entries: int, temps: int) -> bool:
+    """Whether a whole lanes function of ``entries`` output entries and ``temps`` temps is printed
+    always-inline (:data:`INLINE_ENTRIES_A_TEMP`, :data:`INLINE_MAX_ENTRIES`)."""
+    return INLINE_ENTRIES_A_TEMP * max(temps, 1) <= entries <= INLINE_MAX_ENTRIES
 
 
 def store_plan(size: int, nonzero, lanes: int) -> list[tuple]:
