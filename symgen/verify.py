@@ -346,7 +346,6 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
         backends["jax"] = _JaxAsNumpy(pkg.jax)
         if pkg.jax._XLA:                        # on this CPU "jax" runs the C (XLA FFI): its own code too
             backends["jax (own code)"] = _JaxAsNumpy(jax_module_of(path, own=True))
-    contact_backends = {b: m for b, m in backends.items() if not b.startswith("jax")}   # (the JAX module has none)
     present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
     several = manifest.get("floating_base") or any(j[5] > 1 for j in manifest.get("joint_models", ()))
     identities = [i for i in IDENTITIES if all(Q.QUANTITIES[k].function in manifest["functions"] for k in i.needs)
@@ -396,8 +395,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                                    _rel(Q.call(mod, x.key, at, opts), x.pinocchio(memo, at)),
                                    tol[x.function])
             active = verify_contact.active_set(contact_rng, len(getattr(pkg, "contacts", ())), trial)
-            verify_contact.check(pkg, contact_backends, oracle, state, active, record)
-            verify_contact.check_derivatives(pkg, contact_backends, oracle, state, active, record)
+            verify_contact.check(pkg, backends, oracle, state, active, record)
+            verify_contact.check_derivatives(pkg, backends, oracle, state, active, record)
             if own is not None:
                 memo = _Memo(own)
                 outside["Pinocchio (own parse)"] = {x.function: x.pinocchio(memo, state) for x in present

@@ -303,20 +303,14 @@ def import_package(path):
 def jax_module_of(folder, own: bool = False):
     """The JAX module of another package folder (``NAME_jax.py``, which imports jax only), loaded
     under a name of its own so that it sits beside the package under test in one process; ``own``:
-    without its XLA library (SYMGEN_JAX_XLA=0 while it loads), so its own jax code runs on a CPU too."""
+    without its XLA library (``_OWN_CODE`` set on the module before it runs), so its own jax code
+    runs on a CPU too."""
     import importlib.util
 
     folder = Path(folder).resolve()
     spec = importlib.util.spec_from_file_location(f"_compare_{folder.name}_jax{'_own' if own else ''}",
                                                   folder / f"{folder.name}_jax.py")
     module = importlib.util.module_from_spec(spec)
-    before = os.environ.get("SYMGEN_JAX_XLA")
-    os.environ["SYMGEN_JAX_XLA"] = "0" if own else (before or "1")
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        if before is None:
-            del os.environ["SYMGEN_JAX_XLA"]
-        else:
-            os.environ["SYMGEN_JAX_XLA"] = before
+    module._OWN_CODE = own
+    spec.loader.exec_module(module)
     return module
