@@ -196,6 +196,13 @@ def test_verify_checks_the_custom_calls_and_the_module_code(arm4):
     assert "backends numpy, c, jax, jax (own code)," in report, report.splitlines()[0]
     for line in ("jax vs numpy: inverse_dynamics_derivatives", "jax (own code) vs numpy: frame_jacobian"):
         assert line in report, line
+    # the own-code module: an attribute set before it runs, the process environment left alone
+    from symgen.codegen.package import jax_module_of
+
+    before = os.environ.get("SYMGEN_JAX_XLA")
+    assert jax_module_of(Path(arm4.__file__).parent, own=True)._XLA is None
+    assert arm4.jax._XLA
+    assert os.environ.get("SYMGEN_JAX_XLA") == before
 
 
 def test_parametric_functions_take_their_parameters_through_the_call(tmp_path):
