@@ -304,6 +304,8 @@ def test_batch_equals_one_state(packages, tmp_path_factory, tmp_path, label, lan
     manifest = json.loads((path / "manifest.json").read_text())
     if label == "serial20":     # the chain's C and FD are printed in parts: their lanes copy too
         assert manifest["functions"]["coriolis_matrix"]["c_shape"]["parts"] > 1
+    if label == "solo12":       # its M: the lanes function inlined into the batch loop (mostly output entries)
+        assert "SOLO12_LANES_INLINE int mass_matrix_lanes(" in (path / "solo12.c").read_text()
     (tmp_path / "driver.c").write_text(_driver(manifest), encoding="utf-8")
     flags = f"{WIDTHS[lanes]} -I{path} -D{manifest['name'].upper()}_LANES={lanes}"
     found = json.loads(_compile_and_run(_cc(), [tmp_path / "driver.c", path / f"{manifest['name']}.c"], flags,
