@@ -30,10 +30,10 @@ from .spatial import cross
 
 def closure_kinematics(robot, closures, q, qd, bk):
     """Per closure (phi, K, Kdot) in its rows P (Kdot None without qd); K over the tree's speeds."""
-    from .algorithms.frames import _ground_bodies
+    from .algorithms.frames import ground_bodies
 
     n = robot.n
-    R, p = _ground_bodies(robot, q, bk)
+    R, p = ground_bodies(robot, q, bk)
     if qd is not None and robot.free:               # phi in A's axes ignores the base's motion:
         qd = qd.copy()                              # its speeds add nothing to Kdot but terms
         qd[:robot.free] = bk.number(0.0)            # that cancel

@@ -49,9 +49,9 @@ def _blocks(robot, Xup, rows, U, bk, name):
 def _ground_blocks(robot, q, U, bk, name, qd=None):
     """Lines 15-25 in ground coordinates: [Y]_ij = Phi_i^T X_0j^* U_j, or with ``qd``, Phid_i^T
     X_0j^* U_j with Phid_i = (v_i x) Phi_i of the ground velocities v_i."""
-    from .frames import _ground_bodies
+    from .frames import ground_bodies
 
-    R, p = _ground_bodies(robot, q, bk)
+    R, p = ground_bodies(robot, q, bk)
     rows = ground_subspaces(robot, R, p, bk)
     if qd is not None:                                                  # line 6, ground coordinates
         v = [None] * robot.n

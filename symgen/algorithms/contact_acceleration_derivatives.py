@@ -36,7 +36,7 @@ from __future__ import annotations
 from ..kinematics import base_placement
 from ..spatial import cross, cross_motion
 from .contact import ROWS, contact_supports
-from .frames import _ground_bodies
+from .frames import ground_bodies
 
 
 def applies(robot) -> bool:
@@ -55,7 +55,7 @@ def contact_acceleration_partials(robot, q, frames, kinds, sweep, bk):
     Phi, v, Phid, a, a0 = sweep
     n, parent = robot.n, robot.parent
     Jw = bk.zeros((len(frames), 6, n))                                  # world axes, at the frames
-    Rg, pg = _ground_bodies(robot, q, bk, None)                         # base frame
+    Rg, pg = ground_bodies(robot, q, bk, None)                         # base frame
     Rb = base_placement(robot, q, bk)[0] if robot.floating_base else None
     Vbase = v[robot.free - 1] if robot.free > 0 else None
     terms = {}

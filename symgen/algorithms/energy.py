@@ -15,7 +15,7 @@ import numpy as np
 
 from ..kinematics import base_placement, body_frames, body_inertia, parameters_of, plus_armature
 from ..model import GRAVITY
-from .frames import _ground_bodies
+from .frames import ground_bodies
 from .momentum import body_velocities
 from .regressor import parameters
 
@@ -31,7 +31,7 @@ def kinetic_energy(robot, q, qd, bk):
 
 def world_gravity_terms(robot, q, bk, gravity=GRAVITY) -> dict:
     """{body i: the 10 entries of [Y_V]_i}: -g . p_i and -R_i^T g per body with parameters."""
-    R, p = _ground_bodies(robot, q, bk, base_placement(robot, q, bk) if robot.floating_base else None)
+    R, p = ground_bodies(robot, q, bk, base_placement(robot, q, bk) if robot.floating_base else None)
     g = bk.const(gravity)
     rows = {}
     for i in robot.inertial_bodies:

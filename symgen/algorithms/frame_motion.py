@@ -5,7 +5,7 @@ getFrameVelocity, getFrameClassicalAcceleration after forwardKinematics(q, v, 0)
 getFrameJacobianTimeVariation.
 
 In world coordinates about the world origin O (the orientations and origins of
-:func:`.frames._ground_bodies`), joint j moves its subtree along the spatial motion
+:func:`.frames.ground_bodies`), joint j moves its subtree along the spatial motion
 S_j = [a_j; o_j x a_j] (revolute, axis a_j through o_j) or [0; a_j] (prismatic). Down the tree
 (Featherstone's RNEA forward pass at qdd = 0, Table 5.1):
 
@@ -31,14 +31,14 @@ from __future__ import annotations
 
 from ..kinematics import base_placement
 from ..spatial import cross, cross_motion
-from .frames import _ground_bodies, joint_axis
+from .frames import ground_bodies, joint_axis
 
 
 def frame_motion(robot, q, qd, frames, bk):
     """``{"vf": (F, 6), "af": (F, 6), "dJ": (F, 6, n)}``: velocity, classical J_dot v and J_dot of
     ``frames`` (a sequence of Frame), LOCAL_WORLD_ALIGNED, [linear; angular]."""
     n, parent = robot.n, robot.parent
-    R, p = _ground_bodies(robot, q, bk, base_placement(robot, q, bk) if robot.floating_base else None)
+    R, p = ground_bodies(robot, q, bk, base_placement(robot, q, bk) if robot.floating_base else None)
     S, V, Sdot, A = [None] * n, [None] * n, [None] * n, [None] * n
     for i in range(n):
         a = joint_axis(robot, R, i)                                     # joint i's axis, world

@@ -35,7 +35,7 @@ from ..turns import turned_columns
 
 def frame_kinematics_ground(robot, q, frames, bk):
     """(oMf, J) of ``frames`` (a sequence of Frame), shapes (F, 4, 4) and (F, 6, n)."""
-    R, p = _ground_bodies(robot, q, bk, base_placement(robot, q, bk) if robot.floating_base else None)
+    R, p = ground_bodies(robot, q, bk, base_placement(robot, q, bk) if robot.floating_base else None)
     oMf, J = bk.zeros((len(frames), 4, 4)), bk.zeros((len(frames), 6, robot.n))
     for k, f in enumerate(frames):
         b = f.body
@@ -57,7 +57,7 @@ def frame_kinematics_ground(robot, q, frames, bk):
 
 
 def joint_axis(robot, R, i):
-    """Joint i's axis in world from the orientation R[i] of its frame (:func:`_ground_bodies`):
+    """Joint i's axis in world from the orientation R[i] of its frame (:func:`ground_bodies`):
     the z column of a turned frame; for a body of a joint with several velocities (its child
     frame, not turned), the column of its axis, a coordinate axis there."""
     if robot.in_group(i) and not robot.is_free(i):
@@ -65,7 +65,7 @@ def joint_axis(robot, R, i):
     return R[i][:, 2]
 
 
-def _ground_bodies(robot, q, bk, base=None):
+def ground_bodies(robot, q, bk, base=None):
     """World orientation and origin of each body's turned frame (z = its joint axis). A floating
     base's bodies are placed at ``base`` ((oR_b, op_b), the world pose of the base), or, with
     None, at the origin: then "world" is the base frame."""

@@ -211,11 +211,11 @@ def regressor_ground(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     transform per body instead of one per (body, ancestor) pair. Fewer operations on deep trees
     (serial 20: 27,655 against 67,509), more on shallow ones (panda: 4,551 against 3,729), so a
     build prints whichever is cheaper (``Sweep.variants``)."""
-    from .frames import _ground_bodies
+    from .frames import ground_bodies
 
     n = robot.n
     Xup, Phib, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
-    R, p = _ground_bodies(robot, q, bk)                      # turned frames: z is the joint axis
+    R, p = ground_bodies(robot, q, bk)                      # turned frames: z is the joint axis
     Phi = ground_subspaces(robot, R, p, bk)
     axes = {}
     Y = bk.zeros((n, 10 * len(robot.inertial_bodies)))
@@ -265,7 +265,7 @@ def rotational_moments(U, bk, name, body):
 
 def ground_subspaces(robot, R, p, bk) -> list:
     """Phi_i in ground coordinates from the turned frames' placements (R, p) of
-    :func:`~symgen.algorithms.frames._ground_bodies`: [a; p x a] (revolute), [0; a] (prismatic)."""
+    :func:`~symgen.algorithms.frames.ground_bodies`: [a; p x a] (revolute), [0; a] (prismatic)."""
     from .frames import joint_axis
 
     Phi = []
