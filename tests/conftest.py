@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,23 @@ def pin():
 def erd():
     """``erd(relative)``: a path under example-robot-data's robots directory (same skip/CI rule)."""
     return support.erd_path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _mujoco_warnings_as_python_warnings():
+    """MuJoCo's warnings (the compiler's, when a test loads a model with MuJoCo itself, the oracle)
+    as Python warnings: MuJoCo's own handler appends them to MUJOCO_LOG.TXT in the working
+    directory, which left that file in the checkout after every run. symgen's own reader installs
+    a handler of its own around its compile (``symgen.mjcf.compile_mjcf``) and puts this one back."""
+    try:
+        import mujoco
+    except ImportError:                   # the MJCF tests then skip or fail on their own
+        yield
+        return
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda text: warnings.warn(f"MuJoCo: {' '.join(str(text).split())}", RuntimeWarning))
+    yield
+    mujoco.set_mju_user_warning(previous)
 
 
 def pytest_terminal_summary(terminalreporter):
