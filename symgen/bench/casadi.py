@@ -49,14 +49,6 @@ def _casadi():
     return casadi
 
 
-def casadi_version() -> str | None:
-    try:
-        import casadi
-    except ImportError:
-        return None
-    return casadi.__version__
-
-
 class _X:
     """One ``casadi.SX`` scalar that NumPy treats as an opaque object (a bare SX has
     ``__array_ufunc__``, so ``array * sx`` would become one SX matrix instead of an object array).

@@ -17,7 +17,7 @@ def _fmt(v, digits=3):
 
 def markdown(results: dict) -> str:
     m = results["machine"]
-    lines = [f"# symgen tables", "", f"Command: `{results['command']}`  ", f"Date: {results['date']}  ",
+    lines = ["# symgen tables", "", f"Command: `{results['command']}`  ", f"Date: {results['date']}  ",
              f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, SymPy {m['sympy']}, "
              f"{m['cc']}, Pinocchio {m['pinocchio']}; symgen {m.get('symgen_commit') or 'n/a'}", ""]
     if "table2" in results:

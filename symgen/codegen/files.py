@@ -442,8 +442,3 @@ def manifest_digest(manifest: dict) -> str:
     """The sha256 of a manifest without its ``files`` entry, which ``__init__.py`` records (so an
     edit of manifest.json shows, and the file hashes cover ``__init__.py``)."""
     return sha256_text(json.dumps({k: v for k, v in manifest.items() if k != "files"}, sort_keys=True))
-
-
-def manifest_quantities(manifest: dict) -> list[Q.Quantity]:
-    """The registry entries of the functions a package's manifest lists, in build order."""
-    return [Q.QUANTITIES[key] for key in manifest["options"]["quantities"]]
