@@ -167,6 +167,17 @@ def random_states(seed: int, n: int, count: int, nq: int | None = None):
         yield tuple(state[a] for a in PAPER_STATE)
 
 
+def seeded_states(label: str, robot, count: int = 3, layout=None):
+    """``(seed, states)``: ``count`` states ``{argument: vector}`` of every state argument, drawn as
+    verify draws them from ``default_rng(seed)``, the seed being the CRC-32 of ``label`` (so a
+    failure message can name it). ``layout``: the robot's joint layout, for joint models."""
+    import zlib
+
+    seed = zlib.crc32(label.encode())
+    rng = np.random.default_rng(seed)
+    return seed, [Q.random_state(rng, robot.nq, robot.nv, layout=layout) for _ in range(count)]
+
+
 def move(robot, q, v, t: float):
     """q moved for time t at velocity v: q + t v, or for a free-flyer the base moved by the
     twist t v in its own frame (position += R t v_lin, quaternion x= exp(t w / 2); x, y, z, w
@@ -207,6 +218,12 @@ def relative_error(actual, expected, floor: float = 0.0, symmetric: bool = False
     diff = max_abs(np.asarray(actual, dtype=float) - np.asarray(expected, dtype=float))
     scale = max(max_abs(expected), max_abs(actual) if symmetric else 0.0, floor)
     return (diff / scale if scale > 0.0 else diff), diff
+
+
+def rel_error(actual, expected) -> float:
+    """max |actual - expected| over max(1, max |expected|); several outputs (a tuple) laid end to
+    end (``quantities.flat``)."""
+    return relative_error(Q.flat(actual), Q.flat(expected), floor=1.0)[0]
 
 
 #: Worst relative error seen per (robot, quantity), for the summary printed with

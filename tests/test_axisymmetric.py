@@ -18,6 +18,7 @@ from symgen import quantities as Q
 from symgen.axisymmetric import inertial_view, is_axisymmetric, turns
 from symgen.codegen.build import BuildOptions, build, import_package
 from symgen.verify import _pinocchio
+from support import rel_error
 
 GRBDA = Path(__file__).parent / "data" / "grbda"
 LEGS = ("FL", "FR", "HL", "HR")
@@ -42,11 +43,6 @@ def _states(label, robot, count=2):
     for s in states:
         s["q"][3:7] /= np.linalg.norm(s["q"][3:7])
     return seed, states
-
-
-def _rel(a, b):
-    a, b = Q.flat(a), Q.flat(b)
-    return float(np.max(np.abs(a - b))) / max(1.0, float(np.max(np.abs(b))))
 
 
 def _asymmetric_cheetah(tmp_path):
@@ -107,7 +103,7 @@ def test_asymmetric_rotors_keep_their_rotation_and_match_pinocchio(pin, tmp_path
             x = Q.QUANTITIES[key]
             at = x.oracle_state(state) if x.oracle_state else state
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
-            err = _rel(Q.evaluate(robot, key, at, opts), x.pinocchio(oracle, at))
+            err = rel_error(Q.evaluate(robot, key, at, opts), x.pinocchio(oracle, at))
             assert err <= tol, f"{frame} {x.function}: rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
 
 
@@ -133,7 +129,7 @@ def test_parameters_at_run_time_keep_the_rotors_rotation(pin):
             for key in ("M", "C", "tau", "qdd"):
                 x = Q.QUANTITIES[key]
                 tol = Q.tolerance(x, oracle.mass_matrix(state["q"]))
-                err = _rel(Q.evaluate(robot, key, state, Q.SweepOptions(frame=frame)), x.pinocchio(oracle, state))
+                err = rel_error(Q.evaluate(robot, key, state, Q.SweepOptions(frame=frame)), x.pinocchio(oracle, state))
                 assert err <= tol, f"{frame} {x.function}: rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
 
 
@@ -169,7 +165,7 @@ def test_generated_code_matches_pinocchio_and_rotor_frames_follow_their_angle(pi
         for key in ("M", "C", "tau", "oMf", "J"):
             x = Q.QUANTITIES[key]
             tol = Q.tolerance(x, oracle.mass_matrix(state["q"]))
-            err = _rel(Q.call(mod, key, state), x.pinocchio(oracle, state))
+            err = rel_error(Q.call(mod, key, state), x.pinocchio(oracle, state))
             assert err <= tol, f"{backend} {x.function}: rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
     # FR_abad_rotor (on the torso) turns by 6 times its abad joint's angle
     frame = list(pkg.frames).index("FR_abad_rotor")

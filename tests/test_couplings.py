@@ -11,7 +11,6 @@ the regressor GᵀY. Every comparison names its seed.
 from __future__ import annotations
 
 import json
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +24,7 @@ from symgen.codegen.build import BuildOptions, build, import_package
 from symgen.errors import URDFError
 from symgen.pinocchio_oracle import EmbeddedPinOracle, PinOracle
 from symgen.urdf import parse_urdf_string
+from support import rel_error, seeded_states
 
 DATA = Path(__file__).parent / "data" / "urdfplus"
 
@@ -67,17 +67,6 @@ def _oracle(pin, key, robot, **kwargs):
                              **kwargs)
 
 
-def _states(label, robot, count=3):
-    seed = zlib.crc32(label.encode())
-    rng = np.random.default_rng(seed)
-    return seed, [Q.random_state(rng, robot.nq, robot.nv) for _ in range(count)]
-
-
-def _rel(a, b):
-    a, b = Q.flat(a), Q.flat(b)
-    return float(np.max(np.abs(a - b))) / max(1.0, float(np.max(np.abs(b))))
-
-
 # ------------------------------------------------------------------------------------ reading
 
 @pytest.mark.parametrize("key", MECHANISMS)
@@ -109,10 +98,10 @@ def test_rotors_of_mass_zero_are_read_as_pinocchio_reads_them(pin):
     assert robot.n == 6 and not hasattr(robot, "embedding")
     assert any("'rotor0': mass 0 with rotational inertia" in n for n in robot.notes)
     oracle = PinOracle(robot, pin.buildModelFromXML(text), pin)        # (continuous joints: cos, sin there)
-    seed, states = _states("rotors", robot)
+    seed, states = seeded_states("rotors", robot)
     for t, s in enumerate(states):
-        assert _rel(symgen.mass_matrix(robot, s["q"]), oracle.mass_matrix(s["q"])) < 1e-12, f"seed {seed} #{t}"
-        assert _rel(symgen.inverse_dynamics(robot, s["q"], s["qd"], s["qdd"]),
+        assert rel_error(symgen.mass_matrix(robot, s["q"]), oracle.mass_matrix(s["q"])) < 1e-12, f"seed {seed} #{t}"
+        assert rel_error(symgen.inverse_dynamics(robot, s["q"], s["qd"], s["qdd"]),
                     oracle.inverse_dynamics(s["q"], s["qd"], s["qdd"])) < 1e-12, f"seed {seed} #{t}"
 
 
@@ -125,12 +114,12 @@ def test_numeric_reference_matches_the_spanning_tree_of_pinocchio(pin, key, fram
     spanning tree at q_full = G y, projected by the hand-written G."""
     robot = _load(key)
     oracle = _oracle(pin, key, robot)
-    seed, states = _states(f"reference-{key}-{frame}", robot)
+    seed, states = seeded_states(f"reference-{key}-{frame}", robot)
     for t, state in enumerate(states):
         for x in (Q.QUANTITIES[k] for k in Q.available(robot)):
             at = x.oracle_state(state) if x.oracle_state else state
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
-            err = _rel(Q.evaluate(robot, x.key, at, Q.SweepOptions(frame=frame)), x.pinocchio(oracle, at))
+            err = rel_error(Q.evaluate(robot, x.key, at, Q.SweepOptions(frame=frame)), x.pinocchio(oracle, at))
             assert err <= tol, f"{key} {x.function} ({frame}): rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
 
 
@@ -141,19 +130,19 @@ def test_projection_written_out_with_pinocchio(pin, key):
     robot, G = _load(key), MECHANISMS[key][4].astype(float)
     model = _pin_model(pin, key)
     data = model.createData()
-    seed, states = _states(f"written-{key}", robot)
+    seed, states = seeded_states(f"written-{key}", robot)
     for t, s in enumerate(states):
         y, v, a = s["q"], s["qd"], s["qdd"]
         q, qd, qdd = _pin_q(model, G @ y), G @ v, G @ a
         where = f"{key}: seed {seed} state #{t}"
         M = pin.crba(model, data, q)
         M = np.triu(M) + np.triu(M, 1).T
-        assert _rel(symgen.mass_matrix(robot, y), G.T @ M @ G) < 1e-9, where
+        assert rel_error(symgen.mass_matrix(robot, y), G.T @ M @ G) < 1e-9, where
         C = pin.computeCoriolisMatrix(model, data, q, qd)
-        assert _rel(symgen.coriolis(robot, y, v)[2], G.T @ C @ G) < 1e-9, where
-        assert _rel(symgen.inverse_dynamics(robot, y, v, a), G.T @ pin.rnea(model, data, q, qd, qdd)) < 1e-9, where
+        assert rel_error(symgen.coriolis(robot, y, v)[2], G.T @ C @ G) < 1e-9, where
+        assert rel_error(symgen.inverse_dynamics(robot, y, v, a), G.T @ pin.rnea(model, data, q, qd, qdd)) < 1e-9, where
         Y = pin.computeJointTorqueRegressor(model, data, q, qd, qdd)
-        assert _rel(Q.evaluate(robot, "Y", {"q": y, "qd": v, "qd_r": v, "qdd_r": a}), G.T @ Y) < 1e-9, where
+        assert rel_error(Q.evaluate(robot, "Y", {"q": y, "qd": v, "qd_r": v, "qdd_r": a}), G.T @ Y) < 1e-9, where
 
 
 def _pin_q(model, q):
@@ -180,12 +169,12 @@ def test_generated_code_matches_the_spanning_tree_of_pinocchio(pin, package, bac
     assert tuple(pkg.joint_names) == tuple(pkg.velocity_joint_names) == MECHANISMS[key][3]
     assert len(pkg.loops) == 3 and len(pkg.parameters) == 10 * len(robot.link_names)
     oracle = _oracle(pin, key, robot, frames=pkg.frames)
-    seed, states = _states(f"generated-{key}-{backend}", robot)
+    seed, states = seeded_states(f"generated-{key}-{backend}", robot)
     for t, state in enumerate(states):
         for x in (Q.QUANTITIES[k] for k in Q.DEFAULT):
             at = x.oracle_state(state) if x.oracle_state else state
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
-            err = _rel(Q.call(mod, x.key, at), x.pinocchio(oracle, at))
+            err = rel_error(Q.call(mod, x.key, at), x.pinocchio(oracle, at))
             assert err <= tol, f"{key} {backend} {x.function}: rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
 
 
@@ -193,15 +182,15 @@ def test_identities_of_the_constrained_system(package):
     """Ṁ̄ = C̄ + C̄ᵀ, C̄ = Γ̄ · v, C̄ v = τ̄(q, v, 0) - ḡ, Y θ = τ̄ (Slotine-Li at v_r = v) on the C."""
     key, robot, pkg = package
     c, n = pkg.c, pkg.nv
-    seed, states = _states(f"identities-{key}", robot)
+    seed, states = seeded_states(f"identities-{key}", robot)
     for t, s in enumerate(states):
         q, v, a = s["q"], s["qd"], s["qdd"]
         C, where = c.coriolis_matrix(q, v), f"{key}: seed {seed} state #{t}"
-        assert _rel(c.mass_matrix_dot(q, v), C + C.T) < 1e-12, where
-        assert _rel(np.einsum("ijk,k->ij", c.christoffel(q), v), C) < 1e-12, where
-        assert _rel(C @ v, c.inverse_dynamics(q, v, np.zeros(n)) - c.gravity(q)) < 1e-12, where
-        assert _rel(c.regressor(q, v, v, a) @ pkg.parameters, c.inverse_dynamics(q, v, a)) < 1e-12, where
-        assert _rel(c.inverse_dynamics(q, v, c.forward_dynamics(q, v, s["tau"])), s["tau"]) < 1e-10, where
+        assert rel_error(c.mass_matrix_dot(q, v), C + C.T) < 1e-12, where
+        assert rel_error(np.einsum("ijk,k->ij", c.christoffel(q), v), C) < 1e-12, where
+        assert rel_error(C @ v, c.inverse_dynamics(q, v, np.zeros(n)) - c.gravity(q)) < 1e-12, where
+        assert rel_error(c.regressor(q, v, v, a) @ pkg.parameters, c.inverse_dynamics(q, v, a)) < 1e-12, where
+        assert rel_error(c.inverse_dynamics(q, v, c.forward_dynamics(q, v, s["tau"])), s["tau"]) < 1e-10, where
 
 
 # --------------------------------------------------------------------------- CLI, loops, errors
@@ -343,7 +332,7 @@ def _every_quantity_against_the_spanning_tree(robot, name):
 
     oracle, note = _pinocchio(robot)
     assert oracle is not None, note
-    seed, states = _states(name, robot, count=2)
+    seed, states = seeded_states(name, robot, count=2)
     for t, state in enumerate(states):
         state["q"][3:7] /= np.linalg.norm(state["q"][3:7])
         for x in (Q.QUANTITIES[k] for k in Q.available(robot)):
@@ -351,5 +340,5 @@ def _every_quantity_against_the_spanning_tree(robot, name):
                 continue
             at = x.oracle_state(state) if x.oracle_state else state
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
-            err = _rel(Q.evaluate(robot, x.key, at), x.pinocchio(oracle, at))
+            err = rel_error(Q.evaluate(robot, x.key, at), x.pinocchio(oracle, at))
             assert err <= tol, f"{name} {x.function}: rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"

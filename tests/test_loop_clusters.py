@@ -23,6 +23,7 @@ import symgen
 import symgen.urdf
 
 from test_loops import assert_closed_identities, assert_embedded_matches, assert_forward_dynamics_matches
+from support import rel_error
 
 DATA = Path(__file__).parent / "data" / "urdfplus"
 
@@ -115,11 +116,6 @@ def _states(label, robot, count=3):
     return seed, states
 
 
-def _rel(a, b):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return float(np.max(np.abs(a - b))) / max(1.0, float(np.max(np.abs(b))))
-
-
 def _moved(robot, q, dv, h):
     """The spanning configuration q moved by h dv (dv: spanning speeds) and put back on the loops;
     a free-flyer's pose is kept (M̄ and G do not depend on it)."""
@@ -146,7 +142,7 @@ def test_lu_with_a_fixed_row_order_inverts_on_numbers_and_symbols():
     order = pivot_order(A0)
     assert order[0] != 0, f"seed {seed}"
     A1 = A0 + 0.05 * rng.normal(size=(4, 4)) * (A0 != 0)
-    assert _rel(lu_inverse(A1, order, NUMERIC), np.linalg.inv(A1)) < 1e-12, f"seed {seed}"
+    assert rel_error(lu_inverse(A1, order, NUMERIC), np.linalg.inv(A1)) < 1e-12, f"seed {seed}"
     bk = SymbolicBackend(naming=False)
     x = sympy.symbols("a0:16")
     A = bk.zeros((4, 4))
@@ -155,7 +151,7 @@ def test_lu_with_a_fixed_row_order_inverts_on_numbers_and_symbols():
     inv = lu_inverse(A, order, bk)
     at = {x[4 * i + j]: A1[i, j] for i in range(4) for j in range(4)}
     value = np.array([[float(e.xreplace(at)) for e in row] for row in inv])
-    assert _rel(value, np.linalg.inv(A1)) < 1e-12, f"seed {seed}"
+    assert rel_error(value, np.linalg.inv(A1)) < 1e-12, f"seed {seed}"
 
 
 def test_solve_loops_closes_every_loop(mechanism):
@@ -187,13 +183,13 @@ def test_embedding_and_dynamics_match_pinocchio(mechanism):
         q, v, a, where = s["q"], s["v"], s["a"], f"{name}: seed {seed} #{t}"
         oracle.at(q)
         G, Gd = system.embedding(q, v)
-        assert _rel(G, oracle.G) < 1e-10, where
-        assert _rel(Gd, oracle.gdot(q, v)) < 1e-9, where
-        assert _rel(system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
-        assert _rel(system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
-        assert _rel(system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where
-        assert _rel(system.gravity(q), oracle.gravity(q)) < 1e-9, where
-        assert _rel(system.regressor(q, v, v, a), oracle.regressor(q, v, a)) < 1e-9, where
+        assert rel_error(G, oracle.G) < 1e-10, where
+        assert rel_error(Gd, oracle.gdot(q, v)) < 1e-9, where
+        assert rel_error(system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
+        assert rel_error(system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
+        assert rel_error(system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where
+        assert rel_error(system.gravity(q), oracle.gravity(q)) < 1e-9, where
+        assert rel_error(system.regressor(q, v, v, a), oracle.regressor(q, v, a)) < 1e-9, where
 
 
 def test_forward_dynamics_match_pinocchios_lagrange_multipliers(pin, mechanism):
@@ -295,7 +291,7 @@ def _check_package(pin, mechanism, package, backend, quantities):
         for x in (Q.QUANTITIES[k] for k in keys):
             at = x.oracle_state(state) if x.oracle_state else state
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
-            err = _rel(Q.flat(Q.call(mod, x.key, at)), Q.flat(x.pinocchio(oracle, at)))
+            err = rel_error(Q.flat(Q.call(mod, x.key, at)), Q.flat(x.pinocchio(oracle, at)))
             assert err <= tol, f"{name} {backend} {x.function}: {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
         q0 = s["q"] + 0.02 * (np.arange(robot.nq) % 3)
         q = package.solve_loops(q0)
@@ -307,4 +303,4 @@ def _check_package(pin, mechanism, package, backend, quantities):
         assert np.abs(mod.loop_jacobian(q) - K_fd).max() <= 1e-7, f"{name} {backend}: seed {seed} #{t}"
         oracle.at(q)
         qs = mod.spanning_velocity(q, s["v"])
-        assert _rel(qs, oracle.G @ s["v"]) <= 1e-9, f"{name} {backend}: seed {seed} #{t}"
+        assert rel_error(qs, oracle.G @ s["v"]) <= 1e-9, f"{name} {backend}: seed {seed} #{t}"

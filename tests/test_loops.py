@@ -22,6 +22,7 @@ import pytest
 
 import symgen
 from symgen.errors import ModelError
+from support import rel_error
 
 DATA = Path(__file__).parent / "data" / "urdfplus"
 FILES = ("four_bar.urdf", "tilted_knee_linkage.urdf")
@@ -46,11 +47,6 @@ def _states(label, system, count=3):
         q = system.solve_loops(rng.uniform(0.0, 2 * np.pi, system.nq))
         states.append({"q": q, **{k: rng.uniform(-5, 5, system.nv) for k in ("v", "a", "v_r", "a_r", "tau")}})
     return seed, states
-
-
-def _rel(a, b):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return float(np.max(np.abs(a - b))) / max(1.0, float(np.max(np.abs(b))))
 
 
 class PinLoop:
@@ -109,7 +105,7 @@ def test_solve_loops_closes_the_loop_and_keeps_the_independent_coordinates(mecha
         assert np.array_equal(q[list(system.independent)], q0[list(system.independent)])
         G, _ = system.embedding(q)
         assert np.max(np.abs(system.constraint_jacobian(q) @ G)) < 1e-12, f"seed {seed} #{t}"
-        assert _rel(system.spanning_velocity(q, np.ones(system.nv)), G @ np.ones(system.nv)) == 0.0
+        assert rel_error(system.spanning_velocity(q, np.ones(system.nv)), G @ np.ones(system.nv)) == 0.0
     with pytest.raises(ModelError, match="Newton did not converge"):
         system.solve_loops(np.full(system.nq, 0.3), iterations=1)
 
@@ -133,8 +129,8 @@ def test_embedding_and_its_rate_match_pinocchio(pin, mechanism):
     for t, s in enumerate(states):
         ref = PinLoop(pin, system, model, ids, s["q"])
         G, Gd = system.embedding(s["q"], s["v"])
-        assert _rel(G, ref.G) < 1e-10, f"{name}: seed {seed} #{t}"
-        assert _rel(Gd, ref.Gdot(s["v"])) < 1e-9, f"{name}: seed {seed} #{t}"
+        assert rel_error(G, ref.G) < 1e-10, f"{name}: seed {seed} #{t}"
+        assert rel_error(Gd, ref.Gdot(s["v"])) < 1e-9, f"{name}: seed {seed} #{t}"
 
 
 def test_constrained_dynamics_match_pinocchio(pin, mechanism):
@@ -144,14 +140,14 @@ def test_constrained_dynamics_match_pinocchio(pin, mechanism):
         q, v, a = s["q"], s["v"], s["a"]
         ref, where = PinLoop(pin, system, model, ids, q), f"{name}: seed {seed} #{t}"
         G, Gd, M = ref.G, ref.Gdot(v), ref.mass()
-        assert _rel(system.mass_matrix(q), G.T @ M @ G) < 1e-9, where
+        assert rel_error(system.mass_matrix(q), G.T @ M @ G) < 1e-9, where
         C = pin.computeCoriolisMatrix(model, ref.data, q, G @ v)
-        assert _rel(system.coriolis_matrix(q, v), G.T @ C @ G + G.T @ M @ Gd) < 1e-9, where
+        assert rel_error(system.coriolis_matrix(q, v), G.T @ C @ G + G.T @ M @ Gd) < 1e-9, where
         tau = G.T @ pin.rnea(model, ref.data, q, G @ v, G @ a + Gd @ v)
-        assert _rel(system.inverse_dynamics(q, v, a), tau) < 1e-9, where
-        assert _rel(system.gravity(q), G.T @ pin.computeGeneralizedGravity(model, ref.data, q)) < 1e-9, where
+        assert rel_error(system.inverse_dynamics(q, v, a), tau) < 1e-9, where
+        assert rel_error(system.gravity(q), G.T @ pin.computeGeneralizedGravity(model, ref.data, q)) < 1e-9, where
         Y = G.T @ pin.computeJointTorqueRegressor(model, ref.data, q, G @ v, G @ a + Gd @ v)
-        assert _rel(system.regressor(q, v, v, a), Y) < 1e-9, where
+        assert rel_error(system.regressor(q, v, v, a), Y) < 1e-9, where
 
 
 def test_forward_dynamics_match_pinocchios_lagrange_multipliers(pin, mechanism):
@@ -167,7 +163,7 @@ def test_forward_dynamics_match_pinocchios_lagrange_multipliers(pin, mechanism):
         qdd = pin.forwardDynamics(model, ref.data, q, ref.G @ v, tau_full, ref.K, ref.U.T @ ref.gamma(ref.G @ v))
         a = system.forward_dynamics(q, v, tau)
         G, Gd = system.embedding(q, v)
-        assert _rel(G @ a + Gd @ v, qdd) < 1e-8, f"{name}: seed {seed} #{t}"
+        assert rel_error(G @ a + Gd @ v, qdd) < 1e-8, f"{name}: seed {seed} #{t}"
 
 
 def test_identities_of_the_closed_system(mechanism):
@@ -188,10 +184,10 @@ def assert_embedded_matches(system, oracle, q, v, a, where):
     returns (G, Ġ)."""
     oracle.at(q)
     G, Gd = system.embedding(q, v)
-    assert _rel(G, oracle.G) < 1e-10 and _rel(Gd, oracle.gdot(q, v)) < 1e-9, where
-    assert _rel(system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
-    assert _rel(system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
-    assert _rel(system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where
+    assert rel_error(G, oracle.G) < 1e-10 and rel_error(Gd, oracle.gdot(q, v)) < 1e-9, where
+    assert rel_error(system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
+    assert rel_error(system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
+    assert rel_error(system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where
     return G, Gd
 
 
@@ -205,7 +201,7 @@ def assert_forward_dynamics_matches(pin, model, data, oracle, system, q, v, tau,
     x = oracle.G @ v
     qdd = pin.forwardDynamics(model, data, oracle.full.map.q(q), P @ x, P @ tau_full, oracle.K @ P.T, oracle._gamma(x))
     G, Gd = system.embedding(q, v)
-    assert _rel(P @ (G @ system.forward_dynamics(q, v, tau) + Gd @ v), qdd) < 1e-8, where
+    assert rel_error(P @ (G @ system.forward_dynamics(q, v, tau) + Gd @ v), qdd) < 1e-8, where
 
 
 def assert_closed_identities(system, theta, name, seed, states, moved, h=1e-5):
@@ -215,13 +211,13 @@ def assert_closed_identities(system, theta, name, seed, states, moved, h=1e-5):
         q, v, a, where = s["q"], s["v"], s["a"], f"{name}: seed {seed} #{t}"
         G, Gd = system.embedding(q, v)
         qp, qm = moved(q, G @ v, h), moved(q, G @ v, -h)
-        assert _rel((system.embedding(qp)[0] - system.embedding(qm)[0]) / (2 * h), Gd) < 1e-6, where
+        assert rel_error((system.embedding(qp)[0] - system.embedding(qm)[0]) / (2 * h), Gd) < 1e-6, where
         C = system.coriolis_matrix(q, v)
-        assert _rel((system.mass_matrix(qp) - system.mass_matrix(qm)) / (2 * h), C + C.T) < 1e-6, where
-        assert _rel(np.einsum("ijk,k->ij", system.christoffel(q), v), C) < 1e-12, where
+        assert rel_error((system.mass_matrix(qp) - system.mass_matrix(qm)) / (2 * h), C + C.T) < 1e-6, where
+        assert rel_error(np.einsum("ijk,k->ij", system.christoffel(q), v), C) < 1e-12, where
         zero = np.zeros(system.nv)
-        assert _rel(C @ v, system.inverse_dynamics(q, v, zero) - system.gravity(q)) < 1e-12, where
-        assert _rel(system.regressor(q, v, v, a) @ theta, system.inverse_dynamics(q, v, a)) < 1e-12, where
+        assert rel_error(C @ v, system.inverse_dynamics(q, v, zero) - system.gravity(q)) < 1e-12, where
+        assert rel_error(system.regressor(q, v, v, a) @ theta, system.inverse_dynamics(q, v, a)) < 1e-12, where
 
 
 # ------------------------------------------------------------------ the generated package
@@ -255,7 +251,7 @@ def test_generated_code_matches_pinocchio(pin, package, backend):
         for x in (Q.QUANTITIES[k] for k in Q.DEFAULT if k not in UNSUPPORTED):
             at = x.oracle_state(state) if x.oracle_state else state
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
-            err = _rel(Q.flat(Q.call(mod, x.key, at)), Q.flat(x.pinocchio(oracle, at)))
+            err = rel_error(Q.flat(Q.call(mod, x.key, at)), Q.flat(x.pinocchio(oracle, at)))
             assert err <= tol, f"{name} {backend} {x.function}: {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
     assert not hasattr(mod, "inverse_dynamics_derivatives")
 
@@ -329,6 +325,6 @@ def test_two_four_bars_are_two_clusters_solved_apart(pin):
     for t, s in enumerate(states):
         q, v, a, where = s["q"], s["v"], s["a"], f"seed {seed} #{t}"
         oracle.at(q)
-        assert _rel(robot.system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
-        assert _rel(robot.system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
-        assert _rel(robot.system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where
+        assert rel_error(robot.system.mass_matrix(q), oracle.mass_matrix(q)) < 1e-9, where
+        assert rel_error(robot.system.coriolis_matrix(q, v), oracle.coriolis(q, v)) < 1e-9, where
+        assert rel_error(robot.system.inverse_dynamics(q, v, a), oracle.inverse_dynamics(q, v, a)) < 1e-9, where

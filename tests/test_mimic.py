@@ -29,6 +29,7 @@ from symgen.codegen.build import BuildOptions, build, import_package
 from symgen.errors import URDFError
 from symgen.pinocchio_oracle import EmbeddedPinOracle
 from symgen.urdf import parse_urdf_string
+from support import rel_error, seeded_states
 
 
 def _link(name, mass, com):
@@ -93,17 +94,6 @@ def oracle(pin, urdf, robot):
     return EmbeddedPinOracle(robot, model, pin, G=G, offset=O)
 
 
-def _states(label, robot, count=3):
-    seed = zlib.crc32(label.encode())
-    rng = np.random.default_rng(seed)
-    return seed, [Q.random_state(rng, robot.nq, robot.nv) for _ in range(count)]
-
-
-def _rel(a, b):
-    a, b = Q.flat(a), Q.flat(b)
-    return float(np.max(np.abs(a - b))) / max(1.0, float(np.max(np.abs(b))))
-
-
 def test_embedding_is_the_hand_written_one(robot):
     assert robot.full.joint_names == FULL
     assert robot.joint_names == REDUCED and robot.n == robot.nq == robot.nv == 4
@@ -119,22 +109,22 @@ def test_embedding_is_the_hand_written_one(robot):
 def test_numeric_reference_matches_the_embedding_of_pinocchio(robot, oracle, frame):
     """Every registered quantity, as the numeric reference computes it, against Pinocchio's
     full model at q_full = G q + o projected by G (the hand-written G)."""
-    seed, states = _states(f"reference-{frame}", robot)
+    seed, states = seeded_states(f"reference-{frame}", robot)
     for t, state in enumerate(states):
         for x in (Q.QUANTITIES[k] for k in Q.available(robot)):
             at = x.oracle_state(state) if x.oracle_state else state
             got = Q.evaluate(robot, x.key, at, Q.SweepOptions(frame=frame))
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
-            err = _rel(got, x.pinocchio(oracle, at))
+            err = rel_error(got, x.pinocchio(oracle, at))
             assert err <= tol, f"{x.function} ({frame}): rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
 
 
 def test_numeric_api_embeds_too(robot, oracle):
-    seed, (s,) = _states("api", robot, 1)
-    assert _rel(symgen.mass_matrix(robot, s["q"]), oracle.mass_matrix(s["q"])) < 1e-9, f"seed {seed}"
-    assert _rel(symgen.inverse_dynamics(robot, s["q"], s["qd"], s["qdd"]),
+    seed, (s,) = seeded_states("api", robot, 1)
+    assert rel_error(symgen.mass_matrix(robot, s["q"]), oracle.mass_matrix(s["q"])) < 1e-9, f"seed {seed}"
+    assert rel_error(symgen.inverse_dynamics(robot, s["q"], s["qd"], s["qdd"]),
                 oracle.inverse_dynamics(s["q"], s["qd"], s["qdd"])) < 1e-9, f"seed {seed}"
-    assert _rel(symgen.christoffel(robot, s["q"]), oracle.christoffel(s["q"])) < 1e-9, f"seed {seed}"
+    assert rel_error(symgen.christoffel(robot, s["q"]), oracle.christoffel(s["q"])) < 1e-9, f"seed {seed}"
 
 
 @pytest.fixture(scope="module")
@@ -147,13 +137,13 @@ def test_generated_code_matches_the_embedding_of_pinocchio(package, oracle, robo
     mod = getattr(package, backend)
     assert package.nq == package.nv == 4 and tuple(package.joint_names) == REDUCED
     assert len(package.parameters) == 70
-    seed, states = _states(f"generated-{backend}", robot)
+    seed, states = seeded_states(f"generated-{backend}", robot)
     for t, state in enumerate(states):
         for x in (Q.QUANTITIES[k] for k in Q.DEFAULT):            # a default build's
             at = x.oracle_state(state) if x.oracle_state else state
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
             for what, expected in (("Pinocchio", x.pinocchio(oracle, at)), ("reference", Q.evaluate(robot, x.key, at))):
-                err = _rel(Q.call(mod, x.key, at), expected)
+                err = rel_error(Q.call(mod, x.key, at), expected)
                 assert err <= tol, (f"{backend} {x.function} vs {what}: rel. error {err:.2e} > {tol:.1e}, "
                                     f"seed {seed} state #{t}")
 
@@ -161,17 +151,17 @@ def test_generated_code_matches_the_embedding_of_pinocchio(package, oracle, robo
 def test_identities_of_the_reduced_system(package):
     """Mdot = C + C^T, C = Gamma v, C v = RNEA(q, v, 0) - g, M Minv = 1 on the generated C."""
     c = package.c
-    seed, states = _states("identities", package)
+    seed, states = seeded_states("identities", package)
     for t, s in enumerate(states):
         q, v, a = s["q"], s["qd"], s["qdd"]
         C, zero = c.coriolis_matrix(q, v), np.zeros(4)
         where = f"seed {seed} state #{t}"
-        assert _rel(c.mass_matrix_dot(q, v), C + C.T) < 1e-12, where
-        assert _rel(np.einsum("ijk,k->ij", c.christoffel(q), v), C) < 1e-12, where
-        assert _rel(C @ v, c.inverse_dynamics(q, v, zero) - c.gravity(q)) < 1e-12, where
-        assert _rel(c.mass_matrix(q) @ c.mass_matrix_inverse(q), np.eye(4)) < 1e-10, where
-        assert _rel(c.inverse_dynamics(q, v, c.forward_dynamics(q, v, s["tau"])), s["tau"]) < 1e-10, where
-        assert _rel(c.regressor(q, v, v, a) @ package.parameters, c.slotine_li(q, v, v, a)) < 1e-12, where
+        assert rel_error(c.mass_matrix_dot(q, v), C + C.T) < 1e-12, where
+        assert rel_error(np.einsum("ijk,k->ij", c.christoffel(q), v), C) < 1e-12, where
+        assert rel_error(C @ v, c.inverse_dynamics(q, v, zero) - c.gravity(q)) < 1e-12, where
+        assert rel_error(c.mass_matrix(q) @ c.mass_matrix_inverse(q), np.eye(4)) < 1e-10, where
+        assert rel_error(c.inverse_dynamics(q, v, c.forward_dynamics(q, v, s["tau"])), s["tau"]) < 1e-10, where
+        assert rel_error(c.regressor(q, v, v, a) @ package.parameters, c.slotine_li(q, v, v, a)) < 1e-12, where
 
 
 def test_parametric_build_embeds_the_full_models_parameters(pin, robot, urdf, tmp_path):
@@ -186,10 +176,10 @@ def test_parametric_build_embeds_the_full_models_parameters(pin, robot, urdf, tm
         oracle.set_parameters(s["params"])
         for key in ("M", "tau", "qdd"):
             x = Q.QUANTITIES[key]
-            err = _rel(Q.call(pkg.c, key, s, Q.SweepOptions(parametric=True)), x.pinocchio(oracle, s))
+            err = rel_error(Q.call(pkg.c, key, s, Q.SweepOptions(parametric=True)), x.pinocchio(oracle, s))
             assert err <= Q.tolerance(x, oracle.mass_matrix(s["q"])), f"{key}: {err:.2e}, seed {seed} state #{t}"
         Y = pkg.c.regressor(s["q"], s["qd"], s["qd_r"], s["qdd_r"])        # no params: not inertial
-        assert _rel(Y @ s["params"], oracle.mass_matrix(s["q"]) @ s["qdd_r"] + oracle.coriolis(s["q"], s["qd"]) @ s["qd_r"]
+        assert rel_error(Y @ s["params"], oracle.mass_matrix(s["q"]) @ s["qdd_r"] + oracle.coriolis(s["q"], s["qd"]) @ s["qd_r"]
                     + oracle.gravity(s["q"])) < 1e-9, f"seed {seed} state #{t}"
 
 
@@ -202,11 +192,11 @@ def test_panda_fingers_embedded_match_pinocchio(pin, erd):
     G_panda[:8, :8] = np.eye(8)
     G_panda[8, 7] = 1.0
     oracle = EmbeddedPinOracle(robot, pin.buildModelFromUrdf(str(path)), pin, G=G_panda, offset=np.zeros(9))
-    seed, states = _states("panda", robot, 2)
+    seed, states = seeded_states("panda", robot, 2)
     for t, state in enumerate(states):
         for x in (Q.QUANTITIES[k] for k in Q.available(robot)):
             at = x.oracle_state(state) if x.oracle_state else state
-            err = _rel(Q.evaluate(robot, x.key, at), x.pinocchio(oracle, at))
+            err = rel_error(Q.evaluate(robot, x.key, at), x.pinocchio(oracle, at))
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
             assert err <= tol, f"panda {x.function}: {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
 
@@ -283,9 +273,9 @@ def test_gamma_by_partials_of_m_with_a_plain_copy_mimic(tmp_path):
     robot = symgen.load_urdf(path, mimic=True)
     pkg = import_package(build(robot, tmp_path, opts=BuildOptions(copt="-O0", quantities=("Gamma",),
                                                                   gamma_method="partials")).path)
-    seed, states = _states("partials", robot, 2)
+    seed, states = seeded_states("partials", robot, 2)
     for t, s in enumerate(states):
-        err = _rel(pkg.c.christoffel(s["q"]), Q.evaluate(robot, "Gamma", s))
+        err = rel_error(pkg.c.christoffel(s["q"]), Q.evaluate(robot, "Gamma", s))
         assert err < 1e-9, f"rel. error {err:.2e}, seed {seed} state #{t}"
 
 
@@ -300,11 +290,11 @@ def test_mimic_on_a_free_flyer_matches_the_embedding_of_pinocchio(pin, urdf):
     assert np.array_equal(robot.embedding.matrix(), G_ff)
     oracle = EmbeddedPinOracle(robot, pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer()), pin,
                                G=G_ff, offset=np.r_[np.zeros(7), O])
-    seed, states = _states("free-flyer", robot, 2)
+    seed, states = seeded_states("free-flyer", robot, 2)
     for t, state in enumerate(states):
         for x in (Q.QUANTITIES[k] for k in Q.available(robot)):
             at = x.oracle_state(state) if x.oracle_state else state
             for frame in Q.FRAMES:
                 got = Q.evaluate(robot, x.key, at, Q.SweepOptions(frame=frame))
-                err, tol = _rel(got, x.pinocchio(oracle, at)), Q.tolerance(x, oracle.mass_matrix(at["q"]))
+                err, tol = rel_error(got, x.pinocchio(oracle, at)), Q.tolerance(x, oracle.mass_matrix(at["q"]))
                 assert err <= tol, f"{x.function} ({frame}): {err:.2e} > {tol:.1e}, seed {seed} state #{t}"

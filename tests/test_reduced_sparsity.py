@@ -9,7 +9,6 @@ Pinocchio's M̄ where the detected tree says two joints are unrelated. Every com
 """
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from symgen.codegen.build import BuildOptions, build, import_package
 from symgen.pinocchio_oracle import EmbeddedPinOracle
 from symgen.reduced_tree import candidate_parent, factor_parent, reduced_parent
 from symgen.urdf import parse_urdf_string
+from support import rel_error, seeded_states
 
 CHEETAH = Path(__file__).parent / "data" / "grbda" / "mini_cheetah.urdf"
 
@@ -71,16 +71,6 @@ def _pin_oracle(pin, robot):
     return oracle
 
 
-def _states(label, robot, count=3):
-    seed = zlib.crc32(label.encode())
-    rng = np.random.default_rng(seed)
-    return seed, [Q.random_state(rng, robot.nq, robot.nv, layout=robot.joint_layout) for _ in range(count)]
-
-
-def _rel(a, b):
-    return float(np.max(np.abs(a - b))) / max(1.0, float(np.max(np.abs(b))))
-
-
 def _related(parent, r, s):
     def anc(i):
         out = set()
@@ -120,7 +110,7 @@ def test_the_pattern_agrees_with_the_zeros_of_pinocchios_reduced_mass_matrix(pin
     robot = _cheetah() if which == "cheetah" else _across()
     oracle = _pin_oracle(pin, robot)
     parent = factor_parent(robot)
-    seed, states = _states(f"pattern-{which}", robot)
+    seed, states = seeded_states(f"pattern-{which}", robot, layout=robot.joint_layout)
     for t, state in enumerate(states):
         M = oracle.mass_matrix(state["q"])
         for r in range(robot.nv):
@@ -146,13 +136,13 @@ def _reduced_fd(oracle, state):
 def test_numeric_reference_against_the_spanning_tree(pin, which, frame):
     robot = _cheetah() if which == "cheetah" else _across()
     oracle = _pin_oracle(pin, robot)
-    seed, states = _states(f"reference-{which}-{frame}", robot)
+    seed, states = seeded_states(f"reference-{which}-{frame}", robot, layout=robot.joint_layout)
     opts = Q.SweepOptions(frame=frame)
     for t, state in enumerate(states):
         qdd, Minv = _reduced_fd(oracle, state)
         where = f"{which} {frame}: seed {seed} state #{t}"
-        assert _rel(Q.evaluate(robot, "qdd", state, opts), qdd) < 1e-9, where
-        assert _rel(Q.evaluate(robot, "Minv", state, opts), Minv) < 1e-9, where
+        assert rel_error(Q.evaluate(robot, "qdd", state, opts), qdd) < 1e-9, where
+        assert rel_error(Q.evaluate(robot, "Minv", state, opts), Minv) < 1e-9, where
 
 
 @pytest.fixture(scope="module", params=["cheetah", "across"])
@@ -168,13 +158,13 @@ def test_generated_fd_and_inverse_against_the_spanning_tree(pin, package, backen
     which, robot, pkg = package
     mod = getattr(pkg, backend)
     oracle = _pin_oracle(pin, robot)
-    seed, states = _states(f"generated-{which}-{backend}", robot)
+    seed, states = seeded_states(f"generated-{which}-{backend}", robot, layout=robot.joint_layout)
     for t, state in enumerate(states):
         qdd, Minv = _reduced_fd(oracle, state)
         where = f"{which} {backend}: seed {seed} state #{t}"
-        assert _rel(mod.forward_dynamics(state["q"], state["qd"], state["tau"]), qdd) < 1e-9, where
+        assert rel_error(mod.forward_dynamics(state["q"], state["qd"], state["tau"]), qdd) < 1e-9, where
         got = mod.mass_matrix_inverse(state["q"])
-        assert _rel(got, Minv) < 1e-9, where
+        assert rel_error(got, Minv) < 1e-9, where
         assert np.array_equal(got, got.T), where
 
 
