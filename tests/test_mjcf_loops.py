@@ -14,7 +14,8 @@ import pytest
 import symgen
 from symgen.errors import URDFError
 
-from test_loops import _rel, _states
+from support import rel_error
+from test_loops import _states
 
 pytest.importorskip("mujoco")
 
@@ -56,9 +57,9 @@ def test_mjcf_four_bar_matches_the_urdf_four_bar_and_pinocchio(pin):
                           (robot.coriolis_matrix(qm, v), oracle.coriolis(q, v)),
                           (robot.inverse_dynamics(qm, v, a), oracle.inverse_dynamics(q, v, a)),
                           (robot.forward_dynamics(qm, v, tau), urdf.system.forward_dynamics(q, v, tau))):
-            assert _rel(ours, ref) <= 1e-9, f"{ctx}: {_rel(ours, ref):.2e}"
+            assert rel_error(ours, ref) <= 1e-9, f"{ctx}: {rel_error(ours, ref):.2e}"
         fd = robot.forward_dynamics(qm, v, tau)
-        assert _rel(robot.inverse_dynamics(qm, v, fd), tau) <= 1e-9, ctx
+        assert rel_error(robot.inverse_dynamics(qm, v, fd), tau) <= 1e-9, ctx
 
 
 def test_generated_package_of_the_mjcf_four_bar(pin, tmp_path_factory):
@@ -76,10 +77,10 @@ def test_generated_package_of_the_mjcf_four_bar(pin, tmp_path_factory):
             ctx = f"{mod.__name__} seed {seed} state #{t}"
             qm = q - Q_STAR
             oracle.at(q)
-            assert _rel(mod.mass_matrix(qm), oracle.mass_matrix(q)) <= 1e-9, ctx
-            assert _rel(mod.coriolis_matrix(qm, v), oracle.coriolis(q, v)) <= 1e-9, ctx
-            assert _rel(mod.inverse_dynamics(qm, v, a), oracle.inverse_dynamics(q, v, a)) <= 1e-9, ctx
-            assert _rel(mod.forward_dynamics(qm, v, tau), urdf.system.forward_dynamics(q, v, tau)) <= 1e-9, ctx
+            assert rel_error(mod.mass_matrix(qm), oracle.mass_matrix(q)) <= 1e-9, ctx
+            assert rel_error(mod.coriolis_matrix(qm, v), oracle.coriolis(q, v)) <= 1e-9, ctx
+            assert rel_error(mod.inverse_dynamics(qm, v, a), oracle.inverse_dynamics(q, v, a)) <= 1e-9, ctx
+            assert rel_error(mod.forward_dynamics(qm, v, tau), urdf.system.forward_dynamics(q, v, tau)) <= 1e-9, ctx
 
 
 @pytest.mark.parametrize("change, element", [

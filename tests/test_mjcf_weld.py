@@ -29,7 +29,8 @@ import pytest
 import symgen
 from symgen.errors import ModelError, URDFError
 
-from test_loops import _rel, assert_closed_identities, assert_embedded_matches, assert_forward_dynamics_matches
+from support import rel_error
+from test_loops import assert_closed_identities, assert_embedded_matches, assert_forward_dynamics_matches
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -177,8 +178,8 @@ def test_weld_dynamics_match_pinocchio_and_mujoco(pin, weld):
     for t, s in enumerate(states):
         q, v, a, where = s["q"], s["v"], s["a"], f"{name}: seed {seed} #{t}"
         G, Gd = assert_embedded_matches(system, oracle, q, v, a, where)
-        assert _rel(system.gravity(q), oracle.gravity(q)) < 1e-9, where
-        assert _rel(system.regressor(q, v, v, a), oracle.regressor(q, v, a)) < 1e-9, where
+        assert rel_error(system.gravity(q), oracle.gravity(q)) < 1e-9, where
+        assert rel_error(system.regressor(q, v, v, a), oracle.regressor(q, v, a)) < 1e-9, where
         if robot.floating_base:                          # (a free joint's qvel is not v: tests/test_mjcf.py)
             continue
         d.qpos[:], d.qvel[:] = q + m.qpos0, G @ v        # MuJoCo's spanning tree (hinges: qvel = symgen's v)
@@ -186,8 +187,8 @@ def test_weld_dynamics_match_pinocchio_and_mujoco(pin, weld):
         M, bias = np.zeros((m.nv, m.nv)), np.zeros(m.nv)
         mujoco.mj_fullM(m, d, M)
         mujoco.mj_rne(m, d, 0, bias)                      # C(q, Gv) Gv + g, the weld off
-        assert _rel(G.T @ M @ G, system.mass_matrix(q)) < 1e-9, where
-        assert _rel(G.T @ (M @ Gd @ v + bias), system.inverse_dynamics(q, v, np.zeros(system.nv))) < 1e-9, where
+        assert rel_error(G.T @ M @ G, system.mass_matrix(q)) < 1e-9, where
+        assert rel_error(G.T @ (M @ Gd @ v + bias), system.inverse_dynamics(q, v, np.zeros(system.nv))) < 1e-9, where
 
 
 def test_weld_forward_dynamics_match_pinocchios_lagrange_multipliers(pin, weld):
@@ -269,14 +270,14 @@ def _check_package(package, backend, robot, oracle, states, quantities, where, s
         for x in (Q.QUANTITIES[k] for k in keys):
             at, at_ref = ((x.oracle_state(z) if x.oracle_state else z) for z in (state, theirs))
             tol = Q.tolerance(x, oracle.mass_matrix(at_ref["q"]))
-            err = _rel(Q.flat(Q.call(mod, x.key, at)), Q.flat(x.pinocchio(oracle, at_ref)))
+            err = rel_error(Q.flat(Q.call(mod, x.key, at)), Q.flat(x.pinocchio(oracle, at_ref)))
             assert err <= tol, f"{backend} {x.function}: {err:.2e} > {tol:.1e}, {where} state #{t}"
         q = s["q"]
         assert np.abs(mod.loop_residual(q)).max() <= 1e-10, f"{backend}: {where} #{t}"
         h, eye = 1e-6, np.eye(robot.nq)
         K_fd = np.stack([(mod.loop_residual(q + h * e) - mod.loop_residual(q - h * e)) / (2 * h) for e in eye], -1)
         assert np.abs(mod.loop_jacobian(q) - K_fd).max() <= 1e-7, f"{backend}: {where} #{t}"
-        assert _rel(mod.spanning_velocity(q, s["v"]), oracle.G @ s["v"]) <= 1e-9, f"{backend}: {where} #{t}"
+        assert rel_error(mod.spanning_velocity(q, s["v"]), oracle.G @ s["v"]) <= 1e-9, f"{backend}: {where} #{t}"
         q0 = q + 0.02 * (np.arange(robot.nq) % 3 == 1)
         assert np.abs(mod.loop_residual(package.solve_loops(q0))).max() <= 1e-10, f"{backend}: {where} #{t}"
 
