@@ -30,6 +30,7 @@ import os
 import site
 import sys
 import sysconfig
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -167,15 +168,17 @@ def random_states(seed: int, n: int, count: int, nq: int | None = None):
         yield tuple(state[a] for a in PAPER_STATE)
 
 
-def seeded_states(label: str, robot, count: int = 3, layout=None):
+def seeded_states(label: str, robot, count: int = 3, layout=None, unit_base: bool = False):
     """``(seed, states)``: ``count`` states ``{argument: vector}`` of every state argument, drawn as
     verify draws them from ``default_rng(seed)``, the seed being the CRC-32 of ``label`` (so a
-    failure message can name it). ``layout``: the robot's joint layout, for joint models."""
-    import zlib
-
+    failure message can name it). ``layout``: the robot's joint layout, for joint models;
+    ``unit_base``: a free-flyer's quaternion q[3:7] made unit afterwards, as Pinocchio reads it."""
     seed = zlib.crc32(label.encode())
     rng = np.random.default_rng(seed)
-    return seed, [Q.random_state(rng, robot.nq, robot.nv, layout=layout) for _ in range(count)]
+    states = [Q.random_state(rng, robot.nq, robot.nv, layout=layout) for _ in range(count)]
+    for s in states if unit_base else ():
+        s["q"][3:7] /= np.linalg.norm(s["q"][3:7])
+    return seed, states
 
 
 def move(robot, q, v, t: float):
@@ -273,14 +276,10 @@ def compare_with_pinocchio(robot, model, label: str, keys=None, base: float = 1e
     ``states`` random states seeded from ``label``; tolerance ``base``, or 100 eps cond(M) for a
     solve with M (``quantities.tolerance``). Christoffel symbols (n Coriolis matrices in
     Pinocchio) at the first state only."""
-    import zlib
-
     oracle = PinOracle(robot, model)
-    seed = zlib.crc32(label.encode())
-    rng = np.random.default_rng(seed)
+    seed, drawn = seeded_states(label, robot, states)
     chosen = [Q.QUANTITIES[k] for k in keys] if keys is not None else list(Q.QUANTITIES.values())
-    for t in range(states):
-        state = Q.random_state(rng, robot.nq, robot.nv)
+    for t, state in enumerate(drawn):
         ctx = f"{label} seed={seed} state#{t}"
         for x in chosen:
             if x.pinocchio is None or (x.key == "Gamma" and t > 0):

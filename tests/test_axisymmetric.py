@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import warnings
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,7 @@ from symgen import quantities as Q
 from symgen.axisymmetric import inertial_view, is_axisymmetric, turns
 from symgen.codegen.build import BuildOptions, build, import_package
 from symgen.verify import _pinocchio
-from support import rel_error
+from support import rel_error, seeded_states
 
 GRBDA = Path(__file__).parent / "data" / "grbda"
 LEGS = ("FL", "FR", "HL", "HR")
@@ -35,14 +34,6 @@ def _rotors(robot):
     full = robot.full
     return {full.bodies[i].name for i in full.axisymmetric}
 
-
-def _states(label, robot, count=2):
-    seed = zlib.crc32(label.encode())
-    rng = np.random.default_rng(seed)
-    states = [Q.random_state(rng, robot.nq, robot.nv) for _ in range(count)]
-    for s in states:
-        s["q"][3:7] /= np.linalg.norm(s["q"][3:7])
-    return seed, states
 
 
 def _asymmetric_cheetah(tmp_path):
@@ -96,7 +87,7 @@ def test_asymmetric_rotors_keep_their_rotation_and_match_pinocchio(pin, tmp_path
     assert _rotors(robot) == CHEETAH_ROTORS - {"FR_abad_rotor", "FL_hip_rotor"}
     oracle, note = _pinocchio(robot)
     assert oracle is not None, note
-    seed, states = _states(f"asymmetric-{frame}", robot)
+    seed, states = seeded_states(f"asymmetric-{frame}", robot, 2, unit_base=True)
     opts = Q.SweepOptions(frame=frame)
     for t, state in enumerate(states):
         for key in ("M", "C", "tau", "g", "qdd", "Minv", "T", "hg"):
@@ -122,7 +113,7 @@ def test_parameters_at_run_time_keep_the_rotors_rotation(pin):
     oracle, note = _pinocchio(robot)
     assert oracle is not None, note
     oracle.set_parameters(theta)
-    seed, states = _states("parametric", robot)
+    seed, states = seeded_states("parametric", robot, 2, unit_base=True)
     for t, state in enumerate(states):
         state["params"] = theta
         for frame in ("body", "ground"):
@@ -160,7 +151,7 @@ def test_generated_code_matches_pinocchio_and_rotor_frames_follow_their_angle(pi
     mod = getattr(pkg, backend)
     oracle, note = _pinocchio(robot, frames=tuple(pkg.frames))
     assert oracle is not None, note
-    seed, states = _states(f"generated-{backend}", robot)
+    seed, states = seeded_states(f"generated-{backend}", robot, 2, unit_base=True)
     for t, state in enumerate(states):
         for key in ("M", "C", "tau", "oMf", "J"):
             x = Q.QUANTITIES[key]

@@ -335,15 +335,14 @@ def test_batches_run_groups_of_lanes_and_threads_change_no_bit(arm4):
     assert all(kinds[f] for f in manifest["functions"] if f not in looped)
     # always inlined into the batch loop exactly where the printed lanes function is mostly output
     # entries (codegen/lanes.py, inline_lanes), counted here from its text, not from the build's context
-    from symgen.codegen.lanes import INLINE_ENTRIES_A_TEMP, INLINE_MAX_ENTRIES
+    from symgen.codegen.lanes import inline_lanes
 
     for f in manifest["functions"]:
         if f in looped or f"void {f}_lanes_part1(" in source:
             continue
         text = source.split(f" int {f}_lanes(", 1)[1].split("\n}\n", 1)[0]
         temps, entries = (len(re.findall(p, text, re.M)) for p in (r"^    const lanes_t \w+ = ", r"^    \w+\[\d+\] = "))
-        assert (kinds[f].group(1) != "static") == (INLINE_ENTRIES_A_TEMP * max(temps, 1) <= entries <= INLINE_MAX_ENTRIES), \
-            (f, temps, entries)
+        assert (kinds[f].group(1) != "static") == inline_lanes(entries, temps), (f, temps, entries)
     assert any(k.group(1) != "static" for k in kinds.values() if k) and any(k.group(1) == "static" for k in kinds.values() if k)
     rng = np.random.default_rng(47)
     for count in (1, 3, 4, 5, 130, 257):

@@ -11,7 +11,6 @@ code (NumPy and C) is checked where the build picks the cluster route. Every com
 from __future__ import annotations
 
 import warnings
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +26,7 @@ from symgen.codegen.symbolic import trace_all
 from symgen.algorithms.regressor import robot_parameters
 from symgen.kinematics import with_parameters
 from symgen.oracle_loops import oracle_for
+from support import seeded_states
 
 DATA = Path(__file__).parent / "data"
 
@@ -59,15 +59,6 @@ def oracles(pin):
     return get
 
 
-def _states(key, label, robot, count=3):
-    seed = zlib.crc32(f"{label}-{key}".encode())
-    rng = np.random.default_rng(seed)
-    states = [Q.random_state(rng, robot.nq, robot.nv) for _ in range(count)]
-    for s in states:
-        if ROBOTS[key][1]:                                      # a unit quaternion, as Pinocchio reads it
-            s["q"][3:7] /= np.linalg.norm(s["q"][3:7])
-    return seed, states
-
 
 def _rel(a, b):
     return float(np.max(np.abs(a - b))) / max(1.0, float(np.max(np.abs(b))))
@@ -87,7 +78,7 @@ def test_the_belt_is_one_rotor_in_two_columns(oracles):
 def test_cluster_crba_is_the_projected_mass_matrix_of_pinocchio(oracles, key, version):
     robot, oracle = oracles(key)
     emb = robot.embedding
-    seed, states = _states(key, f"cluster-{version.__name__}", robot)
+    seed, states = seeded_states(f"cluster-{version.__name__}-{key}", robot, unit_base=ROBOTS[key][1])
     for t, s in enumerate(states):
         want = oracle.mass_matrix(s["q"])
         for full in (robot.full, inertial_view(robot).full):        # rotors turning, and turn-free
@@ -103,7 +94,7 @@ def test_cluster_crba_with_other_inertial_parameters(pin, key):
     robot = _load(key)
     oracle = oracle_for(robot, pin.buildModelFromUrdf(str(DATA / ROBOTS[key][0])), pin)    # its own: changed below
     emb = robot.embedding
-    seed, states = _states(key, "params", robot, count=2)
+    seed, states = seeded_states(f"params-{key}", robot, count=2, unit_base=ROBOTS[key][1])
     rng = np.random.default_rng(seed)
     for t, s in enumerate(states):
         theta = Q.ARGUMENTS["params"].draw(rng, robot.nq, robot.nv, nominal=robot_parameters(robot.full))
@@ -121,7 +112,7 @@ def test_reduced_solves_with_the_cluster_mass_matrix_in_the_local_convention(ora
     from dataclasses import replace
 
     robot, oracle = oracles(key)
-    seed, states = _states(key, "reduced-local", robot, count=2)
+    seed, states = seeded_states(f"reduced-local-{key}", robot, count=2, unit_base=ROBOTS[key][1])
     for name, key_q in (("forward_dynamics", "qdd"), ("mass_matrix_inverse", "Minv")):
         sweep = Q.SWEEPS[name]
         local = next(v for v in sweep.variants if getattr(v, "frame", None) == "local")
@@ -145,7 +136,7 @@ def test_coriolis_matrix_in_the_local_convention_with_the_floating_root_joint(or
 
     robot, oracle = oracles(key)
     sweep = replace(Q.SWEEPS["algorithm1"], run=_algorithm1_root_local)
-    seed, states = _states(key, "algorithm1-local", robot, count=2)
+    seed, states = seeded_states(f"algorithm1-local-{key}", robot, count=2, unit_base=ROBOTS[key][1])
     for t, s in enumerate(states):
         got = Q.run_sweep(sweep, robot, {"q": s["q"], "qd": s["qd"]}, NUMERIC, Q.SweepOptions())
         C = oracle.coriolis(s["q"], s["qd"])
@@ -185,7 +176,7 @@ def package(request, tmp_path_factory, oracles):
 def test_generated_code_matches_pinocchio(package, backend):
     key, robot, oracle, pkg = package
     mod = getattr(pkg, backend)
-    seed, states = _states(key, f"generated-{backend}", robot)
+    seed, states = seeded_states(f"generated-{backend}-{key}", robot, unit_base=ROBOTS[key][1])
     for t, s in enumerate(states):
         for x in (Q.QUANTITIES[k] for k in ("M", "qdd", "Minv")):
             tol = Q.tolerance(x, oracle.mass_matrix(s["q"]))
@@ -199,7 +190,7 @@ def test_generated_coriolis_matrix_of_the_mini_cheetah(oracles, tmp_path):
     generated NumPy and C (a 12-28 s build here, by the load: -m slow; numbers are checked unmarked above)."""
     robot, oracle = oracles("mini_cheetah")
     pkg = import_package(build(robot, tmp_path, opts=BuildOptions(quantities=("C",), copt="-O0")).path)
-    seed, states = _states("mini_cheetah", "generated-C", robot)
+    seed, states = seeded_states("generated-C-mini_cheetah", robot, unit_base=ROBOTS["mini_cheetah"][1])
     for backend in ("numpy", "c"):
         for t, s in enumerate(states):
             err = _rel(getattr(pkg, backend).coriolis_matrix(s["q"], s["qd"]), oracle.coriolis(s["q"], s["qd"]))

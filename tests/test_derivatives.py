@@ -6,14 +6,11 @@ program that evaluates to the numeric run. Every randomized test names its seed 
 """
 from __future__ import annotations
 
-import zlib
 
 import numpy as np
 import pytest
-import sympy as sp
 
-from support import PinOracle, assert_close, compare_with_pinocchio, erd_path, pin_model_from_robot
-from symgen import quantities as Q
+from support import PinOracle, assert_close, compare_with_pinocchio, erd_path, pin_model_from_robot, seeded_states
 from symgen import robots
 from symgen.algorithms import christoffel_ground, coriolis_ground, crba_ground
 from symgen.algorithms.derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives
@@ -25,12 +22,6 @@ from symgen.urdf import load_urdf, urdf_string
 FRAMES = ("ground", "body")
 STATES = 3
 
-
-def _states(robot, label, count=STATES):
-    """(seed, [state, ...]) drawn as verify draws them; the seed comes from the label."""
-    seed = zlib.crc32(label.encode())
-    rng = np.random.default_rng(seed)
-    return seed, [Q.random_state(rng, robot.nq, robot.nv) for _ in range(count)]
 
 
 # Against Pinocchio on the synthetic robots, panda and ur5, in both frames: the registry-wide test
@@ -50,7 +41,7 @@ def test_dtau_dqd_is_twice_the_christoffel_consistent_coriolis_matrix(kind, n, s
     base): dtau/dqd against Algorithm 1's C, and against Pinocchio's C where it is installed."""
     robot = robots.make(kind, n, seed)
     label = f"{kind}{n}-seed{seed}"
-    seed_s, states = _states(robot, label)
+    seed_s, states = seeded_states(label, robot)
     for t, s in enumerate(states):
         ctx = f"{label} seed={seed_s} state#{t}"
         _, _, C = coriolis_ground(robot, s["q"], s["qd"], NUMERIC)
@@ -65,7 +56,7 @@ def test_pinocchio_dtau_dqd_is_twice_its_coriolis_matrix_on_panda(pin):
     path = erd_path("panda_description/urdf/panda.urdf")
     robot = load_urdf(path)
     oracle = PinOracle(robot, pin.buildModelFromXML(urdf_string(robot)))
-    seed, states = _states(robot, "panda-2C")
+    seed, states = seeded_states("panda-2C", robot)
     for t, s in enumerate(states):
         _, dqd = oracle.inverse_dynamics_derivatives(s["q"], s["qd"], s["qdd"])
         assert_close(dqd, 2 * oracle.coriolis(s["q"], s["qd"]), "pinocchio dtau_dqd vs 2 C",
@@ -79,7 +70,7 @@ def test_mass_matrix_derivative_is_a_sum_of_two_christoffel_symbols(kind, n, see
     symmetric dM/dq_k it gives is the central difference of the CRBA's M."""
     robot = robots.make(kind, n, seed)
     label = f"{kind}{n}-seed{seed}"
-    seed_s, states = _states(robot, label)
+    seed_s, states = seeded_states(label, robot)
     zero = np.zeros(robot.n)
     for t, s in enumerate(states):
         ctx = f"{label} seed={seed_s} state#{t}"
@@ -128,7 +119,7 @@ def test_symbolic_run_is_a_closed_straight_line_program_equal_to_the_numeric_run
     fn, _ = _symbolic_program(robot, run, arguments, ("d_dq", "d_dqd"))
     ops = P.count_ops(fn)
     assert 0 < ops["total"] < 20000 and ops["trig"] <= 2 * robot.n, ops
-    seed, (s,) = _states(robot, f"symbolic-{which}-{frame}", 1)
+    seed, (s,) = seeded_states(f"symbolic-{which}-{frame}", robot, 1)
     got = _evaluate(fn, s)
     expected = run(robot, *(s[a] for a in arguments), NUMERIC)
     for g, e, name in zip(got, expected, ("d_dq", "d_dqd")):
