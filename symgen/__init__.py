@@ -1,7 +1,8 @@
 """symgen: rigid-body dynamics as specialized, unrolled code — and as numbers.
 
-The numeric API evaluates the algorithms directly (the reference the generated code is checked
-against)::
+The numeric API evaluates the algorithms on numbers through the registry (``symgen.quantities``:
+the sweeps a generated package is traced from, so for every robot kind, a tree, a free-flyer,
+``--mimic``, couplings, loops or MJCF, it gives what the package of that robot gives)::
 
     robot = symgen.load_urdf("panda.urdf")
     M, Mdot, C = symgen.coriolis(robot, q, qd)         # Algorithm 1
@@ -10,8 +11,6 @@ against)::
 """
 from __future__ import annotations
 
-from . import algorithms as _alg
-from .backend import NUMERIC
 from .errors import BuildError, ModelError, OptionError, SymgenError, SymgenWarning, URDFError
 from .model import GRAVITY, Body, Inertia, Robot
 
@@ -38,50 +37,45 @@ def load_robot(path, floating_base: bool = False, mimic: bool = False, **kwargs)
     return _load(path, floating_base=floating_base, mimic=mimic, **kwargs)
 
 
-def _embedded(robot, key, state, gravity=GRAVITY):
-    """A quantity of a robot with mimic joints embedded (through the registry's embedding)."""
+def _evaluate(robot, keys, state, gravity=GRAVITY):
+    """Quantities ``keys`` of ``robot`` at ``state`` through the registry (:func:`symgen.quantities.
+    evaluate_all`, body frames): the sweeps the generated package is traced from, with the same
+    embedding for every robot kind (a tree, a free-flyer, ``--mimic``, couplings, loops, MJCF), so
+    the numeric API and a package of the same robot agree."""
     from . import quantities as Q
 
-    return Q.evaluate(robot, key, state, Q.SweepOptions(frame="body", gravity=tuple(float(x) for x in gravity)))
+    opts = Q.SweepOptions(frame="body", gravity=tuple(float(x) for x in gravity))
+    return Q.evaluate_all(robot, keys, state, opts)
 
 
 def mass_matrix(robot: Robot, q):
-    """M(q) by the composite-rigid-body algorithm."""
-    if getattr(robot, "embedding", None) is not None:
-        return _embedded(robot, "M", {"q": q})
-    return _alg.crba(robot, robot.check_state("q", q), NUMERIC)
+    """M(q) by the composite-rigid-body algorithm (a constrained robot's M̄ = GᵀMG)."""
+    return _evaluate(robot, ("M",), {"q": q})[0]
 
 
 def coriolis(robot: Robot, q, qd):
-    """(M, Mdot, C) at (q, qd) by Algorithm 1; C is Christoffel-consistent."""
-    if getattr(robot, "embedding", None) is not None:
-        return tuple(_embedded(robot, k, {"q": q, "qd": qd}) for k in ("M", "Mdot", "C"))
-    return _alg.coriolis(robot, robot.check_state("q", q), robot.check_state("qd", qd), NUMERIC)
+    """(M, Mdot, C) at (q, qd); Mdot and C by Algorithm 1, C Christoffel-consistent."""
+    return _evaluate(robot, ("M", "Mdot", "C"), {"q": q, "qd": qd})
 
 
 def coriolis_matrix(robot: Robot, q, qd):
     """The Christoffel-consistent Coriolis matrix C(q, qd) (Algorithm 1)."""
-    return coriolis(robot, q, qd)[2]
+    return _evaluate(robot, ("C",), {"q": q, "qd": qd})[0]
 
 
 def mass_matrix_dot(robot: Robot, q, qd):
     """dM/dt along qd (Algorithm 1)."""
-    return coriolis(robot, q, qd)[1]
+    return _evaluate(robot, ("Mdot",), {"q": q, "qd": qd})[0]
 
 
 def christoffel(robot: Robot, q):
     """All Christoffel symbols, Gamma[i, j, k] (Algorithm 2): C = sum_k Gamma[:, :, k] qd_k."""
-    if getattr(robot, "embedding", None) is not None:
-        return _embedded(robot, "Gamma", {"q": q})
-    return _alg.christoffel(robot, robot.check_state("q", q), NUMERIC)
+    return _evaluate(robot, ("Gamma",), {"q": q})[0]
 
 
 def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=GRAVITY):
     """tau = M qdd + C qd + g by RNEA; ``gravity`` is the linear acceleration in root coordinates."""
-    if getattr(robot, "embedding", None) is not None:
-        return _embedded(robot, "tau", {"q": q, "qd": qd, "qdd": qdd}, gravity)
-    return _alg.rnea(robot, robot.check_state("q", q), robot.check_state("qd", qd),
-                     robot.check_state("qdd", qdd), NUMERIC, gravity=gravity)
+    return _evaluate(robot, ("tau",), {"q": q, "qd": qd, "qdd": qdd}, gravity)[0]
 
 
 def __getattr__(name):

@@ -119,16 +119,30 @@ def evaluate(robot, key: str, state: dict, opts: SweepOptions = SweepOptions(fra
     numbers (the same algorithm code the symbolic run uses; body frame by default, so that it is
     an independent reference for the ground-frame generated code); a ``params`` entry of ``state``
     (theta, 10 per body) replaces the URDF's inertias. One output: the array; several: a tuple."""
+    (value,) = evaluate_all(robot, (key,), state, opts)
+    return value
+
+
+def evaluate_all(robot, keys, state: dict, opts: SweepOptions = SweepOptions(frame="body")) -> tuple:
+    """:func:`evaluate` of each of ``keys`` at one ``state``, each sweep run once (Algorithm 1's
+    Mdot and C from one run): the values in ``keys`` order. Every robot kind (a tree, a free-flyer,
+    ``--mimic``, couplings, loops) goes through :func:`run_sweep`, as the generated code's trace."""
     from ..backend import NUMERIC
 
-    x = QUANTITIES[key]
-    sweep = SWEEPS[x.sweep]
-    args = {a: robot.check_state(a, state[a]) for a in sweep.arguments}
-    if state.get("params") is not None and sweep.inertial:
-        args["params"] = np.asarray(state["params"], dtype=float)
-    values = run_sweep(sweep, robot, args, NUMERIC, check_options(opts))
-    out = tuple(values[o.name] for o in x.outputs)
-    return out[0] if len(out) == 1 else out
+    opts, runs, out = check_options(opts), {}, []
+    names = dict.fromkeys(a for key in keys for a in SWEEPS[QUANTITIES[key].sweep].arguments)
+    checked = {a: robot.check_state(a, state[a]) for a in names}        # every size before any run
+    for key in keys:
+        x = QUANTITIES[key]
+        if x.sweep not in runs:
+            sweep = SWEEPS[x.sweep]
+            args = {a: checked[a] for a in sweep.arguments}
+            if state.get("params") is not None and sweep.inertial:
+                args["params"] = np.asarray(state["params"], dtype=float)
+            runs[x.sweep] = run_sweep(sweep, robot, args, NUMERIC, opts)
+        values = tuple(runs[x.sweep][o.name] for o in x.outputs)
+        out.append(values[0] if len(values) == 1 else values)
+    return tuple(out)
 
 
 def tolerance(x: Quantity, M=None, base: float = 1e-9) -> float:
