@@ -6,6 +6,9 @@ column turns with the whole child velocity, :func:`symgen.kinematics.rate_veloci
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
 
 #: The joints with several velocities (Pinocchio's JointModelFreeFlyer, JointModelSpherical,
 #: JointModelPlanar), each as a chain of single-DoF bodies that share the joint's child frame (its
@@ -41,6 +44,33 @@ class JointModel:
     @property
     def nv(self) -> int:
         return self.last - self.first + 1
+
+
+def motion_subspace(kind: str) -> np.ndarray:
+    """S of a joint with several velocities, 6 x nv in [linear; angular] order (Pinocchio's), in its
+    child frame, where it is constant: a prismatic column (axis, 0), a revolute one (0, axis)."""
+    axes = JOINT_MODELS[kind][1]
+    return np.array([(*axis, 0.0, 0.0, 0.0) if jtype == "prismatic" else (0.0, 0.0, 0.0, *axis)
+                     for jtype, axis in axes]).T
+
+
+@lru_cache(maxsize=None)
+def structure_constants(kind: str) -> np.ndarray:
+    """The structure constants of a joint's speeds (Wensing & Slotine, Sec. VI-D), nv x nv x nv:
+    ``T[j] = Psi^T (S_j x) S``, so that the joint's block of eq. (30) is K(v) = Psi^T ((S v) x) S
+    = sum_j v_j T[j]. S is constant in the child frame (its rate is 0) and its span is a Lie
+    subalgebra (se(3), so(3), se(2)), so (S_j x) S lies in it and Psi^T, the dual basis, reads its
+    coordinates: (Sᵀ S)^-1 Sᵀ, exact for the unit axes of :data:`JOINT_MODELS`. A single-DoF
+    joint's is 0 (S x S = 0): not a key here."""
+    from .spatial import crm
+
+    S = motion_subspace(kind)
+    swap = [3, 4, 5, 0, 1, 2]                       # crm is Featherstone's (angular first)
+    dual = np.linalg.solve(S.T @ S, S.T)
+    T = np.array([dual @ crm(S[swap, j])[np.ix_(swap, swap)] @ S for j in range(S.shape[1])])
+    T[np.abs(T) < 1e-15] = 0.0
+    T.setflags(write=False)
+    return T
 
 
 def layout_of(robot) -> tuple:

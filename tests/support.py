@@ -292,6 +292,42 @@ def compare_with_pinocchio(robot, model, label: str, keys=None, base: float = 1e
                 assert_close(got, expected, f"{x.function} ({frame} frame)", ctx, rtol=rtol)
 
 
+# ------------------------------------------------------------------------------- random trees
+
+#: the joint kinds of :func:`mixed_tree`: single-DoF and Pinocchio's joint models with several speeds
+KINDS = ("revolute", "prismatic", "spherical", "planar", "freeflyer")
+
+
+def mixed_tree(seed: int, size: int = 8, floating: bool = True, kinds: tuple = None):
+    """A random tree: a root free-flyer (or none), then ``size`` joints of random kinds (each of
+    ``kinds``, by default :data:`KINDS`, at least once when size allows), random parents, placements
+    and general axes."""
+    from symgen.model import Body, Robot, free_flyer_bodies, group_bodies
+    from symgen.robots import random_inertia
+    from symgen.spatial import rpy_matrix
+
+    kinds = KINDS if kinds is None else tuple(kinds)
+    rng = np.random.default_rng(seed)
+    bodies = free_flyer_bodies("torso", random_inertia(rng)) if floating else []
+    kinds = list(kinds) + [str(k) for k in rng.choice(kinds, max(0, size - len(kinds)))]
+    rng.shuffle(kinds)
+    path = [len(bodies) - 1] if floating else [-1]             # the links from the root to the last one
+    for k, kind in enumerate(kinds[:size]):
+        del path[int(rng.integers(1, len(path) + 1)):]           # depth first (Pinocchio's order):
+        parent = path[-1]                                        # a child of the last link or an ancestor
+        R = tuple(map(tuple, rpy_matrix(rng.uniform(-1.5, 1.5, 3))))
+        p = tuple(rng.uniform(-0.3, 0.3, 3))
+        name = f"l{k}"
+        if kind in ("revolute", "prismatic"):
+            axis = rng.normal(size=3)
+            bodies.append(Body(name, f"{name}_joint", kind, tuple(axis / np.linalg.norm(axis)), parent, R, p,
+                               random_inertia(rng)))
+        else:
+            bodies.extend(group_bodies(kind, f"{name}_joint", name, parent, len(bodies), R, p, random_inertia(rng)))
+        path.append(len(bodies) - 1)
+    return Robot(f"mixed{seed}", tuple(bodies), floating_base=floating)
+
+
 # -------------------------------------------------------------- a Pinocchio model without URDF
 
 def pin_model_from_robot(robot):

@@ -124,7 +124,7 @@ def test_a_tree_with_ball_and_planar_joints_takes_the_forward_mode_route_and_mat
     forms (which every other robot here takes), and still matches Pinocchio (seed 3107)."""
     from symgen.algorithms.contact_acceleration_derivatives import applies
     from symgen.pinocchio_oracle import pin_model_of
-    from test_joint_models import mixed_tree
+    from support import mixed_tree
 
     robot = mixed_tree(7, size=6)
     assert not applies(robot) and {j.kind for j in robot.joint_models} >= {"spherical", "planar"}

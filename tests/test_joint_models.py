@@ -28,10 +28,8 @@ from click.testing import CliRunner
 import symgen
 from symgen import quantities as Q
 from symgen.cli import main
-from symgen.model import Body, Robot, free_flyer_bodies, group_bodies
 from symgen.quantities.base import SweepOptions
-from symgen.robots import random_inertia
-from symgen.spatial import rpy_matrix
+from support import mixed_tree
 
 pin = pytest.importorskip("pinocchio")
 from symgen.pinocchio_oracle import PinOracle, pin_model_of  # noqa: E402
@@ -39,31 +37,6 @@ from symgen.pinocchio_oracle import PinOracle, pin_model_of  # noqa: E402
 DATA = Path(__file__).parent / "data" / "joints"
 MIXED_URDF = DATA / "mixed_joints.urdf"
 BALL_MJCF = DATA / "ball_limbs.xml"
-KINDS = ("revolute", "prismatic", "spherical", "planar", "freeflyer")
-
-
-def mixed_tree(seed: int, size: int = 8, floating: bool = True) -> Robot:
-    """A random tree: a root free-flyer (or none), then ``size`` joints of random kinds (each
-    kind at least once when size allows), random parents, placements and general axes."""
-    rng = np.random.default_rng(seed)
-    bodies = free_flyer_bodies("torso", random_inertia(rng)) if floating else []
-    kinds = list(KINDS) + [str(k) for k in rng.choice(KINDS, max(0, size - len(KINDS)))]
-    rng.shuffle(kinds)
-    path = [len(bodies) - 1] if floating else [-1]             # the links from the root to the last one
-    for k, kind in enumerate(kinds[:size]):
-        del path[int(rng.integers(1, len(path) + 1)):]           # depth first (Pinocchio's order):
-        parent = path[-1]                                        # a child of the last link or an ancestor
-        R = tuple(map(tuple, rpy_matrix(rng.uniform(-1.5, 1.5, 3))))
-        p = tuple(rng.uniform(-0.3, 0.3, 3))
-        name = f"l{k}"
-        if kind in ("revolute", "prismatic"):
-            axis = rng.normal(size=3)
-            bodies.append(Body(name, f"{name}_joint", kind, tuple(axis / np.linalg.norm(axis)), parent, R, p,
-                               random_inertia(rng)))
-        else:
-            bodies.extend(group_bodies(kind, f"{name}_joint", name, parent, len(bodies), R, p, random_inertia(rng)))
-        path.append(len(bodies) - 1)
-    return Robot(f"mixed{seed}", tuple(bodies), floating_base=floating)
 
 
 def _state(robot, rng):
