@@ -44,6 +44,18 @@ typedef unsigned long long lanes_i __attribute__((vector_size(ARM4_LANES * sizeo
  * sin and cos of one angle no longer share their reduction */
 #define ARM4_LANES_INLINE static inline __attribute__((always_inline))
 
+/* v made opaque to the optimizer, at no instruction: what the rounding to an integer below and
+ * Cody-Waite's parts of pi/2 rely on survives -ffast-math, -Ofast and -fassociative-math, whose
+ * reassociation would fold (x 2/pi + 0x1.8p52) - 0x1.8p52 back into x 2/pi (no rounding: sin and
+ * cos wrong by up to 100 %) and merge the three parts into one (tests/test_c_flags.py) */
+#if defined(__x86_64__) || defined(__i386__)
+#define ARM4_LANES_OPAQUE(v) __asm__("" : "+x"(v))
+#elif defined(__aarch64__)
+#define ARM4_LANES_OPAQUE(v) __asm__("" : "+w"(v))
+#else
+#define ARM4_LANES_OPAQUE(v) __asm__("" : "+m"(v))
+#endif
+
 /* libm's sin and cos lane by lane: lanes_sincos's path for |x| > 2^17 (or inf), out of line */
 #if defined(__GNUC__)
 __attribute__((noinline, cold))
@@ -63,11 +75,14 @@ static void lanes_sincos_libm(lanes_t x, lanes_t *s, lanes_t *c)
  * joint, both inlined, share one reduction. */
 ARM4_LANES_INLINE void lanes_sincos_poly(lanes_t x, lanes_t *s_out, lanes_t *c_out)
 {
-    const lanes_t t = x * 6.36619772367581382433e-01 + 0x1.8p52;   /* 2x/pi rounded, in the low bits */
+    lanes_t t = x * 6.36619772367581382433e-01 + 0x1.8p52;         /* 2x/pi rounded, in the low bits */
+    ARM4_LANES_OPAQUE(t);
     const lanes_t k = t - 0x1.8p52;
     const lanes_i n = (lanes_i)t;
     lanes_t r = x - k * 1.57079632673412561417e+00;
+    ARM4_LANES_OPAQUE(r);
     r = r - k * 6.07710050630396597660e-11;
+    ARM4_LANES_OPAQUE(r);
     r = r - k * 2.02226624871116645580e-21;
     const lanes_t z = r * r;
     const lanes_t sp = r + (z * r) * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03 + z * (

@@ -4968,9 +4968,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_fec13f8f", NULL, -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_78eed3e0", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__arm4_ext_fec13f8f(void)
+PyMODINIT_FUNC PyInit__arm4_ext_78eed3e0(void)
 {
     PyObject *m = PyModule_Create(&module);
 #ifdef _OPENMP

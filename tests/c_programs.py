@@ -1,0 +1,143 @@
+"""C programs that call a generated package's C directly, as a controller would (no Python
+binding): a driver over every function of the package's manifest (and integrate, difference,
+normalize and neutral where the header declares them) at given states, one state at a time and as
+one batch, printing every output as JSON; compiled with any compiler and flags, run natively or
+under an emulator. The tests compare what it prints with the package's NumPy module.
+
+tests/ is not a package: ``conftest.py`` puts this folder on ``sys.path``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from symgen import quantities as Q
+
+#: the configuration-space functions of a package (``NAME.h`` declares them unless the robot has loops):
+#: name -> (arguments, output size: "nq" or "nv")
+LIE = {"integrate": (("q", "v"), "nq"), "difference": (("q", "q1"), "nv"), "normalize": (("q",), "nq"),
+       "neutral": ((), "nq")}
+
+
+def has_lie(folder: Path, name: str) -> bool:
+    return f"void {name}_integrate(" in (Path(folder) / f"{name}.h").read_text(encoding="utf-8")
+
+
+def lie_state(pkg, state: dict, rng) -> dict:
+    """The inputs of the configuration-space functions beside a state: v (a small velocity) and
+    q1 = integrate(q, another velocity), so that difference(q, q1) is well defined."""
+    v = 0.3 * rng.standard_normal(pkg.nv)
+    return {**state, "v": v, "q1": pkg.numpy.integrate(state["q"], 0.7 * rng.standard_normal(pkg.nv))}
+
+
+def calls(manifest: dict, lie: bool) -> list[tuple[str, tuple, list]]:
+    """(function, its arguments, [(output, size)]) of every function the driver calls."""
+    out = [(fn, tuple(info["inputs"]), [(o, math.prod(shape)) for o, shape in info["outputs"]])
+           for fn, info in sorted(manifest["functions"].items())]
+    sizes = {"nq": manifest["nq"], "nv": manifest["nv"]}
+    if lie:
+        out += [(fn, args, [("out", sizes[size])]) for fn, (args, size) in LIE.items()]
+    return out
+
+
+def _literal(values) -> str:
+    return ", ".join(repr(float(x)) for x in np.ravel(values)) or "0.0"
+
+
+def driver(manifest: dict, states: list, lie: bool, batch: bool = True) -> str:
+    """The C text of the driver: every function of ``calls`` at each of ``states`` (dicts of
+    argument -> vector), one by one and (``batch``, functions of the manifest) as one batch of all,
+    printing ``{"fn": [state's flat outputs, ...], "fn/batch": [...]}`` (a non-finite entry as 1e300)."""
+    name = manifest["name"]
+    lines = ["#include <math.h>", "#include <stdio.h>", f'#include "{name}.h"', "",
+             "static void put(const double *x, int n, int last) {",
+             "    printf(\"[\");",
+             "    for (int k = 0; k < n; ++k) printf(\"%s%.17g\", k ? \", \" : \"\", isfinite(x[k]) ? x[k] : 1e300);",
+             "    printf(\"]%s\", last ? \"\" : \", \");",
+             "}", ""]
+    count = len(states)
+    body = []
+    for fn, args, outs in calls(manifest, lie):
+        total = sum(size for _, size in outs)
+        sizes = [len(np.ravel(states[0][a])) for a in args]
+        for a, size in zip(args, sizes):
+            lines.append(f"static const double {fn}_{a}[{count * size}] = {{ {_literal([s[a] for s in states])} }};")
+        lines.append(f"static double {fn}_out[{count * total}];")
+        offsets = np.cumsum([0] + [size for _, size in outs])
+        def call(entry, first, n_states):
+            ins = [f"{fn}_{a} + {first} * {size}" for a, size in zip(args, sizes)]
+            outs_c = [f"{fn}_out + {first} * {total} + {offsets[k] * n_states}" if n_states > 1 else
+                      f"{fn}_out + {first} * {total} + {offsets[k]}" for k in range(len(outs))]
+            return f"    {entry}({', '.join(ins + outs_c)});"
+        body.append(f'    printf("\\"{fn}\\": [");')
+        for s in range(count):
+            body.append(call(f"{name}_{fn}", s, 1))
+            body.append(f"    put({fn}_out + {s * total}, {total}, {int(s == count - 1)});")
+        body.append('    printf("], ");')
+        if batch and fn in manifest["functions"]:
+            # the batch's outputs: each output of all states packed, one output after another
+            ins = [f"{fn}_{a}" for a in args]
+            outs_c = [f"{fn}_out + {offsets[k] * count}" for k in range(len(outs))]
+            body.append(f"    {name}_{fn}_batch({count}, {', '.join(ins + outs_c)});")
+            body.append(f'    printf("\\"{fn}/batch\\": [");')
+            for k, (_, size) in enumerate(outs):
+                body.append(f"    put({fn}_out + {offsets[k] * count}, {size * count}, {int(k == len(outs) - 1)});")
+            body.append('    printf("], ");')
+    lines += ["", "int main(void) {", '    printf("{");', *body, '    printf("\\"done\\": 1}\\n");',
+              "    return 0;", "}", ""]
+    return "\n".join(lines)
+
+
+def expected(pkg, manifest: dict, states: list, lie: bool) -> dict:
+    """What the driver should print, from the package's NumPy module: per function the flat outputs of
+    each state, and per batch each output of all states in turn."""
+    out = {}
+    for fn, args, outs in calls(manifest, lie):
+        values = [getattr(pkg.numpy, fn)(*(s[a] for a in args)) for s in states]
+        out[fn] = [Q.flat(v) for v in values]
+        if fn in manifest["functions"]:
+            per = [v if isinstance(v, tuple) else (v,) for v in values]
+            out[f"{fn}/batch"] = [np.concatenate([np.ravel(p[k]) for p in per]) for k in range(len(outs))]
+    return out
+
+
+def worst(found: dict, want: dict) -> dict:
+    """Per key, max |found - want| / max(1, max |want|) (an entry count that differs: inf)."""
+    errors = {}
+    for key, rows in want.items():
+        got = found.get(key)
+        if got is None or len(got) != len(rows):
+            errors[key] = math.inf
+            continue
+        e = 0.0
+        for g, w in zip(got, rows):
+            g, w = np.asarray(g, dtype=float), np.ravel(w)
+            if g.shape != w.shape:
+                e = math.inf
+                break
+            if w.size:
+                e = max(e, float(np.max(np.abs(g - w)) / max(1.0, float(np.max(np.abs(w))))))
+        errors[key] = e
+    return errors
+
+
+def compile_program(cc: str, sources, flags: str, exe: Path, includes=(), libs: str = "-lm", timeout: float = 900):
+    """Compile ``sources`` into ``exe`` (an assertion error with the compiler's message on failure)."""
+    cmd = [*shlex.split(cc), *shlex.split(flags), *(f"-I{d}" for d in includes), *map(str, sources),
+           "-o", str(exe), *shlex.split(libs)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stderr[-3000:]}"
+    return exe
+
+
+def run_json(cmd, timeout: float = 300) -> dict:
+    run = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout)
+    assert run.returncode == 0, f"{cmd}: exit {run.returncode}\n{run.stderr[-2000:]}"
+    found = json.loads(run.stdout)
+    assert found.pop("done") == 1
+    return found
