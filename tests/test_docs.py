@@ -5,6 +5,7 @@ generated from click)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -42,3 +43,58 @@ def test_cli_reference_lists_every_option(site):
         for param in command.params:
             if isinstance(param, click.Option):
                 assert any(opt in html for opt in param.opts), f"symgen {name}: {param.opts} missing from the CLI page"
+
+
+def test_function_reference_lists_every_registry_function(site):
+    """The reference is generated from the registry: every function, under its anchor, with its key
+    and each output's name."""
+    from symgen import quantities as Q
+
+    html = page(site, "reference/functions")
+    for x in Q.QUANTITIES.values():
+        assert f'id="{x.function}"' in html, f"{x.function} has no section in the function reference"
+        assert f"<code>{x.key}</code>" in html, x.key
+        for o in x.outputs:
+            assert f"<code>{o.name}</code>" in html, f"{x.function}: output {o.name}"
+
+
+def test_every_sweep_has_its_algorithm_paper_and_file():
+    from symgen import quantities as Q
+    from symgen.docs_reference import ALGORITHMS, pinocchio_text, shape_text
+
+    assert set(ALGORITHMS) == set(Q.SWEEPS), "symgen.docs_reference.ALGORITHMS and the registry's sweeps differ"
+    for name, (algorithm, paper, files) in ALGORITHMS.items():
+        assert algorithm and paper, name
+        for f in files.split(", "):
+            assert (ROOT / f).is_file(), f"{name}: {f} does not exist"
+    for x in Q.QUANTITIES.values():
+        assert pinocchio_text(x)
+        for o in x.outputs:
+            assert shape_text(o).startswith("(") or shape_text(o) == "scalar"
+
+
+def test_shapes_in_words_match_a_robot():
+    """The reference's shapes, read on arm4 with a free-flyer (nv 10, nq 11), give the generated
+    arrays' shapes."""
+    from symgen import quantities as Q
+    from symgen.docs_reference import shape_text
+    from symgen.mjcf import load_robot
+
+    robot = load_robot(str(ROOT / "symgen/examples/arm4.urdf"), floating_base=True)
+    opts = Q.SweepOptions()
+    sizes = {"nv": robot.nv, "nq": robot.nq, "10·bodies": 10 * len(robot.link_names),
+             "frames": len(Q.frames_of(robot, None))}
+    for key in set(Q.available(robot)) - set(Q.contact.CONTACT_KEYS) - set(Q.loops.LOOP_KEYS):
+        for o in Q.QUANTITIES[key].outputs:
+            text = shape_text(o)
+            if text == "scalar":
+                assert o.shape(robot, opts) == ()
+                continue
+            words = [w.strip() for w in text.strip("(),").split(",") if w.strip()]
+            expected = tuple(int(w) if w.isdigit() else sizes[w] for w in words)
+            assert o.shape(robot, opts) == expected, (key, o.name, text)
+
+
+def test_c_api_page_holds_the_header_contract(site):
+    html = re.sub(r"<[^>]+>", "", page(site, "reference/c-api"))
+    assert "restrict" in html and "_batch_threads" in html and "arm4_coriolis_matrix(" in html
