@@ -1,0 +1,100 @@
+"""The documentation site builds with warnings as errors (``mkdocs build --strict``): a broken
+link, a page left out of the nav, a reference that does not render fails the suite. The built
+pages are then read back: the command-line reference lists every option of every command (it is
+generated from click)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytest.importorskip("mkdocs")
+pytest.importorskip("material")
+pytest.importorskip("mkdocs_click")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "NO_MKDOCS_2_WARNING": "1", "MPLBACKEND": "Agg"}
+    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)], cwd=ROOT,
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert run.returncode == 0, f"mkdocs build --strict failed:\n{run.stdout[-8000:]}"
+    return out
+
+
+def page(site: Path, name: str) -> str:
+    return (site / name / "index.html").read_text(encoding="utf-8")
+
+
+def test_cli_reference_lists_every_option(site):
+    from symgen.cli import main
+
+    html = page(site, "reference/cli")
+    for name, command in main.commands.items():
+        assert f"symgen {name}" in html, name
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert any(opt in html for opt in param.opts), f"symgen {name}: {param.opts} missing from the CLI page"
+
+
+def test_function_reference_lists_every_registry_function(site):
+    """The reference is generated from the registry: every function, under its anchor, with its key
+    and each output's name."""
+    from symgen import quantities as Q
+
+    html = page(site, "reference/functions")
+    for x in Q.QUANTITIES.values():
+        assert f'id="{x.function}"' in html, f"{x.function} has no section in the function reference"
+        assert f"<code>{x.key}</code>" in html, x.key
+        for o in x.outputs:
+            assert f"<code>{o.name}</code>" in html, f"{x.function}: output {o.name}"
+
+
+def test_every_sweep_has_its_algorithm_paper_and_file():
+    from symgen import quantities as Q
+    from symgen.docs_reference import ALGORITHMS, pinocchio_text, shape_text
+
+    assert set(ALGORITHMS) == set(Q.SWEEPS), "symgen.docs_reference.ALGORITHMS and the registry's sweeps differ"
+    for name, (algorithm, paper, files) in ALGORITHMS.items():
+        assert algorithm and paper, name
+        for f in files.split(", "):
+            assert (ROOT / f).is_file(), f"{name}: {f} does not exist"
+    for x in Q.QUANTITIES.values():
+        assert pinocchio_text(x)
+        for o in x.outputs:
+            assert shape_text(o).startswith("(") or shape_text(o) == "scalar"
+
+
+def test_shapes_in_words_match_a_robot():
+    """The reference's shapes, read on arm4 with a free-flyer (nv 10, nq 11), give the generated
+    arrays' shapes."""
+    from symgen import quantities as Q
+    from symgen.docs_reference import shape_text
+    from symgen.mjcf import load_robot
+
+    robot = load_robot(str(ROOT / "symgen/examples/arm4.urdf"), floating_base=True)
+    opts = Q.SweepOptions()
+    sizes = {"nv": robot.nv, "nq": robot.nq, "10·bodies": 10 * len(robot.link_names),
+             "frames": len(Q.frames_of(robot, None))}
+    for key in set(Q.available(robot)) - set(Q.contact.CONTACT_KEYS) - set(Q.loops.LOOP_KEYS):
+        for o in Q.QUANTITIES[key].outputs:
+            text = shape_text(o)
+            if text == "scalar":
+                assert o.shape(robot, opts) == ()
+                continue
+            words = [w.strip() for w in text.strip("(),").split(",") if w.strip()]
+            expected = tuple(int(w) if w.isdigit() else sizes[w] for w in words)
+            assert o.shape(robot, opts) == expected, (key, o.name, text)
+
+
+def test_c_api_page_holds_the_header_contract(site):
+    html = re.sub(r"<[^>]+>", "", page(site, "reference/c-api"))
+    assert "restrict" in html and "_batch_threads" in html and "arm4_coriolis_matrix(" in html
