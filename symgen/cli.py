@@ -12,7 +12,7 @@ import click
 from . import __version__
 from . import quantities as Q
 from .codegen import Progress
-from .errors import SymgenError, SymgenWarning
+from .errors import OptionError, SymgenError, SymgenWarning
 
 
 class _Group(click.Group):
@@ -118,7 +118,8 @@ def _progress(quiet):
 @click.argument("urdf", type=click.Path(dir_okay=False))
 @click.option("--out", "out_dir", default="generated", show_default=True, type=click.Path(file_okay=False),
               help="Folder that receives the package folder NAME/.")
-@click.option("--name", default=None, help="Package name (default: the robot's name, made a safe identifier).")
+@click.option("--name", default=None, help="Package name: lowercase letters, digits and single underscores, kept as "
+              "given (default: the robot's name, made a safe identifier).")
 @click.option("--floating-base", is_flag=True, help="Attach the root link by a free-flyer (Pinocchio's JointModelFreeFlyer: q = [x y z qx qy qz qw ...], "
                    "v = [base linear, angular velocity in the base frame ...]).")
 @click.option("--quantities", default=",".join(Q.DEFAULT), show_default=True,
@@ -190,6 +191,10 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
         if signum is not None:
             signal.signal(signum, lambda signum, frame: sys.exit(128 + signum))
     t0 = time.perf_counter()
+    if name is not None and identifier(name) != name:   # the package is called as asked, or not built
+        raise OptionError(f"--name {name!r}: not a package name as given (it would become {identifier(name)!r}); "
+                          f"use lowercase letters, digits and single underscores, not starting with a digit, "
+                          f"nor a Python or C keyword or a module's name")
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
     targets = parse_targets(targets)
     check_targets(BuildOptions(targets=targets, compile=not no_compile))

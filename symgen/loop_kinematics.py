@@ -48,6 +48,12 @@ def closure_kinematics(robot, closures, q, qd, bk):
         turns = []
         for frame, sign, path in ((c.pred, 1, c.pred_path), (c.succ, -1, c.succ_path)):
             b = frame.body
+            if b < 0:                               # an end fixed to the root (the world, a mocap body)
+                pf = bk.const(np.asarray(frame.translation, dtype=float))
+                if spatial:
+                    turns.append(RA.T @ bk.const(np.asarray(frame.rotation, dtype=float)))
+                phi = phi + sign * pf
+                continue                            # (no joint on its path: no column of K, Kdot)
             T = robot.z_turns[b].T
             pf = p[b] + R[b] @ bk.const(T @ np.asarray(frame.translation, dtype=float))
             if spatial:

@@ -352,11 +352,15 @@ def closures_of(tree, loops, error) -> list:
         weld = loop.type == "weld"                  # the two frames coincide: translation and rotation rows
         for link, (turn, t) in ((loop.predecessor, loop.predecessor_origin), (loop.successor, loop.successor_origin)):
             f = links[link]
-            if f.body < 0:
-                raise error(f"<loop name={loop.name!r}>", f"link {link!r} is fixed to the root: pin the loop to a moving link")
+            if f.body < 0 and tree.free:                # (a free-flyer's world is not the tree's root)
+                raise error(f"<loop name={loop.name!r}>", f"link {link!r} is fixed to the world: with a free-flyer, "
+                            f"pin the loop to a moving link")
             point = np.asarray(f.rotation) @ np.asarray(t) + np.asarray(f.translation)
             rotation = as_mat3(np.asarray(f.rotation) @ np.asarray(turn, dtype=float)) if weld else f.rotation
             ends.append(Frame(f"{loop.name}:{link}", "point", f.body, rotation, tuple(float(x) for x in point)))
+        if ends[0].body < 0 and ends[1].body < 0:
+            raise error(f"<loop name={loop.name!r}>", f"links {loop.predecessor!r} and {loop.successor!r} are both "
+                        f"fixed to the root: pin the loop to a moving link")
         up_p, up_s = _path(tree, ends[0].body), _path(tree, ends[1].body)
         ancestor = next((b for b in up_p if b in set(up_s)), -1)
         closure = Closure(loop.name, ends[0], ends[1], ancestor, _below(up_p, ancestor), _below(up_s, ancestor),

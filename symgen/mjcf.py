@@ -19,7 +19,10 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
   (Pinocchio's ``JointModelFreeFlyer``, ``root_joint``).
 - A body without joints is lumped into the body it hangs from (as a URDF fixed joint); one
   fixed to the world is dropped. Every MJCF body keeps a link frame of its name.
-- ``dof_armature`` becomes ``Robot.armature``.
+- ``dof_armature`` becomes ``Robot.armature``. Tendons (:mod:`symgen.mjcf_tendons`): a one-joint
+  fixed tendon's armature joins its joint's; tendons without armature are left out (a
+  SymgenWarning names them: they do not enter M, C v + g or τ); ``<equality><tendon>`` on fixed
+  tendons is embedded as a linear coupling; the rest is refused in one line.
 - ``<equality><joint>`` with a linear polycoef: with ``mimic`` a mimic joint (reduced
   coordinates, :mod:`symgen.mimic`), else refused.
 - ``<equality><connect body1 body2 anchor>`` and ``<weld body1 body2 relpose anchor>`` (active,
@@ -30,8 +33,8 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
   velocity in the body frame).
 - Not supported yet, one line each (URDFError, exit 2): a free joint beside other moving trees
   (MuJoCo allows free joints on the world's children only), other equality constraints (tendon,
-  flex, site-based connect/weld, a loop beside joint couplings), tendons,
-  gravity compensation.
+  flex, site-based connect/weld, a loop beside joint couplings), tendons that enter M other than
+  one-joint fixed ones, gravity compensation.
 - ``<option gravity>`` (zero with ``<flag gravity="disable"/>``) becomes ``Robot.gravity``, the
   default of ``symgen build --gravity`` for the file.
 """
@@ -135,18 +138,16 @@ def _check_supported(m, source, mimic=False):
 
     for e in range(m.neq):
         kind = mujoco.mjtEq(int(m.eq_type[e])).name.removeprefix("mjEQ_").lower()
-        if kind in ("connect", "weld"):         # a loop (symgen.mjcf_loops checks the rest)
-            continue
+        if kind in ("connect", "weld", "tendon"):   # a loop (symgen.mjcf_loops checks the rest), a coupling
+            continue                                #   of joints by fixed tendons (symgen.mjcf_tendons)
         if kind != "joint":
-            refuse(f"<equality>/<{kind}>", "equality constraints other than joint couplings, connect and weld are "
-                   "not supported yet")
+            refuse(f"<equality>/<{kind}>", "equality constraints other than joint and tendon couplings, connect "
+                   "and weld are not supported yet")
         where = f"<equality>/<joint joint1={_name(m, 'joint', int(m.eq_obj1id[e]))!r}>"
         if not mimic:
             refuse(where, "couples two joints; --mimic embeds it (reduced coordinates), else not supported")
         if m.eq_obj2id[e] < 0 or np.any(m.eq_data[e][2:5]) or not m.eq_active0[e]:
             refuse(where, "--mimic: only an active coupling of two joints with a linear polycoef (a0 a1 0 0 0)")
-    if m.ntendon:
-        refuse("<tendon>", f"tendons are not supported yet ({m.ntendon} in the model)")
     free = [j for j in range(m.njnt) if m.jnt_type[j] == _FREE]
     for j in range(m.njnt):
         where = f"<joint name={_name(m, 'joint', j)!r}>"
@@ -234,6 +235,14 @@ def load_mjcf(path, mimic: bool = False) -> Robot:
     bodies = [dataclasses.replace(b, inertia=inertia) for b, inertia in zip(bodies, inertias)]
     _unique_links(bodies, source)
     notes = (f"read through MuJoCo {_mujoco().__version__}'s compiler: {m.nbody - 1} bodies, {m.njnt} joints",)
+    if m.ntendon:                              # a one-joint fixed tendon's armature joins its joint's
+        from .mjcf_tendons import tendon_armature
+
+        dof = {b.joint_name: i for i, b in enumerate(bodies) if not b.group}
+        added, tendon_notes = tendon_armature(m, source, dof)
+        for i, a in added.items():
+            armature[i] += a
+        notes += tendon_notes
     if any(offsets):
         notes += ("hinge/slide ref offsets: symgen's q = MuJoCo's qpos - qpos0 (from_mujoco/to_mujoco convert)",)
     robot = Robot(name=m.names[:m.names.index(b"\0")].decode() or "mjcf", bodies=tuple(bodies), root_link="world",
@@ -255,18 +264,59 @@ def load_mjcf(path, mimic: bool = False) -> Robot:
 def _embedded(m, robot, source):
     """The Robot with its joint couplings embedded (reduced coordinates)."""
     from .mimic import Embedded, Relation, build
+    from .mjcf_tendons import EQ_TENDON
 
+    joint_eqs = [e for e in range(m.neq) if int(m.eq_type[e]) != EQ_TENDON]
     relations = tuple(Relation(_name(m, "joint", int(m.eq_obj1id[e])), _name(m, "joint", int(m.eq_obj2id[e])),
-                               float(m.eq_data[e][1]), float(m.eq_data[e][0])) for e in range(m.neq))
+                               float(m.eq_data[e][1]), float(m.eq_data[e][0])) for e in joint_eqs)
     if robot.has_armature:                  # G^T diag(armature) G is no diagonal: not the package's armature
-        raise URDFError(source, f"<equality>/<joint joint1={relations[0].joint!r}>",
-                        "--mimic: joint couplings in a model with armature are not supported yet")
+        where = (f"<equality>/<joint joint1={relations[0].joint!r}>" if relations else
+                 f"<equality>/<tendon tendon1={_tendon_of(m, 0)!r}>")
+        raise URDFError(source, where, "joint and tendon couplings in a model with armature are not supported yet "
+                        "(Gᵀ diag(armature) G is no diagonal)")
+    if len(joint_eqs) < m.neq:
+        return _tendon_coupled(m, robot, source, relations)
     names = {_name(m, "joint", j) for j in range(m.njnt)}
     free = bool(robot.floating_base)
     embedding = build(robot.joint_names[free:], relations, names, set(),
                       lambda joint, reason: URDFError(source, f"<equality>/<joint joint1={joint!r}>", reason),
                       7 * free, 6 * free)
     return Embedded(robot, embedding)
+
+
+def _tendon_of(m, k):
+    """The tendon1 name of the model's k-th tendon equality."""
+    from .mjcf_tendons import EQ_TENDON, tendon_name
+
+    return tendon_name(m, int(m.eq_obj1id[[e for e in range(m.neq) if int(m.eq_type[e]) == EQ_TENDON][k]]))
+
+
+def _tendon_coupled(m, robot, source, relations):
+    """The Robot with its tendon equalities (and, with --mimic, joint couplings) embedded as linear
+    couplings (:mod:`symgen.couplings`; dependent joints: :func:`symgen.mjcf_tendons.choose_dependent`)."""
+    from .couplings import Constraint, Coupled, solve
+    from .mjcf_tendons import choose_dependent, tendon_constraints, tendons
+
+    constraints = tendon_constraints(m, source, {t.name: t for t in tendons(m)})
+    constraints += [Constraint(r.joint, "mimic", ((r.joint, 1.0), (r.target, -r.multiplier)), r.offset)
+                    for r in relations]
+    free = bool(robot.floating_base)
+    names = robot.joint_names[free:]
+    first = f"<equality>/<tendon tendon1={_tendon_of(m, 0)!r}>"
+    known = set(names)
+    for c in constraints:
+        for joint, _ in c.coeffs:
+            if joint not in known:
+                raise URDFError(source, first, f"couples joint {joint!r}, which is not a hinge or slide of the tree")
+    dependent = choose_dependent(names, constraints, [r.joint for r in relations])
+    emb = solve(names, constraints, dependent, 7 * free, 6 * free, relations,
+                lambda reason: URDFError(source, first, reason))
+    notes = tuple(f"equality tendon {c.name!r}: " + " ".join(f"{'-' if k < 0 else '+'} {abs(k):g} {j}" for j, k in c.coeffs)
+                  .removeprefix("+ ") + f" = {c.constant:g} "
+                  f"(q = qpos - qpos0) embedded as a coupling: reduced coordinates" for c in constraints
+                  if c.kind == "tendon")
+    notes += (f"dependent joints (no coordinate of their own): {', '.join(dependent)}",)
+    return Coupled(dataclasses.replace(robot, notes=robot.notes + notes), emb)
 
 
 def _gravity(m):

@@ -70,8 +70,6 @@ def connect_loops(m, source) -> tuple:
             raise URDFError(source, where, f"an inactive {kind} is not supported (symgen closes loops for good)")
         body1, body2 = (mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, int(b)) or f"body{int(b)}"
                         for b in (m.eq_obj1id[e], m.eq_obj2id[e]))
-        if int(m.eq_obj2id[e]) == 0 or int(m.eq_obj1id[e]) == 0:
-            raise URDFError(source, where, f"a {kind} to the world is not supported yet (pin two moving bodies)")
         data = np.asarray(m.eq_data[e], dtype=float)
         data[np.abs(data) <= 1e-12] = 0.0          # the compiler's round-off (a few ulps): exact zeros fold out
         if kind == "connect":

@@ -40,7 +40,7 @@ class LoopPinOracle(EmbeddedPinOracle):
         self.ids = []
         for c in self.system.closures:
             self.ids.append([self.loop_model.addFrame(pin.Frame(
-                f"symgen_loop:{f.name}", self.loop_model.getJointId(robot.full.bodies[f.body].joint_name),
+                f"symgen_loop:{f.name}", self.loop_model.getJointId(robot.full.bodies[f.body].joint_name) if f.body >= 0 else 0,
                 pin.SE3(np.eye(3), np.asarray(f.translation, dtype=float)), pin.FrameType.OP_FRAME))
                 for f in (c.pred, c.succ)])
         #: per loop, the spatial rows it closes: 3 (the points' linear velocities), 6 for a weld (and

@@ -257,13 +257,13 @@ def test_coding_cookie_in_the_urdf_file_name_does_not_change_how_python_reads_th
     shutil.copy(EXAMPLE, evil)
     (tmp_path / "out").mkdir()
     run = subprocess.run([sys.executable, str(ROOT / "cli.py"), "build", str(evil), "--out", "out", "--no-compile",
-                          "--quantities", "M", "--name", "pep coding:utf-7 +AAo-", "--quiet"],
+                          "--quantities", "M", "--quiet"],
                          cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    pkg = tmp_path / "out" / "pep_coding_utf_7_aao"
+    pkg = tmp_path / "out" / "arm4"
     second_lines = [p.read_text().splitlines()[1] for p in pkg.glob("*.py")]
     assert second_lines and not any("coding=" in s or "coding:" in s for s in second_lines), second_lines
-    proc = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'out'); import pep_coding_utf_7_aao"],
+    proc = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'out'); import arm4"],
                           cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert _pwned(tmp_path, ROOT) == []

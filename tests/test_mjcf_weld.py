@@ -15,6 +15,8 @@ free-floating model, and ``<equality weld>`` (translation and rotation rows, sym
   (efc_pos of mj_forward at qpos0 + q) and Pinocchio's frame placements; M̄ and the bias against
   MuJoCo's mj_fullM and qfrc_bias of the spanning tree (GᵀMG, Gᵀ(MĠv + bias(q, Gv))); the
   identities Ṁ̄ = C̄ + C̄ᵀ, C̄ = Γ̄ v, Y θ = τ̄; the generated NumPy and C.
+- A weld to a mocap body (fixed to the world for dynamics: a weld to the world), a 7R chain: the
+  same checks as the spatial loop's.
 - Refusals, one line each (exit code 2).
 Every comparison names its seed.
 """
@@ -101,8 +103,32 @@ def floating_spatial_weld_xml(seed):
     return spatial_weld_xml(seed).replace("<worldbody>", torso).replace("</worldbody>", "</body></worldbody>")
 
 
+def mocap_weld_xml(seed):
+    """A chain of 7 general hinges from the world, drawn from ``seed`` as the spatial loop's, welded
+    to a mocap body: mocap bodies are fixed to the world for dynamics, so this is a weld to the
+    world (nq 7, nv 1)."""
+    rng = np.random.default_rng(seed)
+
+    def vec(x):
+        return " ".join(f"{a:.17g}" for a in x)
+
+    chain = ""
+    for i in range(7):
+        pos = np.zeros(3) if i == 0 else rng.uniform(-0.1, 0.1, 3) + np.array([0.3, 0, 0])
+        quat, axis = rng.normal(size=4), rng.normal(size=3)
+        chain += (f'<body name="a{i}" pos="{vec(pos)}" quat="{vec(quat / np.linalg.norm(quat))}">'
+                  f'<joint name="a{i}_joint" type="hinge" axis="{vec(axis / np.linalg.norm(axis))}" '
+                  f'pos="{vec(rng.uniform(-0.05, 0.05, 3))}"/><inertial pos="{vec(rng.uniform(-0.1, 0.1, 3))}" '
+                  f'mass="{rng.uniform(0.3, 1.5):.6f}" diaginertia="{vec(rng.uniform(0.005, 0.008, 3))}"/>')
+    return (f'<mujoco model="mocap_weld_{seed}"><compiler angle="radian"/><worldbody>'
+            f'<body name="target" mocap="true" pos="0.4 0.3 0.2" quat="0.9 0.1 0.3 0.2"/>{chain}{"</body>" * 7}'
+            f'</worldbody><equality><weld name="w" body1="a6" body2="target" anchor="0.1 0.05 -0.02"/>'
+            f'</equality></mujoco>')
+
+
 WELDS = {"planar": lambda tmp: WELD, "spatial": lambda tmp: _write(tmp, spatial_weld_xml(SPATIAL_SEED)),
-         "floating": lambda tmp: _write(tmp, floating_spatial_weld_xml(SPATIAL_SEED))}
+         "floating": lambda tmp: _write(tmp, floating_spatial_weld_xml(SPATIAL_SEED)),
+         "mocap": lambda tmp: _write(tmp, mocap_weld_xml(SPATIAL_SEED))}
 
 
 def _qpos(m, robot, q):
@@ -152,7 +178,7 @@ def test_closed_configurations_satisfy_mujocos_weld(pin, weld):
     m = mujoco.MjModel.from_xml_path(str(path))
     d = mujoco.MjData(m)
     (c,) = robot.system.closures
-    frames = [model.addFrame(pin.Frame(f.name, model.getJointId(robot.full.bodies[f.body].joint_name),
+    frames = [model.addFrame(pin.Frame(f.name, model.getJointId(robot.full.bodies[f.body].joint_name) if f.body >= 0 else 0,
                                        pin.SE3(np.array(f.rotation), np.array(f.translation)), pin.FrameType.OP_FRAME))
               for f in (c.pred, c.succ)]
     data = model.createData()
@@ -220,7 +246,8 @@ def test_weld_identities(weld):
 
 #: what the spatial welds' builds have (20-70 s here on a loaded machine: they run with -m slow; the
 #: planar weld's default build, unmarked, runs the same code with its rotation row)
-QUICK = {"spatial": ("M", "C", "tau", "qdd", "phi", "Kl", "qs"), "floating": ("M", "C", "tau", "qdd", "phi", "Kl", "qs")}
+QUICK = {"spatial": ("M", "C", "tau", "qdd", "phi", "Kl", "qs"), "floating": ("M", "C", "tau", "qdd", "phi", "Kl", "qs"),
+         "mocap": ("M", "C", "tau", "qdd", "phi", "Kl", "qs")}
 
 
 def _build(robot, where, quantities=None):
@@ -341,7 +368,6 @@ PIN_LINE = '<connect name="pin" body1="coupler" body2="rocker" anchor="0.7 0 0"/
     ('<weld name="knee" site1="s1" site2="s2"/>', "<equality>/<weld name='knee'>", "between sites"),
     ('<weld name="knee" body1="knuckle" body2="rocker" active="false"/>', "<equality>/<weld name='knee'>",
      "inactive"),
-    ('<weld name="knee" body1="knuckle"/>', "<equality>/<weld name='knee'>", "to the world"),
     ('<weld name="pin" body1="coupler" body2="rocker"/>', "<equality>/<weld name='pin'>", "lock every joint"),
     (WELD_LINE + '<joint joint1="crank_joint" joint2="rocker_joint"/>', "<equality>/<weld>", "beside joint couplings"),
     (WELD_LINE.replace("/>", "/><connect body1=\"crank\" body2=\"rocker\" anchor=\"0 0 0\" active=\"false\"/>"),

@@ -164,7 +164,15 @@ def _origin(parent: ET.Element, ctx: Context, where: str, what: str,
 
 # ---------------------------------------------------------------------------- elements
 
+#: an XML declaration after leading white space (blank lines): expat refuses it, urdfdom (Pinocchio,
+#: ROS) and MuJoCo read the file; it is blanked out in place, so lines and columns stay the file's
+_LATE_DECLARATION = re.compile(r"\s+(<\?xml\b[^>]*\?>)")
+
+
 def parse_xml(text: str, ctx: Context) -> ET.Element:
+    late = _LATE_DECLARATION.match(text)
+    if late:
+        text = text[:late.start(1)] + " " * (late.end(1) - late.start(1)) + text[late.end(1):]
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
