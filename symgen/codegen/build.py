@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import sys
 import time
@@ -23,7 +24,11 @@ from .files import generate
 from .names import comment_text, identifier
 from .compile import compile_extension, extension_name
 from .package import import_package, prepare_output, write_package  # noqa: F401  (import_package: public)
+from .timings import Timings
 from .worker import print_sweep, run_sweeps
+
+#: the file of a package built with ``opts.timings`` (``symgen build --timings``): where the time went
+TIMINGS_FILE = "timings.json"
 
 #: ``symgen build`` stops before the symbolic run of a robot with more joints than this unless
 #: told otherwise (--max-dof): Gamma has ~N^3/6 distinct entries on a chain (serial 20: 77k
@@ -66,6 +71,7 @@ class BuildOptions:
     source_sha256: str = ""
     targets: tuple = DEFAULT_TARGETS      # what the package carries besides NumPy and C (--target): jax
     open_loops: bool = False              # URDF+ loops opened on purpose (--open-loops; the manifest says so)
+    timings: bool = False                 # write timings.json into the package (--timings)
 
     @property
     def sweep(self) -> Q.SweepOptions:
@@ -121,7 +127,8 @@ def check_options(opts: BuildOptions) -> None:
 
 def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) -> tuple[list, dict, dict]:
     """The printed Functions of a build (:func:`~.files.function_context` of each, in build
-    order), their op counts (``{function name: counts}``) and the timings of each stage.
+    order), their op counts (``{function name: counts}``) and the timings: ``symbolic`` (s, all
+    runs), per key its seconds, and ``sweeps``, each sweep's (:func:`~.worker.print_sweep`).
 
     The sweeps are traced, optimized and printed on ``opts.jobs`` processes (0: ``SYMGEN_JOBS``,
     else one per core; ``symgen build``'s default): fresh worker processes (:mod:`.worker`), each
@@ -136,13 +143,19 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) ->
     jobs = min(len(groups), opts.jobs or int(os.environ.get("SYMGEN_JOBS", 0)) or os.cpu_count() or 1)
     progress.message(f"symbolic runs of {', '.join(wanted)}" + (f" on {jobs} processes" if jobs > 1 else ""))
     t0 = time.perf_counter()
+    sweeps: list = []
+    done = {}
     if jobs > 1 and sys.executable:             # (an embedded interpreter may have no executable to start)
-        done = run_sweeps(robot, opts, groups, jobs, progress, opts.timeout)
+        done.update(run_sweeps(robot, opts, groups, jobs, progress, opts.timeout, sweeps))
     else:
-        done = {}
         for keys in groups:
-            done.update(print_sweep(robot, opts, keys, progress))
-    timings = {"symbolic": round(time.perf_counter() - t0, 3)}     # tracing, passes and printing
+            out, timing = print_sweep(robot, opts, keys, progress)
+            done.update(out)
+            sweeps.append({**timing, "worker": 0})
+    for timing in sweeps:
+        timing.setdefault("cache", "off")
+    # tracing, passes and printing; "sweeps": each sweep's (print_sweep), on worker 1.. or 0: this process
+    timings = {"symbolic": round(time.perf_counter() - t0, 3), "sweeps": sweeps}
     contexts, ops = [], {}
     for key in wanted:
         context, counts, seconds = done[key]
@@ -175,11 +188,16 @@ def _supported(robot, opts: BuildOptions) -> BuildOptions:
 
 
 def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = None,
-          progress: Progress | None = None) -> BuildResult:
+          progress: Progress | None = None, clock: Timings | None = None) -> BuildResult:
     """Generate, write and (unless ``opts.compile`` is false) compile the package of ``robot`` as
-    ``out_dir/name``."""
+    ``out_dir/name``. ``clock``: the :class:`~.timings.Timings` to record the phases in (the
+    CLI's, started before it read the model; default: one started here); the result's
+    ``timings`` is its :meth:`~.timings.Timings.as_dict`, and with ``opts.timings`` the package
+    also holds it as ``timings.json``."""
     from .. import __version__                  # at call time: symgen/__init__ imports the library
 
+    clock = clock or Timings()
+    t_prepare = time.perf_counter()
     opts = opts or BuildOptions()
     progress = progress or Progress()
     name = identifier(name or robot.name)
@@ -199,16 +217,19 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         spherical = any(j.kind == "spherical" for j in getattr(robot, "full", robot).joint_models)
         text = repr(getattr(robot, "full", robot).bodies) if spherical else urdf_string(robot)   # (no URDF form)
         opts = dataclasses.replace(opts, source_sha256=hashlib.sha256(text.encode()).hexdigest())
-    t0 = time.perf_counter()
-    contexts, ops, timings = functions_for(robot, opts, progress)
-    files = generate(robot, name, opts, contexts, ops, __version__)
-    timings["generate"] = round(time.perf_counter() - t0, 3)
+    clock.add("prepare", time.perf_counter() - t_prepare)
+    with clock.phase("symbolic"):
+        contexts, ops, stages = functions_for(robot, opts, progress)
+    clock.sweeps.extend(stages["sweeps"])
+    with clock.phase("generate"):
+        files = generate(robot, name, opts, contexts, ops, __version__)
     compiled = False
+    t_write = time.perf_counter()
 
     def compile_hook(folder):
         nonlocal compiled
+        clock.add("write", time.perf_counter() - t_write)
         if opts.compile:
-            t = time.perf_counter()
             progress.message("compiling the C binding")
             libraries = ((library_name(name), source_name(name)),) if "casadi" in opts.targets else ()
             xla = xla_target.include_dir() if "jax" in opts.targets else None
@@ -216,9 +237,13 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
             if xla:                             # the JAX module's CPU path (else it runs its own jax code)
                 libraries += ((optional[0], xla_target.source_name(name)),)
             compile_extension(folder, name, opt=opts.copt, native=not opts.portable, libraries=libraries,
-                              timeout=opts.timeout, includes=(xla,) if xla else (), optional=optional)
-            timings["compile"] = round(time.perf_counter() - t, 3)
+                              timeout=opts.timeout, includes=(xla,) if xla else (), optional=optional,
+                              clock=clock)
             compiled = True
+        clock.stop()
+        if opts.timings:                        # not in the manifest: identical builds give identical manifests
+            (folder / TIMINGS_FILE).write_text(json.dumps(clock.as_dict(), indent=1) + "\n", encoding="utf-8")
 
     path = write_package(files, Path(out_dir), name, opts.force, compile_hook, expected)
-    return BuildResult(path, name, compiled, timings, ops)
+    clock.stop()
+    return BuildResult(path, name, compiled, clock.as_dict(), ops)

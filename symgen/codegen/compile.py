@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sysconfig
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from ..errors import BuildError
 
 def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str = "-O2", native: bool = True,
                       libraries: tuple = (), timeout: float = 0, includes: tuple = (),
-                      optional: tuple = ()) -> Path:
+                      optional: tuple = (), clock=None) -> Path:
     """Compile NAME.c and its CPython binding into one extension module inside ``folder``; the
     module's name is the manifest's ``c_extension``. ``cc`` (default: $CC, else cc) is split
     like a shell word list, as make does (``CC="ccache gcc"``). The compiler runs in its own
@@ -35,7 +36,8 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
     killed and a BuildError says so. ``includes``: more header folders (the XLA FFI's, for NAME_xla.c).
     ``optional``: file names of ``libraries`` whose compile or link may fail without failing the
     build (NAME_xla.so: the JAX module then runs its own code); such a failure is a RuntimeWarning
-    naming the C file, and that library is not written."""
+    naming the C file, and that library is not written. ``clock``: a :class:`~.timings.Timings` that gets
+    the ``compile`` and ``link`` phases and each unit's and link's seconds."""
     cc = cc or os.environ.get("CC") or "cc"
     try:
         words = shlex.split(cc)
@@ -63,14 +65,22 @@ def compile_extension(folder: Path, name: str, cc: str | None = None, opt: str =
         links = [(target, objects[-1], len(units) - 1)] + [(folder / lib, o, n_c + k) for k, ((lib, _), o)
                                                             in enumerate(zip(libraries, objects[n_c:]))]
         try:
-            results = _run_compilers([[*words, *flags, "-c", str(u), "-o", str(o)]
-                                      for u, o in zip(units, objects)], timeout or None)
+            t0 = time.perf_counter()
+            results = _compile_timed([[*words, *flags, "-c", str(u), "-o", str(o)] for u, o in zip(units, objects)],
+                                     units, timeout or None, clock)
+            if clock is not None:
+                clock.add("compile", time.perf_counter() - t0)
             failed = _failures(results, whose)
             if not failed:
+                t0 = time.perf_counter()
                 links = [link for link in links if results[link[2]][0] == 0]   # an optional one that failed: not linked
+                seconds: list = []
                 results = _run_compilers([[*words, *flags, "-shared", *map(str, [*c_objects, o]), "-o", str(path), "-lm"]
-                                          for path, o, _ in links], timeout or None)
+                                          for path, o, _ in links], timeout or None, seconds=seconds)
                 failed = _failures(results, [whose[k] for _, _, k in links])
+                if clock is not None:
+                    clock.add("link", time.perf_counter() - t0)
+                    clock.links.extend({"output": path.name, "seconds": round(t, 3)} for (path, _, _), t in zip(links, seconds))
         except subprocess.TimeoutExpired as exc:
             raise BuildError(f"{source}: compilation timed out after {timeout:g} s (--timeout; {exc.cmd[0]} killed); "
                              f"raise --timeout (0: none), limit --quantities or build with --no-compile") from None
@@ -114,33 +124,78 @@ def compile_units(source: Path, tmp: Path, cores: int | None = None) -> list:
     return paths
 
 
-def _run_compilers(commands, timeout=None) -> list:
-    """Run compiler commands at once, each in its own process group, all killed whole (cc1 and
-    as are not orphaned) when the build is interrupted or ``timeout`` (s, from their start: they
-    run side by side) passes (then subprocess.TimeoutExpired); [(return code, stderr)] in order."""
-    procs, results = [], []
+def _run_compilers(commands, timeout=None, jobs: int | None = None, seconds: list | None = None) -> list:
+    """Run compiler commands side by side, at most ``jobs`` at a time (default: all at once), in
+    the order given, each in its own process group, all killed whole (cc1 and as are not
+    orphaned) when the build is interrupted or ``timeout`` (s, from the first start) passes (then
+    subprocess.TimeoutExpired); [(return code, stderr)] in order. ``seconds``, a list, gets each
+    command's wall time."""
+    commands = list(commands)
+    procs, lock, pending = {}, threading.Lock(), list(range(len(commands)))
+    outcome, spent, errors, stop = [None] * len(commands), [0.0] * len(commands), [], threading.Event()
     deadline = None if timeout is None else time.monotonic() + timeout
     # gcc's own temporaries (cc*.s, cc*.o) go to a folder of ours: a compiler killed by
     # SIGKILL cannot remove them, so the folder is removed once every compiler has ended
     scratch = None
+
+    def lane():
+        while not stop.is_set():
+            with lock:
+                if not pending:
+                    return
+                k = pending.pop(0)
+                try:
+                    t = time.perf_counter()
+                    procs[k] = p = subprocess.Popen(commands[k], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                    text=True, start_new_session=True, env=env)
+                except BaseException as exc:    # OSError: the compiler cannot start
+                    errors.append(exc)
+                    stop.set()
+                    return
+            _, err = p.communicate()
+            spent[k], outcome[k] = time.perf_counter() - t, (p.returncode, err)
+
+    threads = []
     try:
         scratch = tempfile.mkdtemp(prefix="symgen-cc-")
         env = dict(os.environ, TMPDIR=scratch)
-        for cmd in commands:
-            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                          start_new_session=True, env=env))
-        for p in procs:
-            _, err = p.communicate(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
-            results.append((p.returncode, err))
+        threads = [threading.Thread(target=lane, daemon=True) for _ in range(min(jobs or len(commands), len(commands)))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                running = [commands[k] for k in procs if outcome[k] is None] or commands
+                raise subprocess.TimeoutExpired(running[0], timeout)
+        if errors:
+            raise errors[0]
     except BaseException:
-        for p in procs:
+        stop.set()
+        with lock:
+            started = list(procs.values())
+        for p in started:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(p.pid, signal.SIGKILL)
             p.wait()
+        for thread in threads:
+            thread.join(5)
         raise
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+    if seconds is not None:
+        seconds.extend(spent)
+    return outcome
+
+
+def _compile_timed(commands, units, timeout, clock) -> list:
+    """[(return code, stderr)] of the compile ``commands`` (of ``units``), each unit's seconds
+    recorded in ``clock`` (a :class:`~.timings.Timings`, or None)."""
+    seconds: list = []
+    results = _run_compilers(commands, timeout, seconds=seconds)
+    if clock is not None:
+        clock.units.extend({"unit": u.name, "bytes": u.stat().st_size, "seconds": round(t, 3), "cache": "off"}
+                           for u, t in zip(units, seconds))
     return results
 
 
