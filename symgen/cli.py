@@ -171,9 +171,12 @@ def _progress(quiet):
               "[default: none; MJCF: its dof_armature].")
 @click.option("--timings", is_flag=True, help="Print where the build's time went (model, each symbolic run, "
               "files, each compile unit and link) and write it to NAME/timings.json.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the build cache (printed sweeps and "
+              "compiled objects, kept by content in $SYMGEN_BUILD_CACHE, else $SYMGEN_CACHE/build, else "
+              "~/.cache/symgen/build; symgen cache clear).")
 def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, contact_names, max_dof,
           gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
-          armature_text, timings):
+          armature_text, timings, no_cache):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import shlex
@@ -235,7 +238,8 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
                         gravity=gravity, parametric=parametric, **limit,
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
                         force=force, command=shlex.join(words), open_loops=open_loops,
-                        source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings)
+                        source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,
+                        cache=not no_cache)
     progress = _progress(quiet)
     try:
         result = run_build(robot, out_dir, name=name, opts=opts, progress=progress, clock=clock)
@@ -249,6 +253,41 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     click.echo(f"wrote {result.path}/ ({robot.n} joints, {binding}) in {time.perf_counter() - t0:.1f} s")
     if timings:
         click.echo(f"timings (also in {result.path}/timings.json):\n{clock.table()}")
+
+
+@main.group()
+def cache():
+    """The build cache: printed sweeps and compiled objects kept by content, so that a rebuild
+    redoes only what its changes touch. Its folder: $SYMGEN_BUILD_CACHE (off: none), else
+    $SYMGEN_CACHE/build, else ~/.cache/symgen/build."""
+
+
+@cache.command("info")
+def cache_info():
+    """Where the build cache is, its entries and their size."""
+    from .codegen import cache as C
+
+    root = C.folder()
+    if root is None:
+        click.echo("build cache: off (SYMGEN_BUILD_CACHE)")
+        return
+    found = C.entries(root)
+    size = sum(s for _, s, _ in found)
+    click.echo(f"build cache: {root}: {len(found)} entries, {size / 1e6:.1f} MB (at most {C.max_bytes() / 1e6:.0f} MB, "
+               f"SYMGEN_BUILD_CACHE_MAX)")
+
+
+@cache.command("clear")
+def cache_clear():
+    """Remove every entry of the build cache (the benchmarks' harnesses in $SYMGEN_CACHE are kept)."""
+    from .codegen import cache as C
+
+    root = C.folder()
+    if root is None:
+        click.echo("build cache: off (SYMGEN_BUILD_CACHE); nothing to clear")
+        return
+    count, size = C.clear(root)
+    click.echo(f"build cache: removed {count} entries, {size / 1e6:.1f} MB from {root}")
 
 
 @main.command()
