@@ -170,9 +170,14 @@ def _progress(quiet):
 @click.option("--armature", "armature_text", default=None, help="Reflected rotor inertia added to M's diagonal "
               "(Pinocchio's model.armature): one number for every joint but a free-flyer, or joint=value,... "
               "[default: none; MJCF: its dof_armature].")
+@click.option("--timings", is_flag=True, help="Print where the build's time went (model, each symbolic run, "
+              "files, each compile unit and link) and write it to NAME/timings.json.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the build cache (printed sweeps and "
+              "compiled objects, kept by content in $SYMGEN_BUILD_CACHE, else $SYMGEN_CACHE/build, else "
+              "~/.cache/symgen/build; symgen cache clear).")
 def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, contact_names, max_dof,
           gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
-          armature_text):
+          armature_text, timings, no_cache):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import shlex
@@ -182,8 +187,12 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
 
     from .codegen.build import DEFAULT_TARGETS, BuildOptions, build as run_build, check_targets, parse_targets
     from .codegen.names import identifier
+    from .codegen.timings import Timings, process_start
     from .mjcf import load_robot
     from .model import GRAVITY
+
+    clock = Timings(start=process_start())
+    clock.add("startup", time.perf_counter() - clock.start)     # the interpreter and its imports
 
     # a killed build (SIGTERM, or SIGHUP: its terminal closed) unwinds like Ctrl-C, so the
     # temporary folder is removed and the compiler's process group and the worker processes killed
@@ -198,13 +207,14 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
     targets = parse_targets(targets)
     check_targets(BuildOptions(targets=targets, compile=not no_compile))
-    robot = load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops)
-    if robot.gravity is not None and click.get_current_context().get_parameter_source("gravity_text").name == "DEFAULT":
-        gravity = robot.gravity                 # the model file's own (MJCF <option gravity>)
-    if armature_text is not None:
-        from .armature import with_armature
+    with clock.phase("load"):
+        robot = load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops)
+        if robot.gravity is not None and click.get_current_context().get_parameter_source("gravity_text").name == "DEFAULT":
+            gravity = robot.gravity             # the model file's own (MJCF <option gravity>)
+        if armature_text is not None:
+            from .armature import with_armature
 
-        robot = with_armature(robot, armature_text)
+            robot = with_armature(robot, armature_text)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):
         click.echo(f"symgen: note: package name {identifier(robot.name)!r} from the robot's name in "
                    f"{Path(urdf).name!r}; --name to choose another", err=True)
@@ -233,10 +243,11 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
                         gravity=gravity, parametric=parametric, **limit,
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
                         force=force, command=shlex.join(words), open_loops=open_loops,
-                        source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
+                        source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,
+                        cache=not no_cache)
     progress = _progress(quiet)
     try:
-        result = run_build(robot, out_dir, name=name, opts=opts, progress=progress)
+        result = run_build(robot, out_dir, name=name, opts=opts, progress=progress, clock=clock)
     finally:
         if progress is not None:
             progress.end()                      # an error message starts on a line of its own
@@ -245,6 +256,43 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     xla = sorted(Path(result.path).glob(f"_{result.name}_xla_*.so")) if "jax" in targets else []
     binding += f", XLA FFI library {xla[0].name}" if xla else ""
     click.echo(f"wrote {result.path}/ ({robot.n} joints, {binding}) in {time.perf_counter() - t0:.1f} s")
+    if timings:
+        click.echo(f"timings (also in {result.path}/timings.json):\n{clock.table()}")
+
+
+@main.group()
+def cache():
+    """The build cache: printed sweeps and compiled objects kept by content, so that a rebuild
+    redoes only what its changes touch. Its folder: $SYMGEN_BUILD_CACHE (off: none), else
+    $SYMGEN_CACHE/build, else ~/.cache/symgen/build."""
+
+
+@cache.command("info")
+def cache_info():
+    """Where the build cache is, its entries and their size."""
+    from .codegen import cache as C
+
+    root = C.folder()
+    if root is None:
+        click.echo("build cache: off (SYMGEN_BUILD_CACHE)")
+        return
+    found = C.entries(root)
+    size = sum(s for _, s, _ in found)
+    click.echo(f"build cache: {root}: {len(found)} entries, {size / 1e6:.1f} MB (at most {C.max_bytes() / 1e6:.0f} MB, "
+               f"SYMGEN_BUILD_CACHE_MAX)")
+
+
+@cache.command("clear")
+def cache_clear():
+    """Remove every entry of the build cache (the benchmarks' harnesses in $SYMGEN_CACHE are kept)."""
+    from .codegen import cache as C
+
+    root = C.folder()
+    if root is None:
+        click.echo("build cache: off (SYMGEN_BUILD_CACHE); nothing to clear")
+        return
+    count, size = C.clear(root)
+    click.echo(f"build cache: removed {count} entries, {size / 1e6:.1f} MB from {root}")
 
 
 @main.command()

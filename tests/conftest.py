@@ -16,6 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import support  # noqa: E402  (needs the path above)
 
+# no build cache unless a test sets one up (tests/test_build_cache.py, in a folder of its own): a
+# build of the suite never reads what an earlier run, or an earlier test, left (a test that
+# compares two builds must compare two builds); the CLI runs the tests start inherit it
+os.environ["SYMGEN_BUILD_CACHE"] = "off"
+
 
 @pytest.fixture(scope="session")
 def pin():

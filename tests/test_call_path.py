@@ -416,9 +416,9 @@ def test_the_binding_is_native_unless_portable_and_both_compute_alike(tmp_path, 
     commands = []
     real = package_mod._run_compilers
 
-    def recording(cmds, timeout=None):
+    def recording(cmds, timeout=None, **kw):
         commands.extend(cmds)
-        return real(cmds, timeout)
+        return real(cmds, timeout, **kw)
 
     monkeypatch.setattr(package_mod, "_run_compilers", recording)
     robot = load_urdf(ARM4)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
+import pickle
 import sys
 import time
 from dataclasses import dataclass, field
@@ -23,7 +25,11 @@ from .files import generate
 from .names import comment_text, identifier
 from .compile import compile_extension, extension_name
 from .package import import_package, prepare_output, write_package  # noqa: F401  (import_package: public)
+from .timings import Timings
 from .worker import print_sweep, run_sweeps
+
+#: the file of a package built with ``opts.timings`` (``symgen build --timings``): where the time went
+TIMINGS_FILE = "timings.json"
 
 #: ``symgen build`` stops before the symbolic run of a robot with more joints than this unless
 #: told otherwise (--max-dof): Gamma has ~N^3/6 distinct entries on a chain (serial 20: 77k
@@ -66,6 +72,10 @@ class BuildOptions:
     source_sha256: str = ""
     targets: tuple = DEFAULT_TARGETS      # what the package carries besides NumPy and C (--target): jax
     open_loops: bool = False              # URDF+ loops opened on purpose (--open-loops; the manifest says so)
+    timings: bool = False                 # write timings.json into the package (--timings)
+    #: read and write the build cache (:mod:`.cache`: printed sweeps, compiled objects) in
+    #: :func:`.cache.folder`; `symgen build` does unless --no-cache
+    cache: bool = False
 
     @property
     def sweep(self) -> Q.SweepOptions:
@@ -119,30 +129,53 @@ def check_options(opts: BuildOptions) -> None:
     Q.check_options(opts.sweep)
 
 
-def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) -> tuple[list, dict, dict]:
+def functions_for(robot, opts: BuildOptions, progress: Progress = Progress(), cache=None) -> tuple[list, dict, dict]:
     """The printed Functions of a build (:func:`~.files.function_context` of each, in build
-    order), their op counts (``{function name: counts}``) and the timings of each stage.
+    order), their op counts (``{function name: counts}``) and the timings: ``symbolic`` (s, all
+    runs), per key its seconds, and ``sweeps``, each sweep's (:func:`~.worker.print_sweep`).
 
     The sweeps are traced, optimized and printed on ``opts.jobs`` processes (0: ``SYMGEN_JOBS``,
     else one per core; ``symgen build``'s default): fresh worker processes (:mod:`.worker`), each
     taking the costliest sweep left, that send back printed text only (sending SymPy expressions back costs about what tracing them does). Each
     sweep runs on its own backend, so the bytes do not depend on ``jobs``. Measured, the 20-DoF
-    chain's 16 functions: 71 s of tracing and printing in one process on a loaded machine."""
+    chain's 16 functions: 71 s of tracing and printing in one process on a loaded machine.
+
+    ``cache``: a :class:`~.cache.Cache`; a sweep whose key (:func:`~.cache.sweep_key`: the code,
+    the versions, the options and the robot as that sweep sees it) has an entry there is read
+    from it instead of run, and every sweep run is stored."""
     wanted = tuple(dict.fromkeys(opts.quantities))     # a key asked twice is built once
     groups: dict = {}
     for key in wanted:
         groups.setdefault(Q.QUANTITIES[key].sweep, []).append(key)
     groups = sorted(groups.values(), key=lambda keys: -_SWEEP_WEIGHT.get(Q.QUANTITIES[keys[0]].sweep, 1))
-    jobs = min(len(groups), opts.jobs or int(os.environ.get("SYMGEN_JOBS", 0)) or os.cpu_count() or 1)
-    progress.message(f"symbolic runs of {', '.join(wanted)}" + (f" on {jobs} processes" if jobs > 1 else ""))
     t0 = time.perf_counter()
+    sweeps: list = []
+    done, stored = {}, {}
+    if cache is not None:
+        groups, stored = _cached_sweeps(robot, opts, groups, cache, done, sweeps)
+        if stored is None:                      # the robot's content cannot be read off: not cached
+            cache, stored = None, {}
+    jobs = min(len(groups), opts.jobs or int(os.environ.get("SYMGEN_JOBS", 0)) or os.cpu_count() or 1)
+    if groups:
+        left = {k for keys in groups for k in keys}
+        progress.message(f"symbolic runs of {', '.join(k for k in wanted if k in left)}"
+                         + (f" on {jobs} processes" if jobs > 1 else ""))
     if jobs > 1 and sys.executable:             # (an embedded interpreter may have no executable to start)
-        done = run_sweeps(robot, opts, groups, jobs, progress, opts.timeout)
+        done.update(run_sweeps(robot, opts, groups, jobs, progress, opts.timeout, sweeps))
     else:
-        done = {}
         for keys in groups:
-            done.update(print_sweep(robot, opts, keys, progress))
-    timings = {"symbolic": round(time.perf_counter() - t0, 3)}     # tracing, passes and printing
+            out, timing = print_sweep(robot, opts, keys, progress)
+            done.update(out)
+            sweeps.append({**timing, "worker": 0})
+    for timing in sweeps:
+        timing.setdefault("cache", "off" if cache is None else "miss")
+    if cache is not None:
+        for timing in [t for t in sweeps if t["cache"] == "miss"]:
+            keys = tuple(timing["quantities"])
+            cache.put("sweeps", stored[keys], pickle.dumps(({k: done[k] for k in keys}, timing),
+                                                           protocol=pickle.HIGHEST_PROTOCOL))
+    # tracing, passes and printing; "sweeps": each sweep's (print_sweep), on worker 1.. or 0: this process
+    timings = {"symbolic": round(time.perf_counter() - t0, 3), "sweeps": sweeps}
     contexts, ops = [], {}
     for key in wanted:
         context, counts, seconds = done[key]
@@ -150,6 +183,34 @@ def functions_for(robot, opts: BuildOptions, progress: Progress = Progress()) ->
         ops[context["name"]] = counts
         timings[key] = seconds
     return contexts, ops, timings
+
+
+def _cached_sweeps(robot, opts, groups, cache, done: dict, sweeps: list):
+    """The groups not in ``cache`` and ``{group: key}`` of those, the results of the others
+    added to ``done`` and their timings to ``sweeps``; (groups, None) when the robot's content
+    cannot be read off (:class:`~.cache.Uncacheable`)."""
+    from .cache import Uncacheable, sweep_key
+
+    left, keys_of = [], {}
+    for keys in groups:
+        t = time.perf_counter()
+        try:
+            key = sweep_key(robot, opts, keys)
+        except Uncacheable:
+            return groups, None
+        entry = cache.get("sweeps", key)
+        try:
+            out, timing = pickle.loads(entry[1]) if entry is not None else (None, None)
+        except Exception:                       # an entry of another symgen's classes: run it again
+            out = None
+        if out is None or set(out) != set(keys):
+            left.append(keys)
+            keys_of[tuple(keys)] = key
+            continue
+        done.update(out)
+        sweeps.append({**timing, "seconds": round(time.perf_counter() - t, 3), "cache": "hit", "worker": 0,
+                       "first_seconds": timing["seconds"]})
+    return left, keys_of
 
 
 #: a rough cost of each sweep (seconds on the 20-DoF chain), so the costliest start first
@@ -175,11 +236,16 @@ def _supported(robot, opts: BuildOptions) -> BuildOptions:
 
 
 def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = None,
-          progress: Progress | None = None) -> BuildResult:
+          progress: Progress | None = None, clock: Timings | None = None) -> BuildResult:
     """Generate, write and (unless ``opts.compile`` is false) compile the package of ``robot`` as
-    ``out_dir/name``."""
+    ``out_dir/name``. ``clock``: the :class:`~.timings.Timings` to record the phases in (the
+    CLI's, started before it read the model; default: one started here); the result's
+    ``timings`` is its :meth:`~.timings.Timings.as_dict`, and with ``opts.timings`` the package
+    also holds it as ``timings.json``."""
     from .. import __version__                  # at call time: symgen/__init__ imports the library
 
+    clock = clock or Timings()
+    t_prepare = time.perf_counter()
     opts = opts or BuildOptions()
     progress = progress or Progress()
     name = identifier(name or robot.name)
@@ -199,16 +265,23 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         spherical = any(j.kind == "spherical" for j in getattr(robot, "full", robot).joint_models)
         text = repr(getattr(robot, "full", robot).bodies) if spherical else urdf_string(robot)   # (no URDF form)
         opts = dataclasses.replace(opts, source_sha256=hashlib.sha256(text.encode()).hexdigest())
-    t0 = time.perf_counter()
-    contexts, ops, timings = functions_for(robot, opts, progress)
-    files = generate(robot, name, opts, contexts, ops, __version__)
-    timings["generate"] = round(time.perf_counter() - t0, 3)
+    clock.add("prepare", time.perf_counter() - t_prepare)
+    from . import cache as build_cache
+
+    root = build_cache.folder() if opts.cache else None
+    store = build_cache.Cache(root) if root is not None else None
+    with clock.phase("symbolic"):
+        contexts, ops, stages = functions_for(robot, opts, progress, store)
+    clock.sweeps.extend(stages["sweeps"])
+    with clock.phase("generate"):
+        files = generate(robot, name, opts, contexts, ops, __version__)
     compiled = False
+    t_write = time.perf_counter()
 
     def compile_hook(folder):
         nonlocal compiled
+        clock.add("write", time.perf_counter() - t_write)
         if opts.compile:
-            t = time.perf_counter()
             progress.message("compiling the C binding")
             libraries = ((library_name(name), source_name(name)),) if "casadi" in opts.targets else ()
             xla = xla_target.include_dir() if "jax" in opts.targets else None
@@ -216,9 +289,17 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
             if xla:                             # the JAX module's CPU path (else it runs its own jax code)
                 libraries += ((optional[0], xla_target.source_name(name)),)
             compile_extension(folder, name, opt=opts.copt, native=not opts.portable, libraries=libraries,
-                              timeout=opts.timeout, includes=(xla,) if xla else (), optional=optional)
-            timings["compile"] = round(time.perf_counter() - t, 3)
+                              timeout=opts.timeout, includes=(xla,) if xla else (), optional=optional,
+                              clock=clock, cache=store)
             compiled = True
+        if store is not None:
+            clock.cache.update(store.summary())
+        clock.stop()
+        if opts.timings:                        # not in the manifest: identical builds give identical manifests
+            (folder / TIMINGS_FILE).write_text(json.dumps(clock.as_dict(), indent=1) + "\n", encoding="utf-8")
 
     path = write_package(files, Path(out_dir), name, opts.force, compile_hook, expected)
-    return BuildResult(path, name, compiled, timings, ops)
+    clock.stop()
+    if store is not None and store.wrote:
+        store.evict()                           # the entries used least recently, past the cap
+    return BuildResult(path, name, compiled, clock.as_dict(), ops)

@@ -8,6 +8,7 @@ coordinates by default (``frame="ground"``) or as the paper prints them (``frame
 """
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -25,13 +26,16 @@ def input_symbols(robot) -> dict:
     return {a.name: tuple(sp.Symbol(f"{a.name}{i}") for i in range(a.length(*sizes))) for a in Q.ARGUMENTS.values()}
 
 
-def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool = True, tick=None) -> dict:
+def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool = True, tick=None,
+              times: dict | None = None) -> dict:
     """``{key: Function}`` for each quantity of ``keys``, running each sweep once, and for a
     sweep with variants (ground-coordinate builds) each variant, keeping the cheapest by
     :func:`~symgen.codegen.program.cost` once optimized (the first on a tie); a variant with an
     ``applies(robot)`` attribute that says no is not traced. The Functions are
     optimized (:func:`optimize` without CSE; applying it again is free).
-    ``tick(label, done, total)`` reports the progress of each run."""
+    ``tick(label, done, total)`` reports the progress of each run; ``times``, a dict, gets the
+    seconds of the runs (``trace``) and of the passes on their Functions (``passes``) added, and
+    the number of runs (``runs``: a variant abandoned on the way counts)."""
     Q.check_options(opts)
     runs: dict = {}
     for key in keys:
@@ -46,7 +50,7 @@ def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool
         best, best_cost, limit = None, None, None
         for job in (j for j in jobs if j[0] == name):
             try:
-                fns, named = _candidate(robot, job, opts, naming, tick, limit)
+                fns, named = _candidate(robot, job, opts, naming, tick, limit, times)
             except TraceLimit:                      # already far costlier than the best: abandoned
                 continue
             c = sum(P.cost(f) for f in fns.values())
@@ -63,7 +67,7 @@ def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool
 VARIANT_LIMIT = 2
 
 
-def _candidate(robot, job, opts, naming, tick=None, limit=None) -> tuple:
+def _candidate(robot, job, opts, naming, tick=None, limit=None, times=None) -> tuple:
     """One candidate run, ``job`` = (sweep name, 0 for its run or k for its k-th variant, keys):
     (``{key: optimized Function}``, how many intermediates the run named); TraceLimit past
     ``limit`` of them."""
@@ -72,10 +76,19 @@ def _candidate(robot, job, opts, naming, tick=None, limit=None) -> tuple:
     if k:
         sweep = replace(sweep, run=sweep.variants[k - 1])
     label = "+".join(keys) + (f" (variant {k})" if k else "")
-    fns, named = _trace_sweep(robot, sweep, keys, input_symbols(robot), opts, naming,
-                              (lambda d, t: tick(label, d, t)) if tick else None, limit)
+    times = {} if times is None else times
+    times["runs"] = times.get("runs", 0) + 1
+    t0 = time.perf_counter()
+    try:
+        fns, named = _trace_sweep(robot, sweep, keys, input_symbols(robot), opts, naming,
+                                  (lambda d, t: tick(label, d, t)) if tick else None, limit)
+    finally:
+        t1 = time.perf_counter()
+        times["trace"] = times.get("trace", 0.0) + t1 - t0
     route = sweep.run.__name__.lstrip("_")
-    return {key: replace(optimize(fn), route=route) for key, fn in fns.items()}, named
+    out = {key: replace(optimize(fn), route=route) for key, fn in fns.items()}
+    times["passes"] = times.get("passes", 0.0) + time.perf_counter() - t1
+    return out, named
 
 
 def _trace_sweep(robot, sweep, keys, syms, opts, naming, tick, limit=None) -> tuple:

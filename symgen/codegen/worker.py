@@ -9,7 +9,7 @@ speaks in frames (8-byte length, then a pickle):
   at a time; the end of its stdin tells it to exit;
 - worker -> parent, on its own stdout (``sys.stdout`` and fd 1 go to stderr, so nothing else
   writes there): ``("message", text)``, ``("tick", label, done, total)``, then
-  ``("done", {key: (printed context, op counts, seconds)})`` or ``("error", exception or None,
+  ``("done", {key: (printed context, op counts, seconds)}, timing)`` (:func:`print_sweep`) or ``("error", exception or None,
   traceback text)``.
 
 The parent hands out the groups costliest first as workers become free, multiplexes the pipes
@@ -42,18 +42,30 @@ _HEADER = struct.Struct("!Q")
 _ROOT = Path(__file__).resolve().parents[2]          # the folder that holds this symgen package
 
 
-def print_sweep(robot, opts, keys, progress: Progress) -> dict:
-    """``{key: (printed context, op counts, seconds)}`` for the quantities of one sweep."""
-    t0 = time.perf_counter()
-    traced = trace_all(robot, keys, opts.sweep, tick=progress.tick)
+def print_sweep(robot, opts, keys, progress: Progress) -> tuple[dict, dict]:
+    """``({key: (printed context, op counts, seconds)}, timing)`` for the quantities of one
+    sweep; ``timing``: the sweep's seconds in all and in its symbolic runs (``trace``: the
+    variants tried included, ``runs`` of them), the program passes and the printing."""
+    start = t0 = time.perf_counter()
+    times: dict = {}
+    traced = trace_all(robot, keys, opts.sweep, tick=progress.tick, times=times)
+    passes, printing = times.get("passes", 0.0), 0.0
     out = {}
     for key in keys:
+        t1 = time.perf_counter()
         fn = optimize(traced[key], opts.cse)
         counts = P.count_ops(fn)
+        t2 = time.perf_counter()
         progress.message(f"{key}: {counts['total']} operations")
-        out[key] = (function_context(robot, fn, key), counts, round(time.perf_counter() - t0, 3))
-        t0 = time.perf_counter()
-    return out
+        context = function_context(robot, fn, key)
+        t3 = time.perf_counter()
+        passes, printing = passes + t2 - t1, printing + t3 - t2
+        out[key] = (context, counts, round(t3 - t0, 3))
+        t0 = t3
+    timing = {"sweep": Q.QUANTITIES[keys[0]].sweep, "quantities": list(keys), "runs": times.get("runs", 0),
+              "trace": round(times.get("trace", 0.0), 3), "passes": round(passes, 3), "print": round(printing, 3),
+              "seconds": round(time.perf_counter() - start, 3)}
+    return out, timing
 
 
 def frame(obj) -> bytes:
@@ -129,7 +141,7 @@ def main(argv=None) -> None:
     robot, opts = setup if setup is not None else (None, None)
     while setup is not None and (keys := _receive(0)) is not None:
         try:
-            send(("done", print_sweep(robot, opts, keys, _Relay(send))))
+            send(("done", *print_sweep(robot, opts, keys, _Relay(send))))
         except Exception as exc:                # a bug or a bad robot: reported, the parent decides
             try:
                 pickle.loads(pickle.dumps(exc))
@@ -186,10 +198,12 @@ class _Worker:
         return f"exit code {code}"
 
 
-def run_sweeps(robot, opts, groups, jobs: int, progress: Progress, timeout: float = 0) -> dict:
+def run_sweeps(robot, opts, groups, jobs: int, progress: Progress, timeout: float = 0,
+               timings: list | None = None) -> dict:
     """``{key: (printed context, op counts, seconds)}`` of every group of ``groups`` (in the order
     given: costliest first), run on ``jobs`` worker processes; BuildError when a worker dies
-    without its result or ``timeout`` seconds (0: none) pass."""
+    without its result or ``timeout`` seconds (0: none) pass. ``timings``, a list, gets each
+    sweep's timing (:func:`print_sweep`) with the number of the worker that ran it."""
     setup = frame((robot, opts))
     pending, done, workers, finished = list(groups), {}, [], False
     deadline = time.monotonic() + timeout if timeout else None
@@ -227,6 +241,8 @@ def run_sweeps(robot, opts, groups, jobs: int, progress: Progress, timeout: floa
                 for kind, *args in worker.frames():
                     if kind == "done":
                         done.update(args[0])
+                        if timings is not None:
+                            timings.append({**args[1], "worker": workers.index(worker) + 1})
                         worker.keys = None
                         if pending:
                             worker.give(pending.pop(0))
