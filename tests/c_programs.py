@@ -18,6 +18,48 @@ import numpy as np
 
 from symgen import quantities as Q
 
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "symgen" / "examples" / "arm4.urdf"
+#: what the small packages build (functions with joint sin and cos, solves, frames)
+SAMPLE = ("M", "C", "tau", "qdd", "oMf", "J")
+#: label -> (robot file under the repository or example-robot-data ("erd:..."), floating base, build options)
+PACKAGES = {
+    "arm4": (EXAMPLE, False, {"quantities": SAMPLE}),
+    "arm4_ff": (EXAMPLE, True, {"quantities": SAMPLE}),
+    "arm4_contact": (EXAMPLE, True, {"quantities": ("M", "contact_terms", "impulse_terms", "contact_partials"),
+                                     "contacts": (("tool_link", "3d"),)}),
+    "four_bar": (ROOT / "tests" / "data" / "urdfplus" / "four_bar.urdf", False, {"quantities": ("M", "tau", "qdd")}),
+    "panda": ("erd:panda_description/urdf/panda.urdf", False, {"jobs": 2}),
+    "solo12": ("erd:solo_description/robots/solo12.urdf", True, {"jobs": 2}),
+}
+
+
+def build_package(label: str, out: Path):
+    """(folder, package, robot) of ``PACKAGES[label]`` built into ``out`` without its binding (the
+    NumPy module is the oracle)."""
+    import support
+    from symgen import load_robot
+    from symgen.codegen.build import BuildOptions, build, import_package
+
+    source, floating, options = PACKAGES[label]
+    if isinstance(source, str) and source.startswith("erd:"):
+        source = support.erd_path(source[4:])
+    robot = load_robot(source, floating_base=floating)
+    path = build(robot, out, name=label, opts=BuildOptions(compile=False, **options)).path
+    return path, import_package(path), robot
+
+
+def states_of(pkg, robot, manifest: dict, label: str, count: int = 5):
+    """(seed, states): ``count`` states of every argument, drawn as verify draws them (the seed from
+    ``label``), with :func:`lie_state`'s inputs where the package has them."""
+    import support
+
+    seed, states = support.seeded_states(label, robot, count, layout=manifest["joint_models"],
+                                         unit_base=robot.floating_base)
+    rng = np.random.default_rng(seed)
+    return seed, [lie_state(pkg, s, rng) if hasattr(pkg.numpy, "integrate") else s for s in states]
+
+
 #: the configuration-space functions of a package (``NAME.h`` declares them unless the robot has loops):
 #: name -> (arguments, output size: "nq" or "nv")
 LIE = {"integrate": (("q", "v"), "nq"), "difference": (("q", "q1"), "nv"), "normalize": (("q",), "nq"),
@@ -49,13 +91,15 @@ def _literal(values) -> str:
     return ", ".join(repr(float(x)) for x in np.ravel(values)) or "0.0"
 
 
-def driver(manifest: dict, states: list, lie: bool, batch: bool = True) -> str:
+def driver(manifest: dict, states: list, lie: bool, batch: bool = True, tag: str = "") -> str:
     """The C text of the driver: every function of ``calls`` at each of ``states`` (dicts of
     argument -> vector), one by one and (``batch``, functions of the manifest) as one batch of all,
-    printing ``{"fn": [state's flat outputs, ...], "fn/batch": [...]}`` (a non-finite entry as 1e300)."""
+    printing ``{"fn": [state's flat outputs, ...], "fn/batch": [...]}`` (a non-finite entry as 1e300).
+    ``tag``: its static names carry it, and its main is ``static int main_TAG(void)`` (several drivers
+    in one translation unit)."""
     name = manifest["name"]
     lines = ["#include <math.h>", "#include <stdio.h>", f'#include "{name}.h"', "",
-             "static void put(const double *x, int n, int last) {",
+             f"static void put{tag}(const double *x, int n, int last) {{",
              "    printf(\"[\");",
              "    for (int k = 0; k < n; ++k) printf(\"%s%.17g\", k ? \", \" : \"\", isfinite(x[k]) ? x[k] : 1e300);",
              "    printf(\"]%s\", last ? \"\" : \", \");",
@@ -66,29 +110,28 @@ def driver(manifest: dict, states: list, lie: bool, batch: bool = True) -> str:
         total = sum(size for _, size in outs)
         sizes = [len(np.ravel(states[0][a])) for a in args]
         for a, size in zip(args, sizes):
-            lines.append(f"static const double {fn}_{a}[{count * size}] = {{ {_literal([s[a] for s in states])} }};")
-        lines.append(f"static double {fn}_out[{count * total}];")
+            lines.append(f"static const double {tag}{fn}_{a}[{count * size}] = {{ {_literal([s[a] for s in states])} }};")
+        lines.append(f"static double {tag}{fn}_out[{count * total}];")
         offsets = np.cumsum([0] + [size for _, size in outs])
-        def call(entry, first, n_states):
-            ins = [f"{fn}_{a} + {first} * {size}" for a, size in zip(args, sizes)]
-            outs_c = [f"{fn}_out + {first} * {total} + {offsets[k] * n_states}" if n_states > 1 else
-                      f"{fn}_out + {first} * {total} + {offsets[k]}" for k in range(len(outs))]
+        def call(entry, first):
+            ins = [f"{tag}{fn}_{a} + {first} * {size}" for a, size in zip(args, sizes)]
+            outs_c = [f"{tag}{fn}_out + {first} * {total} + {offsets[k]}" for k in range(len(outs))]
             return f"    {entry}({', '.join(ins + outs_c)});"
         body.append(f'    printf("\\"{fn}\\": [");')
         for s in range(count):
-            body.append(call(f"{name}_{fn}", s, 1))
-            body.append(f"    put({fn}_out + {s * total}, {total}, {int(s == count - 1)});")
+            body.append(call(f"{name}_{fn}", s))
+            body.append(f"    put{tag}({tag}{fn}_out + {s * total}, {total}, {int(s == count - 1)});")
         body.append('    printf("], ");')
         if batch and fn in manifest["functions"]:
             # the batch's outputs: each output of all states packed, one output after another
-            ins = [f"{fn}_{a}" for a in args]
-            outs_c = [f"{fn}_out + {offsets[k] * count}" for k in range(len(outs))]
+            ins = [f"{tag}{fn}_{a}" for a in args]
+            outs_c = [f"{tag}{fn}_out + {offsets[k] * count}" for k in range(len(outs))]
             body.append(f"    {name}_{fn}_batch({count}, {', '.join(ins + outs_c)});")
             body.append(f'    printf("\\"{fn}/batch\\": [");')
             for k, (_, size) in enumerate(outs):
-                body.append(f"    put({fn}_out + {offsets[k] * count}, {size * count}, {int(k == len(outs) - 1)});")
+                body.append(f"    put{tag}({tag}{fn}_out + {offsets[k] * count}, {size * count}, {int(k == len(outs) - 1)});")
             body.append('    printf("], ");')
-    lines += ["", "int main(void) {", '    printf("{");', *body, '    printf("\\"done\\": 1}\\n");',
+    lines += ["", f"static int main_{tag}(void) {{" if tag else "int main(void) {", '    printf("{");', *body, '    printf("\\"done\\": 1}\\n");',
               "    return 0;", "}", ""]
     return "\n".join(lines)
 

@@ -35,6 +35,22 @@ def erd():
     return support.erd_path
 
 
+@pytest.fixture(scope="session")
+def c_package(tmp_path_factory):
+    """``c_package(label)``: (folder, package, robot) of a small package built once a session without
+    its binding, for the tests that compile its C themselves (:mod:`c_programs`); labels in
+    ``c_programs.PACKAGES``."""
+    import c_programs
+
+    cache = {}
+
+    def get(label):
+        if label not in cache:
+            cache[label] = c_programs.build_package(label, tmp_path_factory.mktemp(f"c-{label}"))
+        return cache[label]
+    return get
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _mujoco_warnings_as_python_warnings():
     """MuJoCo's warnings (the compiler's, when a test loads a model with MuJoCo itself, the oracle)

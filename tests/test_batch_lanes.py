@@ -18,6 +18,7 @@ import pytest
 import support
 from symgen import robots
 from symgen.codegen.build import BuildOptions, build
+from symgen.codegen.lanes import HELPERS
 from symgen.codegen.render import render
 from symgen.urdf import load_urdf
 
@@ -135,7 +136,8 @@ int main(void) {
 @pytest.mark.parametrize("lanes", sorted(WIDTHS))
 def test_lanes_sincos_matches_libm(tmp_path, lanes):
     _lanes_or_skip(lanes)
-    (tmp_path / "lanes.h").write_text(render("c_lanes.h.j2", {"PREFIX": "T"}), encoding="utf-8")
+    lanes_h = render("c_lanes.h.j2", {"PREFIX": "T", "prefix": "t", "lanes_helpers": HELPERS})
+    (tmp_path / "lanes.h").write_text("#define T_RESTRICT restrict\n" + lanes_h, encoding="utf-8")
     (tmp_path / "probe.c").write_text(SINCOS_DRIVER.replace("SEED_", f"{SEED}ULL"), encoding="utf-8")
     found = json.loads(_compile_and_run(_cc(), [tmp_path / "probe.c"], f"{WIDTHS[lanes]} -DT_LANES={lanes}",
                                         tmp_path / "probe"))
@@ -305,7 +307,7 @@ def test_batch_equals_one_state(packages, tmp_path_factory, tmp_path, label, lan
     if label == "serial20":     # the chain's C and FD are printed in parts: their lanes copy too
         assert manifest["functions"]["coriolis_matrix"]["c_shape"]["parts"] > 1
     if label == "solo12":       # its M: the lanes function inlined into the batch loop (mostly output entries)
-        assert "SOLO12_LANES_INLINE int mass_matrix_lanes(" in (path / "solo12.c").read_text()
+        assert "SOLO12_LANES_INLINE int solo12_mass_matrix_lanes(" in (path / "solo12.c").read_text()
     (tmp_path / "driver.c").write_text(_driver(manifest), encoding="utf-8")
     flags = f"{WIDTHS[lanes]} -I{path} -D{manifest['name'].upper()}_LANES={lanes}"
     found = json.loads(_compile_and_run(_cc(), [tmp_path / "driver.c", path / f"{manifest['name']}.c"], flags,

@@ -331,16 +331,16 @@ def test_batches_run_groups_of_lanes_and_threads_change_no_bit(arm4):
     looped = {f for f in manifest["functions"] if "column loop" in body(f)}
     assert "forward_dynamics_derivatives" in looped        # vectorized across columns instead
     prefix = folder.name.upper()
-    kinds = {f: re.search(rf"^(static|{prefix}_LANES_INLINE) int {f}_lanes\(", source, re.M) for f in manifest["functions"]}
+    kinds = {f: re.search(rf"^(static|{prefix}_LANES_INLINE) int {folder.name}_{f}_lanes\(", source, re.M) for f in manifest["functions"]}
     assert all(kinds[f] for f in manifest["functions"] if f not in looped)
     # always inlined into the batch loop exactly where the printed lanes function is mostly output
     # entries (codegen/lanes.py, inline_lanes), counted here from its text, not from the build's context
     from symgen.codegen.lanes import inline_lanes
 
     for f in manifest["functions"]:
-        if f in looped or f"void {f}_lanes_part1(" in source:
+        if f in looped or f"void {folder.name}_{f}_lanes_part1(" in source:
             continue
-        text = source.split(f" int {f}_lanes(", 1)[1].split("\n}\n", 1)[0]
+        text = source.split(f" int {folder.name}_{f}_lanes(", 1)[1].split("\n}\n", 1)[0]
         temps, entries = (len(re.findall(p, text, re.M)) for p in (r"^    const lanes_t \w+ = ", r"^    \w+\[\d+\] = "))
         assert (kinds[f].group(1) != "static") == inline_lanes(entries, temps), (f, temps, entries)
     assert any(k.group(1) != "static" for k in kinds.values() if k) and any(k.group(1) == "static" for k in kinds.values() if k)

@@ -174,7 +174,7 @@ def test_a_whole_function_has_runs_only_of_long_rows_and_its_lanes_copy_agrees(t
     pkg = import_package(build(robot, tmp_path, opts=BuildOptions(quantities=("M",), copt="-O1")).path)
     source = (tmp_path / robot.name / f"{robot.name}.c").read_text()
     shape = json.loads((tmp_path / robot.name / "manifest.json").read_text())["functions"]["mass_matrix"]["c_shape"]
-    assert shape["parts"] == 1 and shape["row_runs"] >= 1 and "static int mass_matrix_lanes(" in source
+    assert shape["parts"] == 1 and shape["row_runs"] >= 1 and f"static int {robot.name}_mass_matrix_lanes(" in source
     counts = [int(m) for m in re.findall(r"for \(int k_ = 0; k_ < (\d+); \+\+k_\)", source)]
     assert counts and min(counts) >= WHOLE_MIN_RUN
     seed = 43

@@ -18,7 +18,23 @@
  * Every pointer is restrict (the header's contract: outputs overlap no input, no other output
  * and no work array): without it a store to an output forces the compiler to reload every temp
  * of w it has read (measured: the 20-DoF chain's regressor 5.9 -> 3.2 us). The header's
- * prototypes leave it out, so C++ can include them; the types are compatible. */
+ * prototypes leave it out, so C++ can include them; the types are compatible. NAME_RESTRICT is
+ * C99's restrict, or __restrict__ where this file is compiled as C++ (or C89 with GCC). */
+#if defined(__cplusplus)
+#define ARM4_RESTRICT __restrict__     /* g++ and clang++ (C++ has no restrict) */
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L
+#define ARM4_RESTRICT restrict
+#elif defined(__GNUC__)
+#define ARM4_RESTRICT __restrict__
+#else
+#define ARM4_RESTRICT
+#endif
+/* a static helper or table that some builds of this file do not use (no warning then) */
+#if defined(__GNUC__)
+#define ARM4_UNUSED __attribute__((unused))
+#else
+#define ARM4_UNUSED
+#endif
 #if defined(__GNUC__)
 #define ARM4_PART static __attribute__((noinline))
 #else
@@ -38,11 +54,37 @@
  * (lanes_sincos): through libm, lane by lane, every call spilled the live vector registers and
  * was most of a small function's batch time (panda's M: 48 calls a group of four). */
 #if ARM4_LANES > 1
+/* the helpers' names below are this package's (so that several packages' .c files compile in one
+ * translation unit, a unity build); NAME.c undefines them at its end */
+#define lanes_t arm4_lanes_t
+#define lanes_i arm4_lanes_i
+#define lanes_sincos_libm arm4_lanes_sincos_libm
+#define lanes_sincos_poly arm4_lanes_sincos_poly
+#define lanes_big arm4_lanes_big
+#define lanes_any arm4_lanes_any
+#define lanes_sincos arm4_lanes_sincos
+#define lanes_sin arm4_lanes_sin
+#define lanes_cos arm4_lanes_cos
+#define lanes_sincos_pinned arm4_lanes_sincos_pinned
+#define lanes_sin_poly arm4_lanes_sin_poly
+#define lanes_cos_poly arm4_lanes_cos_poly
+#define lanes_sincos_n arm4_lanes_sincos_n
+#define lanes_transpose arm4_lanes_transpose
+#define lanes_transpose_out arm4_lanes_transpose_out
+#define lanes_load arm4_lanes_load
+#define lanes_store arm4_lanes_store
+#define lanes_store_range arm4_lanes_store_range
+#define lanes_store_mask arm4_lanes_store_mask
+#define lanes_zero arm4_lanes_zero
+#define lanes_store_one arm4_lanes_store_one
+#define lanes_splat arm4_lanes_splat
 typedef double lanes_t __attribute__((vector_size(ARM4_LANES * sizeof(double))));
 typedef unsigned long long lanes_i __attribute__((vector_size(ARM4_LANES * sizeof(double))));
 /* inlined always: out of line (gcc did so on solo12's M), each call spills the live vectors and
  * sin and cos of one angle no longer share their reduction */
-#define ARM4_LANES_INLINE static inline __attribute__((always_inline))
+#define ARM4_LANES_INLINE static inline __attribute__((always_inline, unused))
+/* the other helpers: static inline, and no warning where a file calls none of them */
+#define ARM4_LANES_HELPER static inline __attribute__((unused))
 
 /* v made opaque to the optimizer, at no instruction: what the rounding to an integer below and
  * Cody-Waite's parts of pi/2 rely on survives -ffast-math, -Ofast and -fassociative-math, whose
@@ -58,7 +100,7 @@ typedef unsigned long long lanes_i __attribute__((vector_size(ARM4_LANES * sizeo
 
 /* libm's sin and cos lane by lane: lanes_sincos's path for |x| > 2^17 (or inf), out of line */
 #if defined(__GNUC__)
-__attribute__((noinline, cold))
+__attribute__((noinline, cold, unused))
 #endif
 static void lanes_sincos_libm(lanes_t x, lanes_t *s, lanes_t *c)
 {
@@ -191,7 +233,7 @@ ARM4_LANES_INLINE void lanes_sincos_n(const double *x, int n, double *s, double 
  * (src + j * src_stride, LANES doubles) becomes column j (dst[l * dst_stride + j], l < LANES). With
  * shuffles (GCC >= 12, Clang) it is a few instructions a vector; element by element, the outputs'
  * copy back was half of panda's M batch. Unaligned loads and stores go through memcpy. */
-static inline void lanes_transpose(const double *restrict src, size_t src_stride, double *restrict dst, size_t dst_stride)
+ARM4_LANES_HELPER void lanes_transpose(const double *ARM4_RESTRICT src, size_t src_stride, double *ARM4_RESTRICT dst, size_t dst_stride)
 {
 #if ARM4_LANES == 4 && (defined(__clang__) || __GNUC__ >= 12)
     lanes_t a0, a1, a2, a3;
@@ -237,7 +279,7 @@ static inline void lanes_transpose(const double *restrict src, size_t src_stride
  * output mixing computed entries and structural zeros, the zeros a zero register, not a load).
  * lanes_transpose keeps its own loads: through a local array like this one, gcc copied its
  * inputs through the stack (solo12's tau batch 20 % slower). */
-ARM4_LANES_INLINE void lanes_transpose_out(const lanes_t *a, double *restrict dst, size_t dst_stride)
+ARM4_LANES_INLINE void lanes_transpose_out(const lanes_t *a, double *ARM4_RESTRICT dst, size_t dst_stride)
 {
 #if ARM4_LANES == 4 && (defined(__clang__) || __GNUC__ >= 12)
     const lanes_t t0 = __builtin_shufflevector(a[0], a[1], 0, 4, 2, 6), t1 = __builtin_shufflevector(a[0], a[1], 1, 5, 3, 7);
@@ -273,7 +315,7 @@ ARM4_LANES_INLINE void lanes_transpose_out(const lanes_t *a, double *restrict ds
 }
 
 /* n entries of LANES packed states (stride n) into n lanes vectors */
-static inline void lanes_load(const double *restrict x, int n, lanes_t *restrict v)
+ARM4_LANES_HELPER void lanes_load(const double *ARM4_RESTRICT x, int n, lanes_t *ARM4_RESTRICT v)
 {
     int k = 0;
     for (; k + ARM4_LANES <= n; k += ARM4_LANES)
@@ -284,7 +326,7 @@ static inline void lanes_load(const double *restrict x, int n, lanes_t *restrict
 }
 
 /* n lanes vectors back into n entries of LANES packed states (stride n) */
-static inline void lanes_store(const lanes_t *restrict v, int n, double *restrict x)
+ARM4_LANES_HELPER void lanes_store(const lanes_t *ARM4_RESTRICT v, int n, double *ARM4_RESTRICT x)
 {
     int k = 0;
     for (; k + ARM4_LANES <= n; k += ARM4_LANES)
@@ -297,7 +339,7 @@ static inline void lanes_store(const lanes_t *restrict v, int n, double *restric
 /* The steps of an output's way back to the packed states (codegen/lanes.py: store_plan), each
  * given x, the first state's output, and n, the output's size: */
 /* groups [start, stop) of n lanes vectors, every entry computed */
-static inline void lanes_store_range(const lanes_t *restrict v, int n, int start, int stop, double *restrict x)
+ARM4_LANES_HELPER void lanes_store_range(const lanes_t *ARM4_RESTRICT v, int n, int start, int stop, double *ARM4_RESTRICT x)
 {
     for (int k = start; k < stop; k += ARM4_LANES)
         lanes_transpose((const double *)(v + k), ARM4_LANES, x + k, (size_t)n);
@@ -305,7 +347,7 @@ static inline void lanes_store_range(const lanes_t *restrict v, int n, int start
 
 /* one group of LANES entries, entry j read from v[j] where bit j of mask is set (a constant), zero
  * elsewhere: the structural zeros need no store into v before the lanes function */
-ARM4_LANES_INLINE void lanes_store_mask(const lanes_t *restrict v, unsigned mask, double *restrict x, int n)
+ARM4_LANES_INLINE void lanes_store_mask(const lanes_t *ARM4_RESTRICT v, unsigned mask, double *ARM4_RESTRICT x, int n)
 {
     const lanes_t zero = {0.0};             /* the other lanes zero too (an initializer's rule) */
     lanes_t a[ARM4_LANES];
@@ -315,20 +357,20 @@ ARM4_LANES_INLINE void lanes_store_mask(const lanes_t *restrict v, unsigned mask
 }
 
 /* count structural zeros of every state, entries x[0..count) of each (stride n) */
-ARM4_LANES_INLINE void lanes_zero(double *restrict x, int n, int count)
+ARM4_LANES_INLINE void lanes_zero(double *ARM4_RESTRICT x, int n, int count)
 {
     for (int l = 0; l < ARM4_LANES; ++l)
         memset(x + (size_t)l * n, 0, sizeof(double) * (size_t)count);
 }
 
 /* entry k of every state, lane by lane (past the last whole group) */
-static inline void lanes_store_one(const lanes_t *restrict v, int n, int k, double *restrict x)
+ARM4_LANES_HELPER void lanes_store_one(const lanes_t *ARM4_RESTRICT v, int n, int k, double *ARM4_RESTRICT x)
 {
     for (int l = 0; l < ARM4_LANES; ++l)
         x[(size_t)l * n + k] = v[k][l];
 }
 
-static inline lanes_t lanes_splat(double x)
+ARM4_LANES_HELPER lanes_t lanes_splat(double x)
 {
     lanes_t v;
     for (int l = 0; l < ARM4_LANES; ++l)
@@ -353,7 +395,7 @@ const double arm4_armature[4] = { 0.0, 0.0, 0.0, 0.0 };
 /* @symgen-unit mass_matrix */
 
 /* Mass matrix M(q), (n, n), by CRBA. Writes only the entries that can be nonzero (see the header). */
-void arm4_mass_matrix_update(const double *restrict q, double *restrict M)
+void arm4_mass_matrix_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M)
 {
     (void)q;
     (void)M;
@@ -438,7 +480,7 @@ void arm4_mass_matrix_update(const double *restrict q, double *restrict M)
 }
 
 /* Mass matrix M(q), (n, n), by CRBA. */
-void arm4_mass_matrix(const double *restrict q, double *restrict M)
+void arm4_mass_matrix(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M)
 {
     M[7] = 0.0;
     M[11] = 0.0;
@@ -452,7 +494,7 @@ void arm4_mass_matrix(const double *restrict q, double *restrict M)
 /* mass_matrix of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int mass_matrix_lanes(const lanes_t *restrict q, lanes_t *restrict M)
+static int arm4_mass_matrix_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT M)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -504,7 +546,7 @@ static int mass_matrix_lanes(const lanes_t *restrict q, lanes_t *restrict M)
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void mass_matrix_span(size_t count, const double *restrict q, double *restrict M)
+static void arm4_mass_matrix_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -518,7 +560,7 @@ static void mass_matrix_span(size_t count, const double *restrict q, double *res
         out_M[13] = lanes_splat(0.0);
         out_M[14] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(mass_matrix_lanes(in_q, out_M), 0)) {
+        if (__builtin_expect(arm4_mass_matrix_lanes(in_q, out_M), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_mass_matrix(q + l_ * 4, M + l_ * 16);
             continue;
@@ -548,7 +590,7 @@ static void mass_matrix_span(size_t count, const double *restrict q, double *res
     }
 }
 
-void arm4_mass_matrix_batch_threads(size_t count, int threads, const double *restrict q, double *restrict M)
+void arm4_mass_matrix_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -561,17 +603,17 @@ void arm4_mass_matrix_batch_threads(size_t count, int threads, const double *res
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            mass_matrix_span(n_, q + b_ * 4, M + b_ * 16);
+            arm4_mass_matrix_span(n_, q + b_ * 4, M + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    mass_matrix_span(count, q, M);
+    arm4_mass_matrix_span(count, q, M);
 }
 
-void arm4_mass_matrix_batch(size_t count, const double *restrict q, double *restrict M)
+void arm4_mass_matrix_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M)
 {
     arm4_mass_matrix_batch_threads(count, 0, q, M);
 }
@@ -579,7 +621,7 @@ void arm4_mass_matrix_batch(size_t count, const double *restrict q, double *rest
 /* @symgen-unit mass_matrix_dot */
 
 /* dM/dt at (q, qd), (n, n), by Algorithm 1. Writes only the entries that can be nonzero (see the header). */
-void arm4_mass_matrix_dot_update(const double *restrict q, const double *restrict qd, double *restrict Mdot)
+void arm4_mass_matrix_dot_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot)
 {
     (void)q;
     (void)qd;
@@ -781,7 +823,7 @@ void arm4_mass_matrix_dot_update(const double *restrict q, const double *restric
 }
 
 /* dM/dt at (q, qd), (n, n), by Algorithm 1. */
-void arm4_mass_matrix_dot(const double *restrict q, const double *restrict qd, double *restrict Mdot)
+void arm4_mass_matrix_dot(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot)
 {
     Mdot[15] = 0.0;
     arm4_mass_matrix_dot_update(q, qd, Mdot);
@@ -792,7 +834,7 @@ void arm4_mass_matrix_dot(const double *restrict q, const double *restrict qd, d
 /* mass_matrix_dot of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int mass_matrix_dot_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Mdot)
+static int arm4_mass_matrix_dot_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT Mdot)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -952,7 +994,7 @@ static int mass_matrix_dot_lanes(const lanes_t *restrict q, const lanes_t *restr
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void mass_matrix_dot_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict Mdot)
+static void arm4_mass_matrix_dot_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -965,7 +1007,7 @@ static void mass_matrix_dot_span(size_t count, const double *restrict q, const d
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Mdot[15] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(mass_matrix_dot_lanes(in_q, in_qd, out_Mdot), 0)) {
+        if (__builtin_expect(arm4_mass_matrix_dot_lanes(in_q, in_qd, out_Mdot), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_mass_matrix_dot(q + l_ * 4, qd + l_ * 4, Mdot + l_ * 16);
             continue;
@@ -989,7 +1031,7 @@ static void mass_matrix_dot_span(size_t count, const double *restrict q, const d
     }
 }
 
-void arm4_mass_matrix_dot_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict Mdot)
+void arm4_mass_matrix_dot_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -1002,17 +1044,17 @@ void arm4_mass_matrix_dot_batch_threads(size_t count, int threads, const double 
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            mass_matrix_dot_span(n_, q + b_ * 4, qd + b_ * 4, Mdot + b_ * 16);
+            arm4_mass_matrix_dot_span(n_, q + b_ * 4, qd + b_ * 4, Mdot + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    mass_matrix_dot_span(count, q, qd, Mdot);
+    arm4_mass_matrix_dot_span(count, q, qd, Mdot);
 }
 
-void arm4_mass_matrix_dot_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict Mdot)
+void arm4_mass_matrix_dot_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot)
 {
     arm4_mass_matrix_dot_batch_threads(count, 0, q, qd, Mdot);
 }
@@ -1020,7 +1062,7 @@ void arm4_mass_matrix_dot_batch(size_t count, const double *restrict q, const do
 /* @symgen-unit coriolis_matrix */
 
 /* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. Writes only the entries that can be nonzero (see the header). */
-void arm4_coriolis_matrix_update(const double *restrict q, const double *restrict qd, double *restrict C)
+void arm4_coriolis_matrix_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C)
 {
     (void)q;
     (void)qd;
@@ -1216,7 +1258,7 @@ void arm4_coriolis_matrix_update(const double *restrict q, const double *restric
 }
 
 /* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. */
-void arm4_coriolis_matrix(const double *restrict q, const double *restrict qd, double *restrict C)
+void arm4_coriolis_matrix(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C)
 {
     C[15] = 0.0;
     arm4_coriolis_matrix_update(q, qd, C);
@@ -1227,7 +1269,7 @@ void arm4_coriolis_matrix(const double *restrict q, const double *restrict qd, d
 /* coriolis_matrix of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int coriolis_matrix_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict C)
+static int arm4_coriolis_matrix_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT C)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -1381,7 +1423,7 @@ static int coriolis_matrix_lanes(const lanes_t *restrict q, const lanes_t *restr
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void coriolis_matrix_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict C)
+static void arm4_coriolis_matrix_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -1394,7 +1436,7 @@ static void coriolis_matrix_span(size_t count, const double *restrict q, const d
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_C[15] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(coriolis_matrix_lanes(in_q, in_qd, out_C), 0)) {
+        if (__builtin_expect(arm4_coriolis_matrix_lanes(in_q, in_qd, out_C), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_coriolis_matrix(q + l_ * 4, qd + l_ * 4, C + l_ * 16);
             continue;
@@ -1418,7 +1460,7 @@ static void coriolis_matrix_span(size_t count, const double *restrict q, const d
     }
 }
 
-void arm4_coriolis_matrix_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict C)
+void arm4_coriolis_matrix_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -1431,17 +1473,17 @@ void arm4_coriolis_matrix_batch_threads(size_t count, int threads, const double 
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            coriolis_matrix_span(n_, q + b_ * 4, qd + b_ * 4, C + b_ * 16);
+            arm4_coriolis_matrix_span(n_, q + b_ * 4, qd + b_ * 4, C + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    coriolis_matrix_span(count, q, qd, C);
+    arm4_coriolis_matrix_span(count, q, qd, C);
 }
 
-void arm4_coriolis_matrix_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict C)
+void arm4_coriolis_matrix_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C)
 {
     arm4_coriolis_matrix_batch_threads(count, 0, q, qd, C);
 }
@@ -1449,7 +1491,7 @@ void arm4_coriolis_matrix_batch(size_t count, const double *restrict q, const do
 /* @symgen-unit christoffel */
 
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. Writes only the entries that can be nonzero (see the header). */
-void arm4_christoffel_update(const double *restrict q, double *restrict Gamma)
+void arm4_christoffel_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma)
 {
     (void)q;
     (void)Gamma;
@@ -1744,7 +1786,7 @@ void arm4_christoffel_update(const double *restrict q, double *restrict Gamma)
 }
 
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. */
-void arm4_christoffel(const double *restrict q, double *restrict Gamma)
+void arm4_christoffel(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma)
 {
     Gamma[0] = 0.0;
     Gamma[17] = 0.0;
@@ -1770,7 +1812,7 @@ void arm4_christoffel(const double *restrict q, double *restrict Gamma)
 /* christoffel of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int christoffel_lanes(const lanes_t *restrict q, lanes_t *restrict Gamma)
+static int arm4_christoffel_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT Gamma)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -2023,7 +2065,7 @@ static int christoffel_lanes(const lanes_t *restrict q, lanes_t *restrict Gamma)
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void christoffel_span(size_t count, const double *restrict q, double *restrict Gamma)
+static void arm4_christoffel_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -2049,7 +2091,7 @@ static void christoffel_span(size_t count, const double *restrict q, double *res
         out_Gamma[62] = lanes_splat(0.0);
         out_Gamma[63] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(christoffel_lanes(in_q, out_Gamma), 0)) {
+        if (__builtin_expect(arm4_christoffel_lanes(in_q, out_Gamma), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_christoffel(q + l_ * 4, Gamma + l_ * 64);
             continue;
@@ -2106,7 +2148,7 @@ static void christoffel_span(size_t count, const double *restrict q, double *res
     }
 }
 
-void arm4_christoffel_batch_threads(size_t count, int threads, const double *restrict q, double *restrict Gamma)
+void arm4_christoffel_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -2119,17 +2161,17 @@ void arm4_christoffel_batch_threads(size_t count, int threads, const double *res
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            christoffel_span(n_, q + b_ * 4, Gamma + b_ * 64);
+            arm4_christoffel_span(n_, q + b_ * 4, Gamma + b_ * 64);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    christoffel_span(count, q, Gamma);
+    arm4_christoffel_span(count, q, Gamma);
 }
 
-void arm4_christoffel_batch(size_t count, const double *restrict q, double *restrict Gamma)
+void arm4_christoffel_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma)
 {
     arm4_christoffel_batch_threads(count, 0, q, Gamma);
 }
@@ -2137,7 +2179,7 @@ void arm4_christoffel_batch(size_t count, const double *restrict q, double *rest
 /* @symgen-unit inverse_dynamics */
 
 /* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. Writes only the entries that can be nonzero (see the header). */
-void arm4_inverse_dynamics_update(const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict tau)
+void arm4_inverse_dynamics_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau)
 {
     (void)q;
     (void)qd;
@@ -2252,7 +2294,7 @@ void arm4_inverse_dynamics_update(const double *restrict q, const double *restri
 }
 
 /* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. */
-void arm4_inverse_dynamics(const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict tau)
+void arm4_inverse_dynamics(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau)
 {
     arm4_inverse_dynamics_update(q, qd, qdd, tau);
 }
@@ -2262,7 +2304,7 @@ void arm4_inverse_dynamics(const double *restrict q, const double *restrict qd, 
 /* inverse_dynamics of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int inverse_dynamics_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qdd, lanes_t *restrict tau)
+static int arm4_inverse_dynamics_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, const lanes_t *ARM4_RESTRICT qdd, lanes_t *ARM4_RESTRICT tau)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -2344,7 +2386,7 @@ static int inverse_dynamics_lanes(const lanes_t *restrict q, const lanes_t *rest
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void inverse_dynamics_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict tau)
+static void arm4_inverse_dynamics_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -2356,7 +2398,7 @@ static void inverse_dynamics_span(size_t count, const double *restrict q, const 
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
         lanes_load(qdd + b_ * 4, 4, in_qdd);
-        if (__builtin_expect(inverse_dynamics_lanes(in_q, in_qd, in_qdd, out_tau), 0)) {
+        if (__builtin_expect(arm4_inverse_dynamics_lanes(in_q, in_qd, in_qdd, out_tau), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_inverse_dynamics(q + l_ * 4, qd + l_ * 4, qdd + l_ * 4, tau + l_ * 4);
             continue;
@@ -2380,7 +2422,7 @@ static void inverse_dynamics_span(size_t count, const double *restrict q, const 
     }
 }
 
-void arm4_inverse_dynamics_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict tau)
+void arm4_inverse_dynamics_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -2393,17 +2435,17 @@ void arm4_inverse_dynamics_batch_threads(size_t count, int threads, const double
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            inverse_dynamics_span(n_, q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, tau + b_ * 4);
+            arm4_inverse_dynamics_span(n_, q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, tau + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    inverse_dynamics_span(count, q, qd, qdd, tau);
+    arm4_inverse_dynamics_span(count, q, qd, qdd, tau);
 }
 
-void arm4_inverse_dynamics_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict tau)
+void arm4_inverse_dynamics_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau)
 {
     arm4_inverse_dynamics_batch_threads(count, 0, q, qd, qdd, tau);
 }
@@ -2411,7 +2453,7 @@ void arm4_inverse_dynamics_batch(size_t count, const double *restrict q, const d
 /* @symgen-unit gravity */
 
 /* Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. Writes only the entries that can be nonzero (see the header). */
-void arm4_gravity_update(const double *restrict q, double *restrict g)
+void arm4_gravity_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g)
 {
     (void)q;
     (void)g;
@@ -2475,7 +2517,7 @@ void arm4_gravity_update(const double *restrict q, double *restrict g)
 }
 
 /* Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. */
-void arm4_gravity(const double *restrict q, double *restrict g)
+void arm4_gravity(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g)
 {
     g[3] = 0.0;
     arm4_gravity_update(q, g);
@@ -2486,7 +2528,7 @@ void arm4_gravity(const double *restrict q, double *restrict g)
 /* gravity of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int gravity_lanes(const lanes_t *restrict q, lanes_t *restrict g)
+static int arm4_gravity_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT g)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -2518,7 +2560,7 @@ static int gravity_lanes(const lanes_t *restrict q, lanes_t *restrict g)
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void gravity_span(size_t count, const double *restrict q, double *restrict g)
+static void arm4_gravity_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -2529,7 +2571,7 @@ static void gravity_span(size_t count, const double *restrict q, double *restric
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_g[3] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(gravity_lanes(in_q, out_g), 0)) {
+        if (__builtin_expect(arm4_gravity_lanes(in_q, out_g), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_gravity(q + l_ * 4, g + l_ * 4);
             continue;
@@ -2554,7 +2596,7 @@ static void gravity_span(size_t count, const double *restrict q, double *restric
     }
 }
 
-void arm4_gravity_batch_threads(size_t count, int threads, const double *restrict q, double *restrict g)
+void arm4_gravity_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -2567,17 +2609,17 @@ void arm4_gravity_batch_threads(size_t count, int threads, const double *restric
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            gravity_span(n_, q + b_ * 4, g + b_ * 4);
+            arm4_gravity_span(n_, q + b_ * 4, g + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    gravity_span(count, q, g);
+    arm4_gravity_span(count, q, g);
 }
 
-void arm4_gravity_batch(size_t count, const double *restrict q, double *restrict g)
+void arm4_gravity_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g)
 {
     arm4_gravity_batch_threads(count, 0, q, g);
 }
@@ -2585,7 +2627,7 @@ void arm4_gravity_batch(size_t count, const double *restrict q, double *restrict
 /* @symgen-unit slotine_li */
 
 /* Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C. Writes only the entries that can be nonzero (see the header). */
-void arm4_slotine_li_update(const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict tau_sl)
+void arm4_slotine_li_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl)
 {
     (void)q;
     (void)qd;
@@ -2702,7 +2744,7 @@ void arm4_slotine_li_update(const double *restrict q, const double *restrict qd,
 }
 
 /* Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C. */
-void arm4_slotine_li(const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict tau_sl)
+void arm4_slotine_li(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl)
 {
     arm4_slotine_li_update(q, qd, qd_r, qdd_r, tau_sl);
 }
@@ -2712,7 +2754,7 @@ void arm4_slotine_li(const double *restrict q, const double *restrict qd, const 
 /* slotine_li of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int slotine_li_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict tau_sl)
+static int arm4_slotine_li_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, const lanes_t *ARM4_RESTRICT qd_r, const lanes_t *ARM4_RESTRICT qdd_r, lanes_t *ARM4_RESTRICT tau_sl)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -2793,7 +2835,7 @@ static int slotine_li_lanes(const lanes_t *restrict q, const lanes_t *restrict q
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void slotine_li_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict tau_sl)
+static void arm4_slotine_li_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -2807,7 +2849,7 @@ static void slotine_li_span(size_t count, const double *restrict q, const double
         lanes_load(qd + b_ * 4, 4, in_qd);
         lanes_load(qd_r + b_ * 4, 4, in_qd_r);
         lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
-        if (__builtin_expect(slotine_li_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_tau_sl), 0)) {
+        if (__builtin_expect(arm4_slotine_li_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_tau_sl), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_slotine_li(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, tau_sl + l_ * 4);
             continue;
@@ -2831,7 +2873,7 @@ static void slotine_li_span(size_t count, const double *restrict q, const double
     }
 }
 
-void arm4_slotine_li_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict tau_sl)
+void arm4_slotine_li_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -2844,17 +2886,17 @@ void arm4_slotine_li_batch_threads(size_t count, int threads, const double *rest
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            slotine_li_span(n_, q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, tau_sl + b_ * 4);
+            arm4_slotine_li_span(n_, q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, tau_sl + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    slotine_li_span(count, q, qd, qd_r, qdd_r, tau_sl);
+    arm4_slotine_li_span(count, q, qd, qd_r, qdd_r, tau_sl);
 }
 
-void arm4_slotine_li_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict tau_sl)
+void arm4_slotine_li_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl)
 {
     arm4_slotine_li_batch_threads(count, 0, q, qd, qd_r, qdd_r, tau_sl);
 }
@@ -2862,7 +2904,7 @@ void arm4_slotine_li_batch(size_t count, const double *restrict q, const double 
 /* @symgen-unit regressor */
 
 /* Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. Writes only the entries that can be nonzero (see the header). */
-void arm4_regressor_update(const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Y)
+void arm4_regressor_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y)
 {
     (void)q;
     (void)qd;
@@ -3151,7 +3193,7 @@ void arm4_regressor_update(const double *restrict q, const double *restrict qd, 
 }
 
 /* Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. */
-void arm4_regressor(const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Y)
+void arm4_regressor(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y)
 {
     Y[0] = 0.0;
     Y[1] = 0.0;
@@ -3240,7 +3282,7 @@ void arm4_regressor(const double *restrict q, const double *restrict qd, const d
 /* regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
-ARM4_LANES_INLINE int regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict Y)
+ARM4_LANES_INLINE int arm4_regressor_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, const lanes_t *ARM4_RESTRICT qd_r, const lanes_t *ARM4_RESTRICT qdd_r, lanes_t *ARM4_RESTRICT Y)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -3496,7 +3538,7 @@ ARM4_LANES_INLINE int regressor_lanes(const lanes_t *restrict q, const lanes_t *
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void regressor_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Y)
+static void arm4_regressor_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -3591,7 +3633,7 @@ static void regressor_span(size_t count, const double *restrict q, const double 
         out_Y[150] = lanes_splat(0.0);
         out_Y[153] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(regressor_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Y), 0)) {
+        if (__builtin_expect(arm4_regressor_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Y), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_regressor(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, Y + l_ * 160);
             continue;
@@ -3652,7 +3694,7 @@ static void regressor_span(size_t count, const double *restrict q, const double 
     }
 }
 
-void arm4_regressor_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Y)
+void arm4_regressor_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -3665,17 +3707,17 @@ void arm4_regressor_batch_threads(size_t count, int threads, const double *restr
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            regressor_span(n_, q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Y + b_ * 160);
+            arm4_regressor_span(n_, q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Y + b_ * 160);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    regressor_span(count, q, qd, qd_r, qdd_r, Y);
+    arm4_regressor_span(count, q, qd, qd_r, qdd_r, Y);
 }
 
-void arm4_regressor_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Y)
+void arm4_regressor_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y)
 {
     arm4_regressor_batch_threads(count, 0, q, qd, qd_r, qdd_r, Y);
 }
@@ -3683,7 +3725,7 @@ void arm4_regressor_batch(size_t count, const double *restrict q, const double *
 /* @symgen-unit forward_dynamics */
 
 /* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. Writes only the entries that can be nonzero (see the header). */
-void arm4_forward_dynamics_update(const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict qdd)
+void arm4_forward_dynamics_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd)
 {
     (void)q;
     (void)qd;
@@ -3861,7 +3903,7 @@ void arm4_forward_dynamics_update(const double *restrict q, const double *restri
 }
 
 /* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. */
-void arm4_forward_dynamics(const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict qdd)
+void arm4_forward_dynamics(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd)
 {
     arm4_forward_dynamics_update(q, qd, tau, qdd);
 }
@@ -3871,7 +3913,7 @@ void arm4_forward_dynamics(const double *restrict q, const double *restrict qd, 
 /* forward_dynamics of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int forward_dynamics_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict tau, lanes_t *restrict qdd)
+static int arm4_forward_dynamics_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, const lanes_t *ARM4_RESTRICT tau, lanes_t *ARM4_RESTRICT qdd)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -4000,7 +4042,7 @@ static int forward_dynamics_lanes(const lanes_t *restrict q, const lanes_t *rest
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void forward_dynamics_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict qdd)
+static void arm4_forward_dynamics_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -4012,7 +4054,7 @@ static void forward_dynamics_span(size_t count, const double *restrict q, const 
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
         lanes_load(tau + b_ * 4, 4, in_tau);
-        if (__builtin_expect(forward_dynamics_lanes(in_q, in_qd, in_tau, out_qdd), 0)) {
+        if (__builtin_expect(arm4_forward_dynamics_lanes(in_q, in_qd, in_tau, out_qdd), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_forward_dynamics(q + l_ * 4, qd + l_ * 4, tau + l_ * 4, qdd + l_ * 4);
             continue;
@@ -4036,7 +4078,7 @@ static void forward_dynamics_span(size_t count, const double *restrict q, const 
     }
 }
 
-void arm4_forward_dynamics_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict qdd)
+void arm4_forward_dynamics_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -4049,17 +4091,17 @@ void arm4_forward_dynamics_batch_threads(size_t count, int threads, const double
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            forward_dynamics_span(n_, q + b_ * 4, qd + b_ * 4, tau + b_ * 4, qdd + b_ * 4);
+            arm4_forward_dynamics_span(n_, q + b_ * 4, qd + b_ * 4, tau + b_ * 4, qdd + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    forward_dynamics_span(count, q, qd, tau, qdd);
+    arm4_forward_dynamics_span(count, q, qd, tau, qdd);
 }
 
-void arm4_forward_dynamics_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict qdd)
+void arm4_forward_dynamics_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd)
 {
     arm4_forward_dynamics_batch_threads(count, 0, q, qd, tau, qdd);
 }
@@ -4067,7 +4109,7 @@ void arm4_forward_dynamics_batch(size_t count, const double *restrict q, const d
 /* @symgen-unit mass_matrix_inverse */
 
 /* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. Writes only the entries that can be nonzero (see the header). */
-void arm4_mass_matrix_inverse_update(const double *restrict q, double *restrict Minv)
+void arm4_mass_matrix_inverse_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv)
 {
     (void)q;
     (void)Minv;
@@ -4184,7 +4226,7 @@ void arm4_mass_matrix_inverse_update(const double *restrict q, double *restrict 
 }
 
 /* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. */
-void arm4_mass_matrix_inverse(const double *restrict q, double *restrict Minv)
+void arm4_mass_matrix_inverse(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv)
 {
     arm4_mass_matrix_inverse_update(q, Minv);
 }
@@ -4194,7 +4236,7 @@ void arm4_mass_matrix_inverse(const double *restrict q, double *restrict Minv)
 /* mass_matrix_inverse of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int mass_matrix_inverse_lanes(const lanes_t *restrict q, lanes_t *restrict Minv)
+static int arm4_mass_matrix_inverse_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT Minv)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -4273,7 +4315,7 @@ static int mass_matrix_inverse_lanes(const lanes_t *restrict q, lanes_t *restric
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void mass_matrix_inverse_span(size_t count, const double *restrict q, double *restrict Minv)
+static void arm4_mass_matrix_inverse_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -4281,7 +4323,7 @@ static void mass_matrix_inverse_span(size_t count, const double *restrict q, dou
         lanes_t in_q[4];
         lanes_t out_Minv[16];
         lanes_load(q + b_ * 4, 4, in_q);
-        if (__builtin_expect(mass_matrix_inverse_lanes(in_q, out_Minv), 0)) {
+        if (__builtin_expect(arm4_mass_matrix_inverse_lanes(in_q, out_Minv), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_mass_matrix_inverse(q + l_ * 4, Minv + l_ * 16);
             continue;
@@ -4302,7 +4344,7 @@ static void mass_matrix_inverse_span(size_t count, const double *restrict q, dou
     }
 }
 
-void arm4_mass_matrix_inverse_batch_threads(size_t count, int threads, const double *restrict q, double *restrict Minv)
+void arm4_mass_matrix_inverse_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -4315,17 +4357,17 @@ void arm4_mass_matrix_inverse_batch_threads(size_t count, int threads, const dou
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            mass_matrix_inverse_span(n_, q + b_ * 4, Minv + b_ * 16);
+            arm4_mass_matrix_inverse_span(n_, q + b_ * 4, Minv + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    mass_matrix_inverse_span(count, q, Minv);
+    arm4_mass_matrix_inverse_span(count, q, Minv);
 }
 
-void arm4_mass_matrix_inverse_batch(size_t count, const double *restrict q, double *restrict Minv)
+void arm4_mass_matrix_inverse_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv)
 {
     arm4_mass_matrix_inverse_batch_threads(count, 0, q, Minv);
 }
@@ -4333,7 +4375,7 @@ void arm4_mass_matrix_inverse_batch(size_t count, const double *restrict q, doub
 /* @symgen-unit all_terms */
 
 /* (M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. Writes only the entries that can be nonzero (see the header). */
-void arm4_all_terms_update(const double *restrict q, const double *restrict qd, double *restrict M, double *restrict C, double *restrict g)
+void arm4_all_terms_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g)
 {
     (void)q;
     (void)qd;
@@ -4590,7 +4632,7 @@ void arm4_all_terms_update(const double *restrict q, const double *restrict qd, 
 }
 
 /* (M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. */
-void arm4_all_terms(const double *restrict q, const double *restrict qd, double *restrict M, double *restrict C, double *restrict g)
+void arm4_all_terms(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g)
 {
     M[7] = 0.0;
     M[11] = 0.0;
@@ -4606,7 +4648,7 @@ void arm4_all_terms(const double *restrict q, const double *restrict qd, double 
 /* all_terms of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int all_terms_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict M, lanes_t *restrict C, lanes_t *restrict g)
+static int arm4_all_terms_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT M, lanes_t *ARM4_RESTRICT C, lanes_t *ARM4_RESTRICT g)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -4807,7 +4849,7 @@ static int all_terms_lanes(const lanes_t *restrict q, const lanes_t *restrict qd
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void all_terms_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict M, double *restrict C, double *restrict g)
+static void arm4_all_terms_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -4827,7 +4869,7 @@ static void all_terms_span(size_t count, const double *restrict q, const double 
         out_C[15] = lanes_splat(0.0);
         out_g[0] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(all_terms_lanes(in_q, in_qd, out_M, out_C, out_g), 0)) {
+        if (__builtin_expect(arm4_all_terms_lanes(in_q, in_qd, out_M, out_C, out_g), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_all_terms(q + l_ * 4, qd + l_ * 4, M + l_ * 16, C + l_ * 16, g + l_ * 4);
             continue;
@@ -4882,7 +4924,7 @@ static void all_terms_span(size_t count, const double *restrict q, const double 
     }
 }
 
-void arm4_all_terms_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict M, double *restrict C, double *restrict g)
+void arm4_all_terms_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -4895,17 +4937,17 @@ void arm4_all_terms_batch_threads(size_t count, int threads, const double *restr
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            all_terms_span(n_, q + b_ * 4, qd + b_ * 4, M + b_ * 16, C + b_ * 16, g + b_ * 4);
+            arm4_all_terms_span(n_, q + b_ * 4, qd + b_ * 4, M + b_ * 16, C + b_ * 16, g + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    all_terms_span(count, q, qd, M, C, g);
+    arm4_all_terms_span(count, q, qd, M, C, g);
 }
 
-void arm4_all_terms_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict M, double *restrict C, double *restrict g)
+void arm4_all_terms_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g)
 {
     arm4_all_terms_batch_threads(count, 0, q, qd, M, C, g);
 }
@@ -4913,7 +4955,7 @@ void arm4_all_terms_batch(size_t count, const double *restrict q, const double *
 /* @symgen-unit inverse_dynamics_derivatives */
 
 /* (dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates. Writes only the entries that can be nonzero (see the header). */
-void arm4_inverse_dynamics_derivatives_update(const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict dtau_dq, double *restrict dtau_dqd)
+void arm4_inverse_dynamics_derivatives_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd)
 {
     (void)q;
     (void)qd;
@@ -5339,7 +5381,7 @@ void arm4_inverse_dynamics_derivatives_update(const double *restrict q, const do
 }
 
 /* (dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates. */
-void arm4_inverse_dynamics_derivatives(const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict dtau_dq, double *restrict dtau_dqd)
+void arm4_inverse_dynamics_derivatives(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd)
 {
     dtau_dq[0] = 0.0;
     dtau_dq[4] = 0.0;
@@ -5353,7 +5395,7 @@ void arm4_inverse_dynamics_derivatives(const double *restrict q, const double *r
 /* inverse_dynamics_derivatives of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int inverse_dynamics_derivatives_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qdd, lanes_t *restrict dtau_dq, lanes_t *restrict dtau_dqd)
+static int arm4_inverse_dynamics_derivatives_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, const lanes_t *ARM4_RESTRICT qdd, lanes_t *ARM4_RESTRICT dtau_dq, lanes_t *ARM4_RESTRICT dtau_dqd)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -5725,7 +5767,7 @@ static int inverse_dynamics_derivatives_lanes(const lanes_t *restrict q, const l
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void inverse_dynamics_derivatives_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict dtau_dq, double *restrict dtau_dqd)
+static void arm4_inverse_dynamics_derivatives_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -5744,7 +5786,7 @@ static void inverse_dynamics_derivatives_span(size_t count, const double *restri
         out_dtau_dq[8] = lanes_splat(0.0);
         out_dtau_dq[12] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(inverse_dynamics_derivatives_lanes(in_q, in_qd, in_qdd, out_dtau_dq, out_dtau_dqd), 0)) {
+        if (__builtin_expect(arm4_inverse_dynamics_derivatives_lanes(in_q, in_qd, in_qdd, out_dtau_dq, out_dtau_dqd), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_inverse_dynamics_derivatives(q + l_ * 4, qd + l_ * 4, qdd + l_ * 4, dtau_dq + l_ * 16, dtau_dqd + l_ * 16);
             continue;
@@ -5785,7 +5827,7 @@ static void inverse_dynamics_derivatives_span(size_t count, const double *restri
     }
 }
 
-void arm4_inverse_dynamics_derivatives_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict dtau_dq, double *restrict dtau_dqd)
+void arm4_inverse_dynamics_derivatives_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -5798,17 +5840,17 @@ void arm4_inverse_dynamics_derivatives_batch_threads(size_t count, int threads, 
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            inverse_dynamics_derivatives_span(n_, q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, dtau_dq + b_ * 16, dtau_dqd + b_ * 16);
+            arm4_inverse_dynamics_derivatives_span(n_, q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, dtau_dq + b_ * 16, dtau_dqd + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    inverse_dynamics_derivatives_span(count, q, qd, qdd, dtau_dq, dtau_dqd);
+    arm4_inverse_dynamics_derivatives_span(count, q, qd, qdd, dtau_dq, dtau_dqd);
 }
 
-void arm4_inverse_dynamics_derivatives_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qdd, double *restrict dtau_dq, double *restrict dtau_dqd)
+void arm4_inverse_dynamics_derivatives_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd)
 {
     arm4_inverse_dynamics_derivatives_batch_threads(count, 0, q, qd, qdd, dtau_dq, dtau_dqd);
 }
@@ -5816,7 +5858,7 @@ void arm4_inverse_dynamics_derivatives_batch(size_t count, const double *restric
 /* @symgen-unit forward_dynamics_derivatives */
 
 /* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. Writes only the entries that can be nonzero (see the header). */
-void arm4_forward_dynamics_derivatives_update(const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict dqdd_dq, double *restrict dqdd_dqd)
+void arm4_forward_dynamics_derivatives_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd)
 {
     (void)q;
     (void)qd;
@@ -6359,7 +6401,7 @@ void arm4_forward_dynamics_derivatives_update(const double *restrict q, const do
      * in place; one body for every column, so the compiler vectorizes it across columns */
     double *const targets_0[2] = { dqdd_dq, dqdd_dqd };
     for (int t_ = 0; t_ < 2; ++t_) {
-        double *restrict X_ = targets_0[t_];
+        double *ARM4_RESTRICT X_ = targets_0[t_];
         for (int c_ = 0; c_ < 4; ++c_) {
             const double col0_b0 = X_[0 + c_];
             const double col0_b1 = X_[4 + c_];
@@ -6384,14 +6426,14 @@ void arm4_forward_dynamics_derivatives_update(const double *restrict q, const do
 }
 
 /* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. */
-void arm4_forward_dynamics_derivatives(const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict dqdd_dq, double *restrict dqdd_dqd)
+void arm4_forward_dynamics_derivatives(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd)
 {
     arm4_forward_dynamics_derivatives_update(q, qd, tau, dqdd_dq, dqdd_dqd);
 }
 
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void forward_dynamics_derivatives_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict dqdd_dq, double *restrict dqdd_dqd)
+static void arm4_forward_dynamics_derivatives_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd)
 {
     size_t b_ = 0;
     for (; b_ < count; ++b_) {
@@ -6399,7 +6441,7 @@ static void forward_dynamics_derivatives_span(size_t count, const double *restri
     }
 }
 
-void arm4_forward_dynamics_derivatives_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict dqdd_dq, double *restrict dqdd_dqd)
+void arm4_forward_dynamics_derivatives_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -6412,17 +6454,17 @@ void arm4_forward_dynamics_derivatives_batch_threads(size_t count, int threads, 
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            forward_dynamics_derivatives_span(n_, q + b_ * 4, qd + b_ * 4, tau + b_ * 4, dqdd_dq + b_ * 16, dqdd_dqd + b_ * 16);
+            arm4_forward_dynamics_derivatives_span(n_, q + b_ * 4, qd + b_ * 4, tau + b_ * 4, dqdd_dq + b_ * 16, dqdd_dqd + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    forward_dynamics_derivatives_span(count, q, qd, tau, dqdd_dq, dqdd_dqd);
+    arm4_forward_dynamics_derivatives_span(count, q, qd, tau, dqdd_dq, dqdd_dqd);
 }
 
-void arm4_forward_dynamics_derivatives_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict tau, double *restrict dqdd_dq, double *restrict dqdd_dqd)
+void arm4_forward_dynamics_derivatives_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd)
 {
     arm4_forward_dynamics_derivatives_batch_threads(count, 0, q, qd, tau, dqdd_dq, dqdd_dqd);
 }
@@ -6430,7 +6472,7 @@ void arm4_forward_dynamics_derivatives_batch(size_t count, const double *restric
 /* @symgen-unit frame_placement */
 
 /* Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform. Writes only the entries that can be nonzero (see the header). */
-void arm4_frame_placement_update(const double *restrict q, double *restrict oMf)
+void arm4_frame_placement_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf)
 {
     (void)q;
     (void)oMf;
@@ -6523,7 +6565,7 @@ void arm4_frame_placement_update(const double *restrict q, double *restrict oMf)
 }
 
 /* Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform. */
-void arm4_frame_placement(const double *restrict q, double *restrict oMf)
+void arm4_frame_placement(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf)
 {
     oMf[12] = 0.0;
     oMf[13] = 0.0;
@@ -6536,7 +6578,7 @@ void arm4_frame_placement(const double *restrict q, double *restrict oMf)
 /* frame_placement of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int frame_placement_lanes(const lanes_t *restrict q, lanes_t *restrict oMf)
+static int arm4_frame_placement_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT oMf)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -6591,7 +6633,7 @@ static int frame_placement_lanes(const lanes_t *restrict q, lanes_t *restrict oM
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void frame_placement_span(size_t count, const double *restrict q, double *restrict oMf)
+static void arm4_frame_placement_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -6604,7 +6646,7 @@ static void frame_placement_span(size_t count, const double *restrict q, double 
         out_oMf[13] = lanes_splat(0.0);
         out_oMf[14] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(frame_placement_lanes(in_q, out_oMf), 0)) {
+        if (__builtin_expect(arm4_frame_placement_lanes(in_q, out_oMf), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_frame_placement(q + l_ * 4, oMf + l_ * 16);
             continue;
@@ -6629,7 +6671,7 @@ static void frame_placement_span(size_t count, const double *restrict q, double 
     }
 }
 
-void arm4_frame_placement_batch_threads(size_t count, int threads, const double *restrict q, double *restrict oMf)
+void arm4_frame_placement_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -6642,17 +6684,17 @@ void arm4_frame_placement_batch_threads(size_t count, int threads, const double 
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            frame_placement_span(n_, q + b_ * 4, oMf + b_ * 16);
+            arm4_frame_placement_span(n_, q + b_ * 4, oMf + b_ * 16);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    frame_placement_span(count, q, oMf);
+    arm4_frame_placement_span(count, q, oMf);
 }
 
-void arm4_frame_placement_batch(size_t count, const double *restrict q, double *restrict oMf)
+void arm4_frame_placement_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf)
 {
     arm4_frame_placement_batch_threads(count, 0, q, oMf);
 }
@@ -6660,7 +6702,7 @@ void arm4_frame_placement_batch(size_t count, const double *restrict q, double *
 /* @symgen-unit frame_jacobian */
 
 /* Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes). Writes only the entries that can be nonzero (see the header). */
-void arm4_frame_jacobian_update(const double *restrict q, double *restrict J)
+void arm4_frame_jacobian_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J)
 {
     (void)q;
     (void)J;
@@ -6750,7 +6792,7 @@ void arm4_frame_jacobian_update(const double *restrict q, double *restrict J)
 }
 
 /* Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes). */
-void arm4_frame_jacobian(const double *restrict q, double *restrict J)
+void arm4_frame_jacobian(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J)
 {
     J[8] = 0.0;
     J[12] = 0.0;
@@ -6765,7 +6807,7 @@ void arm4_frame_jacobian(const double *restrict q, double *restrict J)
 /* frame_jacobian of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
-ARM4_LANES_INLINE int frame_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict J)
+ARM4_LANES_INLINE int arm4_frame_jacobian_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT J)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -6825,7 +6867,7 @@ ARM4_LANES_INLINE int frame_jacobian_lanes(const lanes_t *restrict q, lanes_t *r
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void frame_jacobian_span(size_t count, const double *restrict q, double *restrict J)
+static void arm4_frame_jacobian_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -6840,7 +6882,7 @@ static void frame_jacobian_span(size_t count, const double *restrict q, double *
         out_J[21] = lanes_splat(0.0);
         out_J[22] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(frame_jacobian_lanes(in_q, out_J), 0)) {
+        if (__builtin_expect(arm4_frame_jacobian_lanes(in_q, out_J), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_frame_jacobian(q + l_ * 4, J + l_ * 24);
             continue;
@@ -6875,7 +6917,7 @@ static void frame_jacobian_span(size_t count, const double *restrict q, double *
     }
 }
 
-void arm4_frame_jacobian_batch_threads(size_t count, int threads, const double *restrict q, double *restrict J)
+void arm4_frame_jacobian_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -6888,17 +6930,17 @@ void arm4_frame_jacobian_batch_threads(size_t count, int threads, const double *
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            frame_jacobian_span(n_, q + b_ * 4, J + b_ * 24);
+            arm4_frame_jacobian_span(n_, q + b_ * 4, J + b_ * 24);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    frame_jacobian_span(count, q, J);
+    arm4_frame_jacobian_span(count, q, J);
 }
 
-void arm4_frame_jacobian_batch(size_t count, const double *restrict q, double *restrict J)
+void arm4_frame_jacobian_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J)
 {
     arm4_frame_jacobian_batch_threads(count, 0, q, J);
 }
@@ -6906,7 +6948,7 @@ void arm4_frame_jacobian_batch(size_t count, const double *restrict q, double *r
 /* @symgen-unit center_of_mass */
 
 /* Centre of mass c(q) in world coordinates, (3,). Writes only the entries that can be nonzero (see the header). */
-void arm4_center_of_mass_update(const double *restrict q, double *restrict com)
+void arm4_center_of_mass_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com)
 {
     (void)q;
     (void)com;
@@ -6984,7 +7026,7 @@ void arm4_center_of_mass_update(const double *restrict q, double *restrict com)
 }
 
 /* Centre of mass c(q) in world coordinates, (3,). */
-void arm4_center_of_mass(const double *restrict q, double *restrict com)
+void arm4_center_of_mass(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com)
 {
     arm4_center_of_mass_update(q, com);
 }
@@ -6994,7 +7036,7 @@ void arm4_center_of_mass(const double *restrict q, double *restrict com)
 /* center_of_mass of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int center_of_mass_lanes(const lanes_t *restrict q, lanes_t *restrict com)
+static int arm4_center_of_mass_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT com)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -7039,7 +7081,7 @@ static int center_of_mass_lanes(const lanes_t *restrict q, lanes_t *restrict com
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void center_of_mass_span(size_t count, const double *restrict q, double *restrict com)
+static void arm4_center_of_mass_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -7047,7 +7089,7 @@ static void center_of_mass_span(size_t count, const double *restrict q, double *
         lanes_t in_q[4];
         lanes_t out_com[3];
         lanes_load(q + b_ * 4, 4, in_q);
-        if (__builtin_expect(center_of_mass_lanes(in_q, out_com), 0)) {
+        if (__builtin_expect(arm4_center_of_mass_lanes(in_q, out_com), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_center_of_mass(q + l_ * 4, com + l_ * 3);
             continue;
@@ -7073,7 +7115,7 @@ static void center_of_mass_span(size_t count, const double *restrict q, double *
     }
 }
 
-void arm4_center_of_mass_batch_threads(size_t count, int threads, const double *restrict q, double *restrict com)
+void arm4_center_of_mass_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -7086,17 +7128,17 @@ void arm4_center_of_mass_batch_threads(size_t count, int threads, const double *
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            center_of_mass_span(n_, q + b_ * 4, com + b_ * 3);
+            arm4_center_of_mass_span(n_, q + b_ * 4, com + b_ * 3);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    center_of_mass_span(count, q, com);
+    arm4_center_of_mass_span(count, q, com);
 }
 
-void arm4_center_of_mass_batch(size_t count, const double *restrict q, double *restrict com)
+void arm4_center_of_mass_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com)
 {
     arm4_center_of_mass_batch_threads(count, 0, q, com);
 }
@@ -7104,7 +7146,7 @@ void arm4_center_of_mass_batch(size_t count, const double *restrict q, double *r
 /* @symgen-unit com_jacobian */
 
 /* Jacobian of the centre of mass, (3, n): d c / dt = Jcom qd (world axes). Writes only the entries that can be nonzero (see the header). */
-void arm4_com_jacobian_update(const double *restrict q, double *restrict Jcom)
+void arm4_com_jacobian_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom)
 {
     (void)q;
     (void)Jcom;
@@ -7205,7 +7247,7 @@ void arm4_com_jacobian_update(const double *restrict q, double *restrict Jcom)
 }
 
 /* Jacobian of the centre of mass, (3, n): d c / dt = Jcom qd (world axes). */
-void arm4_com_jacobian(const double *restrict q, double *restrict Jcom)
+void arm4_com_jacobian(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom)
 {
     Jcom[8] = 0.0;
     arm4_com_jacobian_update(q, Jcom);
@@ -7216,7 +7258,7 @@ void arm4_com_jacobian(const double *restrict q, double *restrict Jcom)
 /* com_jacobian of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int com_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict Jcom)
+static int arm4_com_jacobian_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT Jcom)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -7283,7 +7325,7 @@ static int com_jacobian_lanes(const lanes_t *restrict q, lanes_t *restrict Jcom)
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void com_jacobian_span(size_t count, const double *restrict q, double *restrict Jcom)
+static void arm4_com_jacobian_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -7294,7 +7336,7 @@ static void com_jacobian_span(size_t count, const double *restrict q, double *re
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Jcom[8] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(com_jacobian_lanes(in_q, out_Jcom), 0)) {
+        if (__builtin_expect(arm4_com_jacobian_lanes(in_q, out_Jcom), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_com_jacobian(q + l_ * 4, Jcom + l_ * 12);
             continue;
@@ -7322,7 +7364,7 @@ static void com_jacobian_span(size_t count, const double *restrict q, double *re
     }
 }
 
-void arm4_com_jacobian_batch_threads(size_t count, int threads, const double *restrict q, double *restrict Jcom)
+void arm4_com_jacobian_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -7335,17 +7377,17 @@ void arm4_com_jacobian_batch_threads(size_t count, int threads, const double *re
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            com_jacobian_span(n_, q + b_ * 4, Jcom + b_ * 12);
+            arm4_com_jacobian_span(n_, q + b_ * 4, Jcom + b_ * 12);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    com_jacobian_span(count, q, Jcom);
+    arm4_com_jacobian_span(count, q, Jcom);
 }
 
-void arm4_com_jacobian_batch(size_t count, const double *restrict q, double *restrict Jcom)
+void arm4_com_jacobian_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom)
 {
     arm4_com_jacobian_batch_threads(count, 0, q, Jcom);
 }
@@ -7353,7 +7395,7 @@ void arm4_com_jacobian_batch(size_t count, const double *restrict q, double *res
 /* @symgen-unit centroidal_map */
 
 /* Centroidal momentum matrix A_G(q), (6, n): h_G = A_G qd, [linear; angular] at the CoM, world axes, from the CRBA's composite inertias (Wensing & Orin). Writes only the entries that can be nonzero (see the header). */
-void arm4_centroidal_map_update(const double *restrict q, double *restrict Ag)
+void arm4_centroidal_map_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag)
 {
     (void)q;
     (void)Ag;
@@ -7558,7 +7600,7 @@ void arm4_centroidal_map_update(const double *restrict q, double *restrict Ag)
 }
 
 /* Centroidal momentum matrix A_G(q), (6, n): h_G = A_G qd, [linear; angular] at the CoM, world axes, from the CRBA's composite inertias (Wensing & Orin). */
-void arm4_centroidal_map(const double *restrict q, double *restrict Ag)
+void arm4_centroidal_map(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag)
 {
     Ag[8] = 0.0;
     arm4_centroidal_map_update(q, Ag);
@@ -7569,7 +7611,7 @@ void arm4_centroidal_map(const double *restrict q, double *restrict Ag)
 /* centroidal_map of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int centroidal_map_lanes(const lanes_t *restrict q, lanes_t *restrict Ag)
+static int arm4_centroidal_map_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT Ag)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -7730,7 +7772,7 @@ static int centroidal_map_lanes(const lanes_t *restrict q, lanes_t *restrict Ag)
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void centroidal_map_span(size_t count, const double *restrict q, double *restrict Ag)
+static void arm4_centroidal_map_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -7741,7 +7783,7 @@ static void centroidal_map_span(size_t count, const double *restrict q, double *
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_Ag[8] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(centroidal_map_lanes(in_q, out_Ag), 0)) {
+        if (__builtin_expect(arm4_centroidal_map_lanes(in_q, out_Ag), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_centroidal_map(q + l_ * 4, Ag + l_ * 24);
             continue;
@@ -7768,7 +7810,7 @@ static void centroidal_map_span(size_t count, const double *restrict q, double *
     }
 }
 
-void arm4_centroidal_map_batch_threads(size_t count, int threads, const double *restrict q, double *restrict Ag)
+void arm4_centroidal_map_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -7781,17 +7823,17 @@ void arm4_centroidal_map_batch_threads(size_t count, int threads, const double *
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            centroidal_map_span(n_, q + b_ * 4, Ag + b_ * 24);
+            arm4_centroidal_map_span(n_, q + b_ * 4, Ag + b_ * 24);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    centroidal_map_span(count, q, Ag);
+    arm4_centroidal_map_span(count, q, Ag);
 }
 
-void arm4_centroidal_map_batch(size_t count, const double *restrict q, double *restrict Ag)
+void arm4_centroidal_map_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag)
 {
     arm4_centroidal_map_batch_threads(count, 0, q, Ag);
 }
@@ -7799,7 +7841,7 @@ void arm4_centroidal_map_batch(size_t count, const double *restrict q, double *r
 /* @symgen-unit centroidal_inertia */
 
 /* Composite centroidal inertia I_G(q), (6, 6): [[m 1, 0], [0, I_c]] about the CoM, world axes (Pinocchio's data.Ig after ccrba). Writes only the entries that can be nonzero (see the header). */
-void arm4_centroidal_inertia_update(const double *restrict q, double *restrict Ig)
+void arm4_centroidal_inertia_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig)
 {
     (void)q;
     (void)Ig;
@@ -7966,7 +8008,7 @@ void arm4_centroidal_inertia_update(const double *restrict q, double *restrict I
 }
 
 /* Composite centroidal inertia I_G(q), (6, 6): [[m 1, 0], [0, I_c]] about the CoM, world axes (Pinocchio's data.Ig after ccrba). */
-void arm4_centroidal_inertia(const double *restrict q, double *restrict Ig)
+void arm4_centroidal_inertia(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig)
 {
     memset(Ig, 0, sizeof(double) * 36);
     arm4_centroidal_inertia_update(q, Ig);
@@ -7977,7 +8019,7 @@ void arm4_centroidal_inertia(const double *restrict q, double *restrict Ig)
 /* centroidal_inertia of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int centroidal_inertia_lanes(const lanes_t *restrict q, lanes_t *restrict Ig)
+static int arm4_centroidal_inertia_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT Ig)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -8102,7 +8144,7 @@ static int centroidal_inertia_lanes(const lanes_t *restrict q, lanes_t *restrict
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void centroidal_inertia_span(size_t count, const double *restrict q, double *restrict Ig)
+static void arm4_centroidal_inertia_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -8113,7 +8155,7 @@ static void centroidal_inertia_span(size_t count, const double *restrict q, doub
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Ig, 0, sizeof out_Ig);
 #endif
-        if (__builtin_expect(centroidal_inertia_lanes(in_q, out_Ig), 0)) {
+        if (__builtin_expect(arm4_centroidal_inertia_lanes(in_q, out_Ig), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_centroidal_inertia(q + l_ * 4, Ig + l_ * 36);
             continue;
@@ -8162,7 +8204,7 @@ static void centroidal_inertia_span(size_t count, const double *restrict q, doub
     }
 }
 
-void arm4_centroidal_inertia_batch_threads(size_t count, int threads, const double *restrict q, double *restrict Ig)
+void arm4_centroidal_inertia_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -8175,17 +8217,17 @@ void arm4_centroidal_inertia_batch_threads(size_t count, int threads, const doub
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            centroidal_inertia_span(n_, q + b_ * 4, Ig + b_ * 36);
+            arm4_centroidal_inertia_span(n_, q + b_ * 4, Ig + b_ * 36);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    centroidal_inertia_span(count, q, Ig);
+    arm4_centroidal_inertia_span(count, q, Ig);
 }
 
-void arm4_centroidal_inertia_batch(size_t count, const double *restrict q, double *restrict Ig)
+void arm4_centroidal_inertia_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig)
 {
     arm4_centroidal_inertia_batch_threads(count, 0, q, Ig);
 }
@@ -8193,7 +8235,7 @@ void arm4_centroidal_inertia_batch(size_t count, const double *restrict q, doubl
 /* @symgen-unit centroidal_momentum */
 
 /* Centroidal momentum h_G = A_G qd, (6,): [linear; angular] at the CoM, world axes. Writes only the entries that can be nonzero (see the header). */
-void arm4_centroidal_momentum_update(const double *restrict q, const double *restrict qd, double *restrict hg)
+void arm4_centroidal_momentum_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg)
 {
     (void)q;
     (void)qd;
@@ -8374,7 +8416,7 @@ void arm4_centroidal_momentum_update(const double *restrict q, const double *res
 }
 
 /* Centroidal momentum h_G = A_G qd, (6,): [linear; angular] at the CoM, world axes. */
-void arm4_centroidal_momentum(const double *restrict q, const double *restrict qd, double *restrict hg)
+void arm4_centroidal_momentum(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg)
 {
     arm4_centroidal_momentum_update(q, qd, hg);
 }
@@ -8384,7 +8426,7 @@ void arm4_centroidal_momentum(const double *restrict q, const double *restrict q
 /* centroidal_momentum of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int centroidal_momentum_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict hg)
+static int arm4_centroidal_momentum_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT hg)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -8524,7 +8566,7 @@ static int centroidal_momentum_lanes(const lanes_t *restrict q, const lanes_t *r
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void centroidal_momentum_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict hg)
+static void arm4_centroidal_momentum_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -8534,7 +8576,7 @@ static void centroidal_momentum_span(size_t count, const double *restrict q, con
         lanes_t out_hg[6];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(centroidal_momentum_lanes(in_q, in_qd, out_hg), 0)) {
+        if (__builtin_expect(arm4_centroidal_momentum_lanes(in_q, in_qd, out_hg), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_centroidal_momentum(q + l_ * 4, qd + l_ * 4, hg + l_ * 6);
             continue;
@@ -8562,7 +8604,7 @@ static void centroidal_momentum_span(size_t count, const double *restrict q, con
     }
 }
 
-void arm4_centroidal_momentum_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict hg)
+void arm4_centroidal_momentum_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -8575,17 +8617,17 @@ void arm4_centroidal_momentum_batch_threads(size_t count, int threads, const dou
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            centroidal_momentum_span(n_, q + b_ * 4, qd + b_ * 4, hg + b_ * 6);
+            arm4_centroidal_momentum_span(n_, q + b_ * 4, qd + b_ * 4, hg + b_ * 6);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    centroidal_momentum_span(count, q, qd, hg);
+    arm4_centroidal_momentum_span(count, q, qd, hg);
 }
 
-void arm4_centroidal_momentum_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict hg)
+void arm4_centroidal_momentum_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg)
 {
     arm4_centroidal_momentum_batch_threads(count, 0, q, qd, hg);
 }
@@ -8593,7 +8635,7 @@ void arm4_centroidal_momentum_batch(size_t count, const double *restrict q, cons
 /* @symgen-unit centroidal_bias */
 
 /* Centroidal momentum bias A_G_dot qd, (6,): the rate of h_G at qdd = 0 (gravity not included). Writes only the entries that can be nonzero (see the header). */
-void arm4_centroidal_bias_update(const double *restrict q, const double *restrict qd, double *restrict dhg)
+void arm4_centroidal_bias_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg)
 {
     (void)q;
     (void)qd;
@@ -8822,7 +8864,7 @@ void arm4_centroidal_bias_update(const double *restrict q, const double *restric
 }
 
 /* Centroidal momentum bias A_G_dot qd, (6,): the rate of h_G at qdd = 0 (gravity not included). */
-void arm4_centroidal_bias(const double *restrict q, const double *restrict qd, double *restrict dhg)
+void arm4_centroidal_bias(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg)
 {
     arm4_centroidal_bias_update(q, qd, dhg);
 }
@@ -8832,7 +8874,7 @@ void arm4_centroidal_bias(const double *restrict q, const double *restrict qd, d
 /* centroidal_bias of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int centroidal_bias_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict dhg)
+static int arm4_centroidal_bias_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT dhg)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -9020,7 +9062,7 @@ static int centroidal_bias_lanes(const lanes_t *restrict q, const lanes_t *restr
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void centroidal_bias_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict dhg)
+static void arm4_centroidal_bias_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -9030,7 +9072,7 @@ static void centroidal_bias_span(size_t count, const double *restrict q, const d
         lanes_t out_dhg[6];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(centroidal_bias_lanes(in_q, in_qd, out_dhg), 0)) {
+        if (__builtin_expect(arm4_centroidal_bias_lanes(in_q, in_qd, out_dhg), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_centroidal_bias(q + l_ * 4, qd + l_ * 4, dhg + l_ * 6);
             continue;
@@ -9058,7 +9100,7 @@ static void centroidal_bias_span(size_t count, const double *restrict q, const d
     }
 }
 
-void arm4_centroidal_bias_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict dhg)
+void arm4_centroidal_bias_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -9071,17 +9113,17 @@ void arm4_centroidal_bias_batch_threads(size_t count, int threads, const double 
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            centroidal_bias_span(n_, q + b_ * 4, qd + b_ * 4, dhg + b_ * 6);
+            arm4_centroidal_bias_span(n_, q + b_ * 4, qd + b_ * 4, dhg + b_ * 6);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    centroidal_bias_span(count, q, qd, dhg);
+    arm4_centroidal_bias_span(count, q, qd, dhg);
 }
 
-void arm4_centroidal_bias_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict dhg)
+void arm4_centroidal_bias_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg)
 {
     arm4_centroidal_bias_batch_threads(count, 0, q, qd, dhg);
 }
@@ -9089,7 +9131,7 @@ void arm4_centroidal_bias_batch(size_t count, const double *restrict q, const do
 /* @symgen-unit frame_velocity */
 
 /* Velocity of each frame (see frames), (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED. Writes only the entries that can be nonzero (see the header). */
-void arm4_frame_velocity_update(const double *restrict q, const double *restrict qd, double *restrict vf)
+void arm4_frame_velocity_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf)
 {
     (void)q;
     (void)qd;
@@ -9184,7 +9226,7 @@ void arm4_frame_velocity_update(const double *restrict q, const double *restrict
 }
 
 /* Velocity of each frame (see frames), (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED. */
-void arm4_frame_velocity(const double *restrict q, const double *restrict qd, double *restrict vf)
+void arm4_frame_velocity(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf)
 {
     arm4_frame_velocity_update(q, qd, vf);
 }
@@ -9194,7 +9236,7 @@ void arm4_frame_velocity(const double *restrict q, const double *restrict qd, do
 /* frame_velocity of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int frame_velocity_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict vf)
+static int arm4_frame_velocity_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT vf)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -9256,7 +9298,7 @@ static int frame_velocity_lanes(const lanes_t *restrict q, const lanes_t *restri
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void frame_velocity_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict vf)
+static void arm4_frame_velocity_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -9266,7 +9308,7 @@ static void frame_velocity_span(size_t count, const double *restrict q, const do
         lanes_t out_vf[6];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(frame_velocity_lanes(in_q, in_qd, out_vf), 0)) {
+        if (__builtin_expect(arm4_frame_velocity_lanes(in_q, in_qd, out_vf), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_frame_velocity(q + l_ * 4, qd + l_ * 4, vf + l_ * 6);
             continue;
@@ -9294,7 +9336,7 @@ static void frame_velocity_span(size_t count, const double *restrict q, const do
     }
 }
 
-void arm4_frame_velocity_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict vf)
+void arm4_frame_velocity_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -9307,17 +9349,17 @@ void arm4_frame_velocity_batch_threads(size_t count, int threads, const double *
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            frame_velocity_span(n_, q + b_ * 4, qd + b_ * 4, vf + b_ * 6);
+            arm4_frame_velocity_span(n_, q + b_ * 4, qd + b_ * 4, vf + b_ * 6);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    frame_velocity_span(count, q, qd, vf);
+    arm4_frame_velocity_span(count, q, qd, vf);
 }
 
-void arm4_frame_velocity_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict vf)
+void arm4_frame_velocity_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf)
 {
     arm4_frame_velocity_batch_threads(count, 0, q, qd, vf);
 }
@@ -9325,7 +9367,7 @@ void arm4_frame_velocity_batch(size_t count, const double *restrict q, const dou
 /* @symgen-unit frame_acceleration_bias */
 
 /* Classical acceleration of each frame at qdd = 0, J_dot qd, (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED (not the spatial acceleration: the linear part includes w x v). Writes only the entries that can be nonzero (see the header). */
-void arm4_frame_acceleration_bias_update(const double *restrict q, const double *restrict qd, double *restrict af)
+void arm4_frame_acceleration_bias_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af)
 {
     (void)q;
     (void)qd;
@@ -9453,7 +9495,7 @@ void arm4_frame_acceleration_bias_update(const double *restrict q, const double 
 }
 
 /* Classical acceleration of each frame at qdd = 0, J_dot qd, (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED (not the spatial acceleration: the linear part includes w x v). */
-void arm4_frame_acceleration_bias(const double *restrict q, const double *restrict qd, double *restrict af)
+void arm4_frame_acceleration_bias(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af)
 {
     arm4_frame_acceleration_bias_update(q, qd, af);
 }
@@ -9463,7 +9505,7 @@ void arm4_frame_acceleration_bias(const double *restrict q, const double *restri
 /* frame_acceleration_bias of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int frame_acceleration_bias_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict af)
+static int arm4_frame_acceleration_bias_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT af)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -9555,7 +9597,7 @@ static int frame_acceleration_bias_lanes(const lanes_t *restrict q, const lanes_
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void frame_acceleration_bias_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict af)
+static void arm4_frame_acceleration_bias_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -9565,7 +9607,7 @@ static void frame_acceleration_bias_span(size_t count, const double *restrict q,
         lanes_t out_af[6];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(frame_acceleration_bias_lanes(in_q, in_qd, out_af), 0)) {
+        if (__builtin_expect(arm4_frame_acceleration_bias_lanes(in_q, in_qd, out_af), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_frame_acceleration_bias(q + l_ * 4, qd + l_ * 4, af + l_ * 6);
             continue;
@@ -9593,7 +9635,7 @@ static void frame_acceleration_bias_span(size_t count, const double *restrict q,
     }
 }
 
-void arm4_frame_acceleration_bias_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict af)
+void arm4_frame_acceleration_bias_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -9606,17 +9648,17 @@ void arm4_frame_acceleration_bias_batch_threads(size_t count, int threads, const
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            frame_acceleration_bias_span(n_, q + b_ * 4, qd + b_ * 4, af + b_ * 6);
+            arm4_frame_acceleration_bias_span(n_, q + b_ * 4, qd + b_ * 4, af + b_ * 6);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    frame_acceleration_bias_span(count, q, qd, af);
+    arm4_frame_acceleration_bias_span(count, q, qd, af);
 }
 
-void arm4_frame_acceleration_bias_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict af)
+void arm4_frame_acceleration_bias_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af)
 {
     arm4_frame_acceleration_bias_batch_threads(count, 0, q, qd, af);
 }
@@ -9624,7 +9666,7 @@ void arm4_frame_acceleration_bias_batch(size_t count, const double *restrict q, 
 /* @symgen-unit frame_jacobian_dot */
 
 /* Time derivative of each frame's Jacobian (see frame_jacobian), (frames, 6, n), LOCAL_WORLD_ALIGNED. Writes only the entries that can be nonzero (see the header). */
-void arm4_frame_jacobian_dot_update(const double *restrict q, const double *restrict qd, double *restrict dJ)
+void arm4_frame_jacobian_dot_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ)
 {
     (void)q;
     (void)qd;
@@ -9749,7 +9791,7 @@ void arm4_frame_jacobian_dot_update(const double *restrict q, const double *rest
 }
 
 /* Time derivative of each frame's Jacobian (see frame_jacobian), (frames, 6, n), LOCAL_WORLD_ALIGNED. */
-void arm4_frame_jacobian_dot(const double *restrict q, const double *restrict qd, double *restrict dJ)
+void arm4_frame_jacobian_dot(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ)
 {
     dJ[8] = 0.0;
     dJ[12] = 0.0;
@@ -9764,7 +9806,7 @@ void arm4_frame_jacobian_dot(const double *restrict q, const double *restrict qd
 /* frame_jacobian_dot of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int frame_jacobian_dot_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict dJ)
+static int arm4_frame_jacobian_dot_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT dJ)
 {
     if (lanes_any(lanes_big(q[0]) | lanes_big(q[1]) | lanes_big(q[2])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -9853,7 +9895,7 @@ static int frame_jacobian_dot_lanes(const lanes_t *restrict q, const lanes_t *re
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void frame_jacobian_dot_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict dJ)
+static void arm4_frame_jacobian_dot_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -9870,7 +9912,7 @@ static void frame_jacobian_dot_span(size_t count, const double *restrict q, cons
         out_dJ[20] = lanes_splat(0.0);
         out_dJ[21] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(frame_jacobian_dot_lanes(in_q, in_qd, out_dJ), 0)) {
+        if (__builtin_expect(arm4_frame_jacobian_dot_lanes(in_q, in_qd, out_dJ), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_frame_jacobian_dot(q + l_ * 4, qd + l_ * 4, dJ + l_ * 24);
             continue;
@@ -9905,7 +9947,7 @@ static void frame_jacobian_dot_span(size_t count, const double *restrict q, cons
     }
 }
 
-void arm4_frame_jacobian_dot_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict dJ)
+void arm4_frame_jacobian_dot_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -9918,17 +9960,17 @@ void arm4_frame_jacobian_dot_batch_threads(size_t count, int threads, const doub
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            frame_jacobian_dot_span(n_, q + b_ * 4, qd + b_ * 4, dJ + b_ * 24);
+            arm4_frame_jacobian_dot_span(n_, q + b_ * 4, qd + b_ * 4, dJ + b_ * 24);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    frame_jacobian_dot_span(count, q, qd, dJ);
+    arm4_frame_jacobian_dot_span(count, q, qd, dJ);
 }
 
-void arm4_frame_jacobian_dot_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict dJ)
+void arm4_frame_jacobian_dot_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ)
 {
     arm4_frame_jacobian_dot_batch_threads(count, 0, q, qd, dJ);
 }
@@ -9936,7 +9978,7 @@ void arm4_frame_jacobian_dot_batch(size_t count, const double *restrict q, const
 /* @symgen-unit adaptation_term */
 
 /* Adaptation term Y(q, qd, qd_r, qdd_r)^T (qd - qd_r), (10 bodies,), in O(N) without forming Y (Wensing & Slotine, Algorithm 3, line 9): the Slotine-Li law's theta-hat-dot = -Gamma Y^T s. Writes only the entries that can be nonzero (see the header). */
-void arm4_adaptation_term_update(const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Yts)
+void arm4_adaptation_term_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts)
 {
     (void)q;
     (void)qd;
@@ -10164,7 +10206,7 @@ void arm4_adaptation_term_update(const double *restrict q, const double *restric
 }
 
 /* Adaptation term Y(q, qd, qd_r, qdd_r)^T (qd - qd_r), (10 bodies,), in O(N) without forming Y (Wensing & Slotine, Algorithm 3, line 9): the Slotine-Li law's theta-hat-dot = -Gamma Y^T s. */
-void arm4_adaptation_term(const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Yts)
+void arm4_adaptation_term(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts)
 {
     Yts[0] = 0.0;
     Yts[1] = 0.0;
@@ -10184,7 +10226,7 @@ void arm4_adaptation_term(const double *restrict q, const double *restrict qd, c
 /* adaptation_term of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int adaptation_term_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, const lanes_t *restrict qd_r, const lanes_t *restrict qdd_r, lanes_t *restrict Yts)
+static int arm4_adaptation_term_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, const lanes_t *ARM4_RESTRICT qd_r, const lanes_t *ARM4_RESTRICT qdd_r, lanes_t *ARM4_RESTRICT Yts)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -10378,7 +10420,7 @@ static int adaptation_term_lanes(const lanes_t *restrict q, const lanes_t *restr
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void adaptation_term_span(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Yts)
+static void arm4_adaptation_term_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -10404,7 +10446,7 @@ static void adaptation_term_span(size_t count, const double *restrict q, const d
         out_Yts[8] = lanes_splat(0.0);
         out_Yts[10] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(adaptation_term_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Yts), 0)) {
+        if (__builtin_expect(arm4_adaptation_term_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Yts), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_adaptation_term(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, Yts + l_ * 40);
             continue;
@@ -10432,7 +10474,7 @@ static void adaptation_term_span(size_t count, const double *restrict q, const d
     }
 }
 
-void arm4_adaptation_term_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Yts)
+void arm4_adaptation_term_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -10445,17 +10487,17 @@ void arm4_adaptation_term_batch_threads(size_t count, int threads, const double 
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            adaptation_term_span(n_, q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Yts + b_ * 40);
+            arm4_adaptation_term_span(n_, q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Yts + b_ * 40);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    adaptation_term_span(count, q, qd, qd_r, qdd_r, Yts);
+    arm4_adaptation_term_span(count, q, qd, qd_r, qdd_r, Yts);
 }
 
-void arm4_adaptation_term_batch(size_t count, const double *restrict q, const double *restrict qd, const double *restrict qd_r, const double *restrict qdd_r, double *restrict Yts)
+void arm4_adaptation_term_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts)
 {
     arm4_adaptation_term_batch_threads(count, 0, q, qd, qd_r, qdd_r, Yts);
 }
@@ -10463,7 +10505,7 @@ void arm4_adaptation_term_batch(size_t count, const double *restrict q, const do
 /* @symgen-unit momentum */
 
 /* Generalized momentum p = M(q) qd, (n,), in O(N) without forming M (composite spatial momenta). Writes only the entries that can be nonzero (see the header). */
-void arm4_momentum_update(const double *restrict q, const double *restrict qd, double *restrict p)
+void arm4_momentum_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p)
 {
     (void)q;
     (void)qd;
@@ -10549,7 +10591,7 @@ void arm4_momentum_update(const double *restrict q, const double *restrict qd, d
 }
 
 /* Generalized momentum p = M(q) qd, (n,), in O(N) without forming M (composite spatial momenta). */
-void arm4_momentum(const double *restrict q, const double *restrict qd, double *restrict p)
+void arm4_momentum(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p)
 {
     arm4_momentum_update(q, qd, p);
 }
@@ -10559,7 +10601,7 @@ void arm4_momentum(const double *restrict q, const double *restrict qd, double *
 /* momentum of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int momentum_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict p)
+static int arm4_momentum_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT p)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -10610,7 +10652,7 @@ static int momentum_lanes(const lanes_t *restrict q, const lanes_t *restrict qd,
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void momentum_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict p)
+static void arm4_momentum_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -10620,7 +10662,7 @@ static void momentum_span(size_t count, const double *restrict q, const double *
         lanes_t out_p[4];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(momentum_lanes(in_q, in_qd, out_p), 0)) {
+        if (__builtin_expect(arm4_momentum_lanes(in_q, in_qd, out_p), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_momentum(q + l_ * 4, qd + l_ * 4, p + l_ * 4);
             continue;
@@ -10644,7 +10686,7 @@ static void momentum_span(size_t count, const double *restrict q, const double *
     }
 }
 
-void arm4_momentum_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict p)
+void arm4_momentum_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -10657,17 +10699,17 @@ void arm4_momentum_batch_threads(size_t count, int threads, const double *restri
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            momentum_span(n_, q + b_ * 4, qd + b_ * 4, p + b_ * 4);
+            arm4_momentum_span(n_, q + b_ * 4, qd + b_ * 4, p + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    momentum_span(count, q, qd, p);
+    arm4_momentum_span(count, q, qd, p);
 }
 
-void arm4_momentum_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict p)
+void arm4_momentum_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p)
 {
     arm4_momentum_batch_threads(count, 0, q, qd, p);
 }
@@ -10675,7 +10717,7 @@ void arm4_momentum_batch(size_t count, const double *restrict q, const double *r
 /* @symgen-unit coriolis_transpose_product */
 
 /* C(q, qd)^T qd, (n,), in O(N) (Wensing & Slotine, eq. (38)); the same for every C with Mdot = C + C^T (the momentum observer's term: p-dot = tau + C^T qd - g). Writes only the entries that can be nonzero (see the header). */
-void arm4_coriolis_transpose_product_update(const double *restrict q, const double *restrict qd, double *restrict CTv)
+void arm4_coriolis_transpose_product_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv)
 {
     (void)q;
     (void)qd;
@@ -10755,7 +10797,7 @@ void arm4_coriolis_transpose_product_update(const double *restrict q, const doub
 }
 
 /* C(q, qd)^T qd, (n,), in O(N) (Wensing & Slotine, eq. (38)); the same for every C with Mdot = C + C^T (the momentum observer's term: p-dot = tau + C^T qd - g). */
-void arm4_coriolis_transpose_product(const double *restrict q, const double *restrict qd, double *restrict CTv)
+void arm4_coriolis_transpose_product(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv)
 {
     CTv[0] = 0.0;
     arm4_coriolis_transpose_product_update(q, qd, CTv);
@@ -10766,7 +10808,7 @@ void arm4_coriolis_transpose_product(const double *restrict q, const double *res
 /* coriolis_transpose_product of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int coriolis_transpose_product_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict CTv)
+static int arm4_coriolis_transpose_product_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT CTv)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -10812,7 +10854,7 @@ static int coriolis_transpose_product_lanes(const lanes_t *restrict q, const lan
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void coriolis_transpose_product_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict CTv)
+static void arm4_coriolis_transpose_product_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -10825,7 +10867,7 @@ static void coriolis_transpose_product_span(size_t count, const double *restrict
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         out_CTv[0] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(coriolis_transpose_product_lanes(in_q, in_qd, out_CTv), 0)) {
+        if (__builtin_expect(arm4_coriolis_transpose_product_lanes(in_q, in_qd, out_CTv), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_coriolis_transpose_product(q + l_ * 4, qd + l_ * 4, CTv + l_ * 4);
             continue;
@@ -10850,7 +10892,7 @@ static void coriolis_transpose_product_span(size_t count, const double *restrict
     }
 }
 
-void arm4_coriolis_transpose_product_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict CTv)
+void arm4_coriolis_transpose_product_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -10863,17 +10905,17 @@ void arm4_coriolis_transpose_product_batch_threads(size_t count, int threads, co
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            coriolis_transpose_product_span(n_, q + b_ * 4, qd + b_ * 4, CTv + b_ * 4);
+            arm4_coriolis_transpose_product_span(n_, q + b_ * 4, qd + b_ * 4, CTv + b_ * 4);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    coriolis_transpose_product_span(count, q, qd, CTv);
+    arm4_coriolis_transpose_product_span(count, q, qd, CTv);
 }
 
-void arm4_coriolis_transpose_product_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict CTv)
+void arm4_coriolis_transpose_product_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv)
 {
     arm4_coriolis_transpose_product_batch_threads(count, 0, q, qd, CTv);
 }
@@ -10881,7 +10923,7 @@ void arm4_coriolis_transpose_product_batch(size_t count, const double *restrict 
 /* @symgen-unit kinetic_energy */
 
 /* Kinetic energy T = 1/2 qd^T M(q) qd, a scalar, in O(N). Writes only the entries that can be nonzero (see the header). */
-void arm4_kinetic_energy_update(const double *restrict q, const double *restrict qd, double *restrict T)
+void arm4_kinetic_energy_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T)
 {
     (void)q;
     (void)qd;
@@ -10942,7 +10984,7 @@ void arm4_kinetic_energy_update(const double *restrict q, const double *restrict
 }
 
 /* Kinetic energy T = 1/2 qd^T M(q) qd, a scalar, in O(N). */
-void arm4_kinetic_energy(const double *restrict q, const double *restrict qd, double *restrict T)
+void arm4_kinetic_energy(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T)
 {
     arm4_kinetic_energy_update(q, qd, T);
 }
@@ -10952,7 +10994,7 @@ void arm4_kinetic_energy(const double *restrict q, const double *restrict qd, do
 /* kinetic_energy of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int kinetic_energy_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict T)
+static int arm4_kinetic_energy_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT T)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -10983,7 +11025,7 @@ static int kinetic_energy_lanes(const lanes_t *restrict q, const lanes_t *restri
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void kinetic_energy_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict T)
+static void arm4_kinetic_energy_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -10993,7 +11035,7 @@ static void kinetic_energy_span(size_t count, const double *restrict q, const do
         lanes_t out_T[1];
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(kinetic_energy_lanes(in_q, in_qd, out_T), 0)) {
+        if (__builtin_expect(arm4_kinetic_energy_lanes(in_q, in_qd, out_T), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_kinetic_energy(q + l_ * 4, qd + l_ * 4, T + l_ * 1);
             continue;
@@ -11014,7 +11056,7 @@ static void kinetic_energy_span(size_t count, const double *restrict q, const do
     }
 }
 
-void arm4_kinetic_energy_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict T)
+void arm4_kinetic_energy_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -11027,17 +11069,17 @@ void arm4_kinetic_energy_batch_threads(size_t count, int threads, const double *
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            kinetic_energy_span(n_, q + b_ * 4, qd + b_ * 4, T + b_ * 1);
+            arm4_kinetic_energy_span(n_, q + b_ * 4, qd + b_ * 4, T + b_ * 1);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    kinetic_energy_span(count, q, qd, T);
+    arm4_kinetic_energy_span(count, q, qd, T);
 }
 
-void arm4_kinetic_energy_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict T)
+void arm4_kinetic_energy_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T)
 {
     arm4_kinetic_energy_batch_threads(count, 0, q, qd, T);
 }
@@ -11045,7 +11087,7 @@ void arm4_kinetic_energy_batch(size_t count, const double *restrict q, const dou
 /* @symgen-unit potential_energy */
 
 /* Potential energy of gravity V = -sum_i m_i g . c_i (world CoMs; zero at the world origin), a scalar. Writes only the entries that can be nonzero (see the header). */
-void arm4_potential_energy_update(const double *restrict q, double *restrict V)
+void arm4_potential_energy_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V)
 {
     (void)q;
     (void)V;
@@ -11085,7 +11127,7 @@ void arm4_potential_energy_update(const double *restrict q, double *restrict V)
 }
 
 /* Potential energy of gravity V = -sum_i m_i g . c_i (world CoMs; zero at the world origin), a scalar. */
-void arm4_potential_energy(const double *restrict q, double *restrict V)
+void arm4_potential_energy(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V)
 {
     arm4_potential_energy_update(q, V);
 }
@@ -11095,7 +11137,7 @@ void arm4_potential_energy(const double *restrict q, double *restrict V)
 /* potential_energy of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). */
-static int potential_energy_lanes(const lanes_t *restrict q, lanes_t *restrict V)
+static int arm4_potential_energy_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT V)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -11114,7 +11156,7 @@ static int potential_energy_lanes(const lanes_t *restrict q, lanes_t *restrict V
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void potential_energy_span(size_t count, const double *restrict q, double *restrict V)
+static void arm4_potential_energy_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -11122,7 +11164,7 @@ static void potential_energy_span(size_t count, const double *restrict q, double
         lanes_t in_q[4];
         lanes_t out_V[1];
         lanes_load(q + b_ * 4, 4, in_q);
-        if (__builtin_expect(potential_energy_lanes(in_q, out_V), 0)) {
+        if (__builtin_expect(arm4_potential_energy_lanes(in_q, out_V), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_potential_energy(q + l_ * 4, V + l_ * 1);
             continue;
@@ -11143,7 +11185,7 @@ static void potential_energy_span(size_t count, const double *restrict q, double
     }
 }
 
-void arm4_potential_energy_batch_threads(size_t count, int threads, const double *restrict q, double *restrict V)
+void arm4_potential_energy_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -11156,17 +11198,17 @@ void arm4_potential_energy_batch_threads(size_t count, int threads, const double
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            potential_energy_span(n_, q + b_ * 4, V + b_ * 1);
+            arm4_potential_energy_span(n_, q + b_ * 4, V + b_ * 1);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    potential_energy_span(count, q, V);
+    arm4_potential_energy_span(count, q, V);
 }
 
-void arm4_potential_energy_batch(size_t count, const double *restrict q, double *restrict V)
+void arm4_potential_energy_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V)
 {
     arm4_potential_energy_batch_threads(count, 0, q, V);
 }
@@ -11174,7 +11216,7 @@ void arm4_potential_energy_batch(size_t count, const double *restrict q, double 
 /* @symgen-unit gravity_regressor */
 
 /* Gravity regressor Y_g, (n, 10 bodies): Y_g @ parameters = g(q) (Algorithm 4, line 21). Writes only the entries that can be nonzero (see the header). */
-void arm4_gravity_regressor_update(const double *restrict q, double *restrict Y_g)
+void arm4_gravity_regressor_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g)
 {
     (void)q;
     (void)Y_g;
@@ -11274,7 +11316,7 @@ void arm4_gravity_regressor_update(const double *restrict q, double *restrict Y_
 }
 
 /* Gravity regressor Y_g, (n, 10 bodies): Y_g @ parameters = g(q) (Algorithm 4, line 21). */
-void arm4_gravity_regressor(const double *restrict q, double *restrict Y_g)
+void arm4_gravity_regressor(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g)
 {
     memset(Y_g, 0, sizeof(double) * 160);
     arm4_gravity_regressor_update(q, Y_g);
@@ -11285,7 +11327,7 @@ void arm4_gravity_regressor(const double *restrict q, double *restrict Y_g)
 /* gravity_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
-ARM4_LANES_INLINE int gravity_regressor_lanes(const lanes_t *restrict q, lanes_t *restrict Y_g)
+ARM4_LANES_INLINE int arm4_gravity_regressor_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT Y_g)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -11354,7 +11396,7 @@ ARM4_LANES_INLINE int gravity_regressor_lanes(const lanes_t *restrict q, lanes_t
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void gravity_regressor_span(size_t count, const double *restrict q, double *restrict Y_g)
+static void arm4_gravity_regressor_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -11365,7 +11407,7 @@ static void gravity_regressor_span(size_t count, const double *restrict q, doubl
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Y_g, 0, sizeof out_Y_g);
 #endif
-        if (__builtin_expect(gravity_regressor_lanes(in_q, out_Y_g), 0)) {
+        if (__builtin_expect(arm4_gravity_regressor_lanes(in_q, out_Y_g), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_gravity_regressor(q + l_ * 4, Y_g + l_ * 160);
             continue;
@@ -11442,7 +11484,7 @@ static void gravity_regressor_span(size_t count, const double *restrict q, doubl
     }
 }
 
-void arm4_gravity_regressor_batch_threads(size_t count, int threads, const double *restrict q, double *restrict Y_g)
+void arm4_gravity_regressor_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -11455,17 +11497,17 @@ void arm4_gravity_regressor_batch_threads(size_t count, int threads, const doubl
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            gravity_regressor_span(n_, q + b_ * 4, Y_g + b_ * 160);
+            arm4_gravity_regressor_span(n_, q + b_ * 4, Y_g + b_ * 160);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    gravity_regressor_span(count, q, Y_g);
+    arm4_gravity_regressor_span(count, q, Y_g);
 }
 
-void arm4_gravity_regressor_batch(size_t count, const double *restrict q, double *restrict Y_g)
+void arm4_gravity_regressor_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g)
 {
     arm4_gravity_regressor_batch_threads(count, 0, q, Y_g);
 }
@@ -11473,7 +11515,7 @@ void arm4_gravity_regressor_batch(size_t count, const double *restrict q, double
 /* @symgen-unit kinetic_energy_regressor */
 
 /* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's 1/2 armature . qd^2 (Algorithm 4, line 12). Writes only the entries that can be nonzero (see the header). */
-void arm4_kinetic_energy_regressor_update(const double *restrict q, const double *restrict qd, double *restrict Y_T)
+void arm4_kinetic_energy_regressor_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T)
 {
     (void)q;
     (void)qd;
@@ -11560,7 +11602,7 @@ void arm4_kinetic_energy_regressor_update(const double *restrict q, const double
 }
 
 /* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's 1/2 armature . qd^2 (Algorithm 4, line 12). */
-void arm4_kinetic_energy_regressor(const double *restrict q, const double *restrict qd, double *restrict Y_T)
+void arm4_kinetic_energy_regressor(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T)
 {
     Y_T[0] = 0.0;
     Y_T[1] = 0.0;
@@ -11583,7 +11625,7 @@ void arm4_kinetic_energy_regressor(const double *restrict q, const double *restr
 /* kinetic_energy_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
-ARM4_LANES_INLINE int kinetic_energy_regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Y_T)
+ARM4_LANES_INLINE int arm4_kinetic_energy_regressor_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT Y_T)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -11640,7 +11682,7 @@ ARM4_LANES_INLINE int kinetic_energy_regressor_lanes(const lanes_t *restrict q, 
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void kinetic_energy_regressor_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict Y_T)
+static void arm4_kinetic_energy_regressor_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -11665,7 +11707,7 @@ static void kinetic_energy_regressor_span(size_t count, const double *restrict q
         out_Y_T[12] = lanes_splat(0.0);
         out_Y_T[13] = lanes_splat(0.0);
 #endif
-        if (__builtin_expect(kinetic_energy_regressor_lanes(in_q, in_qd, out_Y_T), 0)) {
+        if (__builtin_expect(arm4_kinetic_energy_regressor_lanes(in_q, in_qd, out_Y_T), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_kinetic_energy_regressor(q + l_ * 4, qd + l_ * 4, Y_T + l_ * 40);
             continue;
@@ -11694,7 +11736,7 @@ static void kinetic_energy_regressor_span(size_t count, const double *restrict q
     }
 }
 
-void arm4_kinetic_energy_regressor_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict Y_T)
+void arm4_kinetic_energy_regressor_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -11707,17 +11749,17 @@ void arm4_kinetic_energy_regressor_batch_threads(size_t count, int threads, cons
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            kinetic_energy_regressor_span(n_, q + b_ * 4, qd + b_ * 4, Y_T + b_ * 40);
+            arm4_kinetic_energy_regressor_span(n_, q + b_ * 4, qd + b_ * 4, Y_T + b_ * 40);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    kinetic_energy_regressor_span(count, q, qd, Y_T);
+    arm4_kinetic_energy_regressor_span(count, q, qd, Y_T);
 }
 
-void arm4_kinetic_energy_regressor_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict Y_T)
+void arm4_kinetic_energy_regressor_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T)
 {
     arm4_kinetic_energy_regressor_batch_threads(count, 0, q, qd, Y_T);
 }
@@ -11725,7 +11767,7 @@ void arm4_kinetic_energy_regressor_batch(size_t count, const double *restrict q,
 /* @symgen-unit potential_energy_regressor */
 
 /* Potential energy regressor Y_V, (10 bodies,): Y_V @ parameters = V. Writes only the entries that can be nonzero (see the header). */
-void arm4_potential_energy_regressor_update(const double *restrict q, double *restrict Y_V)
+void arm4_potential_energy_regressor_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V)
 {
     (void)q;
     (void)Y_V;
@@ -11790,7 +11832,7 @@ void arm4_potential_energy_regressor_update(const double *restrict q, double *re
 }
 
 /* Potential energy regressor Y_V, (10 bodies,): Y_V @ parameters = V. */
-void arm4_potential_energy_regressor(const double *restrict q, double *restrict Y_V)
+void arm4_potential_energy_regressor(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V)
 {
     memset(Y_V, 0, sizeof(double) * 40);
     arm4_potential_energy_regressor_update(q, Y_V);
@@ -11801,7 +11843,7 @@ void arm4_potential_energy_regressor(const double *restrict q, double *restrict 
 /* potential_energy_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
-ARM4_LANES_INLINE int potential_energy_regressor_lanes(const lanes_t *restrict q, lanes_t *restrict Y_V)
+ARM4_LANES_INLINE int arm4_potential_energy_regressor_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_RESTRICT Y_V)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -11837,7 +11879,7 @@ ARM4_LANES_INLINE int potential_energy_regressor_lanes(const lanes_t *restrict q
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void potential_energy_regressor_span(size_t count, const double *restrict q, double *restrict Y_V)
+static void arm4_potential_energy_regressor_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -11848,7 +11890,7 @@ static void potential_energy_regressor_span(size_t count, const double *restrict
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Y_V, 0, sizeof out_Y_V);
 #endif
-        if (__builtin_expect(potential_energy_regressor_lanes(in_q, out_Y_V), 0)) {
+        if (__builtin_expect(arm4_potential_energy_regressor_lanes(in_q, out_Y_V), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_potential_energy_regressor(q + l_ * 4, Y_V + l_ * 40);
             continue;
@@ -11892,7 +11934,7 @@ static void potential_energy_regressor_span(size_t count, const double *restrict
     }
 }
 
-void arm4_potential_energy_regressor_batch_threads(size_t count, int threads, const double *restrict q, double *restrict Y_V)
+void arm4_potential_energy_regressor_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -11905,17 +11947,17 @@ void arm4_potential_energy_regressor_batch_threads(size_t count, int threads, co
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            potential_energy_regressor_span(n_, q + b_ * 4, Y_V + b_ * 40);
+            arm4_potential_energy_regressor_span(n_, q + b_ * 4, Y_V + b_ * 40);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    potential_energy_regressor_span(count, q, Y_V);
+    arm4_potential_energy_regressor_span(count, q, Y_V);
 }
 
-void arm4_potential_energy_regressor_batch(size_t count, const double *restrict q, double *restrict Y_V)
+void arm4_potential_energy_regressor_batch(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V)
 {
     arm4_potential_energy_regressor_batch_threads(count, 0, q, Y_V);
 }
@@ -11923,7 +11965,7 @@ void arm4_potential_energy_regressor_batch(size_t count, const double *restrict 
 /* @symgen-unit gravity_power_regressor */
 
 /* Power of gravity's regressor qd^T Y_g, (10 bodies,): Y_Vdot @ parameters = qd^T g = dV/dt (Algorithm 4, line 13). Writes only the entries that can be nonzero (see the header). */
-void arm4_gravity_power_regressor_update(const double *restrict q, const double *restrict qd, double *restrict Y_Vdot)
+void arm4_gravity_power_regressor_update(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot)
 {
     (void)q;
     (void)qd;
@@ -12000,7 +12042,7 @@ void arm4_gravity_power_regressor_update(const double *restrict q, const double 
 }
 
 /* Power of gravity's regressor qd^T Y_g, (10 bodies,): Y_Vdot @ parameters = qd^T g = dV/dt (Algorithm 4, line 13). */
-void arm4_gravity_power_regressor(const double *restrict q, const double *restrict qd, double *restrict Y_Vdot)
+void arm4_gravity_power_regressor(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot)
 {
     memset(Y_Vdot, 0, sizeof(double) * 40);
     arm4_gravity_power_regressor_update(q, qd, Y_Vdot);
@@ -12011,7 +12053,7 @@ void arm4_gravity_power_regressor(const double *restrict q, const double *restri
 /* gravity_power_regressor of ARM4_LANES states at once: argument k of lane l is state l's. Nonzero
  * when an angle was past lanes_sincos_poly's range (the batch then computes the group's states
  * one by one). Inlined always: mostly output entries (codegen/lanes.py, inline_lanes). */
-ARM4_LANES_INLINE int gravity_power_regressor_lanes(const lanes_t *restrict q, const lanes_t *restrict qd, lanes_t *restrict Y_Vdot)
+ARM4_LANES_INLINE int arm4_gravity_power_regressor_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *ARM4_RESTRICT qd, lanes_t *ARM4_RESTRICT Y_Vdot)
 {
     if (lanes_any(lanes_big(q[1]) | lanes_big(q[2]) | lanes_big(q[3])))
         return 1;                         /* an angle past lanes_sincos_poly's range */
@@ -12056,7 +12098,7 @@ ARM4_LANES_INLINE int gravity_power_regressor_lanes(const lanes_t *restrict q, c
 #endif
 
 /* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void gravity_power_regressor_span(size_t count, const double *restrict q, const double *restrict qd, double *restrict Y_Vdot)
+static void arm4_gravity_power_regressor_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot)
 {
     size_t b_ = 0;
 #if ARM4_LANES > 1
@@ -12069,7 +12111,7 @@ static void gravity_power_regressor_span(size_t count, const double *restrict q,
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
         memset(out_Y_Vdot, 0, sizeof out_Y_Vdot);
 #endif
-        if (__builtin_expect(gravity_power_regressor_lanes(in_q, in_qd, out_Y_Vdot), 0)) {
+        if (__builtin_expect(arm4_gravity_power_regressor_lanes(in_q, in_qd, out_Y_Vdot), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
                 arm4_gravity_power_regressor(q + l_ * 4, qd + l_ * 4, Y_Vdot + l_ * 40);
             continue;
@@ -12109,7 +12151,7 @@ static void gravity_power_regressor_span(size_t count, const double *restrict q,
     }
 }
 
-void arm4_gravity_power_regressor_batch_threads(size_t count, int threads, const double *restrict q, const double *restrict qd, double *restrict Y_Vdot)
+void arm4_gravity_power_regressor_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot)
 {
 #ifdef _OPENMP
     if (threads != 1 && count >= ARM4_PARALLEL_MIN) {
@@ -12122,17 +12164,17 @@ void arm4_gravity_power_regressor_batch_threads(size_t count, int threads, const
         for (long long grp_ = 0; grp_ < groups_; ++grp_) {
             const size_t b_ = (size_t)grp_ * ARM4_LANES;
             const size_t n_ = count - b_ < ARM4_LANES ? count - b_ : ARM4_LANES;
-            gravity_power_regressor_span(n_, q + b_ * 4, qd + b_ * 4, Y_Vdot + b_ * 40);
+            arm4_gravity_power_regressor_span(n_, q + b_ * 4, qd + b_ * 4, Y_Vdot + b_ * 40);
         }
         return;
     }
 #else
     (void)threads;
 #endif
-    gravity_power_regressor_span(count, q, qd, Y_Vdot);
+    arm4_gravity_power_regressor_span(count, q, qd, Y_Vdot);
 }
 
-void arm4_gravity_power_regressor_batch(size_t count, const double *restrict q, const double *restrict qd, double *restrict Y_Vdot)
+void arm4_gravity_power_regressor_batch(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot)
 {
     arm4_gravity_power_regressor_batch_threads(count, 0, q, qd, Y_Vdot);
 }
@@ -12169,3 +12211,30 @@ void arm4_neutral(double *out)
     for (int k = 0; k < 4; ++k)
         out[k] = 0.0;
 }
+/* @symgen-tail: the end of every compile unit (codegen/compile.py) */
+#if ARM4_LANES > 1
+#undef lanes_t
+#undef lanes_i
+#undef lanes_sincos_libm
+#undef lanes_sincos_poly
+#undef lanes_big
+#undef lanes_any
+#undef lanes_sincos
+#undef lanes_sin
+#undef lanes_cos
+#undef lanes_sincos_pinned
+#undef lanes_sin_poly
+#undef lanes_cos_poly
+#undef lanes_sincos_n
+#undef lanes_transpose
+#undef lanes_transpose_out
+#undef lanes_load
+#undef lanes_store
+#undef lanes_store_range
+#undef lanes_store_mask
+#undef lanes_zero
+#undef lanes_store_one
+#undef lanes_splat
+#endif
+#undef ARM4_RESTRICT
+#undef ARM4_UNUSED

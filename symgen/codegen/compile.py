@@ -108,7 +108,8 @@ def compile_units(source: Path, tmp: Path, cores: int | None = None, per_functio
     """NAME.c as the files to compile, in parallel: itself when small or on one core; else its
     functions (``/* @symgen-unit */`` blocks, each with the static parts it calls) spread over
     one unit per core by size, each unit with the shared head (includes, macros) and the first
-    also with the package's data (``@symgen-data`` .. ``@symgen-data-end``), written to ``tmp``
+    also with the package's data (``@symgen-data`` .. ``@symgen-data-end``), each ending with the
+    file's tail (``@symgen-tail`` to the end: the helpers' #undefs), written to ``tmp``
     (``#include "NAME.h"`` resolves through ``-I`` the package folder). gcc's time on long
     straight-line code is the larger part of a big build (20-DoF chain, all functions: 47 s of
     -O2 on one core). ``per_function`` (a build with the object cache): past the size, one unit
@@ -120,6 +121,8 @@ def compile_units(source: Path, tmp: Path, cores: int | None = None, per_functio
     if len(text) <= UNIT_SPLIT_BYTES or (cores < 2 and not per_function) or len(blocks) < 3 \
             or "/* @symgen-data-end */" not in blocks[0]:
         return [source]
+    blocks[-1], tail = (blocks[-1].split("/* @symgen-tail", 1) + [""])[:2]
+    tail = "/* @symgen-tail" + tail if tail else ""                 # every unit's end (the helpers' #undefs)
     head, data_and_rest = blocks[0].split("/* @symgen-data:", 1)
     data = "/* @symgen-data:" + data_and_rest
     if per_function:
@@ -140,7 +143,7 @@ def compile_units(source: Path, tmp: Path, cores: int | None = None, per_functio
     paths = []
     for k, parts in enumerate(bins):
         path = tmp / f"{source.stem}.unit{k}.c"
-        path.write_text(head + (data if k == 0 else "") + "".join(parts), encoding="utf-8")
+        path.write_text(head + (data if k == 0 else "") + "".join(parts) + tail, encoding="utf-8")
         paths.append(path)
     return paths
 

@@ -22,7 +22,7 @@ from .runs import row_runs
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
 from .xla_target import MAX_BUFFERS, library_name as xla_library_name, source_name as xla_source_name, xla_functions
-from .lanes import inline_lanes, store_plan, store_plans, unchecked_trig
+from .lanes import HELPERS as LANES_HELPERS, inline_lanes, store_plan, store_plans, unchecked_trig
 from ..quantities.contact import package_context as contact_context
 from .printers import CPrinter, PyPrinter
 from .render import lane_expr, render
@@ -350,6 +350,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     layout = layout_of(robot)
     ctx = {
         "header": header_lines(robot, opts, version), "name": name, "prefix": name, "PREFIX": name.upper(),
+        "lanes_helpers": LANES_HELPERS,
         "n": robot.n, "nq": robot.nq, "functions": contexts,
         "robot_literal": py_literal(robot.name), "robot_comment": comment_text(robot.name),
         "joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.joint_names) + ")",

@@ -28,6 +28,13 @@ INLINE_MAX_ENTRIES = 256
 
 _TRIG = re.compile(r"^lanes_(sin|cos)\(")
 
+#: the names of templates/c_lanes.h.j2's types and helpers: NAME.c defines each as NAME_<name> (so
+#: that two packages' .c files compile in one translation unit) and undefines them at its end
+HELPERS = ("lanes_t", "lanes_i", "lanes_sincos_libm", "lanes_sincos_poly", "lanes_big", "lanes_any", "lanes_sincos",
+           "lanes_sin", "lanes_cos", "lanes_sincos_pinned", "lanes_sin_poly", "lanes_cos_poly", "lanes_sincos_n",
+           "lanes_transpose", "lanes_transpose_out", "lanes_load", "lanes_store", "lanes_store_range",
+           "lanes_store_mask", "lanes_zero", "lanes_store_one", "lanes_splat")
+
 
 def unchecked_trig(c: str) -> str:
     """A lanes line ``lanes_sin(q[k])`` (a joint angle's sin or cos) as the polynomials alone,
