@@ -44,7 +44,8 @@ NOT_PAGES = ("docs/RESULTS.md", "docs/run/")
 
 
 def pages() -> list[Path]:
-    return [p for p in sorted((ROOT / "docs").rglob("*.md")) if not str(p.relative_to(ROOT)).startswith(NOT_PAGES)]
+    return [ROOT / "README.md",
+            *(p for p in sorted((ROOT / "docs").rglob("*.md")) if not str(p.relative_to(ROOT)).startswith(NOT_PAGES))]
 
 
 def blocks(text: str) -> list[tuple[int, str, str]]:
