@@ -15,6 +15,7 @@ MARKER = re.compile(r"<!--\s*symgen:(?P<what>[\w-]+)(?:\s+(?P<arg>[\w-]+))?\s*--
 
 def _expand(match) -> str:
     from symgen import docs_reference as R
+    from symgen import docs_results
 
     what, arg = match["what"], match["arg"]
     if what == "functions":
@@ -23,7 +24,22 @@ def _expand(match) -> str:
         return R.c_contract()
     if what == "c-example":
         return R.c_declarations(arg or "arm4")
+    if what == "results":
+        return docs_results.page(arg)
     raise ValueError(f"unknown marker symgen:{what}")
+
+
+def on_files(files, config):
+    """The results' plots, one SVG per rival with runs, drawn from docs/results/*.json."""
+    from mkdocs.structure.files import File
+
+    from symgen import docs_results
+
+    for rival in docs_results.RIVALS:
+        svg = docs_results.plot(rival)
+        if svg is not None:
+            files.append(File.generated(config, f"results/{rival}.svg", content=svg))
+    return files
 
 
 def on_page_markdown(markdown, page, config, files):

@@ -19,6 +19,10 @@ class _Group(click.Group):
     """Turns SymgenError from any command into one line on stderr and exit code 2, and prints a
     SymgenWarning (a tolerated URDF defect) as one line ``symgen: warning: ...``."""
 
+    def parse_args(self, ctx, args):
+        ctx.meta["symgen.argv"] = list(args)          # the command line as given, for bench --json's record
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx):
         import warnings
 
@@ -41,12 +45,14 @@ class _Group(click.Group):
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="symgen")
 def main():
-    """Unrolled NumPy and C code for M, Mdot, the Christoffel-consistent Coriolis matrix C, the
-    Christoffel symbols Gamma and inverse dynamics of a robot described by a URDF."""
+    """Unrolled NumPy, C, CasADi and JAX code for a robot's dynamics (M, the Christoffel-consistent
+    Coriolis matrix C, the Christoffel symbols Gamma, inverse and forward dynamics and their
+    derivatives, Slotine-Li and its regressors, frames, centroidal and contact terms), from a URDF,
+    a URDF+ (couplings, loops) or an MJCF file, checked against Pinocchio and MuJoCo."""
 
 
 @main.command()
-@click.argument("urdf", type=click.Path(dir_okay=False))
+@click.argument("urdf", metavar="ROBOT", type=click.Path(dir_okay=False))
 @click.option("--floating-base", is_flag=True, help="Attach the root link by a free-flyer (Pinocchio's JointModelFreeFlyer: q = [x y z qx qy qz qw ...], "
                    "v = [base linear, angular velocity in the base frame ...]).")
 @click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
@@ -54,7 +60,8 @@ def main():
 @click.option("--open-loops", is_flag=True, help="URDF+ with <loop> elements: build the open spanning tree on purpose "
               "(the loops' joints move freely; recorded in the manifest) [default: a loop symgen cannot embed is refused].")
 def info(urdf, floating_base, mimic, open_loops):
-    """Summarize a robot: bodies, joints in q order, DoF, depth, what was lumped and snapped."""
+    """Summarize a robot (a URDF, URDF+ or MJCF file): bodies, joints in q order, DoF, depth, what
+    was lumped and snapped."""
     from .mjcf import load_robot
     from .report import describe
 
@@ -115,7 +122,7 @@ def _progress(quiet):
 
 
 @main.command()
-@click.argument("urdf", type=click.Path(dir_okay=False))
+@click.argument("urdf", metavar="ROBOT", type=click.Path(dir_okay=False))
 @click.option("--out", "out_dir", default="generated", show_default=True, type=click.Path(file_okay=False),
               help="Folder that receives the package folder NAME/.")
 @click.option("--name", default=None, help="Package name: lowercase letters, digits and single underscores, kept as "
@@ -178,7 +185,8 @@ def _progress(quiet):
 def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, contact_names, max_dof,
           gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
           armature_text, timings, no_cache):
-    """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
+    """Generate the package of a robot (a URDF, URDF+ or MJCF file): unrolled NumPy and C (and the
+    --target extras) in OUT/NAME/."""
     import hashlib
     import shlex
     import signal
@@ -410,9 +418,15 @@ def bench_command(package, urdf, functions, flags, repeats, min_time, compile_ti
             click.echo(format_loops(result["loops"]))
     if json_path:
         import json
+        import shlex
+        from datetime import datetime, timezone
         from pathlib import Path
 
-        Path(json_path).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        # what the results pages name for each figure (docs/results/): the command, its date, the machine
+        argv = click.get_current_context().meta.get("symgen.argv", sys.argv[1:])
+        record = {"command": shlex.join(["symgen", *argv]),
+                  "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), **result}
+        Path(json_path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":  # pragma: no cover

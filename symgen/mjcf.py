@@ -337,7 +337,7 @@ def _unique_links(bodies, source):
     for b in bodies:
         if b.name in seen:
             raise URDFError(source, f"<body name={b.name!r}>", f"two bodies of symgen's model are called {b.name!r} "
-                            f"(a joint's helper link and a body); rename one")
+                            f"(a joint's intermediate link and a body); rename one")
         seen[b.name] = b
 
 

@@ -1,6 +1,6 @@
 """Shared test fixtures.
 
-Helpers live in ``tests/support.py``; tests/ is not a package, so this directory is put on
+Shared test utilities live in ``tests/support.py``; tests/ is not a package, so this directory is put on
 ``sys.path`` here and tests ``import support``.
 """
 from __future__ import annotations

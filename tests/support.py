@@ -387,8 +387,8 @@ def pin_model_from_robot(robot):
 def _rotation_taking_z_to(axis):
     """A rotation matrix R with R @ e_z = axis (unit)."""
     z = axis / np.linalg.norm(axis)
-    helper = np.eye(3)[int(np.argmin(np.abs(z)))]
-    x = np.cross(helper, z)
+    other = np.eye(3)[int(np.argmin(np.abs(z)))]
+    x = np.cross(other, z)
     x /= np.linalg.norm(x)
     return np.column_stack([x, np.cross(z, x), z])
 

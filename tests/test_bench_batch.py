@@ -1,7 +1,7 @@
 """``symgen bench``'s C batch rows and the FMA probe: the driver times NAME_<function>_batch_threads
 on packed states beside the one-state loop (its rows per state), a function of params has no batch
 row, and the probe reports a rate per width this CPU has. Which is faster is for the benchmark
-(docs/RESULTS.md), not for a test."""
+(docs/RESULTS.md in the git history), not for a test."""
 from __future__ import annotations
 
 from pathlib import Path

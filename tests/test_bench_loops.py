@@ -64,7 +64,10 @@ def test_bench_command_on_the_four_bar(tmp_path):
     result = runner.invoke(main, ["bench", str(tmp_path / "four_bar"), "--urdf", str(urdf), "--functions", "M,C,tau,qdd",
                                   "--repeats", "1", "--min-time", "0.001", "--c-batch", "0", "--json", str(out)])
     assert result.exit_code == 0, result.output
-    loops = json.loads(out.read_text())["loops"]
+    record = json.loads(out.read_text())
+    assert record["command"].startswith("symgen bench ") and "--json" in record["command"] and record["date"]
+    assert record["machine"]["cpu"]                          # what the results pages name for each figure
+    loops = record["loops"]
     assert set(loops["check"]) == {"M", "C", "tau", "qdd", "constraintDynamics", "forwardDynamics_J_gamma"}
     assert max(loops["check"].values()) <= 1e-8, loops["check"]
     assert loops["nv"] == 1 and loops["spanning_nv"] == 3

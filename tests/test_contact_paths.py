@@ -116,7 +116,7 @@ def test_every_nonzero_of_L_inv_T_r1_lies_in_its_rows_path_ranges(pin, label):
     seed = 4100 + sum(map(ord, label))
     rng = np.random.default_rng(seed)
     oracle = PinOracle(robot, pin_model_from_robot(robot), pin)
-    # contacts on random bodies (skipping the free-flyer's massless helpers), random kinds
+    # contacts on random bodies (skipping the free-flyer's massless intermediate bodies), random kinds
     names = [b.name for b in robot.bodies if not b.name.startswith("root_joint")]
     picked = rng.choice(len(names), size=min(3, len(names)), replace=False)
     contacts = tuple((names[i], "3d" if rng.random() < 0.6 else "6d") for i in sorted(picked))

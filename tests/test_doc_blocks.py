@@ -39,12 +39,8 @@ FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)$
 SLOW = "<!-- doc-blocks: slow -->"
 
 
-#: the notebook of past measurements is not part of the site (mkdocs.yml's exclude_docs)
-NOT_PAGES = ("docs/RESULTS.md", "docs/run/")
-
-
 def pages() -> list[Path]:
-    return [p for p in sorted((ROOT / "docs").rglob("*.md")) if not str(p.relative_to(ROOT)).startswith(NOT_PAGES)]
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def blocks(text: str) -> list[tuple[int, str, str]]:

@@ -98,3 +98,31 @@ def test_shapes_in_words_match_a_robot():
 def test_c_api_page_holds_the_header_contract(site):
     html = re.sub(r"<[^>]+>", "", page(site, "reference/c-api"))
     assert "restrict" in html and "_batch_threads" in html and "arm4_coriolis_matrix(" in html
+
+
+def test_results_pages_name_the_run_of_every_figure(site):
+    """Each results table comes from docs/results/*.json, and every run it uses is listed with its
+    command and date."""
+    from symgen import docs_results as R
+
+    runs = R.runs()
+    for rival in R.RIVALS:
+        mine = [r for r in runs if r.rival == rival]
+        html = page(site, f"results/{rival}")
+        if not mine:
+            assert "No run against" in html
+            continue
+        assert (site / "results" / f"{rival}.svg").is_file()
+        for run in mine:
+            assert run.path.name in html, f"{rival}: {run.path.name} is not named on its page"
+            assert R.rows(rival, [run]) or any(R.rows(rival, [r]) for r in mine), run.path.name
+
+
+def test_cli_help_names_every_input_kind():
+    from click.testing import CliRunner
+
+    from symgen.cli import main
+
+    text = " ".join(CliRunner().invoke(main, ["--help"]).output.split())
+    assert "URDF+" in text and "MJCF" in text and "described by a URDF" not in text
+    assert "ROBOT" in CliRunner().invoke(main, ["build", "--help"]).output

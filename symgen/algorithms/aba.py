@@ -15,7 +15,7 @@ Rigid Body Dynamics Algorithms, Table 7.1), and M(q)^-1 by its rewriting without
 A free-flyer is its six single-DoF bodies in the base frame (:mod:`symgen.kinematics`): they add
 no velocity product (c = 0), the base frame being the reference. Single-DoF joints: D_i = Phi_i^T U_i is a scalar and 1/D_i is the one division per body (the
 L^T D L route has the same n divisions: the pivots D_i are the same numbers, see
-:mod:`.forward_dynamics`). Joint i's coordinate enters through the kinematics helpers
+:mod:`.forward_dynamics`). Joint i's coordinate enters through the kinematics functions
 (:func:`~symgen.kinematics.body_frames`, :func:`~symgen.kinematics.ground_frames`); qd and tau are
 indexed per velocity.
 

@@ -1,5 +1,5 @@
 """The Slotine-Li regressor Y(q, qd, qd_r, qdd_r), with Y theta = M qdd_r + C(q, qd) qd_r + g:
-Wensing & Slotine, Appendix B-A (the body-level regressor helper and the blocks Y_ij).
+Wensing & Slotine, Appendix B-A (the body-level regressor and the blocks Y_ij).
 
 The spatial inertia is linear in the body's ten inertial parameters, I(theta) = sum_k theta_k E_k,
 in Pinocchio's ``Inertia.toDynamicParameters`` order
@@ -120,7 +120,7 @@ def inertia_regressor(x, bk) -> np.ndarray:
 
 def regressor(robot, q, qd, qd_r, qdd_r, bk, gravity=GRAVITY):
     """Y, (n, 10 links): columns 10 k .. 10 k + 9 belong to the k-th link of ``robot.link_names``
-    (body j = ``robot.inertial_bodies[k]``; a free-flyer's massless helpers have no columns)."""
+    (body j = ``robot.inertial_bodies[k]``; a free-flyer's massless intermediate bodies have no columns)."""
     n, bodies = robot.n, robot.inertial_bodies
     Xup, Phi, v, w, a = reference_sweep(robot, q, qd, qd_r, qdd_r, bk, gravity)
     Y = bk.zeros((n, 10 * len(bodies)))

@@ -82,7 +82,7 @@ def _force_up(robot, Xup, i, f, bk):
     """iXp^T f, body i's force in its parent's frame. For a revolute joint iXp = plux(E, r) with
     r the constant offset of the joint: [E^T n + r x (E^T fl); E^T fl], the rotated force named
     first, where the product of the matrices spreads each constant of r over the trig terms of E
-    (the humanoid's tau: 4,220 operations -> see docs/RESULTS.md)."""
+    (the humanoid's tau: 4,220 operations -> see docs/RESULTS.md in the git history)."""
     r = _offset(robot, i)
     if r is None:
         return Xup[i].T @ f

@@ -28,7 +28,7 @@ DEFAULT_FLAGS = "-O3 -march=native -ffp-contract=fast"
 
 #: with several processes, process k links the package's code LAYOUT_STEP * (k % LAYOUTS) bytes
 #: further (padding before it): where the code falls in a 64-byte window alone moved panda's C batch
-#: 36 <-> 52 ns and solo12's M batch 49 <-> 57 (docs/RESULTS.md, simd4), so a median over processes
+#: 36 <-> 52 ns and solo12's M batch 49 <-> 57 (docs/RESULTS.md in the git history, simd4), so a median over processes
 #: is also one over layouts, not one layout's luck
 LAYOUT_STEP, LAYOUTS = 16, 4
 

@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import statistics
 import sys
 import time
@@ -112,7 +113,7 @@ def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urd
         try:
             adam = _adam(adam_urdf, pkg)
         except ImportError as error:
-            print(f"adam-robotics skipped: {error} (pip install --no-deps adam-robotics, see docs/RESULTS.md)",
+            print(f"adam-robotics skipped: {error} (pip install --no-deps adam-robotics, see docs/results/jax.md)",
                   file=sys.stderr)
     for f in functions:
         args = _states(pkg, manifest["functions"][f]["inputs"], batch)
@@ -217,7 +218,14 @@ def main(argv=None) -> int:
     if "jax" not in manifest["options"].get("targets", []):
         print(f"{a.package}: built without --target jax", file=sys.stderr)
         return 2
-    report = {"jax": jax.__version__, "devices": [str(d) for d in jax.devices()], "batch": a.batch,
+    from datetime import datetime, timezone
+
+    from .report import machine_info
+
+    # the command, its date and the machine: what the results pages (docs/results/) name for each figure
+    report = {"command": shlex.join(["python", "-m", "symgen.bench.jax_batch", *(sys.argv[1:] if argv is None else argv)]),
+              "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine_info(),
+              "jax": jax.__version__, "devices": [str(d) for d in jax.devices()], "batch": a.batch,
               "x64": a.x64, "xla_ffi": pkg.jax._XLA is not None}
     print("jax: " + ("the package's C through XLA's FFI on the CPU (float64), its own jax code as 'jax (own code)'"
                      if report["xla_ffi"] else "the module's own jax code"))

@@ -43,7 +43,7 @@ LANES_MAX_WORK = 4096
 #: polynomials alone, the range tested once at its top (solo12's M batch 14-20 % faster); longer
 #: ones keep a test and a libm branch a call (without them the 20-DoF chain's M, 1,321 lines, was
 #: 3-25 % slower in every run, its tau, 844 lines, 3 %, though link order alone moves the chain's
-#: M as much; docs/RESULTS.md, simd3)
+#: M as much; docs/RESULTS.md in the git history, simd3)
 LANES_POLY_MAX_LINES = 800
 
 

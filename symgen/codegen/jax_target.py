@@ -35,11 +35,11 @@ from __future__ import annotations
 
 #: a jax_fused function with more operations (``program.count_ops``' total) than this is not fused:
 #: its batch compiles in about 1 ms of CPU an operation fused, 0.4 unfused (panda, jax 0.10.2);
-#: solo12's inverse dynamics has 2,253 (docs/RESULTS.md, "JAX: fused M, ID and J")
+#: solo12's inverse dynamics has 2,253 (docs/RESULTS.md in the git history, "JAX: fused M, ID and J")
 FUSE_MAX_OPS = 3000
 
 #: the chained functions' batches run this many states at a time on a CPU (the module's ``CHUNK``;
-#: M and J chunked were as fast or slower: docs/RESULTS.md, "JAX: ID chained and chunked")
+#: M and J chunked were as fast or slower: docs/RESULTS.md in the git history, "JAX: ID chained and chunked")
 JAX_CHUNK = 256
 
 #: a fused function is chained when it has at most this many output entries that are not numbers:

@@ -19,7 +19,7 @@ WIDTHS = (2, 4, 8)
 #: a whole lanes function with at least this many output entries a temp, and at most
 #: INLINE_MAX_ENTRIES of them, is inlined into its batch loop: its work is mostly moving entries
 #: back, and inlined the transposes take them from registers. Measured with 8 lanes, where gcc left
-#: these out of line (docs/RESULTS.md, simd5): solo12's M (196 entries, 306 temps) 12-20 % faster;
+#: these out of line (docs/RESULTS.md in the git history, simd5): solo12's M (196 entries, 306 temps) 12-20 % faster;
 #: less output-bound functions lost inlined (solo12's C, 0.20 an entry a temp: 5-9 %), and so did
 #: a bigger one (panda's regressor, 402 entries: 8 %; the body's and the transposes' values then
 #: compete for the registers).

@@ -2,7 +2,7 @@
 
 Inputs print as ``q[3]`` (C) or as the local ``q3`` (Python, unpacked once); temps print as
 their names, which symgen made (every temp name holds a digit, so none can clash with a keyword,
-a parameter or a helper of the generated code); floats print with round-trip precision; small
+a parameter or a support function of the generated code); floats print with round-trip precision; small
 integer powers print as products.
 """
 from __future__ import annotations
