@@ -251,7 +251,7 @@ _COMPILER_ENV = ("CPATH", "C_INCLUDE_PATH", "GCC_EXEC_PREFIX", "COMPILER_PATH", 
 
 def object_key(command, unit: Path, folder: Path, tmp: Path, identity: str) -> str:
     """The object cache's key of compiling ``unit`` with ``command`` (:mod:`.cache`): the unit's
-    name and text, the package's headers, the command (the package and temporary folders named
+    name and text, the package's headers (their code: :func:`code_text`), the command (the package and temporary folders named
     by role, not by path: they change with every build), the compiler's identity and the
     environment it reads."""
     import hashlib
@@ -262,10 +262,24 @@ def object_key(command, unit: Path, folder: Path, tmp: Path, identity: str) -> s
     words += [f"{k}={os.environ.get(k, '')}" for k in _COMPILER_ENV]
     words += [sys.version, unit.name]
     h.update(repr(words).encode())
-    h.update(hashlib.sha256(unit.read_bytes()).digest())
+    h.update(hashlib.sha256(code_text(unit.read_text(encoding="utf-8")).encode()).digest())
     for header in sorted(folder.glob("*.h")):
-        h.update(header.name.encode() + b"\0" + hashlib.sha256(header.read_bytes()).digest())
+        h.update(header.name.encode() + b"\0" + hashlib.sha256(code_text(header.read_text(encoding="utf-8")).encode()).digest())
     return h.hexdigest()
+
+
+_C_TOKENS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.DOTALL)
+
+
+def code_text(text: str) -> str:
+    """C text with its comments blanked (each one a space, or its newlines: the lines keep
+    their numbers), string and character literals kept: what the compiler compiles. The head
+    of every unit and the header say which URDF (its sha256) and command made them; a unit whose
+    code is the same compiles to the same object whatever they say."""
+    def blank(m):
+        t = m.group(0)
+        return t if t[0] in "\"'" else ("\n" * t.count("\n") or " ")
+    return _C_TOKENS.sub(blank, text)
 
 
 @functools.lru_cache(maxsize=None)
