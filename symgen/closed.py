@@ -72,8 +72,40 @@ class Closed:
                              f"spanning coordinates, {self.nv} independent speeds), got {x.shape}")
         return x
 
-    def solve_loops(self, q):
-        return self.system.solve_loops(q)
+    # -- the loop functions (shared/API.md; :class:`~symgen.couplings.Coupled` has the same, with no rows)
+
+    @property
+    def loop_rows(self) -> int:
+        """The loops' closure rows (phi's length)."""
+        return self.system.rows
+
+    @property
+    def loop_dependent_q(self) -> tuple[int, ...]:
+        """The entries of q that solve_loops fixes (the dependent joints')."""
+        return self.system.dependent_q
+
+    def loop_residual(self, q, bk=None):
+        """phi(q), (rows,): 0 on a consistent configuration (numbers or symbols)."""
+        from .loops import _numeric
+
+        return self.system._stack(q, None, _numeric(bk))[0]
+
+    def loop_jacobian(self, q, bk=None):
+        """K = d phi / dq over q's entries (rows, nq; a free-flyer's seven columns 0)."""
+        from .loops import _numeric
+
+        bk = _numeric(bk)
+        return self.system.configuration_jacobian(self.system._stack(q, None, bk)[1], bk)
+
+    def solve_loops(self, q, iterations: int = 50, tol: float = 1e-12):
+        return self.system.solve_loops(q, iterations, tol)
+
+    def spanning_velocity(self, q, v, bk=None):
+        """G(q) v: the spanning tree's speeds."""
+        from .loops import _numeric
+
+        bk = _numeric(bk)
+        return self.system.embedding(q, None, bk)[0] @ v
 
 
 def run_closed(sweep, robot: Closed, args: dict, bk, opts, rules: dict, run_full, outputs: dict) -> dict:

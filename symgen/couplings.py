@@ -164,6 +164,40 @@ class Coupled(Embedded):
     def loops(self) -> tuple[str, ...]:
         return self.embedding.loops
 
+    # -- the loop functions of every URDF+ model (shared/API.md), as a mechanism with loops has them
+    #    (symgen.closed.Closed): a constant embedding closes no rows, q holds the independent
+    #    coordinates only, and the spanning tree's speeds are G v
+
+    @property
+    def loop_rows(self) -> int:
+        """The closure rows: none (the couplings are solved once, in G)."""
+        return 0
+
+    @property
+    def loop_dependent_q(self) -> tuple[int, ...]:
+        """The entries of q that solve_loops fixes: none (q holds no dependent joint)."""
+        return ()
+
+    def loop_residual(self, q, bk=None):
+        """phi(q), shape (0,): no rows."""
+        from .loops import _numeric
+
+        return _numeric(bk).zeros(0)
+
+    def loop_jacobian(self, q, bk=None):
+        """d phi / dq, shape (0, nq)."""
+        from .loops import _numeric
+
+        return _numeric(bk).zeros((0, self.nq))
+
+    def solve_loops(self, q, iterations: int = 50, tol: float = 1e-12):
+        """q itself (checked, copied): every configuration of the independent joints is consistent."""
+        return np.array(self.check_state("q", q))
+
+    def spanning_velocity(self, q, v, bk=None):
+        """G v: the spanning tree's speeds (the rotors' included), a free-flyer's six passed through."""
+        return self.embedding.expand_v(v if bk is not None else self.check_state("qd", v), bk)
+
     def check_state(self, name: str, x) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         size = self.nq if name == "q" else self.nv

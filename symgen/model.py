@@ -182,6 +182,13 @@ class Robot:
                 raise ModelError(f"robot {self.name!r}: frame {f.name!r} ({f.kind}) is mounted on body "
                                  f"{f.body} below frame {f.parent}, which is not a body and an earlier frame")
 
+    @property
+    def loops(self) -> tuple[str, ...]:
+        """The URDF+ couplings and loops embedded: none on a tree (the constrained views,
+        :class:`~symgen.couplings.Coupled` and :class:`~symgen.closed.Closed`, name theirs and have
+        the loop functions: ``loop_rows``, ``loop_residual``, ``solve_loops``, ``spanning_velocity``)."""
+        return ()
+
     # -- sizes and order
     @property
     def n(self) -> int:

@@ -77,6 +77,11 @@ class LoopPinOracle(EmbeddedPinOracle):
         self.at(q)
         return np.asarray(q, dtype=float)
 
+    def spanning_velocity(self, q, v):
+        """G(q) v, G from Pinocchio's frame Jacobians at q."""
+        self.at(q)
+        return self.G @ np.asarray(v, dtype=float)
+
     def _gamma(self, x):
         """Per loop, Uᵀ (classical acceleration of pred's point - succ's) at velocity x, q̈ = 0."""
         pin, model, data = self.pin, self.loop_model, self.loop_data

@@ -338,6 +338,10 @@ class EmbeddedPinOracle:
     def v(self, v):
         return self.G @ np.asarray(v, dtype=float)
 
+    def spanning_velocity(self, q, v):
+        """G v: the full model's speeds (a package's ``spanning_velocity``)."""
+        return self.v(v)
+
     def _mat(self, A):
         return self.G.T @ A @ self.G
 

@@ -117,6 +117,8 @@ def test_numeric_reference_matches_the_spanning_tree_of_pinocchio(pin, key, fram
     seed, states = seeded_states(f"reference-{key}-{frame}", robot)
     for t, state in enumerate(states):
         for x in (Q.QUANTITIES[k] for k in Q.available(robot)):
+            if x.pinocchio is None:                  # loop_residual: no rows (tested below)
+                continue
             at = x.oracle_state(state) if x.oracle_state else state
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
             err = rel_error(Q.evaluate(robot, x.key, at, Q.SweepOptions(frame=frame)), x.pinocchio(oracle, at))
@@ -342,3 +344,100 @@ def _every_quantity_against_the_spanning_tree(robot, name):
             tol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
             err = rel_error(Q.evaluate(robot, x.key, at), x.pinocchio(oracle, at))
             assert err <= tol, f"{name} {x.function}: rel. error {err:.2e} > {tol:.1e}, seed {seed} state #{t}"
+
+
+# ------------------------------------------------- the loop functions of every URDF+ package
+
+GRBDA = Path(__file__).parent / "data" / "grbda"
+
+
+def _load_grbda(name):
+    import warnings
+
+    with warnings.catch_warnings():                 # GRBDA's hip inertias break the triangle inequality
+        warnings.simplefilter("ignore")
+        return symgen.load_urdf(GRBDA / f"{name}.urdf")
+
+
+@pytest.fixture(scope="module")
+def loop_function_packages(tmp_path_factory):
+    """{name: (robot, package)}: rotor_chain and GRBDA's mini_cheetah and mit_humanoid built with the
+    loop functions only (solve_loops comes with loop_residual)."""
+    tmp = tmp_path_factory.mktemp("cpl_loopf")
+    robots = {"rotor_chain": _load("rotor_chain"), "mini_cheetah": _load_grbda("mini_cheetah"),
+              "mit_humanoid": _load_grbda("mit_humanoid")}
+    opts = BuildOptions(quantities=("phi", "qs"), copt="-O0")
+    return {name: (robot, import_package(build(robot, tmp, name=name, opts=opts).path)) for name, robot in robots.items()}
+
+
+def _assert_loop_functions(robot, pkg, G, label, count=3):
+    """loop_residual has no rows, solve_loops returns q, spanning_velocity is G v, in NumPy, the C
+    binding and at the top level, one state and a batch."""
+    assert pkg.loop_dependent == () and issubclass(pkg.LoopError, ValueError), label
+    seed, states = seeded_states(f"loop-functions-{label}", robot, count, layout=pkg.joint_models, unit_base=robot.floating_base)
+    Qs, Vs = np.array([s["q"] for s in states]), np.array([s["qd"] for s in states])
+    for name, mod in (("numpy", pkg.numpy), ("c", pkg.c), ("top", pkg)):
+        where = f"{label} {name} seed {seed}"
+        for q, v in zip(Qs, Vs):
+            phi = mod.loop_residual(q)
+            assert phi.shape == (0,) and phi.dtype == np.float64, where
+            closed = mod.solve_loops(q)
+            assert closed.shape == q.shape and np.array_equal(closed, q) and closed is not q, where
+            assert rel_error(mod.spanning_velocity(q, v), G @ v) < 1e-14, where
+        assert mod.loop_residual(Qs).shape == (count, 0), where
+        assert np.array_equal(mod.solve_loops(Qs), Qs), where
+        assert rel_error(mod.spanning_velocity(Qs, Vs), Vs @ G.T) < 1e-14, where
+        with pytest.raises(ValueError, match=r"q must have shape"):
+            mod.solve_loops(np.zeros(pkg.nq + 1))
+    assert pkg.solve_loops is pkg.c.solve_loops, label          # the C one, when compiled
+    return seed, states
+
+
+def test_default_packages_with_couplings_have_the_loop_functions(pin, package):
+    """belt_leg and quadruped_leg's default builds: G v against the hand-written G, and against
+    Pinocchio's spanning tree: its kinetic energy at (G y, G v) is 1/2 v^T M̄ v of the projection
+    by the hand-written G (so a wrong G v cannot hide in M̄)."""
+    key, robot, pkg = package
+    manifest = json.loads((Path(pkg.__file__).parent / "manifest.json").read_text())
+    assert {"loop_residual", "spanning_velocity"} <= set(manifest["functions"])
+    assert "loop_jacobian" not in manifest["functions"]
+    G = MECHANISMS[key][4].astype(float)
+    seed, states = _assert_loop_functions(robot, pkg, G, key)
+    oracle = _oracle(pin, key, robot)
+    po = oracle.full
+    for t, s in enumerate(states):
+        q, v = s["q"], s["qd"]
+        T = pin.computeKineticEnergy(po.model, po.data, po.map.q(oracle.q(q)), po.map.v(pkg.spanning_velocity(q, v)))
+        expected = 0.5 * v @ oracle.mass_matrix(q) @ v
+        assert abs(T - expected) <= 1e-12 * abs(expected), f"{key} seed {seed} state #{t}"
+        assert rel_error(pkg.spanning_velocity(q, v), oracle.spanning_velocity(q, v)) < 1e-14, f"{key} seed {seed}"
+
+
+@pytest.mark.parametrize("name", ["rotor_chain", "mini_cheetah", "mit_humanoid"])
+def test_grbda_models_with_couplings_have_the_loop_functions(pin, loop_function_packages, name):
+    """rotor_chain (G by hand), GRBDA's mini_cheetah and mit_humanoid (G from the embedding, whose
+    gear ratios test_grbda_* check): loop_residual, solve_loops, spanning_velocity, and G v against
+    Pinocchio's spanning tree by the kinetic energy."""
+    from symgen.verify import _pinocchio
+
+    robot, pkg = loop_function_packages[name]
+    G = MECHANISMS[name][4].astype(float) if name in MECHANISMS else robot.embedding.matrix()
+    seed, states = _assert_loop_functions(robot, pkg, G, name)
+    oracle = _oracle(pin, name, robot) if name in MECHANISMS else _pinocchio(robot)[0]
+    po = oracle.full
+    for t, s in enumerate(states):
+        q, v = s["q"], s["qd"]
+        T = pin.computeKineticEnergy(po.model, po.data, po.map.q(oracle.q(q)), po.map.v(pkg.spanning_velocity(q, v)))
+        expected = 0.5 * v @ oracle.mass_matrix(q) @ v
+        assert abs(T - expected) <= 1e-12 * abs(expected), f"{name} seed {seed} state #{t}"
+
+
+def test_loop_functions_are_refused_where_there_is_nothing_to_close(tmp_path):
+    """loop_jacobian with couplings only (no rows), any loop function on a plain tree: one line, exit 2."""
+    for urdf, asked, why in ((DATA / "rotor_chain.urdf", "M,loop_jacobian", "couplings only: no loop rows"),
+                             (Path(__file__).parent.parent / "symgen" / "examples" / "arm4.urdf", "loop_residual",
+                              "no URDF+ couplings or loops")):
+        result = CliRunner().invoke(main, ["build", str(urdf), "--out", str(tmp_path), "--quantities", asked,
+                                           "--no-compile", "--quiet"])
+        assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+        assert why in result.output and "--quantities" in result.output, result.output

@@ -163,9 +163,15 @@ def _supported(robot, opts: BuildOptions) -> BuildOptions:
     (a mechanism with loops: :data:`symgen.closed.UNSUPPORTED`); asked for by name, an OptionError."""
     unsupported = getattr(robot, "unsupported", frozenset())
     asked = [k for k in opts.quantities if k in unsupported]
-    if getattr(robot, "system", None) is not None and tuple(opts.quantities) == Q.DEFAULT:
-        # a mechanism with loops: loop_residual, loop_jacobian, spanning_velocity (and solve_loops) too
-        opts = dataclasses.replace(opts, quantities=tuple(opts.quantities) + Q.loops.LOOP_KEYS)
+    stray = [Q.QUANTITIES[k].function for k in opts.quantities
+             if k in Q.loops.LOOP_KEYS and k not in Q.loops.loop_keys(robot)]
+    if stray:
+        raise OptionError(f"--quantities: {', '.join(stray)} not generated for robot {robot.name!r} "
+                          f"({'couplings only: no loop rows' if robot.loops else 'no URDF+ couplings or loops'}); "
+                          f"docs/LOOPS.md")
+    if Q.loops.loop_keys(robot) and tuple(opts.quantities) == Q.DEFAULT:
+        # URDF+ couplings or loops: loop_residual, spanning_velocity (and solve_loops), loop_jacobian with loops
+        opts = dataclasses.replace(opts, quantities=tuple(opts.quantities) + Q.loops.loop_keys(robot))
     if not asked:
         return opts
     if tuple(k for k in opts.quantities if k not in Q.loops.LOOP_KEYS) != Q.DEFAULT:

@@ -327,11 +327,12 @@ def _loops(robot):
 
 def _loop_solve(robot, contexts):
     """What ``templates/loops_solve.c.j2`` needs (C ``NAME_solve_loops``), or None: the package of a
-    mechanism with loops that has the residual and Jacobian it calls."""
-    names = [f["name"] for f in contexts]
-    if getattr(robot, "system", None) is None or not {"loop_residual", "loop_jacobian"} <= set(names):
+    model with URDF+ couplings or loops that has the residual (and, with rows, the Jacobian) it
+    calls; with couplings only it has no rows, and solve_loops returns q."""
+    names = set(f["name"] for f in contexts)
+    if not robot.loops or "loop_residual" not in names or (robot.loop_rows and "loop_jacobian" not in names):
         return None
-    dependent = list(robot.system.dependent_q)             # q entries (a free-flyer shifts them by one)
+    dependent = list(robot.loop_dependent_q)               # q entries (a free-flyer shifts them by one)
     return {"rows": len(dependent), "dependent": dependent}
 
 
@@ -363,9 +364,12 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         # integrate & co. on a tree's coordinates; a mechanism with loops (v: independent speeds) has none yet
         "lie_joints": [{"kind": j[1], "iq": j[2], "iv": j[4]} for j in layout],
         "has_lie": getattr(robot, "system", None) is None,
-        "loop_dependent": (repr(tuple(robot.system.dependent_q)) if getattr(robot, "system", None) is not None
+        "loop_dependent": (repr(tuple(robot.loop_dependent_q)) if robot.loops
                            and "loop_residual" in [f["name"] for f in contexts] else None),
         "loop_solve": _loop_solve(robot, contexts),
+        "loop_rows": robot.loop_rows if robot.loops else 0,       # couplings only: none, solve_loops returns q
+        # a function with an output of no entries (couplings' loop_residual): the binding's size checks guard it
+        "empty_outputs": any(o["size"] == 0 for f in contexts for o in f["outputs"]),
         "mujoco_balls": [j[2] for j in layout if j[1] == "spherical"],
         "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot) is None
                                  else "[" + "".join(repr(float(x)) + ", " for x in robot.mujoco_qpos0) + "]"),

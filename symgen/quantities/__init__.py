@@ -74,13 +74,14 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
 
 def available(robot) -> tuple[str, ...]:
     """The keys of the quantities symgen computes for ``robot``: all but the loop functions on a
-    robot without loops, the contact terms on an embedded one (``--mimic``, couplings: no reduced
-    contact system yet), and :data:`symgen.closed.UNSUPPORTED` on a mechanism with loops."""
-    closed = getattr(robot, "system", None) is not None
+    robot without URDF+ couplings or loops (:func:`.loops.loop_keys`), the contact terms on an
+    embedded one (``--mimic``, couplings: no reduced contact system yet), and
+    :data:`symgen.closed.UNSUPPORTED` on a mechanism with loops."""
     embedded = getattr(robot, "embedding", None) is not None
+    own = loops.loop_keys(robot)
     out = []
     for key in QUANTITIES:
-        if key in loops.LOOP_KEYS and not closed or key in getattr(robot, "unsupported", ()):
+        if key in loops.LOOP_KEYS and key not in own or key in getattr(robot, "unsupported", ()):
             continue
         if embedded and key in set(contact.CONTACT_KEYS) - {"whole_body_terms"}:
             continue
