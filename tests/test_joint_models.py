@@ -195,3 +195,90 @@ def test_integrate_and_difference_match_pinocchio(packages, stem, model):
         if lo is not None:
             scaled[:, k + lo:k + 4 + (3 if kind == "freeflyer" else 0)] *= 1.7
     assert np.allclose(pkg.normalize(scaled), unit, atol=1e-15)
+
+
+# ------------------------------------------- pybullet's URDF `spherical` joint: the ball joint model
+
+#: a URDF in pybullet's dialect (its loader's `spherical` type, which urdfdom does not know): a ball
+#: on the fixed root and one inside the tree, between revolute joints with general axes
+PYBULLET_URDF = """<robot name="pybullet_balls">
+  <link name="base"/>
+  <link name="upper"><inertial><origin xyz="0.02 -0.01 0.15" rpy="0.1 0.2 -0.3"/><mass value="1.3"/>
+    <inertia ixx="0.03" ixy="0.002" ixz="-0.001" iyy="0.025" iyz="0.003" izz="0.012"/></inertial></link>
+  <link name="lower"><inertial><origin xyz="0.0 0.03 -0.2" rpy="-0.2 0 0.4"/><mass value="0.8"/>
+    <inertia ixx="0.02" ixy="-0.001" ixz="0.0" iyy="0.018" iyz="0.001" izz="0.006"/></inertial></link>
+  <link name="hand"><inertial><origin xyz="0.05 0 0.01"/><mass value="0.3"/>
+    <inertia ixx="0.002" ixy="0" ixz="0.0002" iyy="0.003" iyz="0" izz="0.0025"/></inertial></link>
+  <link name="head"><inertial><origin xyz="0 0 0.08"/><mass value="0.6"/>
+    <inertia ixx="0.004" ixy="0" ixz="0" iyy="0.004" iyz="0" izz="0.003"/></inertial></link>
+  <joint name="shoulder" type="spherical"><parent link="base"/><child link="upper"/>
+    <origin xyz="0.1 0.0 0.5" rpy="0.3 -0.1 0.2"/><axis xyz="0 0 1"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/>
+    <origin xyz="0.0 0.05 0.3" rpy="0 0.4 0"/><axis xyz="0.6 0 0.8"/><limit lower="-2" upper="2" effort="5" velocity="5"/></joint>
+  <joint name="wrist" type="spherical"><parent link="lower"/><child link="hand"/>
+    <origin xyz="0.02 0.0 -0.35" rpy="-0.5 0.2 0.1"/></joint>
+  <joint name="neck" type="revolute"><parent link="base"/><child link="head"/>
+    <origin xyz="0 -0.2 0.6"/><axis xyz="0 0.8 0.6"/><limit lower="-1" upper="1" effort="5" velocity="5"/></joint>
+</robot>
+"""
+
+
+def _pin_model_of_urdf_text(text):
+    """Pinocchio's model of a URDF read here joint by joint (urdfdom refuses `spherical`): each
+    joint at its <origin> in its parent's frame, `spherical` as JointModelSpherical, `revolute` as
+    JointModelRevoluteUnaligned, each link's <inertial> appended to its joint; independent of
+    symgen's reader (joints in document order, parents first)."""
+    import xml.etree.ElementTree as ET
+
+    def numbers(el, name, default):
+        return np.array([float(x) for x in el.get(name).split()]) if el is not None and el.get(name) else np.array(default, dtype=float)
+
+    root = ET.fromstring(text)
+    links = {link.get("name"): link for link in root.iter("link")}
+    model, joint_of = pin.Model(), {root.find("link").get("name"): 0}
+    for j in root.iter("joint"):
+        origin = j.find("origin")
+        placement = pin.SE3(pin.rpy.rpyToMatrix(numbers(origin, "rpy", [0, 0, 0])), numbers(origin, "xyz", [0, 0, 0]))
+        kind = (pin.JointModelSpherical() if j.get("type") == "spherical"
+                else pin.JointModelRevoluteUnaligned(numbers(j.find("axis"), "xyz", [1, 0, 0])))
+        parent, child = j.find("parent").get("link"), j.find("child").get("link")
+        jid = joint_of[child] = model.addJoint(joint_of[parent], kind, placement, j.get("name"))
+        inertial = links[child].find("inertial")
+        o, I = inertial.find("origin"), inertial.find("inertia")
+        R = pin.rpy.rpyToMatrix(numbers(o, "rpy", [0, 0, 0]))
+        Ic = np.array([[float(I.get("ixx")), float(I.get("ixy")), float(I.get("ixz"))],
+                       [float(I.get("ixy")), float(I.get("iyy")), float(I.get("iyz"))],
+                       [float(I.get("ixz")), float(I.get("iyz")), float(I.get("izz"))]])
+        model.appendBodyToJoint(jid, pin.Inertia(float(inertial.find("mass").get("value")), numbers(o, "xyz", [0, 0, 0]),
+                                                 R @ Ic @ R.T), pin.SE3.Identity())
+    return model
+
+
+def test_pybullet_spherical_joint_is_read_as_the_ball_joint(tmp_path):
+    """The reader alone turns pybullet's `spherical` into the ball joint model (q a unit quaternion
+    x, y, z, w; v the angular velocity in the child frame): every quantity with a Pinocchio
+    counterpart against Pinocchio's JointModelSpherical model of the same text, both frames."""
+    path = tmp_path / "pybullet_balls.urdf"
+    path.write_text(PYBULLET_URDF)
+    robot = symgen.load_urdf(path)
+    assert [(j.name, j.kind, j.nq, j.nv) for j in robot.joint_models] == [      # urdfdom's order
+        ("neck", "revolute", 1, 1), ("shoulder", "spherical", 4, 3), ("elbow", "revolute", 1, 1),
+        ("wrist", "spherical", 4, 3)]
+    model = _pin_model_of_urdf_text(PYBULLET_URDF)
+    assert (robot.nq, robot.nv) == (model.nq, model.nv) == (10, 8)
+    oracle = PinOracle(robot, model)
+    rng = np.random.default_rng(17)
+    for t in range(2):
+        state = _state(robot, rng)
+        M = Q.evaluate(robot, "M", state)
+        for key, x in Q.QUANTITIES.items():
+            if x.pinocchio is None or key in Q.loops.LOOP_KEYS:
+                continue
+            st = x.oracle_state(state) if x.oracle_state else state
+            ref = Q.flat(x.pinocchio(oracle, st))
+            for frame in ("body", "ground"):
+                ours = Q.flat(Q.evaluate(robot, key, st, SweepOptions(frame=frame)))
+                err = np.abs(ours - ref).max() / max(1.0, np.abs(ref).max())
+                assert err <= Q.tolerance(x, M), f"{key} ({frame}) seed=17 state#{t}: {err:.2e}"
+    res = CliRunner().invoke(main, ["info", str(path)])
+    assert res.exit_code == 0 and "shoulder" in res.output, res.output

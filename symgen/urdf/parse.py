@@ -17,9 +17,11 @@ from ..model import JOINT_TYPES, Inertia, as_mat3, as_vec3
 
 #: URDF joint types read as joints with several velocities (symgen.model.JOINT_MODELS), as
 #: Pinocchio's URDF parser reads them: planar -> JointModelPlanar (the x-y plane of the joint
-#: frame), floating -> JointModelFreeFlyer
-URDF_GROUPS = ("planar", "floating")
-GROUP_OF = {"planar": "planar", "floating": "freeflyer"}
+#: frame), floating -> JointModelFreeFlyer; and pybullet's dialect (its URDF loader's own type,
+#: which urdfdom does not know): spherical -> JointModelSpherical, a ball about the joint frame's
+#: origin (no axis, no limits read)
+URDF_GROUPS = ("planar", "floating", "spherical")
+GROUP_OF = {"planar": "planar", "floating": "freeflyer", "spherical": "spherical"}
 from ..spatial import HALF_PI, rpy_matrix
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -238,7 +240,7 @@ def _joint_type(el: ET.Element, ctx: Context, where: str) -> str:
     jtype = _attribute(el, "type", ctx, where)
     if jtype not in JOINT_TYPES + URDF_GROUPS + ("fixed",):
         raise ctx.error(where, f"unknown joint type {jtype!r}; expected revolute, continuous, "
-                               f"prismatic, planar, floating or fixed")
+                               f"prismatic, planar, floating, spherical or fixed")
     return jtype
 
 
@@ -265,7 +267,7 @@ def _joint_link(el: ET.Element, tag: str, links, ctx: Context, where: str) -> st
 
 def _joint_axis(el: ET.Element, jtype: str, ctx: Context, where: str, what: str):
     raw = _numbers(el.find("axis"), "xyz", 3, ctx, f"{where}/<axis>", default=(1.0, 0.0, 0.0))
-    if jtype == "fixed" or jtype == "floating":
+    if jtype in ("fixed", "floating", "spherical"):       # no axis: every direction (or none) moves
         return raw
     if jtype == "planar":           # Pinocchio's planar joint moves in the x-y plane of its frame
         if el.find("axis") is not None and tuple(raw) != (0.0, 0.0, 1.0):
