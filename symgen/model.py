@@ -183,6 +183,18 @@ class Robot:
                                  f"{f.body} below frame {f.parent}, which is not a body and an earlier frame")
 
     @property
+    def embedding(self):
+        """The constant embedding q_full = G q + o of a robot in reduced coordinates: none on a tree
+        (:class:`~symgen.mimic.Embedded` and :class:`~symgen.couplings.Coupled` hold theirs)."""
+        return None
+
+    @property
+    def system(self):
+        """The loop system of a mechanism with nonlinear loops: none on a tree
+        (:class:`~symgen.closed.Closed` holds its :class:`~symgen.loops.LoopSystem`)."""
+        return None
+
+    @property
     def loops(self) -> tuple[str, ...]:
         """The URDF+ couplings and loops embedded: none on a tree (the constrained views,
         :class:`~symgen.couplings.Coupled` and :class:`~symgen.closed.Closed`, name theirs and have
