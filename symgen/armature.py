@@ -11,7 +11,7 @@ def with_armature(robot: Robot, text: str) -> Robot:
     """``robot`` with the armature of ``symgen build --armature``: one number for every joint but
     a free-flyer (a root has no rotor), or ``joint=value,...`` by joint name (a free-flyer's name
     sets its six velocities); the others keep theirs. An OptionError names what is wrong."""
-    if getattr(robot, "embedding", None) is not None:
+    if robot.embedding is not None:
         raise OptionError("--armature: not supported with --mimic yet")
     values = list(robot.armature_vector)
 

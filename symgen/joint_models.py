@@ -76,7 +76,7 @@ def structure_constants(kind: str) -> np.ndarray:
 def layout_of(robot) -> tuple:
     """A robot's joints as (name, kind, idx_q, nq, idx_v, nv) per joint (a package's
     ``joint_models``); with ``--mimic``, the reduced ones: a root free-flyer, then 1-DoF joints."""
-    e = getattr(robot, "embedding", None)
+    e = robot.embedding
     if e is None:
         return robot.joint_layout
     kind = {j.name: j.kind for j in robot.full.joint_models}

@@ -183,6 +183,18 @@ class Robot:
                                  f"{f.body} below frame {f.parent}, which is not a body and an earlier frame")
 
     @property
+    def embedding(self):
+        """The constant embedding q_full = G q + o of a robot in reduced coordinates: none on a tree
+        (:class:`~symgen.mimic.Embedded` and :class:`~symgen.couplings.Coupled` hold theirs)."""
+        return None
+
+    @property
+    def system(self):
+        """The loop system of a mechanism with nonlinear loops: none on a tree
+        (:class:`~symgen.closed.Closed` holds its :class:`~symgen.loops.LoopSystem`)."""
+        return None
+
+    @property
     def loops(self) -> tuple[str, ...]:
         """The URDF+ couplings and loops embedded: none on a tree (the constrained views,
         :class:`~symgen.couplings.Coupled` and :class:`~symgen.closed.Closed`, name theirs and have
@@ -279,7 +291,7 @@ class Robot:
     @cached_property
     def inertial_bodies(self) -> tuple[int, ...]:
         """The bodies that carry a link (and 10 inertial parameters): all but the massless
-        intermediate bodies of the joints with several velocities (all their bodies but the last)."""
+        helpers of the joints with several velocities (all their bodies but the last)."""
         return tuple(i for i in range(self.n) if not self.in_group(i) or self.joint_of[i].last == i)
 
     @property
@@ -428,7 +440,7 @@ ORIGIN: Vec3 = (0.0, 0.0, 0.0)
 
 
 def free_flyer_bodies(root_link: str, root_inertia: Inertia) -> list[Body]:
-    """The free-flyer as six single-DoF bodies, a chain in v order: five massless intermediate bodies
+    """The free-flyer as six single-DoF bodies, a chain in v order: five massless helpers
     (named ``root_joint_<k>``) and the root link itself, all of them the base frame. Their
     motion subspaces are the columns of the identity in the base frame (Pinocchio's body-twist
     speeds, linear first); they are never moved by q. The algorithms treat them as one joint:
@@ -443,7 +455,7 @@ def group_bodies(kind: str, joint_name: str, link: str, parent: int, first: int,
     """A joint with several velocities (a key of :data:`JOINT_MODELS`) as its chain of single-DoF
     bodies below body ``parent``, the first of them body ``first``: the first placed by ``rotation``/``translation`` in the parent's
     frame (the joint frame at the neutral configuration), the others at its origin; massless
-    intermediate bodies named ``<joint>_<k>`` and the link ``link`` last, with ``inertia``."""
+    helpers named ``<joint>_<k>`` and the link ``link`` last, with ``inertia``."""
     axes = JOINT_MODELS[kind][1]
     bodies = []
     for k, (jtype, axis) in enumerate(axes):

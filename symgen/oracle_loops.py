@@ -23,7 +23,7 @@ from .pinocchio_oracle import oracle_for as _oracle_for
 def oracle_for(robot, model, pin=None, frames=None, gravity=None):
     """:func:`symgen.pinocchio_oracle.oracle_for`, with :class:`LoopPinOracle` for a mechanism
     with loops (:mod:`symgen.closed`)."""
-    if getattr(robot, "system", None) is not None:
+    if robot.system is not None:
         return LoopPinOracle(robot, model, pin, frames=frames, gravity=gravity)
     return _oracle_for(robot, model, pin, frames=frames, gravity=gravity)
 

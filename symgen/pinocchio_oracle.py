@@ -398,6 +398,6 @@ class EmbeddedPinOracle:
 def oracle_for(robot, model, pin=None, frames=None, gravity=None):
     """The oracle of ``robot``: :class:`PinOracle`, or :class:`EmbeddedPinOracle` for a robot with
     mimic joints embedded (``model``: Pinocchio's model of the full robot, without mimic joints)."""
-    if getattr(robot, "embedding", None) is not None:
+    if robot.embedding is not None:
         return EmbeddedPinOracle(robot, model, pin, frames=frames, gravity=gravity)
     return PinOracle(robot, model, pin, frames=frames, gravity=gravity)

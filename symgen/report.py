@@ -55,7 +55,7 @@ _GROUPS = {"freeflyer": "free-flyer: position x y z, quaternion x y z w, velocit
 def _coordinates(robot) -> list[str]:
     """Per body, its joint's coordinate: ``q[i]``, or with --mimic for a mimicking joint the
     relation embedded, ``= -1 q[3] + 0.01`` (composed down to an independent joint)."""
-    emb = getattr(robot, "embedding", None)
+    emb = robot.embedding
     if emb is None:
         return [f"q[{k}]" if k is not None else "" for k in robot.q_index]
     own = set(emb.independent)

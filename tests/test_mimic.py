@@ -228,7 +228,7 @@ def test_info_without_mimic_suggests_the_option_and_with_it_shows_the_relations(
 def test_without_mimic_the_tags_are_ignored(urdf):
     plain, stripped = symgen.load_urdf(urdf), parse_urdf_string(gripper("", "", ""))
     assert plain.bodies == stripped.bodies and plain.n == 7
-    assert not hasattr(plain, "embedding")
+    assert plain.embedding is None and plain.system is None
 
 
 BAD = [

@@ -305,14 +305,14 @@ def armature_of(robot) -> np.ndarray:
 def _mujoco_qpos0(robot):
     """MuJoCo's qpos0 of a model read from MJCF (from_mujoco/to_mujoco), else None; None too with
     --mimic and with loops (reduced coordinates or speeds: those two are not generated yet)."""
-    if _embedding(robot) or getattr(robot, "system", None) is not None:    # v is not MuJoCo's qvel there
+    if _embedding(robot) or robot.system is not None:    # v is not MuJoCo's qvel there
         return None
     return getattr(robot, "mujoco_qpos0", None)
 
 
 def _embedding(robot):
     """The mimic embedding of a robot read with --mimic (:mod:`symgen.mimic`), else None."""
-    return getattr(robot, "embedding", None)
+    return robot.embedding
 
 
 def _relations(robot):
@@ -364,7 +364,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
                                               for j in layout) + ")",
         # integrate & co. on a tree's coordinates; a mechanism with loops (v: independent speeds) has none yet
         "lie_joints": [{"kind": j[1], "iq": j[2], "iv": j[4]} for j in layout],
-        "has_lie": getattr(robot, "system", None) is None,
+        "has_lie": robot.system is None,
         "loop_dependent": (repr(tuple(robot.loop_dependent_q)) if robot.loops
                            and "loop_residual" in [f["name"] for f in contexts] else None),
         "loop_solve": _loop_solve(robot, contexts),

@@ -59,12 +59,12 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
         return sweep.run(robot, args, bk, opts)
     if sweep.inertial and args.get("params") is None:      # the model's inertias: rotors need not turn
         robot = inertial_view(robot)
-    if getattr(robot, "system", None) is not None:          # loops: G(q) (symgen.closed)
+    if robot.system is not None:          # loops: G(q) (symgen.closed)
         from ..closed import run_closed
 
         return run_closed(sweep, robot, args, bk, opts, embed_rules(sweep.name), run_sweep,
                           {k: x.output_names for k, x in QUANTITIES.items() if x.sweep == sweep.name})
-    if getattr(robot, "embedding", None) is not None:       # --mimic: reduced coordinates
+    if robot.embedding is not None:       # --mimic: reduced coordinates
         from ..mimic import run_embedded
 
         return run_embedded(sweep, robot, args, bk, opts, embed_rules(sweep.name), run_sweep)
@@ -77,7 +77,7 @@ def available(robot) -> tuple[str, ...]:
     robot without URDF+ couplings or loops (:func:`.loops.loop_keys`), the contact terms on an
     embedded one (``--mimic``, couplings: no reduced contact system yet), and
     :data:`symgen.closed.UNSUPPORTED` on a mechanism with loops."""
-    embedded = getattr(robot, "embedding", None) is not None
+    embedded = robot.embedding is not None
     own = loops.loop_keys(robot)
     out = []
     for key in QUANTITIES:

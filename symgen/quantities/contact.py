@@ -215,7 +215,7 @@ def package_context(robot, opts, functions) -> dict:
     contacts = tuple((f.name, kind) for f, kind in contacts_of(robot, opts)) if built else ()
     literal = "(" + "".join(f"({py_literal(n)}, {py_literal(k)}), " for n, k in contacts) + ")"
     solve = {"contact_terms", "impulse_terms"} & set(functions)
-    if not solve or opts.parametric or getattr(robot, "embedding", None) is not None:
+    if not solve or opts.parametric or robot.embedding is not None:
         return {"contacts_literal": literal, "contact": None}
     from ..algorithms.contact import ancestor_pairs, contact_supports, packed_rows, packed_size, path_ranges
 
@@ -278,7 +278,7 @@ CONTACT_KEYS = ("contact_terms", "impulse_terms", "whole_body_terms", "contact_p
 def check_build(robot, opts, keys) -> None:
     """A build's contacts against its robot and quantities: OptionErrors naming ``--contacts``."""
     wanted = set(CONTACT_KEYS) & set(keys)
-    if getattr(robot, "embedding", None) is not None and wanted - {"whole_body_terms"}:
+    if robot.embedding is not None and wanted - {"whole_body_terms"}:
         raise OptionError("--contacts: contact_terms and impulse_terms are not generated with --mimic yet "
                           "(--quantities whole_body_terms is)")
     if wanted:

@@ -13,11 +13,13 @@ unchanged by solve_loops, and there is no loop_jacobian):
 and, from the first two, the package's ``solve_loops(q)`` (NumPy, hand-written in
 ``templates/loops_solve_py.j2``: Newton on the dependent coordinates with step halving, a clear
 error when it does not converge). q holds the spanning tree's coordinates, v the independent
-speeds (GRBDA's convention). phi and K have no registry oracle (no Pinocchio counterpart in
-symgen's row basis, the loop rows being picked numerically): tests/test_loops.py checks them by
-definition (K against a difference of phi, phi(solve_loops(q)) = 0, K G v = 0); G v's oracle is
-Pinocchio's G (from its frame Jacobians, :class:`symgen.oracle_loops.LoopPinOracle`; the constant
-G of the couplings, :class:`symgen.pinocchio_oracle.EmbeddedPinOracle`).
+speeds (GRBDA's convention). No registry oracle (the loop functions exist for models with
+couplings or loops only, where the registry-wide comparisons with Pinocchio do not reach them, and
+phi and K have no Pinocchio counterpart in symgen's row basis, the loop rows being picked
+numerically): tests/test_loops.py checks them by definition (K against a difference of phi,
+phi(solve_loops(q)) = 0, K G v = 0), G v against Pinocchio's G from its frame Jacobians
+(``spanning_velocity`` of :class:`symgen.oracle_loops.LoopPinOracle`; of
+:class:`symgen.pinocchio_oracle.EmbeddedPinOracle` for couplings, tests/test_couplings.py).
 """
 from __future__ import annotations
 
@@ -57,8 +59,7 @@ QUANTITIES = (
     Quantity("Kl", "loop_jacobian", ("q",), (Output("K", lambda robot, opts: (robot.loop_rows, robot.nq), embed="none"),),
              "K = d phi / dq over the spanning coordinates", "loop_closure", default=False),
     Quantity("qs", "spanning_velocity", ("q", "qd"), (Output("qs", lambda robot, opts: (robot.full.n,), embed="none"),),
-             "G(q) v: the spanning tree's joint speeds", "spanning_velocity", default=False,
-             pinocchio=lambda o, s: o.spanning_velocity(s["q"], s["qd"])),
+             "G(q) v: the spanning tree's joint speeds", "spanning_velocity", default=False),
 )
 
 #: what a build of a mechanism with loops adds to its functions

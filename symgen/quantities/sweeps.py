@@ -67,7 +67,7 @@ def _local_pays(robot) -> bool:
 
 def _constant_embedding(robot) -> bool:
     """Whether ``robot`` is seen through a constant embedding (not a mechanism with loops)."""
-    return getattr(robot, "embedding", None) is not None and getattr(robot, "system", None) is None
+    return robot.embedding is not None and robot.system is None
 
 
 def _on_the_reduced_system(*runs):
