@@ -91,12 +91,26 @@ def _literal(values) -> str:
     return ", ".join(repr(float(x)) for x in np.ravel(values)) or "0.0"
 
 
-def driver(manifest: dict, states: list, lie: bool, batch: bool = True, tag: str = "") -> str:
+def _size_texts(manifest: dict, fn: str, args, outs, states, macros: bool):
+    """(input sizes, output sizes) of a call as C text: numbers, or (``macros``) the header's
+    NAME_NQ / NAME_NV / NAME_NPARAMS and NAME_<FUNCTION>_<OUTPUT>_SIZE (integrate & co.: NQ, NV)."""
+    if not macros:
+        return [str(len(np.ravel(states[0][a]))) for a in args], [str(size) for _, size in outs]
+    P_ = manifest["name"].upper()
+    ins = [f"{P_}_NQ" if a in ("q", "q1") else f"{P_}_NPARAMS" if a == "params" else f"{P_}_NV" for a in args]
+    if fn in LIE:
+        return ins, [f"{P_}_{LIE[fn][1].upper()}"]
+    return ins, [f"{P_}_{fn.upper()}_{o.upper()}_SIZE" for o, _ in outs]
+
+
+def driver(manifest: dict, states: list, lie: bool, batch: bool = True, tag: str = "", macros: bool = False) -> str:
     """The C text of the driver: every function of ``calls`` at each of ``states`` (dicts of
     argument -> vector), one by one and (``batch``, functions of the manifest) as one batch of all,
     printing ``{"fn": [state's flat outputs, ...], "fn/batch": [...]}`` (a non-finite entry as 1e300).
     ``tag``: its static names carry it, and its main is ``static int main_TAG(void)`` (several drivers
-    in one translation unit)."""
+    in one translation unit). ``macros``: every buffer sized by the header's macros alone (the
+    inputs' literals checked against them at compile time), and the header's names and parameters
+    printed too (``"joint_names"``, ``"link_names"``, ``"frame_names"``, ``"parameters"``)."""
     name = manifest["name"]
     lines = ["#include <math.h>", "#include <stdio.h>", f'#include "{name}.h"', "",
              f"static void put{tag}(const double *x, int n, int last) {{",
@@ -106,33 +120,46 @@ def driver(manifest: dict, states: list, lie: bool, batch: bool = True, tag: str
              "}", ""]
     count = len(states)
     body = []
+    if macros:
+        P_ = name.upper()
+        lines += [f"static void names{tag}(const char *what, const char *const *x, int n) {{",
+                  '    printf("\\"%s\\": [", what);',
+                  '    for (int k = 0; k < n; ++k) printf("%s\\"%s\\"", k ? ", " : "", x[k]);',
+                  '    printf("], ");', "}", ""]
+        for what, macro in (("joint_names", "NJOINTS"), ("link_names", "NBODIES"), ("frame_names", "NFRAMES")):
+            body.append(f'    names{tag}("{what}", {name}_{what}, {P_}_{macro});')
+        body.append(f'    printf("\\"parameters\\": [");')
+        body.append(f"    put{tag}({name}_parameters, {P_}_NPARAMS, 1);")
+        body.append('    printf("], ");')
     for fn, args, outs in calls(manifest, lie):
-        total = sum(size for _, size in outs)
-        sizes = [len(np.ravel(states[0][a])) for a in args]
-        for a, size in zip(args, sizes):
-            lines.append(f"static const double {tag}{fn}_{a}[{count * size}] = {{ {_literal([s[a] for s in states])} }};")
-        lines.append(f"static double {tag}{fn}_out[{count * total}];")
-        offsets = np.cumsum([0] + [size for _, size in outs])
+        in_sizes, out_sizes = _size_texts(manifest, fn, args, outs, states, macros)
+        total = "(" + " + ".join(out_sizes) + ")"
+        for a, size in zip(args, in_sizes):
+            var = f"{tag}{fn}_{a}"
+            lines.append(f"static const double {var}[] = {{ {_literal([s[a] for s in states])} }};")
+            lines.append(f"typedef char {var}_fits[sizeof {var} == sizeof(double) * {count} * {size} ? 1 : -1];")
+        lines.append(f"static double {tag}{fn}_out[{count} * {total}];")
+        offsets = ["(" + " + ".join(["0"] + out_sizes[:k]) + ")" for k in range(len(outs))]
         def call(entry, first):
-            ins = [f"{tag}{fn}_{a} + {first} * {size}" for a, size in zip(args, sizes)]
+            ins = [f"{tag}{fn}_{a} + {first} * {size}" for a, size in zip(args, in_sizes)]
             outs_c = [f"{tag}{fn}_out + {first} * {total} + {offsets[k]}" for k in range(len(outs))]
             return f"    {entry}({', '.join(ins + outs_c)});"
         body.append(f'    printf("\\"{fn}\\": [");')
         for s in range(count):
             body.append(call(f"{name}_{fn}", s))
-            body.append(f"    put{tag}({tag}{fn}_out + {s * total}, {total}, {int(s == count - 1)});")
+            body.append(f"    put{tag}({tag}{fn}_out + {s} * {total}, {total}, {int(s == count - 1)});")
         body.append('    printf("], ");')
         if batch and fn in manifest["functions"]:
             # the batch's outputs: each output of all states packed, one output after another
             ins = [f"{tag}{fn}_{a}" for a in args]
-            outs_c = [f"{tag}{fn}_out + {offsets[k] * count}" for k in range(len(outs))]
+            outs_c = [f"{tag}{fn}_out + {offsets[k]} * {count}" for k in range(len(outs))]
             body.append(f"    {name}_{fn}_batch({count}, {', '.join(ins + outs_c)});")
             body.append(f'    printf("\\"{fn}/batch\\": [");')
-            for k, (_, size) in enumerate(outs):
-                body.append(f"    put{tag}({tag}{fn}_out + {offsets[k] * count}, {size * count}, {int(k == len(outs) - 1)});")
+            for k, size in enumerate(out_sizes):
+                body.append(f"    put{tag}({tag}{fn}_out + {offsets[k]} * {count}, {size} * {count}, {int(k == len(outs) - 1)});")
             body.append('    printf("], ");')
-    lines += ["", f"static int main_{tag}(void) {{" if tag else "int main(void) {", '    printf("{");', *body, '    printf("\\"done\\": 1}\\n");',
-              "    return 0;", "}", ""]
+    lines += ["", f"static int main_{tag}(void) {{" if tag else "int main(void) {", '    printf("{");', *body,
+              '    printf("\\"done\\": 1}\\n");', "    return 0;", "}", ""]
     return "\n".join(lines)
 
 

@@ -25,12 +25,12 @@ def _compiler(which):
     return cc, flags
 
 
-@pytest.mark.parametrize("label", ["arm4_ff", pytest.param("arm4_contact", marks=pytest.mark.slow),
-                                   pytest.param("four_bar", marks=pytest.mark.slow)])
 #: in CI clang (C99) alone: gcc's -pedantic C99 compiles the unity build below, g++ and clang++ the C++ ones
 WHICH = [pytest.param(w, marks=pytest.mark.slow) if w != "clang" else w for w in sorted(COMPILERS)]
 
 
+@pytest.mark.parametrize("label", ["arm4_ff", pytest.param("arm4_contact", marks=pytest.mark.slow),
+                                   pytest.param("four_bar", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("which", WHICH)
 def test_every_compiler_compiles_it_without_a_warning(c_package, tmp_path, label, which):
     folder, _, _ = c_package(label)

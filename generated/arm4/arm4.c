@@ -388,8 +388,62 @@ const char *const arm4_joint_names[4] = {
     "joint4",
 };
 
+const char *const arm4_link_names[4] = {
+    "shoulder_link",
+    "upper_arm_link",
+    "forearm_link",
+    "wrist_link",
+};
+
+const char *const arm4_frame_names[1] = {
+    "tool_link",
+};
+
 const double arm4_gravity_vector[3] = { 0.0, 0.0, -9.81 };
 const double arm4_armature[4] = { 0.0, 0.0, 0.0, 0.0 };
+
+const double arm4_parameters[40] = {
+    2.0,
+    0.0,
+    0.0,
+    0.1,
+    0.0079167,
+    0.0,
+    0.0079167,
+    0.0,
+    0.0,
+    0.0025,
+    1.5,
+    0.0,
+    0.22499999999999998,
+    0.0,
+    0.0456,
+    0.0,
+    0.0012,
+    0.0,
+    0.0,
+    0.0456,
+    1.0,
+    0.0,
+    0.125,
+    0.0,
+    0.0211396,
+    0.0,
+    0.0006125,
+    0.0,
+    0.0,
+    0.0211396,
+    0.7,
+    0.0,
+    0.0,
+    0.032,
+    0.0024233300000000004,
+    0.0,
+    0.0024733300000000006,
+    0.0,
+    0.0,
+    0.00031,
+};
 /* @symgen-data-end */
 
 /* @symgen-unit mass_matrix */

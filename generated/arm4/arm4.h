@@ -27,8 +27,23 @@
 
 #include <stddef.h>
 
+/* What every array holds (SI units: m, kg, s, rad; forces in N, torques in N m). q has
+ * ARM4_NQ entries, v (qd, qdd, tau and every other velocity-sized argument) ARM4_NV;
+ * each function's outputs are sized by its ARM4_<FUNCTION>_<OUTPUT>_SIZE below, their shapes
+ * written with these counts. */
 #define ARM4_NQ 4
 #define ARM4_NV 4
+#define ARM4_NJOINTS 4     /* arm4_joint_names */
+#define ARM4_NBODIES 4     /* bodies with inertial parameters: arm4_link_names */
+#define ARM4_NFRAMES 1     /* the frames of frame_placement, frame_jacobian & co.: arm4_frame_names */
+#define ARM4_NPARAMS 40     /* inertial parameters, 10 a body: arm4_parameters */
+#define ARM4_FLOATING_BASE 0
+/* q and v joint by joint, in joint order:
+ *   joint1 (revolute): q[0] angle (rad); v[0] speed (rad/s)
+ *   joint2 (revolute): q[1] angle (rad); v[1] speed (rad/s)
+ *   joint3 (revolute): q[2] angle (rad); v[2] speed (rad/s)
+ *   joint4 (revolute): q[3] angle (rad); v[3] speed (rad/s)
+ */
 /* Batches compute groups of ARM4_LANES consecutive states together (GCC/Clang vector
  * extensions: 8 with AVX-512, 4 with AVX, else 2; define it as 2, 4 or 8 to choose, or define
  * ARM4_NO_LANES to compute each alone), states b * LANES to b * LANES + LANES - 1 of a
@@ -60,13 +75,22 @@ extern "C" {
 #endif
 
 /* Joint names in q order. */
-extern const char *const arm4_joint_names[4];
+extern const char *const arm4_joint_names[ARM4_NJOINTS];
+/* The bodies with inertial parameters, in order (the regressor's column blocks, the parameters'). */
+extern const char *const arm4_link_names[ARM4_NBODIES];
+/* The frames, in the order of the frame functions' first axis. */
+extern const char *const arm4_frame_names[ARM4_NFRAMES];
+/* The URDF's inertial parameters, 10 a body in link order, each [m, m cx, m cy, m cz, Ixx, Ixy,
+ * Iyy, Ixz, Iyz, Izz] (inertia about the joint frame's origin, joint-frame axes: Pinocchio's
+ * toDynamicParameters): regressor(q, qd, qd_r, qdd_r) times them is slotine_li's torque. */
+extern const double arm4_parameters[ARM4_NPARAMS];
 /* The gravity the dynamics use: linear acceleration in the root frame, m/s^2 (--gravity). */
 extern const double arm4_gravity_vector[3];
 /* The armature per velocity, added to M's diagonal (Pinocchio's model.armature; zeros when none). */
-extern const double arm4_armature[4];
+extern const double arm4_armature[ARM4_NV];
 
 /* Mass matrix M(q), (n, n), by CRBA. */
+#define ARM4_MASS_MATRIX_M_SIZE (ARM4_NV * ARM4_NV)   /* M: shape (ARM4_NV, ARM4_NV), row-major */
 #define ARM4_MASS_MATRIX_WORK_BYTES 0  /* its work array on the stack */
 void arm4_mass_matrix(const double *q, double *M);
 /* The same, writing only the 12 of 16 entries that can be nonzero: the others must
@@ -76,6 +100,7 @@ void arm4_mass_matrix_batch(size_t count, const double *q, double *M);
 void arm4_mass_matrix_batch_threads(size_t count, int threads, const double *q, double *M);
 
 /* dM/dt at (q, qd), (n, n), by Algorithm 1. */
+#define ARM4_MASS_MATRIX_DOT_MDOT_SIZE (ARM4_NV * ARM4_NV)   /* Mdot: shape (ARM4_NV, ARM4_NV), row-major */
 #define ARM4_MASS_MATRIX_DOT_WORK_BYTES 0  /* its work array on the stack */
 void arm4_mass_matrix_dot(const double *q, const double *qd, double *Mdot);
 /* The same, writing only the 15 of 16 entries that can be nonzero: the others must
@@ -85,6 +110,7 @@ void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd,
 void arm4_mass_matrix_dot_batch_threads(size_t count, int threads, const double *q, const double *qd, double *Mdot);
 
 /* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. */
+#define ARM4_CORIOLIS_MATRIX_C_SIZE (ARM4_NV * ARM4_NV)   /* C: shape (ARM4_NV, ARM4_NV), row-major */
 #define ARM4_CORIOLIS_MATRIX_WORK_BYTES 0  /* its work array on the stack */
 void arm4_coriolis_matrix(const double *q, const double *qd, double *C);
 /* The same, writing only the 15 of 16 entries that can be nonzero: the others must
@@ -94,6 +120,7 @@ void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd,
 void arm4_coriolis_matrix_batch_threads(size_t count, int threads, const double *q, const double *qd, double *C);
 
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. */
+#define ARM4_CHRISTOFFEL_GAMMA_SIZE (ARM4_NV * ARM4_NV * ARM4_NV)   /* Gamma: shape (ARM4_NV, ARM4_NV, ARM4_NV), row-major */
 #define ARM4_CHRISTOFFEL_WORK_BYTES 0  /* its work array on the stack */
 void arm4_christoffel(const double *q, double *Gamma);
 /* The same, writing only the 48 of 64 entries that can be nonzero: the others must
@@ -103,6 +130,7 @@ void arm4_christoffel_batch(size_t count, const double *q, double *Gamma);
 void arm4_christoffel_batch_threads(size_t count, int threads, const double *q, double *Gamma);
 
 /* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. */
+#define ARM4_INVERSE_DYNAMICS_TAU_SIZE ARM4_NV   /* tau: shape (ARM4_NV,), row-major */
 #define ARM4_INVERSE_DYNAMICS_WORK_BYTES 0  /* its work array on the stack */
 void arm4_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau);
 /* The same, writing only the 4 of 4 entries that can be nonzero: the others must
@@ -112,6 +140,7 @@ void arm4_inverse_dynamics_batch(size_t count, const double *q, const double *qd
 void arm4_inverse_dynamics_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qdd, double *tau);
 
 /* Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. */
+#define ARM4_GRAVITY_G_SIZE ARM4_NV   /* g: shape (ARM4_NV,), row-major */
 #define ARM4_GRAVITY_WORK_BYTES 0  /* its work array on the stack */
 void arm4_gravity(const double *q, double *g);
 /* The same, writing only the 3 of 4 entries that can be nonzero: the others must
@@ -121,6 +150,7 @@ void arm4_gravity_batch(size_t count, const double *q, double *g);
 void arm4_gravity_batch_threads(size_t count, int threads, const double *q, double *g);
 
 /* Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C. */
+#define ARM4_SLOTINE_LI_TAU_SL_SIZE ARM4_NV   /* tau_sl: shape (ARM4_NV,), row-major */
 #define ARM4_SLOTINE_LI_WORK_BYTES 0  /* its work array on the stack */
 void arm4_slotine_li(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl);
 /* The same, writing only the 4 of 4 entries that can be nonzero: the others must
@@ -130,6 +160,7 @@ void arm4_slotine_li_batch(size_t count, const double *q, const double *qd, cons
 void arm4_slotine_li_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl);
 
 /* Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. */
+#define ARM4_REGRESSOR_Y_SIZE (ARM4_NV * ARM4_NPARAMS)   /* Y: shape (ARM4_NV, ARM4_NPARAMS), row-major */
 #define ARM4_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
 void arm4_regressor(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
 /* The same, writing only the 81 of 160 entries that can be nonzero: the others must
@@ -139,6 +170,7 @@ void arm4_regressor_batch(size_t count, const double *q, const double *qd, const
 void arm4_regressor_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
 
 /* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. */
+#define ARM4_FORWARD_DYNAMICS_QDD_SIZE ARM4_NV   /* qdd: shape (ARM4_NV,), row-major */
 #define ARM4_FORWARD_DYNAMICS_WORK_BYTES 0  /* its work array on the stack */
 void arm4_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd);
 /* The same, writing only the 4 of 4 entries that can be nonzero: the others must
@@ -148,6 +180,7 @@ void arm4_forward_dynamics_batch(size_t count, const double *q, const double *qd
 void arm4_forward_dynamics_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *tau, double *qdd);
 
 /* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. */
+#define ARM4_MASS_MATRIX_INVERSE_MINV_SIZE (ARM4_NV * ARM4_NV)   /* Minv: shape (ARM4_NV, ARM4_NV), row-major */
 #define ARM4_MASS_MATRIX_INVERSE_WORK_BYTES 0  /* its work array on the stack */
 void arm4_mass_matrix_inverse(const double *q, double *Minv);
 /* The same, writing only the 16 of 16 entries that can be nonzero: the others must
@@ -157,6 +190,9 @@ void arm4_mass_matrix_inverse_batch(size_t count, const double *q, double *Minv)
 void arm4_mass_matrix_inverse_batch_threads(size_t count, int threads, const double *q, double *Minv);
 
 /* (M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. */
+#define ARM4_ALL_TERMS_M_SIZE (ARM4_NV * ARM4_NV)   /* M: shape (ARM4_NV, ARM4_NV), row-major */
+#define ARM4_ALL_TERMS_C_SIZE (ARM4_NV * ARM4_NV)   /* C: shape (ARM4_NV, ARM4_NV), row-major */
+#define ARM4_ALL_TERMS_G_SIZE ARM4_NV   /* g: shape (ARM4_NV,), row-major */
 #define ARM4_ALL_TERMS_WORK_BYTES 0  /* its work array on the stack */
 void arm4_all_terms(const double *q, const double *qd, double *M, double *C, double *g);
 /* The same, writing only the 30 of 36 entries that can be nonzero: the others must
@@ -166,6 +202,8 @@ void arm4_all_terms_batch(size_t count, const double *q, const double *qd, doubl
 void arm4_all_terms_batch_threads(size_t count, int threads, const double *q, const double *qd, double *M, double *C, double *g);
 
 /* (dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates. */
+#define ARM4_INVERSE_DYNAMICS_DERIVATIVES_DTAU_DQ_SIZE (ARM4_NV * ARM4_NV)   /* dtau_dq: shape (ARM4_NV, ARM4_NV), row-major */
+#define ARM4_INVERSE_DYNAMICS_DERIVATIVES_DTAU_DQD_SIZE (ARM4_NV * ARM4_NV)   /* dtau_dqd: shape (ARM4_NV, ARM4_NV), row-major */
 #define ARM4_INVERSE_DYNAMICS_DERIVATIVES_WORK_BYTES 0  /* its work array on the stack */
 void arm4_inverse_dynamics_derivatives(const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd);
 /* The same, writing only the 28 of 32 entries that can be nonzero: the others must
@@ -175,6 +213,8 @@ void arm4_inverse_dynamics_derivatives_batch(size_t count, const double *q, cons
 void arm4_inverse_dynamics_derivatives_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd);
 
 /* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. */
+#define ARM4_FORWARD_DYNAMICS_DERIVATIVES_DQDD_DQ_SIZE (ARM4_NV * ARM4_NV)   /* dqdd_dq: shape (ARM4_NV, ARM4_NV), row-major */
+#define ARM4_FORWARD_DYNAMICS_DERIVATIVES_DQDD_DQD_SIZE (ARM4_NV * ARM4_NV)   /* dqdd_dqd: shape (ARM4_NV, ARM4_NV), row-major */
 #define ARM4_FORWARD_DYNAMICS_DERIVATIVES_WORK_BYTES 0  /* its work array on the stack */
 void arm4_forward_dynamics_derivatives(const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);
 /* The same, writing only the 32 of 32 entries that can be nonzero: the others must
@@ -184,6 +224,7 @@ void arm4_forward_dynamics_derivatives_batch(size_t count, const double *q, cons
 void arm4_forward_dynamics_derivatives_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);
 
 /* Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform. */
+#define ARM4_FRAME_PLACEMENT_OMF_SIZE (ARM4_NFRAMES * 4 * 4)   /* oMf: shape (ARM4_NFRAMES, 4, 4), row-major */
 #define ARM4_FRAME_PLACEMENT_WORK_BYTES 0  /* its work array on the stack */
 void arm4_frame_placement(const double *q, double *oMf);
 /* The same, writing only the 13 of 16 entries that can be nonzero: the others must
@@ -193,6 +234,7 @@ void arm4_frame_placement_batch(size_t count, const double *q, double *oMf);
 void arm4_frame_placement_batch_threads(size_t count, int threads, const double *q, double *oMf);
 
 /* Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes). */
+#define ARM4_FRAME_JACOBIAN_J_SIZE (ARM4_NFRAMES * 6 * ARM4_NV)   /* J: shape (ARM4_NFRAMES, 6, ARM4_NV), row-major */
 #define ARM4_FRAME_JACOBIAN_WORK_BYTES 0  /* its work array on the stack */
 void arm4_frame_jacobian(const double *q, double *J);
 /* The same, writing only the 19 of 24 entries that can be nonzero: the others must
@@ -202,6 +244,7 @@ void arm4_frame_jacobian_batch(size_t count, const double *q, double *J);
 void arm4_frame_jacobian_batch_threads(size_t count, int threads, const double *q, double *J);
 
 /* Centre of mass c(q) in world coordinates, (3,). */
+#define ARM4_CENTER_OF_MASS_COM_SIZE 3   /* com: shape (3,), row-major */
 #define ARM4_CENTER_OF_MASS_WORK_BYTES 0  /* its work array on the stack */
 void arm4_center_of_mass(const double *q, double *com);
 /* The same, writing only the 3 of 3 entries that can be nonzero: the others must
@@ -211,6 +254,7 @@ void arm4_center_of_mass_batch(size_t count, const double *q, double *com);
 void arm4_center_of_mass_batch_threads(size_t count, int threads, const double *q, double *com);
 
 /* Jacobian of the centre of mass, (3, n): d c / dt = Jcom qd (world axes). */
+#define ARM4_COM_JACOBIAN_JCOM_SIZE (3 * ARM4_NV)   /* Jcom: shape (3, ARM4_NV), row-major */
 #define ARM4_COM_JACOBIAN_WORK_BYTES 0  /* its work array on the stack */
 void arm4_com_jacobian(const double *q, double *Jcom);
 /* The same, writing only the 11 of 12 entries that can be nonzero: the others must
@@ -220,6 +264,7 @@ void arm4_com_jacobian_batch(size_t count, const double *q, double *Jcom);
 void arm4_com_jacobian_batch_threads(size_t count, int threads, const double *q, double *Jcom);
 
 /* Centroidal momentum matrix A_G(q), (6, n): h_G = A_G qd, [linear; angular] at the CoM, world axes, from the CRBA's composite inertias (Wensing & Orin). */
+#define ARM4_CENTROIDAL_MAP_AG_SIZE (6 * ARM4_NV)   /* Ag: shape (6, ARM4_NV), row-major */
 #define ARM4_CENTROIDAL_MAP_WORK_BYTES 0  /* its work array on the stack */
 void arm4_centroidal_map(const double *q, double *Ag);
 /* The same, writing only the 23 of 24 entries that can be nonzero: the others must
@@ -229,6 +274,7 @@ void arm4_centroidal_map_batch(size_t count, const double *q, double *Ag);
 void arm4_centroidal_map_batch_threads(size_t count, int threads, const double *q, double *Ag);
 
 /* Composite centroidal inertia I_G(q), (6, 6): [[m 1, 0], [0, I_c]] about the CoM, world axes (Pinocchio's data.Ig after ccrba). */
+#define ARM4_CENTROIDAL_INERTIA_IG_SIZE (6 * 6)   /* Ig: shape (6, 6), row-major */
 #define ARM4_CENTROIDAL_INERTIA_WORK_BYTES 0  /* its work array on the stack */
 void arm4_centroidal_inertia(const double *q, double *Ig);
 /* The same, writing only the 12 of 36 entries that can be nonzero: the others must
@@ -238,6 +284,7 @@ void arm4_centroidal_inertia_batch(size_t count, const double *q, double *Ig);
 void arm4_centroidal_inertia_batch_threads(size_t count, int threads, const double *q, double *Ig);
 
 /* Centroidal momentum h_G = A_G qd, (6,): [linear; angular] at the CoM, world axes. */
+#define ARM4_CENTROIDAL_MOMENTUM_HG_SIZE 6   /* hg: shape (6,), row-major */
 #define ARM4_CENTROIDAL_MOMENTUM_WORK_BYTES 0  /* its work array on the stack */
 void arm4_centroidal_momentum(const double *q, const double *qd, double *hg);
 /* The same, writing only the 6 of 6 entries that can be nonzero: the others must
@@ -247,6 +294,7 @@ void arm4_centroidal_momentum_batch(size_t count, const double *q, const double 
 void arm4_centroidal_momentum_batch_threads(size_t count, int threads, const double *q, const double *qd, double *hg);
 
 /* Centroidal momentum bias A_G_dot qd, (6,): the rate of h_G at qdd = 0 (gravity not included). */
+#define ARM4_CENTROIDAL_BIAS_DHG_SIZE 6   /* dhg: shape (6,), row-major */
 #define ARM4_CENTROIDAL_BIAS_WORK_BYTES 0  /* its work array on the stack */
 void arm4_centroidal_bias(const double *q, const double *qd, double *dhg);
 /* The same, writing only the 6 of 6 entries that can be nonzero: the others must
@@ -256,6 +304,7 @@ void arm4_centroidal_bias_batch(size_t count, const double *q, const double *qd,
 void arm4_centroidal_bias_batch_threads(size_t count, int threads, const double *q, const double *qd, double *dhg);
 
 /* Velocity of each frame (see frames), (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED. */
+#define ARM4_FRAME_VELOCITY_VF_SIZE (ARM4_NFRAMES * 6)   /* vf: shape (ARM4_NFRAMES, 6), row-major */
 #define ARM4_FRAME_VELOCITY_WORK_BYTES 0  /* its work array on the stack */
 void arm4_frame_velocity(const double *q, const double *qd, double *vf);
 /* The same, writing only the 6 of 6 entries that can be nonzero: the others must
@@ -265,6 +314,7 @@ void arm4_frame_velocity_batch(size_t count, const double *q, const double *qd, 
 void arm4_frame_velocity_batch_threads(size_t count, int threads, const double *q, const double *qd, double *vf);
 
 /* Classical acceleration of each frame at qdd = 0, J_dot qd, (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED (not the spatial acceleration: the linear part includes w x v). */
+#define ARM4_FRAME_ACCELERATION_BIAS_AF_SIZE (ARM4_NFRAMES * 6)   /* af: shape (ARM4_NFRAMES, 6), row-major */
 #define ARM4_FRAME_ACCELERATION_BIAS_WORK_BYTES 0  /* its work array on the stack */
 void arm4_frame_acceleration_bias(const double *q, const double *qd, double *af);
 /* The same, writing only the 6 of 6 entries that can be nonzero: the others must
@@ -274,6 +324,7 @@ void arm4_frame_acceleration_bias_batch(size_t count, const double *q, const dou
 void arm4_frame_acceleration_bias_batch_threads(size_t count, int threads, const double *q, const double *qd, double *af);
 
 /* Time derivative of each frame's Jacobian (see frame_jacobian), (frames, 6, n), LOCAL_WORLD_ALIGNED. */
+#define ARM4_FRAME_JACOBIAN_DOT_DJ_SIZE (ARM4_NFRAMES * 6 * ARM4_NV)   /* dJ: shape (ARM4_NFRAMES, 6, ARM4_NV), row-major */
 #define ARM4_FRAME_JACOBIAN_DOT_WORK_BYTES 0  /* its work array on the stack */
 void arm4_frame_jacobian_dot(const double *q, const double *qd, double *dJ);
 /* The same, writing only the 19 of 24 entries that can be nonzero: the others must
@@ -283,6 +334,7 @@ void arm4_frame_jacobian_dot_batch(size_t count, const double *q, const double *
 void arm4_frame_jacobian_dot_batch_threads(size_t count, int threads, const double *q, const double *qd, double *dJ);
 
 /* Adaptation term Y(q, qd, qd_r, qdd_r)^T (qd - qd_r), (10 bodies,), in O(N) without forming Y (Wensing & Slotine, Algorithm 3, line 9): the Slotine-Li law's theta-hat-dot = -Gamma Y^T s. */
+#define ARM4_ADAPTATION_TERM_YTS_SIZE ARM4_NPARAMS   /* Yts: shape (ARM4_NPARAMS,), row-major */
 #define ARM4_ADAPTATION_TERM_WORK_BYTES 0  /* its work array on the stack */
 void arm4_adaptation_term(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Yts);
 /* The same, writing only the 30 of 40 entries that can be nonzero: the others must
@@ -292,6 +344,7 @@ void arm4_adaptation_term_batch(size_t count, const double *q, const double *qd,
 void arm4_adaptation_term_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Yts);
 
 /* Generalized momentum p = M(q) qd, (n,), in O(N) without forming M (composite spatial momenta). */
+#define ARM4_MOMENTUM_P_SIZE ARM4_NV   /* p: shape (ARM4_NV,), row-major */
 #define ARM4_MOMENTUM_WORK_BYTES 0  /* its work array on the stack */
 void arm4_momentum(const double *q, const double *qd, double *p);
 /* The same, writing only the 4 of 4 entries that can be nonzero: the others must
@@ -301,6 +354,7 @@ void arm4_momentum_batch(size_t count, const double *q, const double *qd, double
 void arm4_momentum_batch_threads(size_t count, int threads, const double *q, const double *qd, double *p);
 
 /* C(q, qd)^T qd, (n,), in O(N) (Wensing & Slotine, eq. (38)); the same for every C with Mdot = C + C^T (the momentum observer's term: p-dot = tau + C^T qd - g). */
+#define ARM4_CORIOLIS_TRANSPOSE_PRODUCT_CTV_SIZE ARM4_NV   /* CTv: shape (ARM4_NV,), row-major */
 #define ARM4_CORIOLIS_TRANSPOSE_PRODUCT_WORK_BYTES 0  /* its work array on the stack */
 void arm4_coriolis_transpose_product(const double *q, const double *qd, double *CTv);
 /* The same, writing only the 3 of 4 entries that can be nonzero: the others must
@@ -310,6 +364,7 @@ void arm4_coriolis_transpose_product_batch(size_t count, const double *q, const 
 void arm4_coriolis_transpose_product_batch_threads(size_t count, int threads, const double *q, const double *qd, double *CTv);
 
 /* Kinetic energy T = 1/2 qd^T M(q) qd, a scalar, in O(N). */
+#define ARM4_KINETIC_ENERGY_T_SIZE 1   /* T: shape (), row-major */
 #define ARM4_KINETIC_ENERGY_WORK_BYTES 0  /* its work array on the stack */
 void arm4_kinetic_energy(const double *q, const double *qd, double *T);
 /* The same, writing only the 1 of 1 entries that can be nonzero: the others must
@@ -319,6 +374,7 @@ void arm4_kinetic_energy_batch(size_t count, const double *q, const double *qd, 
 void arm4_kinetic_energy_batch_threads(size_t count, int threads, const double *q, const double *qd, double *T);
 
 /* Potential energy of gravity V = -sum_i m_i g . c_i (world CoMs; zero at the world origin), a scalar. */
+#define ARM4_POTENTIAL_ENERGY_V_SIZE 1   /* V: shape (), row-major */
 #define ARM4_POTENTIAL_ENERGY_WORK_BYTES 0  /* its work array on the stack */
 void arm4_potential_energy(const double *q, double *V);
 /* The same, writing only the 1 of 1 entries that can be nonzero: the others must
@@ -328,6 +384,7 @@ void arm4_potential_energy_batch(size_t count, const double *q, double *V);
 void arm4_potential_energy_batch_threads(size_t count, int threads, const double *q, double *V);
 
 /* Gravity regressor Y_g, (n, 10 bodies): Y_g @ parameters = g(q) (Algorithm 4, line 21). */
+#define ARM4_GRAVITY_REGRESSOR_Y_G_SIZE (ARM4_NV * ARM4_NPARAMS)   /* Y_g: shape (ARM4_NV, ARM4_NPARAMS), row-major */
 #define ARM4_GRAVITY_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
 void arm4_gravity_regressor(const double *q, double *Y_g);
 /* The same, writing only the 22 of 160 entries that can be nonzero: the others must
@@ -337,6 +394,7 @@ void arm4_gravity_regressor_batch(size_t count, const double *q, double *Y_g);
 void arm4_gravity_regressor_batch_threads(size_t count, int threads, const double *q, double *Y_g);
 
 /* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's 1/2 armature . qd^2 (Algorithm 4, line 12). */
+#define ARM4_KINETIC_ENERGY_REGRESSOR_Y_T_SIZE ARM4_NPARAMS   /* Y_T: shape (ARM4_NPARAMS,), row-major */
 #define ARM4_KINETIC_ENERGY_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
 void arm4_kinetic_energy_regressor(const double *q, const double *qd, double *Y_T);
 /* The same, writing only the 27 of 40 entries that can be nonzero: the others must
@@ -346,6 +404,7 @@ void arm4_kinetic_energy_regressor_batch(size_t count, const double *q, const do
 void arm4_kinetic_energy_regressor_batch_threads(size_t count, int threads, const double *q, const double *qd, double *Y_T);
 
 /* Potential energy regressor Y_V, (10 bodies,): Y_V @ parameters = V. */
+#define ARM4_POTENTIAL_ENERGY_REGRESSOR_Y_V_SIZE ARM4_NPARAMS   /* Y_V: shape (ARM4_NPARAMS,), row-major */
 #define ARM4_POTENTIAL_ENERGY_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
 void arm4_potential_energy_regressor(const double *q, double *Y_V);
 /* The same, writing only the 12 of 40 entries that can be nonzero: the others must
@@ -355,6 +414,7 @@ void arm4_potential_energy_regressor_batch(size_t count, const double *q, double
 void arm4_potential_energy_regressor_batch_threads(size_t count, int threads, const double *q, double *Y_V);
 
 /* Power of gravity's regressor qd^T Y_g, (10 bodies,): Y_Vdot @ parameters = qd^T g = dV/dt (Algorithm 4, line 13). */
+#define ARM4_GRAVITY_POWER_REGRESSOR_Y_VDOT_SIZE ARM4_NPARAMS   /* Y_Vdot: shape (ARM4_NPARAMS,), row-major */
 #define ARM4_GRAVITY_POWER_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
 void arm4_gravity_power_regressor(const double *q, const double *qd, double *Y_Vdot);
 /* The same, writing only the 11 of 40 entries that can be nonzero: the others must
@@ -362,7 +422,7 @@ void arm4_gravity_power_regressor(const double *q, const double *qd, double *Y_V
 void arm4_gravity_power_regressor_update(const double *q, const double *qd, double *Y_Vdot);
 void arm4_gravity_power_regressor_batch(size_t count, const double *q, const double *qd, double *Y_Vdot);
 void arm4_gravity_power_regressor_batch_threads(size_t count, int threads, const double *q, const double *qd, double *Y_Vdot);
-/* Configuration space, as Pinocchio's: out = q (+) v (ARM4_NQ entries; integrate), the velocity
+/* Configuration space, as Pinocchio's (q and v as laid out above): out = q (+) v (ARM4_NQ entries; integrate), the velocity
  * v with q0 (+) v = q1 (ARM4_NV; difference), q with unit quaternions (and planar cos, sin;
  * normalize), the neutral configuration (neutral). out must not overlap an input. */
 void arm4_integrate(const double *q, const double *v, double *out);

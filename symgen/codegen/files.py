@@ -341,6 +341,49 @@ def _velocity_joint_names(robot):
     return tuple(getattr(robot, "velocity_joint_names", None) or robot.joint_names)
 
 
+#: a joint's coordinates as the header states them (q entries, then v entries)
+_JOINT_LAYOUT = {
+    "revolute": ("angle (rad)", "speed (rad/s)"), "continuous": ("angle (rad)", "speed (rad/s)"),
+    "prismatic": ("position (m)", "speed (m/s)"),
+    "freeflyer": ("x y z (m, in the world) then the unit quaternion qx qy qz qw (Pinocchio's order)",
+                  "linear (m/s) then angular (rad/s) velocity, both in the base frame"),
+    "spherical": ("the unit quaternion qx qy qz qw", "angular velocity (rad/s) in the child frame"),
+    "planar": ("x y (m) then cos, sin of the angle", "vx vy (m/s) then the angle's speed (rad/s), in the child frame"),
+}
+
+
+def shape_text(dims, shape, sizes: dict) -> tuple[str, str]:
+    """(size, shape) of an output as C text over the header's count macros: ``dims`` (an Output
+    shape's ``dims``: ints and letters, None when unknown) read through ``sizes`` (letter ->
+    (macro, value)); the numbers themselves where a letter has no macro or the dims disagree with
+    the output's ``shape``."""
+    if dims is not None and len(dims) == len(shape) and all(
+            (d == k if isinstance(d, int) else d in sizes and sizes[d][1] == k) for d, k in zip(dims, shape)):
+        parts = [str(d) if isinstance(d, int) else sizes[d][0] for d in dims]
+    else:
+        parts = [str(k) for k in shape]
+    size = " * ".join(parts) or "1"
+    return (f"({size})" if len(parts) > 1 else size), "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def _header_sizes(robot, opts, name: str, contexts: list, frames, nparams: int) -> dict:
+    """What the header prints to size everything: the count macros (letter -> (macro, value)), and
+    per output of each function its size and shape over them (``size_c``, ``shape_c``, set on the
+    output contexts)."""
+    P_ = name.upper()
+    sizes = {"n": (f"{P_}_NV", robot.nv), "F": (f"{P_}_NFRAMES", len(frames)), "p": (f"{P_}_NPARAMS", nparams)}
+    functions = [f["name"] for f in contexts]
+    if {"contact_terms", "impulse_terms", "whole_body_terms", "contact_partials"} & set(functions):
+        sizes["C"] = (f"{P_}_NCONTACTS", len(Q.contact.contacts_of(robot, opts.sweep)))
+        sizes["m"] = (f"{P_}_NCONTACT_ROWS", Q.contact.contact_size(robot, opts.sweep))
+    for f in contexts:
+        declared = Q.QUANTITIES[f["quantity"]].outputs
+        for k, o in enumerate(f["outputs"]):
+            spec = declared[k] if k < len(declared) and declared[k].name == o["name"] else None
+            o["size_c"], o["shape_c"] = shape_text(getattr(spec.shape, "dims", None) if spec else None, o["shape"], sizes)
+    return sizes
+
+
 def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) -> dict:
     """All files of the package as ``{filename: text}``, from the printed Functions
     (:func:`function_context` of each, in build order) and their op counts (``{function name:
@@ -378,6 +421,13 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "parameters_c": [repr(float(x)) for x in parameters],
         "gravity_c": ", ".join(repr(float(x)) for x in opts.gravity),
         "joint_names_c": [c_literal(j) for j in robot.joint_names],
+        "link_names_c": [c_literal(j) for j in robot.link_names],
+        "frame_names_c": [c_literal(f.name) for f in frames],
+        "floating_base": bool(robot.floating_base),
+        "joint_layout": [{"name": comment_text(j[0]), "kind": j[1], "q": f"q[{j[2]}..{j[2] + j[3] - 1}]" if j[3] > 1 else f"q[{j[2]}]",
+                          "v": f"v[{j[4]}..{j[4] + j[5] - 1}]" if j[5] > 1 else f"v[{j[4]}]",
+                          "what": _JOINT_LAYOUT.get(j[1], ("", ""))} for j in layout],
+        "sizes": _header_sizes(robot, opts, name, contexts, frames, len(parameters)),
         "has_jax": "jax" in opts.targets,
         "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in _loops(robot)) + ")") if _loops(robot) else None,
         "velocity_joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in _velocity_joint_names(robot)) + ")",

@@ -40,6 +40,9 @@ def _parameters(robot, opts):
     return (10 * len(robot.link_names),)
 
 
+_scalar.dims, _vector.dims, _regressor.dims, _parameters.dims = (), ("n",), ("n", "p"), ("p",)   # see core.py
+
+
 # ------------------------------------------------------------------------------------ sweeps
 
 def _adaptation(robot, args, bk, opts):

@@ -116,7 +116,8 @@ class Output:
     ``"christoffel"`` sum G_ai G_bj G_ck X_abc, ``"rows"`` G^T X, ``"columns"`` X G, ``"none"``
     unchanged, ``"solve"`` the sweep has a reduced-system computation (``mimic.REDUCED``)."""
     name: str
-    shape: Callable                           # (robot, SweepOptions) -> shape
+    shape: Callable                           # (robot, SweepOptions) -> shape; its ``dims``, when set, the
+                                              # same symbolically (ints and "n", "F", "p", "m", "C", ...)
     embed: str | None = None
 
 

@@ -41,6 +41,7 @@ def _shape(*dims):
     def shape(robot, opts):
         size = {"n": robot.nv, "F": len(frames_of(robot, opts.frames)) if "F" in dims else 0}
         return tuple(size.get(d, d) for d in dims)
+    shape.dims = dims                        # the header's size macros (codegen/files.py: shape_text)
     return shape
 
 

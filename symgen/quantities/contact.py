@@ -159,6 +159,7 @@ def _shape(*dims):
         if "C" in dims:
             size["C"] = len(contacts_of(robot, opts))
         return tuple(size.get(d, d) for d in dims)
+    shape.dims = dims                        # the header's size macros (codegen/files.py: shape_text)
     return shape
 
 

@@ -38,6 +38,12 @@ def _jacobians(robot, opts):
     return (len(frames_of(robot, opts.frames)), 6, robot.nv)
 
 
+# each shape in the header's size macros (codegen/files.py: shape_text): "n" nv, "F" the frames,
+# "p" the inertial parameters
+_square.dims, _cube.dims, _vector.dims = ("n", "n"), ("n", "n", "n"), ("n",)
+_regressor.dims, _placements.dims, _jacobians.dims = ("n", "p"), ("F", 4, 4), ("F", 6, "n")
+
+
 QUANTITIES = (
     Quantity("M", "mass_matrix", ("q",), (Output("M", _square, embed="matrix"),),
              "Mass matrix M(q), (n, n), by CRBA.", "crba", jax_fused=True,
