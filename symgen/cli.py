@@ -53,12 +53,18 @@ def main():
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
 @click.option("--open-loops", is_flag=True, help="URDF+ with <loop> elements: build the open spanning tree on purpose "
               "(the loops' joints move freely; recorded in the manifest) [default: a loop symgen cannot embed is refused].")
-def info(urdf, floating_base, mimic, open_loops):
+@click.option("--xacro-arg", "xacro_args", multiple=True, metavar="NAME:=VALUE", help="A xacro argument (repeatable).")
+@click.option("--package-path", "package_paths", multiple=True, type=click.Path(file_okay=False),
+              help="A folder where a xacro file's packages are looked up (repeatable).")
+def info(urdf, floating_base, mimic, open_loops, xacro_args, package_paths):
     """Summarize a robot: bodies, joints in q order, DoF, depth, what was lumped and snapped."""
     from .mjcf import load_robot
     from .report import describe
 
-    click.echo(describe(load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops)))
+    from .urdf.xacro import parse_args
+
+    click.echo(describe(load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops,
+                                   xacro_args=parse_args(xacro_args), package_paths=package_paths)))
 
 
 @main.command()
@@ -140,8 +146,11 @@ def _progress(quiet):
               "adds contact_terms, impulse_terms, whole_body_terms, contact_partials and the package's "
               "contact_dynamics, impulse_dynamics and contact_dynamics_derivatives (the active contacts chosen "
               "per call) to the default quantities.")
-@click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: 64]: the code "
-              "grows as N^3 (Gamma on a chain).")
+@click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: no cap; the "
+              "budget decides].")
+@click.option("--budget", type=click.FloatRange(0), default=None, help="Refuse a build whose estimated time (printed "
+              "before it starts, from the tree's shape) exceeds this many seconds on one idle core; 0: no limit "
+              "[default: 7200].")
 @click.option("--gravity", "gravity_text", default="0,0,-9.81", show_default=True,
               help="Linear gravity acceleration in the root frame, m/s^2: three comma-separated numbers.")
 @click.option("--parametric", is_flag=True, help="The dynamics functions take the inertial parameters as a last "
@@ -170,9 +179,14 @@ def _progress(quiet):
 @click.option("--armature", "armature_text", default=None, help="Reflected rotor inertia added to M's diagonal "
               "(Pinocchio's model.armature): one number for every joint but a free-flyer, or joint=value,... "
               "[default: none; MJCF: its dof_armature].")
+@click.option("--xacro-arg", "xacro_args", multiple=True, metavar="NAME:=VALUE",
+              help="A xacro argument of a *.xacro file (repeatable); needs the xacro extra.")
+@click.option("--package-path", "package_paths", multiple=True, type=click.Path(file_okay=False),
+              help="A folder where $(find PKG) and package://PKG of a xacro file are looked up: a package, or a "
+              "folder of packages (repeatable).")
 def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, contact_names, max_dof,
-          gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
-          armature_text):
+          budget, gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
+          armature_text, xacro_args, package_paths):
     """Generate the unrolled NumPy and C package of a robot: OUT/NAME/."""
     import hashlib
     import shlex
@@ -198,7 +212,11 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
     targets = parse_targets(targets)
     check_targets(BuildOptions(targets=targets, compile=not no_compile))
-    robot = load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops)
+    from .urdf.xacro import parse_args
+
+    xacro = parse_args(xacro_args)
+    robot = load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops, xacro_args=xacro,
+                       package_paths=package_paths)
     if robot.gravity is not None and click.get_current_context().get_parameter_source("gravity_text").name == "DEFAULT":
         gravity = robot.gravity                 # the model file's own (MJCF <option gravity>)
     if armature_text is not None:
@@ -213,6 +231,10 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--floating-base"] if floating_base else []
     words += ["--mimic"] if mimic else []
     words += ["--open-loops"] if open_loops else []
+    for key, value in xacro.items():            # the header records the xacro arguments
+        words += ["--xacro-arg", f"{key}:={value}"]
+    for folder in package_paths:
+        words += ["--package-path", folder]
     contacts = Q.contact.parse_contacts(contact_names)
     wanted = Q.parse(quantities)
     if contacts and click.get_current_context().get_parameter_source("quantities").name == "DEFAULT":
@@ -229,12 +251,20 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--target", ",".join(targets)] if targets != DEFAULT_TARGETS else []
     words += ["--armature", armature_text] if armature_text is not None else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
+    limit.update({} if budget is None else {"budget": budget})
     opts = BuildOptions(quantities=wanted, gamma_method=gamma_method, cse=cse, frame=frame, frames=frames, contacts=contacts,
                         gravity=gravity, parametric=parametric, **limit,
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
                         force=force, command=shlex.join(words), open_loops=open_loops,
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest())
     progress = _progress(quiet)
+    if not quiet and progress is None:           # (a terminal's progress prints it in the build)
+        from .codegen.build import estimate_of
+        from .codegen.cost import NOTE_SECONDS
+
+        estimate = estimate_of(robot, opts)
+        if estimate.seconds >= NOTE_SECONDS:        # off a terminal, only a build worth waiting for
+            click.echo(f"symgen: note: {estimate.summary()}", err=True)
     try:
         result = run_build(robot, out_dir, name=name, opts=opts, progress=progress)
     finally:
