@@ -61,7 +61,7 @@ def test_no_joint_cap_by_default_a_100_joint_chain_is_within_the_budget():
 
 
 def test_the_cli_prints_the_estimate_of_a_long_build_and_refuses_past_the_budget(tmp_path):
-    urdf = tmp_path / "chain.urdf"
+    urdf = tmp_path / "serial150.urdf"
     assert CliRunner().invoke(main, ["model", "serial", "150", "-o", str(urdf)]).exit_code == 0
     result = CliRunner().invoke(main, ["build", str(urdf), "--out", str(tmp_path / "out"), "--no-compile"])
     assert result.exit_code == 2, result.output
