@@ -59,13 +59,19 @@ def main():
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
 @click.option("--open-loops", is_flag=True, help="URDF+ with <loop> elements: build the open spanning tree on purpose "
               "(the loops' joints move freely; recorded in the manifest) [default: a loop symgen cannot embed is refused].")
-def info(urdf, floating_base, mimic, open_loops):
-    """Summarize a robot (a URDF, URDF+ or MJCF file): bodies, joints in q order, DoF, depth, what
-    was lumped and snapped."""
+@click.option("--xacro-arg", "xacro_args", multiple=True, metavar="NAME:=VALUE", help="A xacro argument (repeatable).")
+@click.option("--package-path", "package_paths", multiple=True, type=click.Path(file_okay=False),
+              help="A folder where a xacro file's packages are looked up (repeatable).")
+def info(urdf, floating_base, mimic, open_loops, xacro_args, package_paths):
+    """Summarize a robot (a URDF, URDF+, MJCF or xacro file): bodies, joints in q order, DoF, depth,
+    what was lumped and snapped."""
     from .mjcf import load_robot
     from .report import describe
 
-    click.echo(describe(load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops)))
+    from .urdf.xacro import parse_args
+
+    click.echo(describe(load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops,
+                                   xacro_args=parse_args(xacro_args), package_paths=package_paths)))
 
 
 @main.command()
@@ -147,8 +153,11 @@ def _progress(quiet):
               "adds contact_terms, impulse_terms, whole_body_terms, contact_partials and the package's "
               "contact_dynamics, impulse_dynamics and contact_dynamics_derivatives (the active contacts chosen "
               "per call) to the default quantities.")
-@click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: 64]: the code "
-              "grows as N^3 (Gamma on a chain).")
+@click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: no cap; the "
+              "budget decides].")
+@click.option("--budget", type=click.FloatRange(0), default=None, help="Refuse a build whose estimated time (printed "
+              "before it starts, from the tree's shape) exceeds this many seconds on one idle core; 0: no limit "
+              "[default: 7200].")
 @click.option("--gravity", "gravity_text", default="0,0,-9.81", show_default=True,
               help="Linear gravity acceleration in the root frame, m/s^2: three comma-separated numbers.")
 @click.option("--parametric", is_flag=True, help="The dynamics functions take the inertial parameters as a last "
@@ -182,11 +191,16 @@ def _progress(quiet):
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the build cache (printed sweeps and "
               "compiled objects, kept by content in $SYMGEN_BUILD_CACHE, else $SYMGEN_CACHE/build, else "
               "~/.cache/symgen/build; symgen cache clear).")
+@click.option("--xacro-arg", "xacro_args", multiple=True, metavar="NAME:=VALUE",
+              help="A xacro argument of a *.xacro file (repeatable); needs the xacro extra.")
+@click.option("--package-path", "package_paths", multiple=True, type=click.Path(file_okay=False),
+              help="A folder where $(find PKG) and package://PKG of a xacro file are looked up: a package, or a "
+              "folder of packages (repeatable).")
 def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, contact_names, max_dof,
-          gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
-          armature_text, timings, no_cache):
-    """Generate the package of a robot (a URDF, URDF+ or MJCF file): unrolled NumPy and C (and the
-    --target extras) in OUT/NAME/."""
+          budget, gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
+          armature_text, timings, no_cache, xacro_args, package_paths):
+    """Generate the package of a robot (a URDF, URDF+, MJCF or xacro file): unrolled NumPy and C (and
+    the --target extras) in OUT/NAME/."""
     import hashlib
     import shlex
     import signal
@@ -215,8 +229,12 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
     targets = parse_targets(targets)
     check_targets(BuildOptions(targets=targets, compile=not no_compile))
+    from .urdf.xacro import parse_args
+
+    xacro = parse_args(xacro_args)
     with clock.phase("load"):
-        robot = load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops)
+        robot = load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops, xacro_args=xacro,
+                           package_paths=package_paths)
         if robot.gravity is not None and click.get_current_context().get_parameter_source("gravity_text").name == "DEFAULT":
             gravity = robot.gravity             # the model file's own (MJCF <option gravity>)
         if armature_text is not None:
@@ -231,6 +249,10 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--floating-base"] if floating_base else []
     words += ["--mimic"] if mimic else []
     words += ["--open-loops"] if open_loops else []
+    for key, value in xacro.items():            # the header records the xacro arguments
+        words += ["--xacro-arg", f"{key}:={value}"]
+    for folder in package_paths:
+        words += ["--package-path", folder]
     contacts = Q.contact.parse_contacts(contact_names)
     wanted = Q.parse(quantities)
     if contacts and click.get_current_context().get_parameter_source("quantities").name == "DEFAULT":
@@ -247,6 +269,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words += ["--target", ",".join(targets)] if targets != DEFAULT_TARGETS else []
     words += ["--armature", armature_text] if armature_text is not None else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
+    limit.update({} if budget is None else {"budget": budget})
     opts = BuildOptions(quantities=wanted, gamma_method=gamma_method, cse=cse, frame=frame, frames=frames, contacts=contacts,
                         gravity=gravity, parametric=parametric, **limit,
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
@@ -254,6 +277,13 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,
                         cache=not no_cache)
     progress = _progress(quiet)
+    if not quiet and progress is None:           # (a terminal's progress prints it in the build)
+        from .codegen.build import estimate_of
+        from .codegen.cost import NOTE_SECONDS
+
+        estimate = estimate_of(robot, opts)
+        if estimate.seconds >= NOTE_SECONDS:        # off a terminal, only a build worth waiting for
+            click.echo(f"symgen: note: {estimate.summary()}", err=True)
     try:
         result = run_build(robot, out_dir, name=name, opts=opts, progress=progress, clock=clock)
     finally:

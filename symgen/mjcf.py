@@ -341,9 +341,18 @@ def _unique_links(bodies, source):
         seen[b.name] = b
 
 
-def load_robot(path, floating_base: bool = False, mimic: bool = False, **kwargs) -> Robot:
+def load_robot(path, floating_base: bool = False, mimic: bool = False, xacro_args=None, package_paths=(),
+               **kwargs) -> Robot:
     """The Robot of a URDF or MJCF file (told apart by the root element, ``<robot>`` or
-    ``<mujoco>``): what ``symgen build``, ``info`` and ``verify --model`` read."""
+    ``<mujoco>``), or of a xacro file (``*.xacro``: expanded with ``xacro_args`` and
+    ``package_paths``, :mod:`symgen.urdf.xacro`): what ``symgen build``, ``info`` and ``verify
+    --model`` read."""
+    from .urdf.xacro import is_xacro, load_xacro
+
+    if is_xacro(path):
+        return load_xacro(path, xacro_args, package_paths, floating_base=floating_base, mimic=mimic, **kwargs)
+    if xacro_args or package_paths:
+        raise OptionError(f"--xacro-arg, --package-path: {path} is no xacro file (*.xacro)")
     if not is_mjcf(path):
         from .urdf import load_urdf
 

@@ -19,7 +19,7 @@ from .. import quantities as Q
 from ..errors import BuildError, OptionError
 from ..model import GRAVITY
 from . import Progress
-from . import xla_target
+from . import cost, xla_target
 from .casadi_target import library_name, source_name
 from .files import generate
 from .names import comment_text, identifier
@@ -31,10 +31,9 @@ from .worker import print_sweep, run_sweeps
 #: the file of a package built with ``opts.timings`` (``symgen build --timings``): where the time went
 TIMINGS_FILE = "timings.json"
 
-#: ``symgen build`` stops before the symbolic run of a robot with more joints than this unless
-#: told otherwise (--max-dof): Gamma has ~N^3/6 distinct entries on a chain (serial 20: 77k
-#: operations, a build of ~20 s; serial 64 would be ~30x that)
-MAX_DOF_DEFAULT = 64
+#: no cap on the joints by default: a build is refused when its estimated cost exceeds the budget
+#: (:mod:`.cost`, --budget); --max-dof N still sets a cap of its own
+MAX_DOF_DEFAULT = 0
 COPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
 #: what a build can print (--target): the NumPy module and the C (always written: the package
 #: imports them), and what is built on top of the C: casadi, CasADi external functions
@@ -67,7 +66,8 @@ class BuildOptions:
     #: seconds the symbolic runs on worker processes may take, and again the C compile and link
     #: steps (--timeout); 0: no limit
     timeout: float = 3600
-    max_dof: int = MAX_DOF_DEFAULT        # refuse bigger robots (see check_size)
+    max_dof: int = MAX_DOF_DEFAULT        # refuse bigger robots (see check_size; 0: no cap)
+    budget: float = cost.BUDGET_SECONDS   # refuse a build estimated to take longer (seconds; 0: no limit)
     command: str = ""                     # how to regenerate, for the header
     source_sha256: str = ""
     targets: tuple = DEFAULT_TARGETS      # what the package carries besides NumPy and C (--target): jax
@@ -97,10 +97,21 @@ def check_size(robot, opts: BuildOptions) -> None:
     if robot.n == 0:
         raise BuildError(f"robot {comment_text(robot.name)!r} has no degree of freedom (every joint is fixed); "
                          f"nothing to generate (--floating-base gives the root six)")
-    if robot.n > opts.max_dof:
+    if opts.max_dof and robot.n > opts.max_dof:
         raise BuildError(f"robot {comment_text(robot.name)!r} has {robot.n} joints, more than --max-dof "
                          f"{opts.max_dof}: the code grows as N^2 (M, C) and N^3 (Gamma) on a chain; pass "
                          f"--max-dof {robot.n} to build anyway, limit --quantities, or use the numeric API")
+    check_budget(robot, opts)
+
+
+def estimate_of(robot, opts: BuildOptions) -> cost.Estimate:
+    """The estimated cost of the build (:mod:`.cost`)."""
+    return cost.estimate(robot, opts.quantities, compile=opts.compile)
+
+
+def check_budget(robot, opts: BuildOptions) -> None:
+    """A BuildError when the build's estimate exceeds ``opts.budget`` (:func:`.cost.check_budget`)."""
+    cost.check_budget(robot, estimate_of(robot, opts), opts.budget, comment_text(robot.name))
 
 
 def parse_targets(text: str | None) -> tuple:
@@ -261,6 +272,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         raise OptionError("--target: casadi's jac_ functions know the root free-flyer's tangent map only; a "
                           "spherical, planar or inner free-flyer joint is not supported there yet")
     opts = _supported(robot, opts)
+    progress.message(estimate_of(robot, opts).summary())
     if opts.contacts:                            # contact frames join the frames; a bad one stops the build here
         opts = dataclasses.replace(opts, frames=Q.contact.frames_with_contacts(robot, opts.frames, opts.contacts))
     Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run
