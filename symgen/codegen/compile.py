@@ -214,8 +214,8 @@ def _run_compilers(commands, timeout=None, jobs: int | None = None, seconds: lis
 
 def _compile_cached(commands, units, objects, timeout, cache, folder: Path, tmp: Path, clock, identity="") -> list:
     """[(return code, stderr)] of the compile ``commands`` (unit k to object k), those found in
-    ``cache`` (:class:`~.cache.Cache` or None) copied from it instead, the others compiled at
-    most one per core at a time, largest first, and stored."""
+    ``cache`` (:class:`~.cache.Cache` or None) copied from it instead, the others compiled
+    largest first (with the cache, at most one per core at a time) and stored."""
     keys = [object_key(cmd, unit, folder, tmp, identity) for cmd, unit in zip(commands, units)] \
         if cache is not None else None
     results, seconds, state, todo = [None] * len(commands), [0.0] * len(commands), ["off"] * len(commands), []
@@ -232,7 +232,9 @@ def _compile_cached(commands, units, objects, timeout, cache, folder: Path, tmp:
     todo.sort(key=lambda k: -units[k].stat().st_size)
     run = [[*commands[k], *(("-MD", "-MF", f"{objects[k]}.d") if keys is not None else ())] for k in todo]
     spent: list = []
-    for k, result, t in zip(todo, _run_compilers(run, timeout, jobs=os.cpu_count() or 1, seconds=spent), spent):
+    # one unit per function (the cache's split): one compiler per core; else the few units at once
+    jobs = (os.cpu_count() or 1) if keys is not None else None
+    for k, result, t in zip(todo, _run_compilers(run, timeout, jobs=jobs, seconds=spent), spent):
         results[k], seconds[k] = result, t
         if keys is not None and result[0] == 0:
             deps = _deps(Path(f"{objects[k]}.d"), units[k], folder, tmp)
