@@ -116,6 +116,7 @@ class _Probe:
     """A stand-in robot whose sizes are names: an output's shape function run on it gives its
     shape in words."""
     nv, nq = _Dim("nv"), _Dim("nq")
+    loop_rows = _Dim("loop rows")
     link_names = tuple(f"link{i}" for i in range(_BODIES))
     leaf_links = tuple(f"frame{i}" for i in range(_FRAMES))
     frame_names = leaf_links
