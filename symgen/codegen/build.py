@@ -272,12 +272,12 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         raise OptionError("--target: casadi's jac_ functions know the root free-flyer's tangent map only; a "
                           "spherical, planar or inner free-flyer joint is not supported there yet")
     opts = _supported(robot, opts)
-    progress.message(estimate_of(robot, opts).summary())
     if opts.contacts:                            # contact frames join the frames; a bad one stops the build here
         opts = dataclasses.replace(opts, frames=Q.contact.frames_with_contacts(robot, opts.frames, opts.contacts))
     Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run
     Q.contact.check_build(robot, opts.sweep, opts.quantities)
     expected = prepare_output(out_dir, name, opts.force)    # a name clash stops the build before the symbolic work
+    progress.message(estimate_of(robot, opts).summary())     # every check passed: the work's first message
     if not opts.source_sha256:
         from ..urdf import urdf_string
         spherical = any(j.kind == "spherical" for j in getattr(robot, "full", robot).joint_models)
