@@ -50,19 +50,7 @@ def test_every_quantity_matches_pinocchio_on_mixed_trees(seed, floating):
     robot = mixed_tree(seed, floating=floating)
     assert {j.kind for j in robot.joint_models} >= {"spherical", "planar", "freeflyer"}
     oracle = PinOracle(robot, pin_model_of(robot))
-    rng = np.random.default_rng(seed)
-    for t in range(2):
-        state = _state(robot, rng)
-        M = Q.evaluate(robot, "M", state)
-        for key, x in Q.QUANTITIES.items():
-            if x.pinocchio is None:
-                continue
-            st = x.oracle_state(state) if x.oracle_state else state
-            ref = Q.flat(x.pinocchio(oracle, st))
-            for frame in ("body", "ground"):
-                ours = Q.flat(Q.evaluate(robot, key, st, SweepOptions(frame=frame)))
-                err = np.abs(ours - ref).max() / max(1.0, np.abs(ref).max())
-                assert err <= Q.tolerance(x, M), f"{key} ({frame}) seed={seed} state#{t}: {err:.2e}"
+    _assert_every_quantity(robot, oracle, seed)
 
 
 def test_urdf_planar_and_floating_joints_read_as_pinocchio_reads_them():
@@ -267,7 +255,15 @@ def test_pybullet_spherical_joint_is_read_as_the_ball_joint(tmp_path):
     model = _pin_model_of_urdf_text(PYBULLET_URDF)
     assert (robot.nq, robot.nv) == (model.nq, model.nv) == (10, 8)
     oracle = PinOracle(robot, model)
-    rng = np.random.default_rng(17)
+    _assert_every_quantity(robot, oracle, 17)
+    res = CliRunner().invoke(main, ["info", str(path)])
+    assert res.exit_code == 0 and "shoulder" in res.output, res.output
+
+
+def _assert_every_quantity(robot, oracle, seed):
+    """Every registry quantity with a Pinocchio counterpart (the loop functions have none on a
+    tree) against Pinocchio at two random states, in body and ground frames."""
+    rng = np.random.default_rng(seed)
     for t in range(2):
         state = _state(robot, rng)
         M = Q.evaluate(robot, "M", state)
@@ -279,6 +275,4 @@ def test_pybullet_spherical_joint_is_read_as_the_ball_joint(tmp_path):
             for frame in ("body", "ground"):
                 ours = Q.flat(Q.evaluate(robot, key, st, SweepOptions(frame=frame)))
                 err = np.abs(ours - ref).max() / max(1.0, np.abs(ref).max())
-                assert err <= Q.tolerance(x, M), f"{key} ({frame}) seed=17 state#{t}: {err:.2e}"
-    res = CliRunner().invoke(main, ["info", str(path)])
-    assert res.exit_code == 0 and "shoulder" in res.output, res.output
+                assert err <= Q.tolerance(x, M), f"{key} ({frame}) seed={seed} state#{t}: {err:.2e}"
