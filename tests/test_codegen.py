@@ -35,12 +35,19 @@ def _build(robot, tmp, **kw):
 def systems(tmp_path_factory):
     """(robot, generated package) for a few systems, built once for the module."""
     tmp = tmp_path_factory.mktemp("gen")
-    out = {"arm4": load_urdf(EXAMPLE), "serial6": robots.make("serial", 6, 7), "tree7": robots.make("tree", 7, 3),
-           "biped4": robots.make("biped", 4, 5)}
-    return {k: (r, _build(r, tmp)) for k, r in out.items()}
+    robots_ = {"arm4": lambda: load_urdf(EXAMPLE), "serial6": lambda: robots.make("serial", 6, 7),
+               "tree7": lambda: robots.make("tree", 7, 3), "biped4": lambda: robots.make("biped", 4, 5)}
+
+    class Built(dict):                  # each built on first use (serial6 and biped4: -m slow)
+        def __missing__(self, name):
+            robot = robots_[name]()
+            self[name] = (robot, _build(robot, tmp))
+            return self[name]
+    return Built()
 
 
-@pytest.mark.parametrize("name", ["arm4", "serial6", "tree7", "biped4"])
+@pytest.mark.parametrize("name", ["arm4", pytest.param("serial6", marks=pytest.mark.slow), "tree7",
+                                  pytest.param("biped4", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("backend", ["numpy", "c"])
 def test_generated_code_matches_numeric_reference(systems, name, backend):
     robot, pkg = systems[name]
@@ -240,18 +247,20 @@ def paper_systems(tmp_path_factory):
     the same robot), generated with every quantity and compiled (-O0: the values do not depend
     on it; the sweeps on two worker processes, as `symgen build` runs them on two cores)."""
     tmp = tmp_path_factory.mktemp("paper")
-    out = {}
-    for kind in ("serial", "tree"):
-        path = tmp / f"{kind}20.urdf"
-        write_urdf(robots.make(kind, 20, 1), path)
-        robot = load_urdf(path)
-        (tmp / kind).mkdir()
-        out[kind] = (path, robot, _build(robot, tmp / kind, jobs=2))     # the sweeps on two worker processes
-    return out
+
+    class Built(dict):                  # each system built on first use (the serial chain: -m slow)
+        def __missing__(self, kind):
+            path = tmp / f"{kind}20.urdf"
+            write_urdf(robots.make(kind, 20, 1), path)
+            robot = load_urdf(path)
+            (tmp / kind).mkdir()
+            self[kind] = (path, robot, _build(robot, tmp / kind, jobs=2))   # the sweeps on two worker processes
+            return self[kind]
+    return Built()
 
 
 @pytest.mark.pinocchio
-@pytest.mark.parametrize("kind", ["serial", "tree"])
+@pytest.mark.parametrize("kind", [pytest.param("serial", marks=pytest.mark.slow), "tree"])   # serial: 90 s more
 def test_paper_20_dof_systems_generated_code_matches_reference_and_pinocchio(pin, paper_systems, kind):
     path, robot, pkg = paper_systems[kind]
     ref = support.PinOracle(robot, pin.buildModelFromUrdf(str(path)))
@@ -372,7 +381,7 @@ def test_a_sparse_output_is_zeroed_run_by_run_and_the_function_still_writes_ever
     assert by_runs, "no function of tree7 zeroes its output run by run"
 
 
-@pytest.mark.parametrize("kind", ["serial", "tree"])
+@pytest.mark.parametrize("kind", [pytest.param("serial", marks=pytest.mark.slow), "tree"])
 def test_work_array_variant_of_a_function_in_parts_gives_the_same_values(paper_systems, kind):
     """NAME_f_update_work(inputs, out, work): the caller's work array (size in the header)
     instead of the stack; from a zeroed buffer it equals NAME_f."""

@@ -793,7 +793,7 @@ def test_generated_c_in_parts_compiles_without_warnings(tmp_path, monkeypatch):
     assert run.returncode == 0, run.stderr
 
 
-@pytest.mark.parametrize("robot", ["arm4", "arm4-in-parts",
+@pytest.mark.parametrize("robot", [pytest.param("arm4", marks=pytest.mark.slow), "arm4-in-parts",
                                    pytest.param("hostile", marks=pytest.mark.slow)])   # (50 s: -m slow)
 def test_every_c_function_runs_clean_under_address_and_undefined_sanitizers(hostile, tmp_path, monkeypatch, robot):
     if robot == "hostile":

@@ -118,7 +118,8 @@ def _check_functions(pkg, robot, leads, names=None):
                 _assert_equal(got, want, 1e-12, f"{robot} {f} batch shape {lead}")
 
 
-@pytest.mark.parametrize("robot", ["arm4", "arm4_own", "floating", "mimic"])
+#: arm4 through XLA's FFI (44 s) with -m slow: floating and mimic take that path in CI, arm4_own the vmap one
+@pytest.mark.parametrize("robot", [pytest.param("arm4", marks=pytest.mark.slow), "arm4_own", "floating", "mimic"])
 def test_every_function_equals_numpy_batch_and_one_state(robot, request):
     """float64: every function on a batch of shape (2, 3) as leading axes (the batch path: the
     package's C through XLA's FFI, or without it, arm4_own, a jax.vmap), and the ONE_STATE ones on
@@ -185,6 +186,29 @@ SHARDED = textwrap.dedent("""
             assert np.max(np.abs(np.asarray(two) - getattr(arm4.numpy, f)(*args))) < 1e-12, (f, count)
     print("ok")
 """)
+
+
+def test_configuration_space_functions_equal_numpy_and_differentiate_at_zero(floating):
+    """integrate, difference, normalize, neutral of a free-flyer in JAX: NumPy's values (one state
+    and a batch), and jax.jacfwd of integrate at v = 0 finite (Pinocchio's dIntegrate dv there)."""
+    pkg, rng = floating, np.random.default_rng(SEED)
+    with enable_x64(True):
+        q0 = pkg.numpy.normalize(rng.normal(size=(4, pkg.nq)))
+        v = rng.normal(size=(4, pkg.nv))
+        for lead in (slice(None), 0):
+            args = (q0[lead], v[lead])
+            _assert_equal((pkg.jax.integrate(*args),), (pkg.numpy.integrate(*args),), 1e-12, f"integrate {lead} (seed {SEED})")
+            q1 = pkg.numpy.integrate(*args)
+            _assert_equal((pkg.jax.difference(q0[lead], q1),), (pkg.numpy.difference(q0[lead], q1),), 1e-12,
+                          f"difference {lead} (seed {SEED})")
+            x = 3.0 * q0[lead]
+            _assert_equal((pkg.jax.normalize(x),), (pkg.numpy.normalize(x),), 1e-12, f"normalize {lead}")
+        assert np.array_equal(np.asarray(pkg.jax.neutral()), pkg.numpy.neutral())
+        jac = np.asarray(jax.jacfwd(lambda x: pkg.jax.integrate(q0[0], x))(np.zeros(pkg.nv)))
+        step = 1e-6
+        fd = np.stack([(pkg.numpy.integrate(q0[0], step * e) - pkg.numpy.integrate(q0[0], -step * e)) / (2 * step)
+                       for e in np.eye(pkg.nv)], -1)
+        assert np.all(np.isfinite(jac)) and np.abs(jac - fd).max() < 1e-8, f"d integrate / dv at 0 (seed {SEED})"
 
 
 def test_warm_compiles_what_the_first_calls_then_reuse(floating):

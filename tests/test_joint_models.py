@@ -9,14 +9,13 @@ anywhere in the tree, against Pinocchio 4.1.
   parser: the generated NumPy and C of every default function through `symgen verify`.
 - An MJCF with ball joints (one after a hinge in one body, armature on every joint): MuJoCo's M,
   bias forces and energy after `from_mujoco`, and the generated package through `symgen verify`.
-- The generated `integrate`, `difference`, `normalize`, `neutral` (NumPy and C) against
+- The generated `integrate`, `difference`, `normalize`, `neutral` (NumPy and the binding's C) against
   Pinocchio's, large rotations included.
 
 Every failure message carries the seed.
 """
 from __future__ import annotations
 
-import ctypes
 import importlib
 import sys
 from pathlib import Path
@@ -130,52 +129,38 @@ def _load(folder):
         sys.path.pop(0)
 
 
-def _c_functions(pkg, folder):
-    """The generated C's integrate, difference (ctypes on the compiled binding, which holds them)."""
-    lib = ctypes.CDLL(str(next(folder.glob("*.so"))))
-    out = {}
-    for name, sizes in (("integrate", ("nq", "nv", "nq")), ("difference", ("nq", "nq", "nv"))):
-        f = getattr(lib, f"{folder.name}_{name}")
-        f.restype = None
-
-        def call(a, b, f=f, sizes=sizes):
-            res = np.zeros(getattr(pkg, sizes[2]))
-            ptr = ctypes.POINTER(ctypes.c_double)
-            f(np.ascontiguousarray(a, float).ctypes.data_as(ptr), np.ascontiguousarray(b, float).ctypes.data_as(ptr),
-              res.ctypes.data_as(ptr))
-            return res
-        out[name] = call
-    return out
-
-
 @pytest.mark.parametrize("stem,model", PACKAGES)
 def test_integrate_and_difference_match_pinocchio(packages, stem, model):
     pkg = _load(packages[stem])
     robot = symgen.load_robot(model)
     oracle = PinOracle(robot, pin_model_of(robot))
     pm = oracle.model
-    c = _c_functions(pkg, packages[stem])
+    c = pkg.c                                   # the binding's integrate, ... (the C entry points)
     rng = np.random.default_rng(11)
     assert np.allclose(oracle.map.q(pkg.neutral()), pin.neutral(pm))
     for t, scale in enumerate([1e-9, 1e-4, 0.5, 3.0, 10.0] * 4):
         ctx = f"{stem} seed=11 step#{t} |v| scale {scale}"
         q0 = Q.ARGUMENTS["q"].draw(rng, robot.nq, robot.nv, layout=robot.joint_layout)
         v = rng.normal(size=robot.nv) * scale
-        for impl in (pkg.integrate, c["integrate"]):
+        for impl in (pkg.integrate, c.integrate):
             q1 = impl(q0, v)
             # as configurations (a quaternion and its negative are one rotation)
             gap = pin.difference(pm, pin.integrate(pm, oracle.map.q(q0), oracle.map.v(v)), oracle.map.q(q1))
             assert np.abs(gap).max() <= 1e-12 * max(1.0, scale), ctx
         q1 = pkg.integrate(q0, v)
         ref = oracle.map.vec(pin.difference(pm, oracle.map.q(q0), oracle.map.q(q1)))
-        for impl in (pkg.difference, c["difference"]):
+        for impl in (pkg.difference, c.difference):
             d = impl(q0, q1)
             err = d - ref
             assert np.abs(err).max() <= 1e-9 * max(1.0, np.abs(ref).max()), ctx
     batch = np.array([Q.ARGUMENTS["q"].draw(rng, robot.nq, robot.nv, layout=robot.joint_layout) for _ in range(5)])
     V = rng.uniform(-0.5, 0.5, (5, robot.nv))               # rotations under pi: difference gives V back
-    assert np.allclose(pkg.integrate(batch, V), [pkg.integrate(a, b) for a, b in zip(batch, V)], atol=1e-15)
-    assert np.allclose(pkg.difference(batch, pkg.integrate(batch, V)), V, atol=1e-9)
+    for lie in (pkg.numpy, c):                  # batches: state by state; the C's equal NumPy's
+        assert np.allclose(lie.integrate(batch, V), [pkg.integrate(a, b) for a, b in zip(batch, V)], atol=1e-15)
+        assert np.allclose(lie.difference(batch, pkg.integrate(batch, V)), V, atol=1e-9)
+        assert np.allclose(lie.normalize(batch), pkg.numpy.normalize(batch), atol=1e-15)
+        assert np.array_equal(lie.neutral(), pkg.numpy.neutral())
+    assert np.allclose(c.integrate(batch[:2].reshape(2, 1, -1), V[0]), pkg.integrate(batch[:2], V[0])[:, None], atol=1e-15)
     unit = pkg.normalize(batch)
     scaled = batch.copy()
     for _, kind, k, _, _, _ in pkg.joint_models:

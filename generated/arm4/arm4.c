@@ -12265,6 +12265,25 @@ void arm4_neutral(double *out)
     for (int k = 0; k < 4; ++k)
         out[k] = 0.0;
 }
+
+/* the same for count packed states (size_t: the batch functions' count) */
+void arm4_integrate_batch(size_t count, const double *q, const double *v, double *out)
+{
+    for (size_t i = 0; i < count; ++i)
+        arm4_integrate(q + i * 4, v + i * 4, out + i * 4);
+}
+
+void arm4_difference_batch(size_t count, const double *q0, const double *q1, double *out)
+{
+    for (size_t i = 0; i < count; ++i)
+        arm4_difference(q0 + i * 4, q1 + i * 4, out + i * 4);
+}
+
+void arm4_normalize_batch(size_t count, const double *q, double *out)
+{
+    for (size_t i = 0; i < count; ++i)
+        arm4_normalize(q + i * 4, out + i * 4);
+}
 /* @symgen-tail: the end of every compile unit (codegen/compile.py) */
 #if ARM4_LANES > 1
 #undef lanes_t

@@ -45,7 +45,9 @@
  *   joint4 (revolute): q[3] angle (rad); v[3] speed (rad/s)
  */
 /* Batches compute groups of ARM4_LANES consecutive states together (GCC/Clang vector
- * extensions: 8 with AVX-512, 4 with AVX, else 2; define it as 2, 4 or 8 to choose, or define
+ * extensions: 8 with AVX-512, 4 with AVX, 2 with SSE2 and on aarch64 (NEON's double lanes); 1 on
+ * targets without double-precision SIMD -- Cortex-M, 32-bit ARM, x86 without SSE2 -- where
+ * one-state code then has no vector helpers either; define it as 1, 2, 4 or 8 to choose, or define
  * ARM4_NO_LANES to compute each alone), states b * LANES to b * LANES + LANES - 1 of a
  * batch in one group whatever the threads: a batch's result may differ from one-state calls in
  * the last bits (the compiler contracts a * b + c into FMAs differently in the two codes, and the
@@ -58,8 +60,10 @@
 #define ARM4_LANES 8
 #elif defined(__AVX__)
 #define ARM4_LANES 4
-#else
+#elif defined(__SSE2__) || defined(__aarch64__)
 #define ARM4_LANES 2
+#else
+#define ARM4_LANES 1
 #endif
 #endif
 #else
@@ -429,6 +433,10 @@ void arm4_integrate(const double *q, const double *v, double *out);
 void arm4_difference(const double *q0, const double *q1, double *out);
 void arm4_normalize(const double *q, double *out);
 void arm4_neutral(double *out);
+/* integrate, difference and normalize of count packed states */
+void arm4_integrate_batch(size_t count, const double *q, const double *v, double *out);
+void arm4_difference_batch(size_t count, const double *q0, const double *q1, double *out);
+void arm4_normalize_batch(size_t count, const double *q, double *out);
 
 #ifdef __cplusplus
 }

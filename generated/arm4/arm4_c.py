@@ -28,7 +28,7 @@ with OpenMP (what a C or ctypes caller gets; the Python functions do not use it)
 """
 import numpy as np
 
-from . import _arm4_ext_90e4cf7a as _ext
+from . import _arm4_ext_52441056 as _ext
 
 from .arm4_numpy import N, _out, _prepare, _threads, armature, contacts, floating_base, frames, gravity_vector, joint_names, link_names, nq, nv, parameters  # noqa: F401
 
@@ -437,3 +437,43 @@ potential_energy_regressor = _bound[31]
 gravity_power_regressor = _bound[32]
 #: whether the binding's C entry points NAME_<function>_batch were compiled with OpenMP
 openmp = bool(_ext.openmp)
+
+
+# ---- configuration space through the C entry points arm4_integrate_batch, _difference_batch and
+# _normalize_batch (in the binding's shared object, called with ctypes): the NumPy module's
+# integrate, difference, normalize and neutral, in C; one state or a batch (leading axes)
+import ctypes as _lie_ctypes
+
+from .arm4_numpy import _lie_prepare, neutral  # noqa: F401,E402
+
+_lie_library = _lie_ctypes.CDLL(_ext.__file__)
+_lie_entry = {}
+for _what, _inputs in (("integrate", 2), ("difference", 2), ("normalize", 1)):
+    _lie_entry[_what] = getattr(_lie_library, f"arm4_{_what}_batch")
+    _lie_entry[_what].restype = None
+    _lie_entry[_what].argtypes = [_lie_ctypes.c_size_t] + [_lie_ctypes.c_void_p] * (_inputs + 1)
+
+
+def _lie_call(what, inputs, size):
+    lead = np.broadcast_shapes(*(x.shape[:-1] for x in inputs))
+    inputs = [np.ascontiguousarray(np.broadcast_to(x, lead + x.shape[-1:])) for x in inputs]
+    out = np.empty(lead + (size,))
+    _lie_entry[what](int(np.prod(lead, dtype=np.int64)), *(x.ctypes.data for x in inputs), out.ctypes.data)
+    return out
+
+
+def integrate(q, v):
+    """q (+) v: the configuration reached from q moving at velocity v for unit time (Pinocchio's
+    integrate), in C; one state or a batch."""
+    return _lie_call("integrate", [_lie_prepare(q, "q", nq), _lie_prepare(v, "v", nv)], nq)
+
+
+def difference(q0, q1):
+    """q1 (-) q0: the velocity v with integrate(q0, v) = q1 (Pinocchio's difference), in C; one
+    state or a batch."""
+    return _lie_call("difference", [_lie_prepare(q0, "q0", nq), _lie_prepare(q1, "q1", nq)], nv)
+
+
+def normalize(q):
+    """q with every quaternion (and a planar joint's cos, sin) of unit norm, in C; one state or a batch."""
+    return _lie_call("normalize", [_lie_prepare(q, "q", nq)], nq)

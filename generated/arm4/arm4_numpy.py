@@ -5007,9 +5007,8 @@ def gravity_power_regressor(q, qd, *, out=None, threads=None):
 # rotation's log taken through the shortest arc.
 def _sinc_terms(t2):
     """(sin t / t, (1 - cos t) / t^2, (t - sin t) / t^3) at t^2 = t2, Taylor series near 0."""
-    t = np.sqrt(t2)
     small = t2 < 1e-6
-    ts = np.where(small, 1.0, t)
+    ts = np.sqrt(np.where(small, 1.0, t2))      # (the where first: finite derivatives at 0)
     a = np.where(small, 1 - t2 / 6 + t2 * t2 / 120, np.sin(ts) / ts)
     b = np.where(small, 0.5 - t2 / 24 + t2 * t2 / 720, (1 - np.cos(ts)) / (ts * ts))
     c = np.where(small, 1 / 6 - t2 / 120 + t2 * t2 / 5040, (ts - np.sin(ts)) / (ts * ts * ts))
@@ -5040,9 +5039,10 @@ def _quat_log(r):
     r = r / np.linalg.norm(r, axis=-1, keepdims=True)
     r = np.where(r[..., 3:4] < 0, -r, r)
     u, w = r[..., :3], r[..., 3]
-    s = np.linalg.norm(u, axis=-1)
-    small = s < 1e-6
-    f = np.where(small, 2 / w * (1 - s * s / (3 * w * w)), 2 * np.arctan2(s, w) / np.where(small, 1.0, s))
+    s2 = np.sum(u * u, -1)
+    small = s2 < 1e-12
+    s = np.sqrt(np.where(small, 1.0, s2))       # (the where first: finite derivatives at 0)
+    f = np.where(small, 2 / w * (1 - s2 / (3 * w * w)), 2 * np.arctan2(s, w) / s)
     return u * f[..., None]
 
 
@@ -5088,36 +5088,41 @@ def integrate(q, v):
     q, v = _lie_prepare(q, "q", nq), _lie_prepare(v, "v", N)
     lead = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
     q, v = np.broadcast_to(q, lead + (nq,)), np.broadcast_to(v, lead + (N,))
-    out = np.array(q, copy=True)
-    out[..., 0] = q[..., 0] + v[..., 0]
-    out[..., 1] = q[..., 1] + v[..., 1]
-    out[..., 2] = q[..., 2] + v[..., 2]
-    out[..., 3] = q[..., 3] + v[..., 3]
-    return out
+    return np.concatenate([
+        q[..., 0:1] + v[..., 0:1],
+        q[..., 1:2] + v[..., 1:2],
+        q[..., 2:3] + v[..., 2:3],
+        q[..., 3:4] + v[..., 3:4],
+    ], -1)
 
 
 def difference(q0, q1):
     """q1 (-) q0: the velocity v with integrate(q0, v) = q1 (Pinocchio's difference); one state
     or a batch."""
     q0, q1 = np.broadcast_arrays(_lie_prepare(q0, "q0", nq), _lie_prepare(q1, "q1", nq))
-    out = np.zeros(q0.shape[:-1] + (N,))
-    out[..., 0] = q1[..., 0] - q0[..., 0]
-    out[..., 1] = q1[..., 1] - q0[..., 1]
-    out[..., 2] = q1[..., 2] - q0[..., 2]
-    out[..., 3] = q1[..., 3] - q0[..., 3]
-    return out
+    return np.concatenate([
+        q1[..., 0:1] - q0[..., 0:1],
+        q1[..., 1:2] - q0[..., 1:2],
+        q1[..., 2:3] - q0[..., 2:3],
+        q1[..., 3:4] - q0[..., 3:4],
+    ], -1)
 
 
 def normalize(q):
     """q with every quaternion (and a planar joint's cos, sin) of unit norm; one state or a batch."""
-    out = np.array(_lie_prepare(q, "q", nq), copy=True)
-    return out
+    q = _lie_prepare(q, "q", nq)
+    return np.concatenate([
+        q[..., 0:1],
+        q[..., 1:2],
+        q[..., 2:3],
+        q[..., 3:4],
+    ], -1)
 
 
 def neutral():
     """The neutral configuration (Pinocchio's neutral): zero coordinates, identity rotations."""
-    out = np.zeros(nq)
-    return out
+    out = [0.0] * nq
+    return np.array(out)
 
 
 def _normalized(x):

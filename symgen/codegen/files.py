@@ -296,6 +296,11 @@ def header_lines(robot, opts, version: str) -> list[str]:
     ]
 
 
+def _numeric_version(version: str) -> str:
+    """symgen's version as CMake's ``project(VERSION)`` takes it: its leading dotted numbers."""
+    return re.match(r"\d+(\.\d+)*", version).group(0) if re.match(r"\d", version) else "0"
+
+
 def armature_of(robot) -> np.ndarray:
     """The armature per velocity of the package (nv,): zeros when none (an embedded robot's
     reduced velocities have none: --mimic with --armature is refused)."""
@@ -392,7 +397,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     parameters = robot_parameters(robot)
     layout = layout_of(robot)
     ctx = {
-        "header": header_lines(robot, opts, version), "name": name, "prefix": name, "PREFIX": name.upper(),
+        "header": header_lines(robot, opts, version), "name": name, "cmake_version": _numeric_version(version), "prefix": name, "PREFIX": name.upper(),
         "lanes_helpers": LANES_HELPERS,
         "n": robot.n, "nq": robot.nq, "functions": contexts,
         "robot_literal": py_literal(robot.name), "robot_comment": comment_text(robot.name),
@@ -475,6 +480,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         f"{name}.h": render("c_header.h.j2", ctx),
         f"{name}.c": c_source,
         f"{ext_name}.c": render("c_extension.c.j2", ctx),
+        "CMakeLists.txt": render("cmake_lists.txt.j2", ctx),      # NAME.c as CMake targets, installed
+        f"{name}.pc": render("pkg_config.pc.j2", ctx),           # with this pkg-config file
     }
     if "casadi" in opts.targets:
         files[source_name(name)] = render("casadi_external.c.j2", {**ctx, **casadi_context(robot, contexts,
