@@ -30,15 +30,16 @@ def _expand(match) -> str:
 
 
 def on_files(files, config):
-    """The results' plots, one SVG per rival with runs, drawn from docs/results/*.json."""
+    """The results' plots, drawn from docs/results/*.json: per rival with runs, one SVG of the ratios
+    and (functions timed on robots of several sizes) one of time against nv."""
     from mkdocs.structure.files import File
 
     from symgen import docs_results
 
     for rival in docs_results.RIVALS:
-        svg = docs_results.plot(rival)
-        if svg is not None:
-            files.append(File.generated(config, f"results/{rival}.svg", content=svg))
+        for name, svg in ((rival, docs_results.plot(rival)), (f"{rival}_dof", docs_results.dof_plot(rival))):
+            if svg is not None:
+                files.append(File.generated(config, f"results/{name}.svg", content=svg))
     return files
 
 

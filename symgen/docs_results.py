@@ -173,7 +173,11 @@ def page(rival: str, directory: Path = RESULTS) -> str:
     unit = "ns per state" if rival == "batch" else "µs per state" if rival == "jax" else "µs per call"
     theirs_head = "one state" if rival == "batch" else RIVALS[rival]
     ours_head = "batch, per state" if rival == "batch" else "symgen"
-    out = [f"![{RIVALS[rival]} / symgen per function]({rival}.svg)", "",
+    out = [f"![{RIVALS[rival]} / symgen per function]({rival}.svg)", ""]
+    if _by_dof(rival, directory) and rival != "batch":
+        out += [f"![time per call against the robot's nv, symgen and {RIVALS[rival]}]({rival}_dof.svg)", "",
+                "Time per call against the robots' number of velocities (log-log), from the same runs as the tables.", ""]
+    out += [
            f"Times in {unit}, medians; ratio = {theirs_head} / {ours_head}, in bold when 3x or more. "
            "Each row names its run [n], listed under the table with its command, date and machine.", ""]
     for robot in dict.fromkeys(r.robot for r in mine):
@@ -227,6 +231,60 @@ def plot(rival: str, directory: Path = RESULTS) -> bytes | None:
     fig.tight_layout()
     buffer = io.StringIO()
     with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "symgen"}):   # text as text, stable ids
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return buffer.getvalue().encode("utf-8")
+
+
+def _by_dof(rival: str, directory: Path) -> dict:
+    """``{function: [(nv, robot, ours, theirs), ...]}`` of the functions of ``rival`` timed on robots
+    of three or more sizes (each robot's newest figures), in order of nv."""
+    mine = [r for r in runs(directory) if r.rival == rival and r.data.get("nv")]
+    found: dict[str, dict] = {}
+    for robot in dict.fromkeys(r.robot for r in mine):
+        robot_runs = [r for r in mine if r.robot == robot]
+        nv = robot_runs[0].data["nv"]
+        for row in rows(rival, robot_runs):
+            found.setdefault(row.function, {})[robot] = (nv, robot, row.ours, row.theirs)
+    return {f: sorted(points.values()) for f, points in found.items() if len({p[0] for p in points.values()}) >= 3}
+
+
+def dof_plot(rival: str, directory: Path = RESULTS) -> bytes | None:
+    """An SVG of time per call against the robots' nv (log-log), symgen and the rival, one panel per
+    function timed on robots of three or more sizes (a marker per robot: robots of one size but
+    other shapes, a 20-DoF chain and tree, are not joined by a line); None without such a function."""
+    series = _by_dof(rival, directory)
+    if not series or rival == "batch":
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(series)
+    cols = min(4, len(names))
+    grid = (len(names) + cols - 1) // cols
+    fig, axes = plt.subplots(grid, cols, figsize=(2.6 * cols, 2.3 * grid), squeeze=False)
+    for ax, name in zip(axes.flat, names):
+        nv = [p[0] for p in series[name]]
+        ax.plot(nv, [p[2] for p in series[name]], "o", label="symgen")
+        ax.plot(nv, [p[3] for p in series[name]], "s", mfc="none", label=RIVALS[rival])
+        for x, robot, ours, _ in series[name]:
+            ax.annotate(robot, (x, ours), fontsize=6, textcoords="offset points", xytext=(2, -8))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(sorted(set(nv)), [str(x) for x in sorted(set(nv))])
+        ax.minorticks_off()
+        ax.set_title(name, fontsize=8)
+        ax.tick_params(labelsize=6)
+        ax.set_xlabel("nv", fontsize=7)
+    for ax in list(axes.flat)[len(names):]:
+        ax.set_visible(False)
+    axes.flat[0].set_ylabel("µs per call", fontsize=7)
+    axes.flat[0].legend(fontsize=6)
+    fig.tight_layout()
+    buffer = io.StringIO()
+    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "symgen"}):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     plt.close(fig)
     return buffer.getvalue().encode("utf-8")

@@ -113,6 +113,8 @@ def test_results_pages_name_the_run_of_every_figure(site):
             assert "No run against" in html
             continue
         assert (site / "results" / f"{rival}.svg").is_file()
+        if R.dof_plot(rival) is not None:             # functions timed on robots of 3+ sizes: time against nv
+            assert (site / "results" / f"{rival}_dof.svg").is_file() and f"{rival}_dof.svg" in html
         for run in mine:
             assert run.path.name in html, f"{rival}: {run.path.name} is not named on its page"
             assert R.rows(rival, [run]), f"{run.path.name} gives no row of its rival's table"
@@ -150,3 +152,26 @@ def test_results_table_takes_each_figure_from_the_newest_run(tmp_path):
     (tmp_path / "pinocchio_robot_bad.json").write_text(json.dumps({"date": "x", "machine": machine}))
     with pytest.raises(ValueError, match="no 'command'"):
         R.runs(tmp_path)
+
+
+def test_time_against_nv_plots_only_functions_timed_on_three_sizes(tmp_path):
+    """The time-against-nv plot: a function timed on robots of three sizes is drawn, one timed on
+    two is not; a rival with none of the first kind gets no plot."""
+    import json
+
+    from symgen import docs_results as R
+
+    machine = {"cpu": "test CPU", "cores": 2}
+    for robot, nv in (("a", 6), ("b", 12), ("c", 30)):
+        us = {"M": {"c_loop": nv / 10, "pin_cpp": nv / 3}}
+        if robot != "c":
+            us["C"] = {"c_loop": 1.0, "pin_cpp": 2.0}
+        (tmp_path / f"pinocchio_{robot}.json").write_text(json.dumps(
+            {"command": f"symgen bench {robot}", "date": "2026-01-01", "machine": machine, "nv": nv, "us": us}))
+    series = R._by_dof("pinocchio", tmp_path)
+    assert list(series) == ["mass_matrix"] and [p[0] for p in series["mass_matrix"]] == [6, 12, 30]
+    svg = R.dof_plot("pinocchio", tmp_path).decode()
+    assert svg.startswith("<?xml") and "mass_matrix" in svg and "coriolis_matrix" not in svg
+    assert "pinocchio_dof.svg" in R.page("pinocchio", tmp_path)
+    (tmp_path / "pinocchio_c.json").unlink()
+    assert R.dof_plot("pinocchio", tmp_path) is None and "_dof.svg" not in R.page("pinocchio", tmp_path)
