@@ -15,8 +15,10 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
   first k-1 are massless (named ``<joint>_link``), the last carries the body (named as the body),
   its inertia and its children shifted by -p_k. symgen's q of a hinge or slide is
   ``qpos - qpos0`` (``qpos0`` is the joint's ``ref``): :func:`symgen.mjcf_convert.from_mujoco`.
-- A ``free`` joint (only on a child of the world, the only moving tree) is the free-flyer
-  (Pinocchio's ``JointModelFreeFlyer``, ``root_joint``).
+- A ``free`` joint (MuJoCo has them on children of the world only) is the free-flyer
+  (Pinocchio's ``JointModelFreeFlyer``, ``root_joint``) at the root of the only moving tree; in a
+  scene of several moving trees (:mod:`symgen.scenes`; ``trees=`` keeps some) each free joint is a
+  free-flyer at the world, named as the joint.
 - A body without joints is lumped into the body it hangs from (as a URDF fixed joint); one
   fixed to the world is dropped. Every MJCF body keeps a link frame of its name.
 - ``dof_armature`` becomes ``Robot.armature``. Tendons (:mod:`symgen.mjcf_tendons`): a one-joint
@@ -31,10 +33,9 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
 - A ``ball`` joint is Pinocchio's spherical joint (three bodies sharing the MJCF body's frame at
   the anchor; q = quaternion x y z w, MuJoCo's w x y z reordered; v = MuJoCo's qvel, the angular
   velocity in the body frame).
-- Not supported yet, one line each (URDFError, exit 2): a free joint beside other moving trees
-  (MuJoCo allows free joints on the world's children only), other equality constraints (tendon,
-  flex, site-based connect/weld, a loop beside joint couplings), tendons that enter M other than
-  one-joint fixed ones, gravity compensation.
+- Not supported yet, one line each (URDFError, exit 2): an equality constraint in a scene with
+  free joints, other equality constraints (flex, site-based connect/weld, a loop beside joint
+  couplings), tendons that enter M other than one-joint fixed ones, gravity compensation.
 - ``<option gravity>`` (zero with ``<flag gravity="disable"/>``) becomes ``Robot.gravity``, the
   default of ``symgen build --gravity`` for the file.
 """

@@ -59,7 +59,8 @@ def _trees(robot) -> list[str]:
     width = max((len(t.root) for t in trees), default=0)
     for t in trees:
         whole = own and t.bodies == tuple(range(t.bodies[0], t.bodies[-1] + 1))
-        lines.append(f"    {t.root:<{width}}  {t.kind:<9} nv {t.nv}" + (f"  v[{t.bodies[0]}:{t.bodies[-1] + 1}]" if whole else ""))
+        lines.append(f"    {t.root:<{width}}  {t.kind:<9} nv {t.nv}"
+                     + (f"  v[{t.bodies[0]}:{t.bodies[-1] + 1}]" if whole else ""))
     return lines
 
 

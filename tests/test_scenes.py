@@ -263,6 +263,12 @@ def test_tree_keeps_the_robot_without_its_props(tmp_path, label, keep, cut, floa
     _match_mujoco(_Reference(robot), m, robot.joint_layout, _convert(robot), f"{label} --tree {keep}", seed=8)
 
 
+def test_a_floating_base_is_one_tree_rooted_at_the_root_link():
+    urdf = Path(symgen.__file__).parent / "examples" / "arm4.urdf"
+    robot = symgen.load_robot(urdf, floating_base=True, trees=("base_link",))
+    assert [(t.root, t.kind, t.nv) for t in robot.trees] == [("base_link", "floating", robot.nv)]
+
+
 def test_urdf_tree_keeps_the_arm():
     robot = symgen.load_robot(URDF_SCENE, trees=("base",))
     assert robot.joint_names == ("shoulder", "elbow") and [t.root for t in robot.trees] == ["base"]
@@ -301,7 +307,8 @@ def test_tree_package_matches_mujoco_without_the_other_body(packages, tmp_path):
                       seed=5)
     manifest = json.loads((pkg.folder / "manifest.json").read_text())
     assert manifest["options"]["trees"] == ["brick"]
-    res = CliRunner().invoke(main, ["verify", str(pkg.folder), "--model", str(SCENES / "two_free.xml"), "--trials", "2"])
+    res = CliRunner().invoke(main, ["verify", str(pkg.folder), "--model", str(SCENES / "two_free.xml"),
+                                    "--trials", "2"])
     assert res.exit_code == 0 and "all checks passed" in res.output, res.output
 
 
@@ -377,7 +384,8 @@ def test_urdf_scene_matches_pinocchio(pin, packages):
         expected = {"M": Mp[np.ix_(iv, iv)], "tau": pin.rnea(model, data, qp, vp, ap)[iv],
                     "qdd": pin.aba(model, data, qp, vp, taup)[iv]}
         for mod in (_Reference(robot), pkg.numpy, pkg.c):
-            got = {"M": mod.mass_matrix(q), "tau": mod.inverse_dynamics(q, v, a), "qdd": mod.forward_dynamics(q, v, tau)}
+            got = {"M": mod.mass_matrix(q), "tau": mod.inverse_dynamics(q, v, a),
+                   "qdd": mod.forward_dynamics(q, v, tau)}
             for key, value in got.items():
                 e = _rel(value, expected[key])
                 assert e <= TOL, f"{type(mod).__name__} {key}: {e:.2e} off Pinocchio's (seed {seed}, state {t})"

@@ -6,7 +6,7 @@ import stat
 
 from ..errors import OptionError, URDFError
 from ..joint_models import leading_free
-from ..scenes import Tree, check_trees, dropped_note, urdf_keep, urdf_trees
+from ..scenes import Tree as SceneTree, check_trees, dropped_note, urdf_keep, urdf_trees
 from ..model import FREE_DOFS, ROOT_JOINT, Body, Frame, Robot, as_mat3, as_vec3, free_flyer_bodies, group_bodies
 from .lump import Tree, assemble
 from .parse import GROUP_OF, Context, JointSpec, parse_xml, read_joints, read_links, robot_name
@@ -74,7 +74,7 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
         links, joints, dropped = urdf_keep(root, links, joints, trees, source)
         notes += (dropped_note(dropped),)
     elif trees:
-        check_trees((Tree(root, "floating", ()),), trees, source)
+        check_trees((SceneTree(root, "floating", ()),), trees, source)
     if floating_base:
         check_floating_names(links, joints, ctx)
     root_body = FREE_DOFS - 1 if floating_base else -1
@@ -93,10 +93,10 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
         bodies.append(Body(name=j.child, joint_name=j.name, joint_type=j.type, axis=j.axis,
                            parent=parent, rotation=as_mat3(R), translation=as_vec3(p),
                            inertia=tree.inertias[tree.spec_body[k]]))
+    scene = (SceneTree(root, "floating", tuple(range(len(bodies)))),) if floating_base else urdf_trees(root, joints)
     robot = Robot(name=name, bodies=tuple(bodies), root_link=virtual_root(links) if floating_base else root,
                   source=source, lumped=tuple(tree.lumped), snapped=tuple(ctx.snapped),
-                  floating_base=floating_base, notes=notes, frames=tuple(tree.frames),
-                  trees=(Tree(root, "floating", tuple(range(len(bodies)))),) if floating_base else urdf_trees(root, joints))
+                  floating_base=floating_base, notes=notes, frames=tuple(tree.frames), trees=scene)
     plus = read_plus(root_el, links, ctx)
     if plus:                                        # URDF+: couplings embedded, loops refused or opened
         return embed(robot, plus, joints, ctx, mimic, open_loops)
