@@ -154,7 +154,7 @@ def _check_supported(m, source, mimic=False):
             refuse(where, "couples two joints; --mimic embeds it (reduced coordinates), else not supported")
         if m.eq_obj2id[e] < 0 or np.any(m.eq_data[e][2:5]) or not m.eq_active0[e]:
             refuse(where, "--mimic: only an active coupling of two joints with a linear polycoef (a0 a1 0 0 0)")
-    for j in range(m.njnt):                 # (MuJoCo's compiler takes a free joint on a child of the world only)
+    for j in range(m.njnt):
         where = f"<joint name={_name(m, 'joint', j)!r}>"
         if m.jnt_type[j] == _FREE and m.body_parentid[m.jnt_bodyid[j]] != 0:
             refuse(where, "a free joint below the root is not supported yet (only on a child of <worldbody>)")
@@ -167,7 +167,7 @@ def load_mjcf(path, mimic: bool = False, trees=()) -> Robot:
     ``mimic``: its ``<equality><joint>`` couplings with a linear polycoef embedded, as URDF mimic
     joints (:mod:`symgen.mimic`): joint1 - qpos0 = a0 + a1 (joint2 - qpos0). ``trees``: the names of
     the bodies whose moving trees are kept, the others dropped (``--tree``, :mod:`symgen.scenes`)."""
-    from .scenes import dropped_note, mjcf_drop, mjcf_trees
+    from .scenes import dropped_note, mjcf_drop, mjcf_trees, refuse_constraints
 
     source = str(path)
     m = compile_mjcf(path)
@@ -199,8 +199,8 @@ def load_mjcf(path, mimic: bool = False, trees=()) -> Robot:
             frames.append(Frame(name, "link", parent, as_mat3(R), as_vec3(p), parent_link))
             host[b] = (parent, R, p, len(frames) - 1)
             continue
-        if m.jnt_type[joints[0]] == _FREE:     # the floating base of a lone tree, else a free-flyer at the world
-            floating = len(scene) == 1          #   (symgen.scenes), its qpos reordered, not offset
+        if m.jnt_type[joints[0]] == _FREE:     # the floating base of a lone tree, else a free-flyer at the
+            floating = len(scene) == 1          # world (symgen.scenes), its qpos reordered (from_mujoco), not offset
             jname = ROOT_JOINT if floating else _name(m, "joint", joints[0])
             bodies.extend(group_bodies("freeflyer", jname, name, -1, len(bodies), IDENTITY, ORIGIN, Inertia.zero()))
             inertias.extend([Inertia.zero()] * FREE_DOFS)
@@ -261,8 +261,6 @@ def load_mjcf(path, mimic: bool = False, trees=()) -> Robot:
                   armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets),
                   gravity=_gravity(m), trees=scene)
     if m.neq and not floating and any(j.kind == "freeflyer" for j in robot.joint_models):
-        from .scenes import refuse_constraints
-
         refuse_constraints(m, source)
     from .mjcf_loops import closed_mjcf, connects
 

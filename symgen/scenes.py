@@ -91,7 +91,7 @@ def check_trees(trees, keep, source) -> None:
 
 
 def parse_trees(text) -> tuple[str, ...]:
-    """``--tree a,b`` as ('a', 'b') (empty names dropped, order and duplicates as given once)."""
+    """``--tree a,b`` as ('a', 'b'): the names in the order given, each once, blanks dropped."""
     if text is None:
         return ()
     names = text if isinstance(text, (tuple, list)) else str(text).split(",")
