@@ -18,15 +18,16 @@ __version__ = "0.1.0"
 
 
 def load_urdf(path, floating_base: bool = False, snap_tol: float | None = None,
-              strict_inertia: bool = False, mimic: bool = False, open_loops: bool = False) -> Robot:
+              strict_inertia: bool = False, mimic: bool = False, open_loops: bool = False, trees=()) -> Robot:
     """Read a URDF file into a :class:`Robot` (see :mod:`symgen.urdf`); ``mimic``: its mimic
     joints embedded, reduced coordinates (:mod:`symgen.mimic`); URDF+ couplings are embedded
-    (:mod:`symgen.couplings`), loops refused unless ``open_loops``."""
+    (:mod:`symgen.couplings`), loops refused unless ``open_loops``; ``trees``: the child links of
+    the root link whose moving trees are kept (:mod:`symgen.scenes`)."""
     from .urdf import load_urdf as _load
 
     kwargs = {} if snap_tol is None else {"snap_tol": snap_tol}
     return _load(path, floating_base=floating_base, strict_inertia=strict_inertia, mimic=mimic,
-                 open_loops=open_loops, **kwargs)
+                 open_loops=open_loops, trees=tuple(trees), **kwargs)
 
 
 def load_robot(path, floating_base: bool = False, mimic: bool = False, **kwargs) -> Robot:

@@ -51,10 +51,18 @@ def main():
     a URDF+ (couplings, loops) or an MJCF file, checked against Pinocchio and MuJoCo."""
 
 
+#: --tree of build and info (symgen.scenes)
+_tree_option = click.option("--tree", "tree_names", default=None, metavar="BODY[,BODY]",
+                            help="A scene of several moving trees (a robot beside free objects): keep only the trees "
+                            "rooted at these bodies, children of the world (MJCF) or of the root link (URDF) "
+                            "[default: every tree].")
+
+
 @main.command()
 @click.argument("urdf", metavar="ROBOT", type=click.Path(dir_okay=False))
 @click.option("--floating-base", is_flag=True, help="Attach the root link by a free-flyer (Pinocchio's JointModelFreeFlyer: q = [x y z qx qy qz qw ...], "
                    "v = [base linear, angular velocity in the base frame ...]).")
+@_tree_option
 @click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
 @click.option("--open-loops", is_flag=True, help="URDF+ with <loop> elements: build the open spanning tree on purpose "
@@ -62,16 +70,17 @@ def main():
 @click.option("--xacro-arg", "xacro_args", multiple=True, metavar="NAME:=VALUE", help="A xacro argument (repeatable).")
 @click.option("--package-path", "package_paths", multiple=True, type=click.Path(file_okay=False),
               help="A folder where a xacro file's packages are looked up (repeatable).")
-def info(urdf, floating_base, mimic, open_loops, xacro_args, package_paths):
+def info(urdf, floating_base, tree_names, mimic, open_loops, xacro_args, package_paths):
     """Summarize a robot (a URDF, URDF+, MJCF or xacro file): bodies, joints in q order, DoF, depth,
-    what was lumped and snapped."""
+    its moving trees, what was lumped and snapped."""
     from .mjcf import load_robot
     from .report import describe
-
+    from .scenes import parse_trees
     from .urdf.xacro import parse_args
 
     click.echo(describe(load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops,
-                                   xacro_args=parse_args(xacro_args), package_paths=package_paths)))
+                                   xacro_args=parse_args(xacro_args), package_paths=package_paths,
+                                   trees=parse_trees(tree_names))))
 
 
 @main.command()
@@ -135,6 +144,7 @@ def _progress(quiet):
               "given (default: the robot's name, made a safe identifier).")
 @click.option("--floating-base", is_flag=True, help="Attach the root link by a free-flyer (Pinocchio's JointModelFreeFlyer: q = [x y z qx qy qz qw ...], "
                    "v = [base linear, angular velocity in the base frame ...]).")
+@_tree_option
 @click.option("--quantities", default=",".join(Q.DEFAULT), show_default=True,
               help=f"Comma list of what to generate: {Q.help_text()}.")
 @click.option("--gamma-method", type=click.Choice(Q.GAMMA_METHODS), default="algo2", show_default=True,
@@ -196,7 +206,7 @@ def _progress(quiet):
 @click.option("--package-path", "package_paths", multiple=True, type=click.Path(file_okay=False),
               help="A folder where $(find PKG) and package://PKG of a xacro file are looked up: a package, or a "
               "folder of packages (repeatable).")
-def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, frame, frame_names, contact_names, max_dof,
+def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_method, cse, frame, frame_names, contact_names, max_dof,
           budget, gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
           armature_text, timings, no_cache, xacro_args, package_paths):
     """Generate the package of a robot (a URDF, URDF+, MJCF or xacro file): unrolled NumPy and C (and
@@ -212,6 +222,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     from .codegen.timings import Timings, process_start
     from .mjcf import load_robot
     from .model import GRAVITY
+    from .scenes import parse_trees
 
     clock = Timings(start=process_start())
     clock.add("startup", time.perf_counter() - clock.start)     # the interpreter and its imports
@@ -232,9 +243,10 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     from .urdf.xacro import parse_args
 
     xacro = parse_args(xacro_args)
+    trees = parse_trees(tree_names)
     with clock.phase("load"):
         robot = load_robot(urdf, floating_base=floating_base, mimic=mimic, open_loops=open_loops, xacro_args=xacro,
-                           package_paths=package_paths)
+                           package_paths=package_paths, trees=trees)
         if robot.gravity is not None and click.get_current_context().get_parameter_source("gravity_text").name == "DEFAULT":
             gravity = robot.gravity             # the model file's own (MJCF <option gravity>)
         if armature_text is not None:
@@ -247,6 +259,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     words = ["symgen", "build", Path(urdf).name]
     words += ["--name", name] if name else []
     words += ["--floating-base"] if floating_base else []
+    words += ["--tree", ",".join(trees)] if trees else []
     words += ["--mimic"] if mimic else []
     words += ["--open-loops"] if open_loops else []
     for key, value in xacro.items():            # the header records the xacro arguments
@@ -273,7 +286,7 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
     opts = BuildOptions(quantities=wanted, gamma_method=gamma_method, cse=cse, frame=frame, frames=frames, contacts=contacts,
                         gravity=gravity, parametric=parametric, **limit,
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
-                        force=force, command=shlex.join(words), open_loops=open_loops,
+                        force=force, command=shlex.join(words), open_loops=open_loops, trees=trees,
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,
                         cache=not no_cache)
     progress = _progress(quiet)

@@ -15,8 +15,10 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
   first k-1 are massless (named ``<joint>_link``), the last carries the body (named as the body),
   its inertia and its children shifted by -p_k. symgen's q of a hinge or slide is
   ``qpos - qpos0`` (``qpos0`` is the joint's ``ref``): :func:`symgen.mjcf_convert.from_mujoco`.
-- A ``free`` joint (only on a child of the world, the only moving tree) is the free-flyer
-  (Pinocchio's ``JointModelFreeFlyer``, ``root_joint``).
+- A ``free`` joint (MuJoCo has them on children of the world only) is the free-flyer
+  (Pinocchio's ``JointModelFreeFlyer``, ``root_joint``) at the root of the only moving tree; in a
+  scene of several moving trees (:mod:`symgen.scenes`; ``trees=`` keeps some) each free joint is a
+  free-flyer at the world, named as the joint.
 - A body without joints is lumped into the body it hangs from (as a URDF fixed joint); one
   fixed to the world is dropped. Every MJCF body keeps a link frame of its name.
 - ``dof_armature`` becomes ``Robot.armature``. Tendons (:mod:`symgen.mjcf_tendons`): a one-joint
@@ -31,10 +33,9 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
 - A ``ball`` joint is Pinocchio's spherical joint (three bodies sharing the MJCF body's frame at
   the anchor; q = quaternion x y z w, MuJoCo's w x y z reordered; v = MuJoCo's qvel, the angular
   velocity in the body frame).
-- Not supported yet, one line each (URDFError, exit 2): a free joint beside other moving trees
-  (MuJoCo allows free joints on the world's children only), other equality constraints (tendon,
-  flex, site-based connect/weld, a loop beside joint couplings), tendons that enter M other than
-  one-joint fixed ones, gravity compensation.
+- Not supported yet, one line each (URDFError, exit 2): an equality constraint in a scene with
+  free joints, other equality constraints (flex, site-based connect/weld, a loop beside joint
+  couplings), tendons that enter M other than one-joint fixed ones, gravity compensation.
 - ``<option gravity>`` (zero with ``<flag gravity="disable"/>``) becomes ``Robot.gravity``, the
   default of ``symgen build --gravity`` for the file.
 """
@@ -46,7 +47,7 @@ import numpy as np
 
 from .errors import OptionError, URDFError
 from .model import (FREE_DOFS, IDENTITY, ORIGIN, ROOT_JOINT, Body, Frame, Inertia, Robot, as_mat3, as_vec3,
-                    free_flyer_bodies, group_bodies)
+                    group_bodies)
 
 #: rotation and axis entries this close to 0, ±1/2, ±1 become exact (MuJoCo's quaternions carry
 #: round-off of a few ulps; exact zeros keep the generated code short)
@@ -90,8 +91,9 @@ def _quat_matrix(wxyz) -> np.ndarray:
                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
 
-def compile_mjcf(path):
-    """MuJoCo's compiled model of the file (a URDFError naming the file when it does not compile)."""
+def compile_mjcf(path, drop=()):
+    """MuJoCo's compiled model of the file (a URDFError naming the file when it does not compile);
+    ``drop``: the ids of bodies deleted first (``--tree``, :func:`symgen.scenes.delete_bodies`)."""
     import warnings
 
     from .errors import SymgenWarning
@@ -101,6 +103,10 @@ def compile_mjcf(path):
     previous = mujoco.get_mju_user_warning()
     mujoco.set_mju_user_warning(lambda text: said.append(" ".join(str(text).split())))
     try:                                                  # the compiler's warnings as one line each
+        if drop:
+            from .scenes import delete_bodies
+
+            return delete_bodies(mujoco, path, drop)
         return mujoco.MjModel.from_xml_path(str(path))
     except Exception as exc:                              # mujoco raises ValueError with the compiler's text
         reason = " ".join(str(exc).split()) or type(exc).__name__
@@ -148,27 +154,29 @@ def _check_supported(m, source, mimic=False):
             refuse(where, "couples two joints; --mimic embeds it (reduced coordinates), else not supported")
         if m.eq_obj2id[e] < 0 or np.any(m.eq_data[e][2:5]) or not m.eq_active0[e]:
             refuse(where, "--mimic: only an active coupling of two joints with a linear polycoef (a0 a1 0 0 0)")
-    free = [j for j in range(m.njnt) if m.jnt_type[j] == _FREE]
     for j in range(m.njnt):
         where = f"<joint name={_name(m, 'joint', j)!r}>"
         if m.jnt_type[j] == _FREE and m.body_parentid[m.jnt_bodyid[j]] != 0:
             refuse(where, "a free joint below the root is not supported yet (only on a child of <worldbody>)")
-    if free:
-        moving_roots = {int(m.body_rootid[m.jnt_bodyid[j]]) for j in range(m.njnt)}
-        if len(free) > 1 or len(moving_roots) > 1:
-            refuse(f"<joint name={_name(m, 'joint', free[0])!r}>", "a free joint beside other moving bodies of the "
-                   "world is not supported yet (one free-flyer at the root of the only moving tree)")
     if np.any(m.body_gravcomp):
         refuse("<body gravcomp>", "gravity compensation is not supported")
 
 
-def load_mjcf(path, mimic: bool = False) -> Robot:
+def load_mjcf(path, mimic: bool = False, trees=()) -> Robot:
     """The Robot of the MJCF file ``path``, compiled by MuJoCo (see the module's docstring).
     ``mimic``: its ``<equality><joint>`` couplings with a linear polycoef embedded, as URDF mimic
-    joints (:mod:`symgen.mimic`): joint1 - qpos0 = a0 + a1 (joint2 - qpos0)."""
+    joints (:mod:`symgen.mimic`): joint1 - qpos0 = a0 + a1 (joint2 - qpos0). ``trees``: the names of
+    the bodies whose moving trees are kept, the others dropped (``--tree``, :mod:`symgen.scenes`)."""
+    from .scenes import dropped_note, mjcf_drop, mjcf_trees, refuse_constraints
+
     source = str(path)
     m = compile_mjcf(path)
+    dropped = ()
+    if trees:
+        drop, dropped = mjcf_drop(m, lambda b: _name(m, "body", b), trees, source)
+        m = compile_mjcf(path, drop) if drop else m
     _check_supported(m, source, mimic)
+    scene = mjcf_trees(m, lambda b: _name(m, "body", b))
     if m.nv == 0:
         raise URDFError(source, "<worldbody>", "no joints: the model has no degree of freedom")
     bodies: list[Body] = []
@@ -191,15 +199,17 @@ def load_mjcf(path, mimic: bool = False) -> Robot:
             frames.append(Frame(name, "link", parent, as_mat3(R), as_vec3(p), parent_link))
             host[b] = (parent, R, p, len(frames) - 1)
             continue
-        if m.jnt_type[joints[0]] == _FREE:
-            floating = True
-            bodies.extend(free_flyer_bodies(name, Inertia.zero()))
+        if m.jnt_type[joints[0]] == _FREE:     # the floating base of a lone tree, else a free-flyer at the
+            floating = len(scene) == 1          # world (symgen.scenes), its qpos reordered (from_mujoco), not offset
+            jname = ROOT_JOINT if floating else _name(m, "joint", joints[0])
+            bodies.extend(group_bodies("freeflyer", jname, name, -1, len(bodies), IDENTITY, ORIGIN, Inertia.zero()))
             inertias.extend([Inertia.zero()] * FREE_DOFS)
             inertias[-1] = _body_inertia(m, b)
             armature.extend(float(a) for a in m.dof_armature[m.jnt_dofadr[joints[0]]:][:6])
-            frames += [Frame(ROOT_JOINT, "joint", FREE_DOFS - 1, IDENTITY, ORIGIN, parent_link),
-                       Frame(name, "link", FREE_DOFS - 1, IDENTITY, ORIGIN, len(frames))]
-            host[b] = (FREE_DOFS - 1, np.eye(3), np.zeros(3), len(frames) - 1)
+            offsets.extend([] if floating else [0.0] * 7)
+            frames += [Frame(jname, "joint", len(bodies) - 1, IDENTITY, ORIGIN, parent_link),
+                       Frame(name, "link", len(bodies) - 1, IDENTITY, ORIGIN, len(frames))]
+            host[b] = (len(bodies) - 1, np.eye(3), np.zeros(3), len(frames) - 1)
             continue
         link = parent_link
         anchor_prev = None
@@ -245,10 +255,13 @@ def load_mjcf(path, mimic: bool = False) -> Robot:
         notes += tendon_notes
     if any(offsets):
         notes += ("hinge/slide ref offsets: symgen's q = MuJoCo's qpos - qpos0 (from_mujoco/to_mujoco convert)",)
+    notes += (dropped_note(dropped),) if dropped else ()
     robot = Robot(name=m.names[:m.names.index(b"\0")].decode() or "mjcf", bodies=tuple(bodies), root_link="world",
                   source=source, lumped=tuple(lumped), floating_base=floating, notes=notes, frames=tuple(frames),
                   armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets),
-                  gravity=_gravity(m))
+                  gravity=_gravity(m), trees=scene)
+    if m.neq and not floating and any(j.kind == "freeflyer" for j in robot.joint_models):
+        refuse_constraints(m, source)
     from .mjcf_loops import closed_mjcf, connects
 
     loops = connects(m)
@@ -342,13 +355,15 @@ def _unique_links(bodies, source):
 
 
 def load_robot(path, floating_base: bool = False, mimic: bool = False, xacro_args=None, package_paths=(),
-               **kwargs) -> Robot:
+               trees=(), **kwargs) -> Robot:
     """The Robot of a URDF or MJCF file (told apart by the root element, ``<robot>`` or
     ``<mujoco>``), or of a xacro file (``*.xacro``: expanded with ``xacro_args`` and
     ``package_paths``, :mod:`symgen.urdf.xacro`): what ``symgen build``, ``info`` and ``verify
-    --model`` read."""
+    --model`` read. ``trees``: the root bodies of the moving trees kept (``--tree``, :mod:`symgen.scenes`)."""
     from .urdf.xacro import is_xacro, load_xacro
 
+    if trees:
+        kwargs["trees"] = tuple(trees)
     if is_xacro(path):
         return load_xacro(path, xacro_args, package_paths, floating_base=floating_base, mimic=mimic, **kwargs)
     if xacro_args or package_paths:
@@ -357,7 +372,7 @@ def load_robot(path, floating_base: bool = False, mimic: bool = False, xacro_arg
         from .urdf import load_urdf
 
         return load_urdf(path, floating_base=floating_base, mimic=mimic, **kwargs)
-    robot = load_mjcf(path, mimic=mimic)
+    robot = load_mjcf(path, mimic=mimic, trees=tuple(trees))
     if floating_base and not robot.floating_base:      # (verify passes the package's; a free joint is one)
         raise OptionError(f"--floating-base: {path} is MJCF, whose own <joint type=\"free\"> makes the free-flyer")
     return robot

@@ -153,6 +153,9 @@ class Robot:
     #: the gravity the model file sets (MJCF's <option gravity>, zero with <flag gravity="disable">),
     #: the default of ``symgen build --gravity`` for it; None: symgen's default, GRAVITY
     gravity: tuple[float, float, float] | None = None
+    #: the moving trees as the file names them (:class:`symgen.scenes.Tree`: root body, its joint,
+    #: the bodies it holds), in q order; () for a robot built in Python (:func:`symgen.scenes.trees_of`)
+    trees: tuple = ()
 
     def __post_init__(self):
         if not self.frames:         # a robot built in Python: one joint and one link per body

@@ -35,6 +35,7 @@ def describe(robot) -> str:
         lines.append(f"    {labels[i]} {b.joint_name:<{width}}  {b.joint_type:<10} axis ({axis})  "
                      f"{parent} -> {b.name}  mass {b.inertia.mass:g}"
                      + (f"  armature {armature[i]:g}" if armature and armature[i] else ""))
+    lines += _trees(robot)
     lines.append(f"  lumped by fixed joints: {len(robot.lumped)}")
     lines += [f"    {item}" for item in robot.lumped]
     lines.append(f"  snapped to exact values: {len(robot.snapped)}")
@@ -45,6 +46,22 @@ def describe(robot) -> str:
         lines.append(f"  axisymmetric leaf rotors (their angle leaves M, C, tau, FD): {len(full.axisymmetric)}: "
                      + ", ".join(full.bodies[i].name for i in full.axisymmetric))
     return "\n".join(lines)
+
+
+def _trees(robot) -> list[str]:
+    """The moving trees (symgen.scenes), one line each: root body, its joint, nv and its slice of v
+    (the full model's velocities with --mimic, couplings or loops)."""
+    from .scenes import trees_of
+
+    trees = trees_of(robot)
+    own = robot.embedding is None and robot.system is None
+    lines = [f"  moving trees: {len(trees)}" + ("  (M block-diagonal by tree)" if len(trees) > 1 else "")]
+    width = max((len(t.root) for t in trees), default=0)
+    for t in trees:
+        whole = own and t.bodies == tuple(range(t.bodies[0], t.bodies[-1] + 1))
+        lines.append(f"    {t.root:<{width}}  {t.kind:<9} nv {t.nv}"
+                     + (f"  v[{t.bodies[0]}:{t.bodies[-1] + 1}]" if whole else ""))
+    return lines
 
 
 _GROUPS = {"freeflyer": "free-flyer: position x y z, quaternion x y z w, velocities in its frame",

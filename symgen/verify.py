@@ -323,7 +323,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
         read = load_robot if is_mjcf(urdf) else symgen.load_urdf                  # MJCF through MuJoCo
         robot = read(urdf, floating_base=built_floating,
                      mimic=bool(manifest["options"].get("mimic", False)),        # --mimic: reduced
-                     **({"open_loops": True} if manifest["options"].get("open_loops") else {}))
+                     **({"open_loops": True} if manifest["options"].get("open_loops") else {}),
+                     **({"trees": tuple(manifest["options"]["trees"])} if manifest["options"].get("trees") else {}))
         notes.append(check_robot(robot, manifest, path, urdf))
         robot = with_manifest_armature(robot, manifest)
         oracle, pin_note = _pinocchio(robot, frames, gravity)

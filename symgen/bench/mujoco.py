@@ -59,7 +59,7 @@ def check(package_dir, model_path, quantities, trials: int = 3, seed: int = 2) -
     """The package's C (or NumPy) against MuJoCo on random states after ``from_mujoco``:
     ``{qty: max relative error}``; BenchError above CHECK_RTOL."""
     from ..codegen.build import import_package
-    from ..mjcf_convert import quaternion_matrix
+    from ..mjcf_convert import velocity_map
 
     mujoco = _mujoco()
     pkg = import_package(package_dir)
@@ -70,7 +70,6 @@ def check(package_dir, model_path, quantities, trials: int = 3, seed: int = 2) -
         raise BenchError(f"{model_path}: nq, nv = {m.nq}, {m.nv} but the package has {pkg.nq}, {pkg.nv}")
     rng = np.random.default_rng(seed)
     worst = dict.fromkeys(quantities, 0.0)
-    floating = bool(pkg.floating_base)
     quats = [k + (3 if kind == "freeflyer" else 0) for _, kind, k, *_ in pkg.joint_models
              if kind in ("freeflyer", "spherical")]
     for _ in range(trials):
@@ -84,10 +83,7 @@ def check(package_dir, model_path, quantities, trials: int = 3, seed: int = 2) -
         M_mj = np.zeros((m.nv, m.nv))
         mujoco.mj_fullM(m, d, M_mj)
         q, v = pkg.from_mujoco(d.qpos, d.qvel)
-        T, Tdot_qvel = np.eye(m.nv), np.zeros(m.nv)
-        if floating:
-            T[:3, :3] = quaternion_matrix(q[3:7]).T
-            Tdot_qvel[:3] = -np.cross(v[3:6], v[:3])
+        T, Tdot_qvel = velocity_map(pkg.joint_models, q, v)     # every free joint's linear velocity turned
         M = mod.mass_matrix(q)
         ours = {"M": (T.T @ M @ T, M_mj),
                 "tau": (T.T @ (mod.inverse_dynamics(q, v, np.zeros(m.nv)) + M @ Tdot_qvel), d.qfrc_bias),
@@ -129,16 +125,32 @@ def _declarations(model_path, manifest, nq, nv, disabled) -> str:
     the driver has drawn its states): q, v, tau of the loop turned as to_mujoco does."""
     qpos0 = ", ".join(repr(float(x)) for x in manifest["mujoco_qpos0"]) or "0.0"
     path = str(Path(model_path).resolve()).replace("\\", "\\\\").replace('"', '\\"')
+    from ..mjcf_convert import free_slots
+
     floating = int(bool(manifest["floating_base"]))
     balls = [j[2] for j in manifest.get("joint_models", ()) if j[1] == "spherical"]
     reorder = "".join(f"""
         {{ double b[4] = {{q[{k + 3}], q[{k}], q[{k + 1}], q[{k + 2}]}};   /* a ball: x y z w -> w x y z */
           mju_normalize4(b); for (k = 0; k < 4; ++k) mj_qpos[s][{k} + k] = b[k]; }}""" for k in balls)
+    reorder += "".join(f"""
+        free_joint(mj_qpos[s] + {k}, mj_qvel[s] + {kv}, mj_qfrc[s] + {kv}, q + {k}, v + {kv}, tau + {kv});"""
+                       for k, kv in free_slots(manifest.get("joint_models", ())))
     row = {a: i for i, a in enumerate(STATE_ARGUMENTS)}           # the driver's inputs[row][state]
     return f"""static mjModel *mj_m;
 static mjData *mj_d;
 static double mj_qpos[COUNT][{nq}], mj_qvel[COUNT][{nv}], mj_qfrc[COUNT][{nv}];
 static const double mj_qpos0[] = {{ {qpos0} }};
+/* a free joint: quaternion x y z w -> w x y z, body-frame linear velocity and force -> world */
+static void free_joint(double *qpos, double *qvel, double *qfrc, const double *q, const double *v, const double *tau) {{
+    double quat[4] = {{q[6], q[3], q[4], q[5]}}, R[9];
+    int k;
+    mju_normalize4(quat);
+    for (k = 0; k < 3; ++k) qpos[k] = q[k];
+    for (k = 0; k < 4; ++k) qpos[3 + k] = quat[k];
+    mju_quat2Mat(R, quat);
+    mju_mulMatVec3(qvel, R, v);
+    mju_mulMatVec3(qfrc, R, tau);
+}}
 static void mj_setup(void) {{
     char error[1000] = "";
     int s, k, f = {7 if floating else 0};
@@ -150,15 +162,6 @@ static void mj_setup(void) {{
         const double *q = inputs[{row['q']}][s], *v = inputs[{row['qd']}][s], *tau = inputs[{row['tau']}][s];
         for (k = 0; k < {nq} - f; ++k) mj_qpos[s][f + k] = q[f + k] + mj_qpos0[k];
         for (k = 0; k < {nv}; ++k) {{ mj_qvel[s][k] = v[k]; mj_qfrc[s][k] = tau[k]; }}{reorder}
-        if (f) {{                         /* quaternion x y z w -> w x y z, base-frame linear -> world */
-            double quat[4] = {{q[6], q[3], q[4], q[5]}}, R[9];
-            mju_normalize4(quat);
-            for (k = 0; k < 3; ++k) mj_qpos[s][k] = q[k];
-            for (k = 0; k < 4; ++k) mj_qpos[s][3 + k] = quat[k];
-            mju_quat2Mat(R, quat);
-            mju_mulMatVec3(mj_qvel[s], R, v);
-            mju_mulMatVec3(mj_qfrc[s], R, tau);
-        }}
     }}
 }}
 static void mj_state(long s, int velocity, int force) {{

@@ -72,6 +72,7 @@ class BuildOptions:
     source_sha256: str = ""
     targets: tuple = DEFAULT_TARGETS      # what the package carries besides NumPy and C (--target): jax
     open_loops: bool = False              # URDF+ loops opened on purpose (--open-loops; the manifest says so)
+    trees: tuple = ()                     # the moving trees kept of a scene (--tree; the manifest says so)
     timings: bool = False                 # write timings.json into the package (--timings)
     #: read and write the build cache (:mod:`.cache`: printed sweeps, compiled objects) in
     #: :func:`.cache.folder`; `symgen build` does unless --no-cache

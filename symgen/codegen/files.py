@@ -15,6 +15,8 @@ import sympy as sp
 
 from .. import quantities as Q
 from ..joint_models import layout_of
+from ..mjcf_convert import free_slots
+from ..scenes import package_trees
 from ..algorithms.regressor import robot_parameters
 from . import program as P
 from .casadi_target import casadi_context, source_name
@@ -396,6 +398,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     frames = Q.frames_of(robot, opts.frames)
     parameters = robot_parameters(robot)
     layout = layout_of(robot)
+    scene = package_trees(robot)
     ctx = {
         "header": header_lines(robot, opts, version), "name": name, "cmake_version": _numeric_version(version), "prefix": name, "PREFIX": name.upper(),
         "lanes_helpers": LANES_HELPERS,
@@ -420,6 +423,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         # a function with an output of no entries (couplings' loop_residual): the binding's size checks guard it
         "empty_outputs": any(o["size"] == 0 for f in contexts for o in f["outputs"]),
         "mujoco_balls": [j[2] for j in layout if j[1] == "spherical"],
+        "mujoco_frees": free_slots(layout),                 # every free joint (of a scene: symgen.scenes)
         "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot) is None
                                  else "[" + "".join(repr(float(x)) + ", " for x in robot.mujoco_qpos0) + "]"),
         "parametric": opts.parametric, "nparams": len(parameters),
@@ -434,6 +438,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
                           "what": _JOINT_LAYOUT.get(j[1], ("", ""))} for j in layout],
         "sizes": _header_sizes(robot, opts, name, contexts, frames, len(parameters)),
         "has_jax": "jax" in opts.targets,
+        "trees_literal": None if scene is None else "(" + "".join(py_literal(t.root) + ", " for t in scene) + ")",
+        "tree_velocities_literal": None if scene is None else repr(tuple(t.bodies for t in scene)),
         "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in _loops(robot)) + ")") if _loops(robot) else None,
         "velocity_joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in _velocity_joint_names(robot)) + ")",
         **contact_context(robot, opts.sweep, [f["name"] for f in contexts]),
@@ -462,9 +468,13 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         manifest["contacts"] = [[f.name, kind] for f, kind in Q.contact.contacts_of(robot, opts.sweep)]
     if _mujoco_qpos0(robot) is not None:       # read from MJCF: from_mujoco/to_mujoco
         manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
+    if scene is not None:               # a scene: its moving trees (symgen.scenes)
+        manifest["trees"] = [[t.root, t.kind, list(t.bodies)] for t in scene]
     if _loops(robot):                   # URDF+ couplings (symgen.couplings)
         manifest["loops"] = list(_loops(robot))
         manifest["velocity_joint_names"] = list(_velocity_joint_names(robot))
+    if getattr(opts, "trees", ()):      # --tree: the trees kept (verify reads the model so)
+        manifest["options"]["trees"] = list(opts.trees)
     if getattr(opts, "open_loops", False):   # --open-loops: the spanning tree of a mechanism with loops, on purpose
         manifest["options"]["open_loops"] = True
     if _relations(robot):               # --mimic: recorded only then (packages without it are unchanged)

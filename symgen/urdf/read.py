@@ -6,6 +6,7 @@ import stat
 
 from ..errors import OptionError, URDFError
 from ..joint_models import leading_free
+from ..scenes import Tree as SceneTree, check_trees, dropped_note, urdf_keep, urdf_trees
 from ..model import FREE_DOFS, ROOT_JOINT, Body, Frame, Robot, as_mat3, as_vec3, free_flyer_bodies, group_bodies
 from .lump import Tree, assemble
 from .parse import GROUP_OF, Context, JointSpec, parse_xml, read_joints, read_links, robot_name
@@ -49,14 +50,15 @@ def _embedding(tree: Tree, joints: list[JointSpec], robot, ctx: Context):
 
 def parse_urdf_string(text: str, source: str | None = None, floating_base: bool = False,
                       snap_tol: float = 1e-9, strict_inertia: bool = False, mimic: bool = False,
-                      open_loops: bool = False) -> Robot:
+                      open_loops: bool = False, trees=()) -> Robot:
     """The Robot described by the URDF ``text`` (``source`` names it in error messages and
     warnings). ``strict_inertia``: refuse inertias that are invalid beyond round-off instead of
     tolerating small violations with a warning (:mod:`symgen.urdf.validate`). ``mimic``: the
     ``<mimic>`` relations are embedded (reduced coordinates): the result is then a
     :class:`symgen.mimic.Embedded` view of the full Robot (when the file has any movable mimic
     joint). URDF+ (``<coupling>``, ``<loop>``, ``independent``): :mod:`.plus`; ``open_loops`` builds
-    the open spanning tree of a file with loops instead of refusing it."""
+    the open spanning tree of a file with loops instead of refusing it. ``trees``: the child links
+    of the root link whose moving trees are kept, the others left out (:mod:`symgen.scenes`)."""
     if not snap_tol >= 0.0:
         raise OptionError(f"snap_tol must be a number >= 0, got {snap_tol!r}")
     ctx = Context(source, snap_tol)
@@ -68,6 +70,11 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
     up = parent_joints(joints, ctx)
     check_no_loop(links, up, ctx)
     root = root_link(links, up, ctx)
+    if trees and not floating_base:                 # (a floating base is one tree, rooted at the root link)
+        links, joints, dropped = urdf_keep(root, links, joints, trees, source)
+        notes += (dropped_note(dropped),)
+    elif trees:
+        check_trees((SceneTree(root, "floating", ()),), trees, source)
     if floating_base:
         check_floating_names(links, joints, ctx)
     root_body = FREE_DOFS - 1 if floating_base else -1
@@ -86,9 +93,10 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
         bodies.append(Body(name=j.child, joint_name=j.name, joint_type=j.type, axis=j.axis,
                            parent=parent, rotation=as_mat3(R), translation=as_vec3(p),
                            inertia=tree.inertias[tree.spec_body[k]]))
+    scene = (SceneTree(root, "floating", tuple(range(len(bodies)))),) if floating_base else urdf_trees(root, joints)
     robot = Robot(name=name, bodies=tuple(bodies), root_link=virtual_root(links) if floating_base else root,
                   source=source, lumped=tuple(tree.lumped), snapped=tuple(ctx.snapped),
-                  floating_base=floating_base, notes=notes, frames=tuple(tree.frames))
+                  floating_base=floating_base, notes=notes, frames=tuple(tree.frames), trees=scene)
     plus = read_plus(root_el, links, ctx)
     if plus:                                        # URDF+: couplings embedded, loops refused or opened
         return embed(robot, plus, joints, ctx, mimic, open_loops)
@@ -108,7 +116,7 @@ def _virtual_frames(world: str) -> tuple[Frame, ...]:
 
 
 def load_urdf(path, floating_base: bool = False, snap_tol: float = 1e-9,
-              strict_inertia: bool = False, mimic: bool = False, open_loops: bool = False) -> Robot:
+              strict_inertia: bool = False, mimic: bool = False, open_loops: bool = False, trees=()) -> Robot:
     """The Robot described by the URDF file ``path`` (see :func:`parse_urdf_string`)."""
     source = str(path)
     data = _read_capped(path, source)
@@ -118,7 +126,7 @@ def load_urdf(path, floating_base: bool = False, snap_tol: float = 1e-9,
         raise URDFError(source, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     text = text.replace("\r\n", "\n").replace("\r", "\n")     # as a file read in text mode
     return parse_urdf_string(text, source=source, floating_base=floating_base, snap_tol=snap_tol,
-                             strict_inertia=strict_inertia, mimic=mimic, open_loops=open_loops)
+                             strict_inertia=strict_inertia, mimic=mimic, open_loops=open_loops, trees=trees)
 
 
 def _read_capped(path, source: str) -> bytes:
