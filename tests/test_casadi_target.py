@@ -165,6 +165,24 @@ def test_free_flyer_quaternion_columns_move_q_as_the_tangent_does(floating):
     np.testing.assert_allclose(d_q[:, :3], 0 * d_q[:, :3], atol=1e-12)   # tau ignores the base position
 
 
+def test_configuration_space_externals_equal_the_binding(floating, fixed):
+    """integrate, difference, normalize and neutral in the CasADi library of a free-flyer package
+    equal the C binding's; a fixed-base package has them too (plain coordinates)."""
+    for path in (floating, fixed):
+        pkg = import_package(path)
+        ext = load_externals(path, read_manifest(path))
+        rng = np.random.default_rng(7)
+        q0 = pkg.normalize(rng.normal(size=pkg.nq))
+        v = rng.normal(size=pkg.nv)
+        q1 = pkg.c.integrate(q0, v)
+        np.testing.assert_allclose(ext.integrate(q0, v), q1, rtol=1e-14, atol=1e-14, err_msg=f"{path.name} (seed 7)")
+        np.testing.assert_allclose(ext.difference(q0, q1), pkg.c.difference(q0, q1), rtol=1e-14, atol=1e-14)
+        np.testing.assert_allclose(ext.normalize(2.5 * q0), pkg.c.normalize(2.5 * q0), rtol=1e-14, atol=1e-14)
+        np.testing.assert_array_equal(ext.neutral(), pkg.neutral())
+        f = ca.external("integrate", str(path / f"{path.name}_casadi.so"))
+        assert f.name_in() == ["q", "v"] and f.size1_out(0) == pkg.nq
+
+
 def test_externals_in_an_integrator_and_opti(fixed):
     """An MX graph of forward_dynamics in CasADi's integrator (cvodes) equals a fine RK4 of the C
     binding; Opti with IPOPT finds the acceleration a with inverse_dynamics(q, v, a) = tau, which

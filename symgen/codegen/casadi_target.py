@@ -40,16 +40,32 @@ def jacobian_functions(contexts: list, parametric: bool) -> list[tuple[str, str,
             if not parametric and {f, d, t} <= names]
 
 
-def casadi_context(robot, contexts: list, parametric: bool) -> dict:
+#: the configuration-space functions of NAME.c (a robot without loops): name, inputs, output, doc
+LIE_FUNCTIONS = (("integrate", ("q", "v"), ("q_next", "nq"), "q (+) v: Pinocchio's integrate"),
+                 ("difference", ("q0", "q1"), ("v", "nv"), "the v with integrate(q0, v) = q1: Pinocchio's difference"),
+                 ("normalize", ("q",), ("q_unit", "nq"), "q with unit quaternions (and planar cos, sin)"),
+                 ("neutral", (), ("q_neutral", "nq"), "the neutral configuration: Pinocchio's neutral"))
+
+
+def lie_contexts(robot) -> list:
+    """:data:`LIE_FUNCTIONS` as the contexts :func:`casadi_context` reads (no derivatives: CasADi
+    differentiates them by finite differences only if asked, ``enable_fd``)."""
+    size = {"q": robot.nq, "q0": robot.nq, "q1": robot.nq, "v": robot.n, "nq": robot.nq, "nv": robot.n}
+    return [{"name": name, "doc": doc, "inputs": [{"name": i, "size": size[i]} for i in inputs],
+             "outputs": [{"name": out, "shape": (size[dim],)}]} for name, inputs, (out, dim), doc in LIE_FUNCTIONS]
+
+
+def casadi_context(robot, contexts: list, parametric: bool, lie: bool = False) -> dict:
     """What ``casadi_external.c.j2`` prints: the functions (inputs, outputs as CasADi matrices,
-    their places in CasADi's work vector w) and the jac_ functions, over shared sparsity patterns."""
+    their places in CasADi's work vector w), with ``lie`` :data:`LIE_FUNCTIONS` too, and the jac_
+    functions, over shared sparsity patterns."""
     sparsities: dict[tuple, str] = {}
 
     def sp(rows, cols):
         return sparsities.setdefault((rows, cols), f"sp_{rows}x{cols}")
 
     functions = []
-    for f in contexts:
+    for f in list(contexts) + (lie_contexts(robot) if lie else []):
         inputs = [{"name": i["name"], "size": i["size"], "sp": sp(i["size"], 1)} for i in f["inputs"]]
         outputs, offset = [], 0
         for o in f["outputs"]:
@@ -72,6 +88,7 @@ def casadi_context(robot, contexts: list, parametric: bool) -> dict:
     return {"functions": functions, "jacobians": jacobians,
             "sparsities": [{"name": s, "rows": r, "cols": c} for (r, c), s in sparsities.items()],
             "zero_size": max(i["size"] for f in functions for i in f["inputs"]),
+            "lie": [name for name, *_ in LIE_FUNCTIONS] if lie else [],
             "floating_base": robot.floating_base}
 
 
@@ -107,8 +124,11 @@ def load_externals(path, manifest: dict, options: dict | None = None):
         call.external = f
         return call
 
-    return types.SimpleNamespace(**{fname: wrap(fname, [tuple(s) for _, s in info["outputs"]])
-                                    for fname, info in manifest["functions"].items()})
+    shapes = {fname: [tuple(s) for _, s in info["outputs"]] for fname, info in manifest["functions"].items()}
+    if manifest.get("casadi_lie"):             # integrate, difference, normalize, neutral
+        shapes.update({name: [(manifest["nq"] if dim == "nq" else manifest["nv"],)]
+                       for name, _, (_, dim), _ in LIE_FUNCTIONS})
+    return types.SimpleNamespace(**{fname: wrap(fname, s) for fname, s in shapes.items()})
 
 
 def jacobian_errors(externals, manifest: dict, c, state: dict) -> dict[str, float]:

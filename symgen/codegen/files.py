@@ -495,11 +495,13 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     }
     if "casadi" in opts.targets:
         files[source_name(name)] = render("casadi_external.c.j2", {**ctx, **casadi_context(robot, contexts,
-                                                                                             opts.parametric)})
+                                                                                             opts.parametric, ctx["has_lie"])})
     if "jax" in opts.targets:
         handled = xla_functions(ctx["functions"])
         files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx, ops, [f["name"] for f in handled]))
         files[xla_source_name(name)] = render("xla_ffi.c.j2", {**ctx, "functions": handled, "max_buffers": MAX_BUFFERS})
+    if "casadi" in opts.targets and ctx["has_lie"]:    # the CasADi library has integrate ... neutral too
+        manifest["casadi_lie"] = True
     manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return files
