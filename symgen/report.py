@@ -35,6 +35,9 @@ def describe(robot) -> str:
         lines.append(f"    {labels[i]} {b.joint_name:<{width}}  {b.joint_type:<10} axis ({axis})  "
                      f"{parent} -> {b.name}  mass {b.inertia.mass:g}"
                      + (f"  armature {armature[i]:g}" if armature and armature[i] else ""))
+    from .passive import describe as passive_lines
+
+    lines += passive_lines(robot)                        # dampers and springs (symgen.passive)
     lines.append(f"  lumped by fixed joints: {len(robot.lumped)}")
     lines += [f"    {item}" for item in robot.lumped]
     lines.append(f"  snapped to exact values: {len(robot.snapped)}")

@@ -19,6 +19,7 @@ from ..algorithms.regressor import robot_parameters
 from . import program as P
 from .casadi_target import casadi_context, source_name
 from .runs import row_runs
+from ..passive import header_lines as passive_lines, package_values as passive_of
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
 from .xla_target import MAX_BUFFERS, library_name as xla_library_name, source_name as xla_source_name, xla_functions
@@ -290,8 +291,10 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}"
         + (" mimic=True" if _relations(robot) else "")
         + (f" couplings={','.join(_loops(robot))}" if _loops(robot) else "")
-        + (" open_loops=True" if getattr(opts, "open_loops", False) else ""),
+        + (" open_loops=True" if getattr(opts, "open_loops", False) else "")
+        + (" passive=True" if opts.passive else ""),
         *([f"armature: {' '.join(repr(float(a)) for a in armature_of(robot))}"] if robot.has_armature else []),
+        *passive_lines(robot),
         f"SymPy {sp.__version__}",
     ]
 
@@ -403,6 +406,9 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "floating_base_literal": repr(bool(robot.floating_base)),
         "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
         "armature_literal": "[" + ", ".join(repr(float(x)) for x in armature_of(robot)) + "]",
+        **{f"{name}_literal": "[" + ", ".join(repr(float(x) + 0.0) for x in values) + "]"
+           for name, values in passive_of(robot).items()},
+        "passive": bool(opts.passive),
         "joint_models_literal": "(" + "".join(f"({py_literal(j[0])}, {j[1]!r}, {j[2]}, {j[3]}, {j[4]}, {j[5]}), "
                                               for j in layout) + ")",
         # integrate & co. on a tree's coordinates; a mechanism with loops (v: independent speeds) has none yet
@@ -443,10 +449,11 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "joint_names": list(robot.joint_names), "link_names": list(robot.link_names),
         "joint_models": [list(j) for j in layout],
         "frames": [f.spec or f.name for f in frames], "armature": [float(x) for x in armature_of(robot)],
+        **{name: [float(x) + 0.0 for x in values] for name, values in passive_of(robot).items()},
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
-                    "parametric": opts.parametric, "targets": list(opts.targets)},
+                    "parametric": opts.parametric, "targets": list(opts.targets), "passive": bool(opts.passive)},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
                                   "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
                                   "ops": ops[f["name"]], "route": f["route"], "c_shape": f["c_shape"]}
