@@ -13,7 +13,8 @@ MuJoCo's ``mj_passive`` adds to ``qfrc_passive``, per dof and joint:
 
 ``<flag spring="disable">`` / ``<flag damper="disable">`` turn them off (the model has none then).
 Refused in one line (URDFError naming the element): the nonlinear dampers and springs
-(``dampingpoly``, ``stiffnesspoly``, ``springyield``), a spring on a ball or free joint (MuJoCo's
+(``damping`` or ``stiffness`` with more than one coefficient, MuJoCo's ``dof_dampingpoly`` and
+``jnt_stiffnesspoly``, and ``springyield``), a spring on a ball or free joint (MuJoCo's
 quaternion spring is no linear function of q), unequal damping of a free joint's linear dofs, and
 actuator damping on a ball or free joint or with a nonlinear polynomial. Left out with a note (and
 a SymgenWarning): tendon springs and dampers, fluid forces (``<option density viscosity>``),
@@ -50,10 +51,11 @@ def read_passive(m, source, name_of) -> tuple[dict, tuple[str, ...]]:
         dof, adr, kind = int(m.jnt_dofadr[j]), int(m.jnt_qposadr[j]), int(m.jnt_type[j])
         ndof = {_FREE: 6, _BALL: 3}.get(kind, 1)
         if dampers and np.any(m.dof_dampingpoly[dof:dof + ndof]):
-            _refuse(source, where, "a nonlinear damper (dampingpoly) is not supported: only linear damping")
-        if springs and (np.any(m.jnt_stiffnesspoly[j]) or m.jnt_springyield[j]):
-            _refuse(source, where, "a nonlinear spring (stiffnesspoly, springyield) is not supported: only a "
-                                   "linear stiffness")
+            _refuse(source, where, "a nonlinear damper (damping with more than one coefficient, MuJoCo's "
+                                   "dof_dampingpoly) is not supported: only linear damping")
+        if springs and (np.any(m.jnt_stiffnesspoly[j]) or m.jnt_springyield[j] and m.jnt_stiffness[j]):
+            _refuse(source, where, "a nonlinear spring (stiffness with more than one coefficient, jnt_stiffnesspoly, "
+                                   "or a springyield) is not supported: only a linear stiffness")
         k = float(m.jnt_stiffness[j]) if springs else 0.0
         if k and kind in (_FREE, _BALL):
             _refuse(source, where, f"stiffness {k:g} on a {'free' if kind == _FREE else 'ball'} joint is not "
@@ -71,7 +73,8 @@ def read_passive(m, source, name_of) -> tuple[dict, tuple[str, ...]]:
         name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a) or f"actuator{a}"
         where = f"<actuator>/<{name}>"
         if dampers and np.any(m.actuator_dampingpoly[a]):
-            _refuse(source, where, "a nonlinear actuator damper (dampingpoly) is not supported")
+            _refuse(source, where, "a nonlinear actuator damper (damping with more than one coefficient, "
+                                   "actuator_dampingpoly) is not supported")
         if not d:
             continue
         if int(m.actuator_trntype[a]) != _TRN_JOINT:
