@@ -54,7 +54,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_90e4cf7a"
+    _ext = "_arm4_ext_f8410693"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -73,7 +73,8 @@ floating_base, joint_models = numpy.floating_base, numpy.joint_models
 integrate, difference, normalize, neutral = numpy.integrate, numpy.difference, numpy.normalize, numpy.neutral
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
 armature, contacts = numpy.armature, numpy.contacts
-manifest_sha256 = "12c8b1b836a2113cc36eab9e794893c53115b06b8a30bb2fcc05ba8f5a7e851c"  # manifest.json as built, without its file hashes
+damping, stiffness, springref, passive = numpy.damping, numpy.stiffness, numpy.springref, numpy.passive
+manifest_sha256 = "5f4abcc4d3730de430bb5196d28ac35691659bcb52cd93b02d578e056236a902"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix
