@@ -244,6 +244,11 @@ def build(urdf, out_dir, name, floating_base, quantities, gamma_method, cse, fra
             from .armature import with_armature
 
             robot = with_armature(robot, armature_text)
+    from .passive import constrained, has_passive
+
+    if has_passive(robot) and constrained(robot) and getattr(robot, "mujoco_qpos0", None) is not None and not passive:
+        click.echo("symgen: note: the joints' dampers and springs are left out (MuJoCo applies them; not supported "
+                   "with couplings or loops yet)", err=True)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):
         click.echo(f"symgen: note: package name {identifier(robot.name)!r} from the robot's name in "
                    f"{Path(urdf).name!r}; --name to choose another", err=True)

@@ -416,3 +416,17 @@ def test_tendon_and_fluid_passive_forces_are_left_out_with_a_warning(tmp_path):
     assert "tendon 't': damping 0.3" in lines[0] and "\n" not in lines[0], lines
     notes = " | ".join(robot.notes)
     assert "tendon 'u': stiffness 2" in notes and "frictionloss of joint(s) 'h3' left out" in notes, notes
+
+
+def test_an_mjcf_model_with_couplings_builds_without_its_passive_forces_and_says_so(tmp_path):
+    """manipulator.xml (a tendon equality: a coupling) has joint dampers: the build leaves them out
+    of forward dynamics (not supported with couplings yet) with a note, and has no passive_force."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "data" / "mjcf" / "manipulator.xml"
+    res = CliRunner().invoke(main, ["build", str(path), "--name", "manip", "--out", str(tmp_path), "--no-compile",
+                                    "--quiet", "--jobs", "1", "--quantities", "M"])
+    assert res.exit_code == 0, res.output
+    assert "symgen: note: the joints' dampers and springs are left out" in res.output, res.output
+    pkg = import_package(tmp_path / "manip")
+    assert pkg.passive is False and not np.any(pkg.damping) and not hasattr(pkg, "passive_force")
