@@ -140,9 +140,10 @@ def _rel(a, b):
 
 
 def test_mjcf_package_matches_mujocos_passive_forces_and_qacc(mjcf_package):
-    """passive_force = qfrc_passive, M = mj_fullM, C v + g = qfrc_bias and qacc = forward_dynamics
-    (MJCF: with the passive forces by default), NumPy and C, at random states (contacts and
-    constraints off; the free joint's speeds through v = T qvel, forces through Tᵀ)."""
+    """passive_force = qfrc_passive, M = mj_fullM, C v + g = qfrc_bias, qacc = forward_dynamics
+    (MJCF: with the passive forces by default) and tau = inverse_dynamics at qacc, NumPy and C, at
+    random states (contacts and constraints off; the free joint's speeds through v = T qvel,
+    forces through Tᵀ)."""
     path, robot, pkg, _ = mjcf_package
     m = mujoco.MjModel.from_xml_path(str(path))
     m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
@@ -167,7 +168,10 @@ def test_mjcf_package_matches_mujocos_passive_forces_and_qacc(mjcf_package):
             errors = {"M": _rel(T.T @ M @ T, M_mj),
                       "C v + g": _rel(T.T @ (mod.inverse_dynamics(q, v, np.zeros(m.nv)) + M @ Tdot_qvel), d.qfrc_bias),
                       "passive_force": _rel(T.T @ mod.passive_force(q, v), d.qfrc_passive),
-                      "qacc": _rel(np.linalg.solve(T, mod.forward_dynamics(q, v, tau) - Tdot_qvel), d.qacc)}
+                      "qacc": _rel(np.linalg.solve(T, mod.forward_dynamics(q, v, tau) - Tdot_qvel), d.qacc),
+                      # M qacc + qfrc_bias = qfrc_applied + qfrc_passive: tau at MuJoCo's qacc
+                      "tau": _rel(T.T @ mod.inverse_dynamics(q, v, T @ d.qacc + Tdot_qvel),
+                                  d.qfrc_applied + d.qfrc_passive)}
             for name, e in errors.items():
                 assert e <= 1e-9, f"{name}: {e:.1e} ({where}, {mod.__name__})"
                 worst[name] = max(worst.get(name, 0.0), e)
@@ -275,7 +279,7 @@ def urdf_packages(tmp_path_factory):
     folder = tmp_path_factory.mktemp("passive_urdf")
     path = _write(folder, "damped", URDF, "urdf")
     robot = symgen.load_urdf(path)
-    keys = ("qdd", "dqdd", "tau_p")
+    keys = ("M", "tau", "qdd", "dqdd", "tau_p")
     default = import_package(build(robot, folder / "default", opts=BuildOptions(quantities=keys, copt="-O0")).path)
     on = import_package(build(robot, folder / "on", opts=BuildOptions(quantities=keys, copt="-O0", passive=True)).path)
     return pin, robot, pin.buildModelFromUrdf(str(path)), default, on
@@ -299,7 +303,8 @@ def test_urdf_passive_force_is_minus_pinocchios_damping_times_v(urdf_packages):
 
 def test_urdf_fd_with_passive_is_pinocchios_aba_at_tau_minus_damping_v(urdf_packages):
     """--passive: aba(q, v, tau - model.damping v) and its derivatives (computeABADerivatives there,
-    minus M^-1 diag(damping)); the default build: aba(q, v, tau), as Pinocchio's."""
+    minus M^-1 diag(damping)); the default build: aba(q, v, tau), as Pinocchio's; M and tau (crba,
+    rnea) in both."""
     pin, robot, model, default, on = urdf_packages
     from symgen.pinocchio_oracle import JointMap
 
@@ -322,6 +327,11 @@ def test_urdf_fd_with_passive_is_pinocchios_aba_at_tau_minus_damping_v(urdf_pack
         for mod in (default.numpy, default.c):
             assert _rel(mod.forward_dynamics(s["q"], s["qd"], s["tau"]), jm.vec(pin.aba(model, data, qp, vp, taup))) \
                 <= 1e-9, where
+        for mod in (default.c, on.c):               # M and tau: the rigid body's, with or without --passive
+            M = pin.crba(model, data, qp)
+            assert _rel(mod.mass_matrix(s["q"]), jm.mat(np.triu(M) + np.triu(M, 1).T)) <= 1e-9, where
+            assert _rel(mod.inverse_dynamics(s["q"], s["qd"], s["qdd"]),
+                        jm.vec(pin.rnea(model, data, qp, vp, jm.v(s["qdd"])))) <= 1e-9, where
 
 
 def test_urdf_dynamics_are_read_and_what_is_left_out_said(tmp_path):
