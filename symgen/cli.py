@@ -196,6 +196,9 @@ def _progress(quiet):
 @click.option("--armature", "armature_text", default=None, help="Reflected rotor inertia added to M's diagonal "
               "(Pinocchio's model.armature): one number for every joint but a free-flyer, or joint=value,... "
               "[default: none; MJCF: its dof_armature].")
+@click.option("--passive/--no-passive", "passive", default=None, help="forward_dynamics and its derivatives with the "
+              "joints' passive forces, tau + passive_force(q, v) (dampers, springs) [default: on for MJCF with dampers or "
+              "springs, as MuJoCo simulates; off for URDF, as Pinocchio's aba].")
 @click.option("--timings", is_flag=True, help="Print where the build's time went (model, each symbolic run, "
               "files, each compile unit and link) and write it to NAME/timings.json.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the build cache (printed sweeps and "
@@ -208,7 +211,7 @@ def _progress(quiet):
               "folder of packages (repeatable).")
 def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_method, cse, frame, frame_names, contact_names, max_dof,
           budget, gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
-          armature_text, timings, no_cache, xacro_args, package_paths):
+          armature_text, passive, timings, no_cache, xacro_args, package_paths):
     """Generate the package of a robot (a URDF, URDF+, MJCF or xacro file): unrolled NumPy and C (and
     the --target extras) in OUT/NAME/."""
     import hashlib
@@ -253,6 +256,11 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
             from .armature import with_armature
 
             robot = with_armature(robot, armature_text)
+    from .passive import constrained, has_passive
+
+    if has_passive(robot) and constrained(robot) and getattr(robot, "mujoco_qpos0", None) is not None and not passive:
+        click.echo("symgen: note: the joints' dampers and springs are left out (MuJoCo applies them; not supported "
+                   "with couplings or loops yet)", err=True)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):
         click.echo(f"symgen: note: package name {identifier(robot.name)!r} from the robot's name in "
                    f"{Path(urdf).name!r}; --name to choose another", err=True)
@@ -281,10 +289,11 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
     words += ["--parametric"] if parametric else []
     words += ["--target", ",".join(targets)] if targets != DEFAULT_TARGETS else []
     words += ["--armature", armature_text] if armature_text is not None else []
+    words += [] if passive is None else ["--passive" if passive else "--no-passive"]
     limit = {} if max_dof is None else {"max_dof": max_dof}
     limit.update({} if budget is None else {"budget": budget})
     opts = BuildOptions(quantities=wanted, gamma_method=gamma_method, cse=cse, frame=frame, frames=frames, contacts=contacts,
-                        gravity=gravity, parametric=parametric, **limit,
+                        gravity=gravity, parametric=parametric, passive=passive, **limit,
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
                         force=force, command=shlex.join(words), open_loops=open_loops, trees=trees,
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,

@@ -49,6 +49,8 @@ ALGORITHMS = {
     "fd_derivatives": ("−M⁻¹ (∂τ/∂q, ∂τ/∂q̇) at q̈ = FD(q, q̇, τ), through the tree-sparse factors", CM,
                        "symgen/algorithms/derivatives.py"),
     "frames": ("forward kinematics in ground coordinates", FEA, "symgen/algorithms/frames.py"),
+    "passive": ("the joints' dampers and springs, −D q̇ − K (q − q_ref) (MuJoCo's mj_passive for joints)",
+                "MuJoCo's passive forces (mujoco.readthedocs.io, Computation)", "symgen/algorithms/passive.py"),
     "centroidal": ("the CRBA's composite inertias moved to the CoM, column j = IC_j Φ_j", WO, "symgen/algorithms/centroidal.py"),
     "centroidal_momentum": ("the sum of RNEA's net body forces at q̈ = 0, moved to the CoM", WO,
                             "symgen/algorithms/centroidal.py"),
@@ -84,6 +86,7 @@ PINOCCHIO_ELSEWHERE = {
     "impulse_terms": "`impulseDynamics` (symgen/bench/contact.py)",
     "whole_body_terms": "`computeAllTerms` + `getFrameJacobian` + `getFrameClassicalAcceleration` + `ccrba` + `dccrba`",
     "contact_partials": "`computeConstraintDynamicsDerivatives` (symgen/bench/contact.py)",
+    "tau_p": "none (−`model.damping` · v; its `aba` leaves it out, `symgen verify` adds it with `--passive`)",
     "Mdot": "none (C + Cᵀ of `computeCoriolisMatrix`, eq. 2, in `symgen verify`)",
     "Y_c": "none (`symgen verify` checks Y_c θ = Cᵀ q̇)",
     "phi": "none (a mechanism's loops: `symgen bench` times the constrained dynamics, symgen/bench/loops.py)",
@@ -185,6 +188,8 @@ def _default(x) -> str:
         return "with `--contacts`"
     if x.key in Q.loops.LOOP_KEYS:
         return "robots with loops"
+    if x.key in Q.PASSIVE_KEYS:
+        return "robots with joint dampers or springs"
     return "yes" if x.default else "on request"
 
 

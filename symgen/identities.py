@@ -35,8 +35,9 @@ IDENTITIES = (
     Identity("g = RNEA(q, 0, 0)", ("g", "tau"), lambda f, s, call: (f["g"], call("tau", s["q"], 0 * s["qd"], 0 * s["qd"]))),
     Identity("Slotine-Li(q, qd, qd, qdd) = RNEA(q, qd, qdd)", ("tau_sl", "tau"),
              lambda f, s, call: (call("tau_sl", s["q"], s["qd"], s["qd"], s["qdd"]), f["tau"])),
-    Identity("RNEA(q, qd, FD(q, qd, tau)) = tau", ("qdd", "tau"),
-             lambda f, s, call: (call("tau", s["q"], s["qd"], f["qdd"]), s["tau"]), True),
+    # a package built with --passive solves for tau + tau_p (the state's tau_p; 0 without)
+    Identity("RNEA(q, qd, FD(q, qd, tau)) = tau (+ tau_p with --passive)", ("qdd", "tau"),
+             lambda f, s, call: (call("tau", s["q"], s["qd"], f["qdd"]), s["tau"] + s.get("tau_p", 0.0)), True),
     Identity("dtau/dqd = 2 C", ("dtau", "C"), lambda f, s, call: (f["dtau"][1], 2 * f["C"]),   # Gamma_ijk = Gamma_ikj,
              fixed_base=True),                                          # not with the free-flyer's torsion
     # the regressor covers the inertial parameters; a known armature adds armature * a_r

@@ -21,7 +21,8 @@ Mapping (MuJoCo's kinematics, ``mj_kinematics``: a body's pose is its parent's c
   free-flyer at the world, named as the joint.
 - A body without joints is lumped into the body it hangs from (as a URDF fixed joint); one
   fixed to the world is dropped. Every MJCF body keeps a link frame of its name.
-- ``dof_armature`` becomes ``Robot.armature``. Tendons (:mod:`symgen.mjcf_tendons`): a one-joint
+- ``dof_armature`` becomes ``Robot.armature``; ``dof_damping``, ``jnt_stiffness`` and
+  ``qpos_spring`` become ``Robot.damping``, ``stiffness`` and ``springref`` (:mod:`symgen.mjcf_passive`). Tendons (:mod:`symgen.mjcf_tendons`): a one-joint
   fixed tendon's armature joins its joint's; tendons without armature are left out (a
   SymgenWarning names them: they do not enter M, C v + g or τ); ``<equality><tendon>`` on fixed
   tendons is embedded as a linear coupling; the rest is refused in one line.
@@ -256,10 +257,13 @@ def load_mjcf(path, mimic: bool = False, trees=()) -> Robot:
     if any(offsets):
         notes += ("hinge/slide ref offsets: symgen's q = MuJoCo's qpos - qpos0 (from_mujoco/to_mujoco convert)",)
     notes += (dropped_note(dropped),) if dropped else ()
+    from .mjcf_passive import read_passive                  # dampers and springs (symgen.passive)
+
+    passive, passive_notes = read_passive(m, source, lambda j: _name(m, "joint", j))
     robot = Robot(name=m.names[:m.names.index(b"\0")].decode() or "mjcf", bodies=tuple(bodies), root_link="world",
-                  source=source, lumped=tuple(lumped), floating_base=floating, notes=notes, frames=tuple(frames),
-                  armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets),
-                  gravity=_gravity(m), trees=scene)
+                  source=source, lumped=tuple(lumped), floating_base=floating, notes=notes + passive_notes,
+                  frames=tuple(frames), armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets),
+                  gravity=_gravity(m), trees=scene, **passive)
     if m.neq and not floating and any(j.kind == "freeflyer" for j in robot.joint_models):
         refuse_constraints(m, source)
     from .mjcf_loops import closed_mjcf, connects

@@ -147,6 +147,13 @@ class Robot:
     #: reflected rotor inertia per velocity (Pinocchio's ``model.armature``, MuJoCo's
     #: ``dof_armature``), added to M's diagonal; () when none (:attr:`armature_vector`)
     armature: tuple[float, ...] = ()
+    #: viscous damping per velocity (MJCF's ``dof_damping``, URDF's ``<dynamics damping>``): the
+    #: passive force -damping * v (:mod:`symgen.passive`); () when none
+    damping: tuple[float, ...] = ()
+    #: joint springs per velocity (MJCF's ``jnt_stiffness``; hinges and slides only): the passive
+    #: force -stiffness * (q - springref), ``springref`` in symgen's q (MuJoCo's qpos_spring - qpos0)
+    stiffness: tuple[float, ...] = ()
+    springref: tuple[float, ...] = ()
     #: a model read from MJCF: MuJoCo's qpos0 per joint coordinate after a free-flyer's (symgen's
     #: q = qpos - qpos0 there; :mod:`symgen.mjcf`), else None
     mujoco_qpos0: tuple[float, ...] | None = None
@@ -180,6 +187,9 @@ class Robot:
         if self.armature and (len(self.armature) != self.n or not all(0.0 <= a < float("inf") for a in self.armature)):
             raise ModelError(f"robot {self.name!r}: armature must be {self.n} numbers >= 0 (one per velocity), "
                              f"got {self.armature}")
+        from .passive import check_passive
+
+        check_passive(self)
         for k, f in enumerate(self.frames):
             if f.kind not in FRAME_KINDS or not -1 <= f.body < self.n or not -1 <= f.parent < k:
                 raise ModelError(f"robot {self.name!r}: frame {f.name!r} ({f.kind}) is mounted on body "
@@ -269,6 +279,16 @@ class Robot:
     @property
     def has_armature(self) -> bool:
         return any(self.armature)
+
+    # the passive force -damping * v - stiffness * (q - springref) (nv,) each; zeros when none
+    damping_vector = cached_property(lambda self: np.array(self.damping or np.zeros(self.n), dtype=float))
+    stiffness_vector = cached_property(lambda self: np.array(self.stiffness or np.zeros(self.n), dtype=float))
+    springref_vector = cached_property(lambda self: np.array(self.springref or np.zeros(self.n), dtype=float))
+
+    @property
+    def has_passive(self) -> bool:
+        """Whether the robot has joint dampers or springs (``passive_force`` is then generated)."""
+        return any(self.damping) or any(self.stiffness)
 
     @property
     def free(self) -> int:

@@ -64,6 +64,7 @@ def pin_model_of(robot, pin=None):
                                 pin.SE3.Identity())
         for i in range(joint.first, joint.last + 1):
             joint_id[i] = jid
+    model.damping = np.array(robot.damping_vector, dtype=float)      # (joints added in v order)
     return model
 
 
@@ -165,7 +166,11 @@ class PinOracle:
     """Pinocchio's quantities at symgen states, returned in symgen's order. ``frames``: the frame
     names of frame kinematics (default: the leaf links, as a build's); ``gravity``: the linear
     gravity acceleration in the root frame (default: the model's, Pinocchio's -9.81 along z),
-    set on a copy of ``model`` (``model.gravity.linear``)."""
+    set on a copy of ``model`` (``model.gravity.linear``). ``passive``: forward dynamics and its
+    derivatives with the passive forces (a package built with ``--passive``), which Pinocchio's aba
+    leaves out: aba(q, v, tau + tau_p), :meth:`passive_force`."""
+
+    passive = False
 
     def __init__(self, robot, model, pin=None, frames=None, gravity=None):
         if pin is None:
@@ -235,8 +240,22 @@ class PinOracle:
         return self.map.P.T @ Y @ np.kron(self.map.L, np.eye(10))
 
     def forward_dynamics(self, q, qd, tau):
-        """aba with the model's gravity."""
+        """aba with the model's gravity (at tau + tau_p with :attr:`passive`)."""
+        tau = self._passive_tau(q, qd, tau)
         return self.map.vec(self.pin.aba(self.model, self.data, self.map.q(q), self.map.v(qd), self.map.v(tau)))
+
+    def passive_force(self, q, qd):
+        """-model.damping * v (Pinocchio's damping, from the URDF's <dynamics damping>) minus
+        symgen's springs, stiffness * (q - springref) (Pinocchio has no joint springs)."""
+        damping = self.map.vec(np.asarray(self.model.damping, dtype=float) * self.map.v(qd))
+        robot, spring = self.robot, np.zeros(self.robot.n)
+        for i, k in enumerate(robot.stiffness_vector):
+            if k:
+                spring[i] = k * (q[robot.q_index[i]] - robot.springref_vector[i])
+        return -damping - spring
+
+    def _passive_tau(self, q, qd, tau):
+        return np.asarray(tau, dtype=float) + (self.passive_force(q, qd) if self.passive else 0.0)
 
     def mass_matrix_inverse(self, q):
         """computeMinverse (it fills the upper triangle only)."""
@@ -251,10 +270,16 @@ class PinOracle:
         return self.map.mat(dq.copy()), self.map.mat(dv.copy())
 
     def forward_dynamics_derivatives(self, q, qd, tau):
-        """computeABADerivatives with the model's gravity: (dqdd/dq, dqdd/dqd) in symgen's order."""
+        """computeABADerivatives with the model's gravity: (dqdd/dq, dqdd/dqd) in symgen's order (with
+        :attr:`passive`, at tau + tau_p, plus tau_p's path: -M^-1 d tau_p/du)."""
         dq, dv, _ = self.pin.computeABADerivatives(self.model, self.data, self.map.q(q), self.map.v(qd),
-                                                   self.map.v(tau))
-        return self.map.mat(dq.copy()), self.map.mat(dv.copy())
+                                                   self.map.v(self._passive_tau(q, qd, tau)))
+        dq, dv = self.map.mat(dq.copy()), self.map.mat(dv.copy())
+        if self.passive:                   # through tau_p: -M^-1 diag(stiffness), -M^-1 diag(damping)
+            Minv = self.mass_matrix_inverse(q)
+            dq = dq - Minv * self.robot.stiffness_vector
+            dv = dv - Minv * self.map.vec(np.asarray(self.model.damping, dtype=float))
+        return dq, dv
 
     def coriolis(self, q, qd):
         """Pinocchio's C(q, qd), the Christoffel-consistent one for single-DoF joints."""

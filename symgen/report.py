@@ -36,6 +36,9 @@ def describe(robot) -> str:
                      f"{parent} -> {b.name}  mass {b.inertia.mass:g}"
                      + (f"  armature {armature[i]:g}" if armature and armature[i] else ""))
     lines += _trees(robot)
+    from .passive import describe as passive_lines
+
+    lines += passive_lines(robot)                        # dampers and springs (symgen.passive)
     lines.append(f"  lumped by fixed joints: {len(robot.lumped)}")
     lines += [f"    {item}" for item in robot.lumped]
     lines.append(f"  snapped to exact values: {len(robot.snapped)}")

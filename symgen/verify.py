@@ -59,6 +59,10 @@ def _pinocchio(robot, frames=None, gravity=None):
                     f"Pinocchio {pinocchio.__version__}, on symgen's model built joint by joint")
         model = (pinocchio.buildModelFromXML(urdf_string(full), pinocchio.JointModelFreeFlyer())
                  if full.floating_base else pinocchio.buildModelFromXML(urdf_string(full)))
+        if full.floating_base and full.has_passive:   # (the free-flyer's damping has no URDF form)
+            damping = np.array(model.damping, dtype=float)
+            damping[:6] = full.damping_vector[:6]
+            model.damping = damping
         return (oracle_for(robot, model, pinocchio, frames=frames, gravity=gravity),
                 f"Pinocchio {pinocchio.__version__}, on symgen's rewrite of the URDF")
     except Exception as exc:                    # urdfdom's and the joint matching's refusals alike
@@ -244,6 +248,17 @@ def manifest_gravity(manifest: dict, path) -> tuple[float, float, float]:
     return tuple(float(x) for x in g)
 
 
+def _passive_force(pkg, state):
+    """tau_p = -damping qd - stiffness (q - springref) from the package's own attributes (the
+    identity RNEA(q, qd, FD) = tau + tau_p of a package built with --passive)."""
+    q, qd = np.asarray(state["q"]), np.asarray(state["qd"])
+    tau = -pkg.damping * qd
+    for _, kind, iq, nq, iv, nv in pkg.joint_models:
+        if nq == nv == 1:
+            tau[iv] -= pkg.stiffness[iv] * (q[iq] - pkg.springref[iv])
+    return tau
+
+
 class _Memo:
     """The oracle's methods, each computed once per state (Mdot and C both read Pinocchio's C);
     its other attributes (model, data, map: what the oracle functions of a family read) as they are."""
@@ -317,7 +332,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     frames = tuple(manifest.get("frames") or ()) or None          # the rows of the frame kinematics
     gravity = manifest_gravity(manifest, path)
     contacts = tuple(tuple(c) for c in manifest.get("contacts", ()))   # the contact functions' (frame, type)
-    reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity, contacts=contacts)
+    passive = bool(manifest["options"].get("passive", False))    # FD with the passive forces (--passive)
+    reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity, contacts=contacts, passive=passive)
     robot = oracle = own = None
     if urdf:
         read = load_robot if is_mjcf(urdf) else symgen.load_urdf                  # MJCF through MuJoCo
@@ -329,6 +345,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
         robot = with_manifest_armature(robot, manifest)
         oracle, pin_note = _pinocchio(robot, frames, gravity)
         oracle = oracle if oracle is None else oracle_contact.with_contacts(oracle, contacts)
+        if oracle is not None:
+            oracle.passive = passive                    # aba at tau + tau_p (symgen.pinocchio_oracle)
         own, own_note = _pinocchio_own_parse(robot, urdf, gravity)
         notes += [n for n in (pin_note, own_note) if n]
     rng = np.random.default_rng(seed)
@@ -416,7 +434,9 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                     record(f"{bname}: {identity.name}",
                            _rel(*identity.sides({x.key: got[x.function] for x in present},
                                                 {**state, "parameters": state.get("params", pkg.parameters),
-                                                 "armature": getattr(pkg, "armature", np.zeros(pkg.nv))}, caller(mod))),
+                                                 "armature": getattr(pkg, "armature", np.zeros(pkg.nv)),
+                                                 "tau_p": _passive_force(pkg, state) if passive else 0.0},
+                                                caller(mod))),
                            conditioned if identity.conditioned else TOL)
                 theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
                 for other, their in theirs.items():

@@ -54,7 +54,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_52441056"
+    _ext = "_arm4_ext_b0572f09"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -73,7 +73,8 @@ floating_base, joint_models = numpy.floating_base, numpy.joint_models
 integrate, difference, normalize, neutral = numpy.integrate, numpy.difference, numpy.normalize, numpy.neutral
 frames, parameters, gravity_vector = numpy.frames, numpy.parameters, numpy.gravity_vector
 armature, contacts = numpy.armature, numpy.contacts
-manifest_sha256 = "eecb60a619682fe94b0cd4e712a826897471494bfc1437123a6099736508b2db"  # manifest.json as built, without its file hashes
+damping, stiffness, springref, passive = numpy.damping, numpy.stiffness, numpy.springref, numpy.passive
+manifest_sha256 = "00cbce1e4ea1d11ce32a797a28e862f12d964198ccdbb5d1964449ab70bcf6ba"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

@@ -401,6 +401,9 @@ const char *const arm4_frame_names[1] = {
 
 const double arm4_gravity_vector[3] = { 0.0, 0.0, -9.81 };
 const double arm4_armature[4] = { 0.0, 0.0, 0.0, 0.0 };
+const double arm4_damping[4] = { 0.0, 0.0, 0.0, 0.0 };
+const double arm4_stiffness[4] = { 0.0, 0.0, 0.0, 0.0 };
+const double arm4_springref[4] = { 0.0, 0.0, 0.0, 0.0 };
 
 const double arm4_parameters[40] = {
     2.0,

@@ -92,6 +92,13 @@ extern const double arm4_parameters[ARM4_NPARAMS];
 extern const double arm4_gravity_vector[3];
 /* The armature per velocity, added to M's diagonal (Pinocchio's model.armature; zeros when none). */
 extern const double arm4_armature[ARM4_NV];
+/* The joints' passive forces per velocity: passive_force = -damping * v - stiffness * (q - springref)
+ * (zeros when none). ARM4_PASSIVE: 1 when forward_dynamics and its derivatives include them
+ * (symgen build --passive), that is qdd = M^-1 (tau + passive_force - C v - g). */
+#define ARM4_PASSIVE 0
+extern const double arm4_damping[ARM4_NV];
+extern const double arm4_stiffness[ARM4_NV];
+extern const double arm4_springref[ARM4_NV];
 
 /* Mass matrix M(q), (n, n), by CRBA. */
 #define ARM4_MASS_MATRIX_M_SIZE (ARM4_NV * ARM4_NV)   /* M: shape (ARM4_NV, ARM4_NV), row-major */

@@ -37,6 +37,14 @@ gravity_vector = np.array([0.0, 0.0, -9.81])
 #: model.armature; zeros when none). The regressor covers the inertial parameters only:
 #: slotine_li = regressor @ parameters + armature * a_r
 armature = np.array([0.0, 0.0, 0.0, 0.0])
+#: the joints' passive forces per velocity, passive_force = -damping * v - stiffness * (q - springref)
+#: (MJCF's damping, stiffness, springref in symgen's q; URDF's <dynamics damping>; zeros when none)
+damping = np.array([0.0, 0.0, 0.0, 0.0])
+stiffness = np.array([0.0, 0.0, 0.0, 0.0])
+springref = np.array([0.0, 0.0, 0.0, 0.0])
+#: whether forward_dynamics and forward_dynamics_derivatives include the passive forces, qdd =
+#: M^-1 (tau + passive_force(q, v) - C v - g) (symgen build --passive; default: on for MJCF, off for URDF)
+passive = False
 
 
 def _prepare(*args):

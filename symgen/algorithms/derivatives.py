@@ -38,7 +38,9 @@ velocity product to the base acceleration, so dA/dv_k = Phid_k, once: the base a
 not depend on v, the bodies below gain Phi_k x (v_i - v_base).
 
 Forward dynamics (Sec. IV-B, eq. 24): dqdd/du = -M^-1 dtau/du at qdd = FD(q, v, tau), each
-column solved with the tree-sparse L^T D L factors of M (:mod:`.forward_dynamics`), never M^-1.
+column solved with the tree-sparse L^T D L factors of M (:mod:`.forward_dynamics`), never M^-1;
+with passive forces (``--passive``) tau + tau_p(q, v) is solved and dtau/du gains diag(stiffness)
+and diag(damping) (:mod:`.passive`).
 
 Measured (ops of the straight-line code; panda / 20-DoF serial chain): ground 7245 / 28940 for
 (dtau/dq, dtau/dqd), against 9005 / 34589 with dtau/dqd = 2 C from Algorithm 1 and 16207 / 190031
@@ -54,6 +56,7 @@ from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crf, crm, icrf, inertia_rate, inertia_times
 from .crba import crba
 from .forward_dynamics import ltdl, ltdl_solve, solve_dense
+from .passive import add_passive_jacobians, plus_passive
 from .rnea import rnea
 
 FRAMES = ("ground", "body")
@@ -69,17 +72,22 @@ def inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame="ground", gravity=
     return run(robot, q, qd, qdd, bk, gravity)
 
 
-def forward_dynamics_derivatives(robot, q, qd, tau, bk, frame="ground", gravity=GRAVITY, dense=False):
+def forward_dynamics_derivatives(robot, q, qd, tau, bk, frame="ground", gravity=GRAVITY, dense=False,
+                                 passive=False):
     """(dqdd/dq, dqdd/dqd), each (n, n), at (q, qd, tau): eq. (24), -M^-1 dtau/du at qdd = FD.
-    ``dense`` (ground coordinates): the 2n solves as one column loop (:func:`solve_dense`)."""
+    ``dense`` (ground coordinates): the 2n solves as one column loop (:func:`solve_dense`).
+    ``passive``: FD with the passive forces, qdd = FD(q, qd, tau + tau_p(q, qd)), whose derivatives
+    solve dtau/du minus tau_p's (:mod:`.passive`)."""
     n, parent = robot.n, robot.parent
+    tau = plus_passive(robot, q, qd, tau, bk, passive)
     if _check_frame(frame) == "ground" or robot.has_inner_groups:       # (see above)
-        return _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense)
+        return _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense, passive)
     M = crba(robot, q, bk)
     bias = rnea(robot, q, qd, bk.zeros(n), bk, gravity=gravity)          # C qd + g
     L, Dinv = ltdl(M, parent, bk)
     qdd = ltdl_solve(L, Dinv, parent, tau - bias, bk)                   # eq. (20)
-    dtau_dq, dtau_dqd = inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame, gravity)
+    dtau_dq, dtau_dqd = add_passive_jacobians(robot, *inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame,
+                                                                                  gravity), passive)
     return (solve_columns(L, Dinv, parent, -dtau_dq, bk, "dtau_dq"),
             solve_columns(L, Dinv, parent, -dtau_dqd, bk, "dtau_dqd"))
 
@@ -111,7 +119,7 @@ def rnea_derivatives_ground(robot, q, qd, qdd, bk, gravity=GRAVITY):
     return derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
 
 
-def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense=False):
+def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense=False, passive=False):
     """Eq. (24) in one sweep: RNEA's forward pass at qdd = 0 gives the bias (C qd + g, from the
     composite forces) and the composite inertias give M, the sweep's own IC_i Phi_i; after the
     solve, the accelerations gain alpha_i = alpha_p + Phi_i qdd_i and the forces I_i alpha_i."""
@@ -135,7 +143,8 @@ def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense=False):
         alpha[i] = bk.bind(Phi[i] * qdd[i] + (alpha[p] if p >= 0 else 0), f"alpha{i}", i)
         a[i] = bk.bind(a[i] + alpha[i], f"a{i}", i)
         f[i] = bk.bind(f[i] + inertia_times(I[i], alpha[i], bk), f"f{i}", i)
-    dtau_dq, dtau_dqd = derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
+    dtau_dq, dtau_dqd = add_passive_jacobians(robot, *derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk,
+                                                                        a0), passive)
     if dense:
         return tuple(solve_dense(L, Dinv, parent, [-dtau_dq, -dtau_dqd], bk, "col"))
     return (solve_columns(L, Dinv, parent, -dtau_dq, bk, "dtau_dq"),

@@ -10,6 +10,7 @@ timing, as ``to_mujoco`` does):
     tau     mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc = 0): the bias C v + g (ours:
             inverse_dynamics, RNEA, at the loop's qdd; the same sweep)
     qdd     mj_forward with contacts, constraints, springs, dampers, actuation and sensors off: qacc
+            (springs and dampers on for a package built with --passive, whose FD includes them)
 
 Before timing, the package's C functions are checked against MuJoCo's (the same library through
 its Python binding) after ``from_mujoco``: M, the bias and qacc to 1e-9 (relative).
@@ -48,10 +49,13 @@ def library():
     return folder / "include", folder, libs[-1]
 
 
-def _disabled(mujoco):
+def _disabled(mujoco, passive=False):
+    """The disable flags of the contact-free forward dynamics; a package built with --passive keeps
+    MuJoCo's springs and dampers, as its forward_dynamics does."""
     bits = 0
     for name in _FLAGS:
-        bits |= int(getattr(mujoco.mjtDisableBit, name))
+        if not (passive and name in ("mjDSBL_SPRING", "mjDSBL_DAMPER")):
+            bits |= int(getattr(mujoco.mjtDisableBit, name))
     return bits
 
 
@@ -65,7 +69,7 @@ def check(package_dir, model_path, quantities, trials: int = 3, seed: int = 2) -
     pkg = import_package(package_dir)
     mod = pkg.c or pkg.numpy
     m = mujoco.MjModel.from_xml_path(str(model_path))
-    m.opt.disableflags |= _disabled(mujoco)
+    m.opt.disableflags |= _disabled(mujoco, bool(getattr(pkg, "passive", False)))
     if (m.nq, m.nv) != (pkg.nq, pkg.nv):
         raise BenchError(f"{model_path}: nq, nv = {m.nq}, {m.nv} but the package has {pkg.nq}, {pkg.nv}")
     rng = np.random.default_rng(seed)
@@ -116,7 +120,8 @@ def prepare(package_dir, manifest: dict, model_path, quantities) -> dict:
     return {"dir": None, "name": "mujoco", "functions": wanted, "check": checked, "version": mujoco.__version__,
             "extra": {"includes": ["mujoco/mujoco.h"], "include_dirs": [str(include)],
                       "libs": [f"-L{libdir}", f"-l:{lib}", f"-Wl,-rpath,{libdir}"],
-                      "declarations": _declarations(model_path, manifest, nq, nv, _disabled(mujoco)),
+                      "declarations": _declarations(model_path, manifest, nq, nv,
+                                                    _disabled(mujoco, bool(manifest["options"].get("passive")))),
                       "runners": [_runner(qty, nv) for qty in wanted], "out_size": nv * nv}}
 
 

@@ -52,6 +52,9 @@ class BuildOptions:
     gravity: tuple = GRAVITY              # linear gravity acceleration in the root frame (--gravity)
     parametric: bool = False              # inertial parameters as an argument, params (--parametric)
     contacts: tuple = ()                  # ((frame, "3d"/"6d"), ...) of the contact functions (--contacts)
+    #: forward dynamics and its derivatives with the passive forces (--passive; None: the model's
+    #: default, on for MJCF with dampers or springs, off for URDF: symgen.passive.resolve)
+    passive: bool | None = None
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
@@ -82,7 +85,7 @@ class BuildOptions:
     def sweep(self) -> Q.SweepOptions:
         return Q.SweepOptions(frame=self.frame, gamma_method=self.gamma_method, frames=self.frames,
                               gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric,
-                              contacts=tuple(self.contacts))
+                              contacts=tuple(self.contacts), passive=bool(self.passive))
 
 
 @dataclass
@@ -242,6 +245,12 @@ def _supported(robot, opts: BuildOptions) -> BuildOptions:
         raise OptionError(f"--quantities: {', '.join(stray)} not generated for robot {robot.name!r} "
                           f"({'couplings only: no loop rows' if robot.loops else 'no URDF+ couplings or loops'}); "
                           f"docs/LOOPS.md")
+    if any(k in Q.PASSIVE_KEYS for k in opts.quantities) and Q.constrained(robot):
+        raise OptionError(f"--quantities: passive_force not generated for robot {robot.name!r} with --mimic, URDF+ "
+                          f"couplings or loops yet")
+    if Q.passive_generated(robot) and set(Q.DEFAULT) <= set(opts.quantities):
+        # joint dampers or springs: the default build has passive_force
+        opts = dataclasses.replace(opts, quantities=tuple(dict.fromkeys(tuple(opts.quantities) + Q.PASSIVE_KEYS)))
     if Q.loops.loop_keys(robot) and tuple(opts.quantities) == Q.DEFAULT:
         # URDF+ couplings or loops: loop_residual, spanning_velocity (and solve_loops), loop_jacobian with loops
         opts = dataclasses.replace(opts, quantities=tuple(opts.quantities) + Q.loops.loop_keys(robot))
@@ -267,6 +276,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
     opts = opts or BuildOptions()
     progress = progress or Progress()
     name = identifier(name or robot.name)
+    opts = dataclasses.replace(opts, passive=Q.resolve(robot, opts.passive))    # --passive, or the model's default
     check_options(opts)
     check_size(robot, opts)
     if "casadi" in opts.targets and getattr(robot, "has_inner_groups", False):

@@ -47,7 +47,7 @@ FIT: dict[str, tuple[float, float, float]] = {
     "dhg": (369.8, 0.0, 0.0), "vf": (67.0, 1.269, 0.0), "af": (120.0, 0.0, 0.0), "dJ": (134.2, 0.0, 0.0),
     "Yts": (363.9, 0.0, 0.0), "p": (206.4, 0.3462, 0.0), "CTv": (220.2, 1.038, 0.0), "T": (172.2, 0.0, 0.0),
     "V": (46.57, 0.0, 0.0), "Y_g": (212.8, 25.73, 0.0), "Y_T": (141.9, 0.0, 0.0), "Y_V": (42.65, 0.0, 0.0),
-    "Y_Vdot": (147.2, 0.0, 0.0),
+    "Y_Vdot": (147.2, 0.0, 0.0), "tau_p": (3.0, 0.0, 0.0),
 }
 #: seconds of the symbolic run (trace, every variant, passes, print) per operation of the output on
 #: one idle core: measured 2.5-4.0 ms at a load of 10-11 on 2 cores (a process's share ~0.19 of a

@@ -15,12 +15,14 @@ import sympy as sp
 
 from .. import quantities as Q
 from ..joint_models import layout_of
+from .cmake import build_files, cmake_version
 from ..mjcf_convert import free_slots
 from ..scenes import package_trees
 from ..algorithms.regressor import robot_parameters
 from . import program as P
 from .casadi_target import casadi_context, source_name
 from .runs import row_runs
+from ..passive import header_lines as passive_lines, package_values as passive_of
 from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
 from .xla_target import MAX_BUFFERS, library_name as xla_library_name, source_name as xla_source_name, xla_functions
@@ -292,15 +294,12 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}"
         + (" mimic=True" if _relations(robot) else "")
         + (f" couplings={','.join(_loops(robot))}" if _loops(robot) else "")
-        + (" open_loops=True" if getattr(opts, "open_loops", False) else ""),
+        + (" open_loops=True" if getattr(opts, "open_loops", False) else "")
+        + (" passive=True" if opts.passive else ""),
         *([f"armature: {' '.join(repr(float(a)) for a in armature_of(robot))}"] if robot.has_armature else []),
+        *passive_lines(robot),
         f"SymPy {sp.__version__}",
     ]
-
-
-def _numeric_version(version: str) -> str:
-    """symgen's version as CMake's ``project(VERSION)`` takes it: its leading dotted numbers."""
-    return re.match(r"\d+(\.\d+)*", version).group(0) if re.match(r"\d", version) else "0"
 
 
 def armature_of(robot) -> np.ndarray:
@@ -400,7 +399,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     layout = layout_of(robot)
     scene = package_trees(robot)
     ctx = {
-        "header": header_lines(robot, opts, version), "name": name, "cmake_version": _numeric_version(version), "prefix": name, "PREFIX": name.upper(),
+        "header": header_lines(robot, opts, version), "name": name, "cmake_version": cmake_version(version), "prefix": name, "PREFIX": name.upper(),
         "lanes_helpers": LANES_HELPERS,
         "n": robot.n, "nq": robot.nq, "functions": contexts,
         "robot_literal": py_literal(robot.name), "robot_comment": comment_text(robot.name),
@@ -411,6 +410,9 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "floating_base_literal": repr(bool(robot.floating_base)),
         "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
         "armature_literal": "[" + ", ".join(repr(float(x)) for x in armature_of(robot)) + "]",
+        **{f"{name}_literal": "[" + ", ".join(repr(float(x) + 0.0) for x in values) + "]"
+           for name, values in passive_of(robot).items()},
+        "passive": bool(opts.passive),
         "joint_models_literal": "(" + "".join(f"({py_literal(j[0])}, {j[1]!r}, {j[2]}, {j[3]}, {j[4]}, {j[5]}), "
                                               for j in layout) + ")",
         # integrate & co. on a tree's coordinates; a mechanism with loops (v: independent speeds) has none yet
@@ -454,10 +456,11 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "joint_names": list(robot.joint_names), "link_names": list(robot.link_names),
         "joint_models": [list(j) for j in layout],
         "frames": [f.spec or f.name for f in frames], "armature": [float(x) for x in armature_of(robot)],
+        **{name: [float(x) + 0.0 for x in values] for name, values in passive_of(robot).items()},
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
-                    "parametric": opts.parametric, "targets": list(opts.targets)},
+                    "parametric": opts.parametric, "targets": list(opts.targets), "passive": bool(opts.passive)},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
                                   "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
                                   "ops": ops[f["name"]], "route": f["route"], "c_shape": f["c_shape"]}
@@ -481,6 +484,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         manifest["options"]["mimic"] = True
         manifest["mimic"] = [{"joint": r.joint, "mimics": r.target, "multiplier": r.multiplier, "offset": r.offset}
                              for r in robot.embedding.relations]
+    if "casadi" in opts.targets and ctx["has_lie"]:    # the CasADi library has integrate ... neutral too
+        manifest["casadi_lie"] = True
     ctx.update(ext_name=ext_name, xla_library=xla_library_name(ext_name), manifest_sha256=manifest_digest(manifest),
                rebuild_literal=py_literal(opts.command or "symgen build <urdf>"))
     files = {
@@ -490,8 +495,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         f"{name}.h": render("c_header.h.j2", ctx),
         f"{name}.c": c_source,
         f"{ext_name}.c": render("c_extension.c.j2", ctx),
-        "CMakeLists.txt": render("cmake_lists.txt.j2", ctx),      # NAME.c as CMake targets, installed
-        f"{name}.pc": render("pkg_config.pc.j2", ctx),           # with this pkg-config file
+        **build_files(render, ctx, name),         # CMakeLists.txt and NAME.pc
     }
     if "casadi" in opts.targets:
         files[source_name(name)] = render("casadi_external.c.j2", {**ctx, **casadi_context(robot, contexts,
@@ -500,8 +504,6 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         handled = xla_functions(ctx["functions"])
         files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx, ops, [f["name"] for f in handled]))
         files[xla_source_name(name)] = render("xla_ffi.c.j2", {**ctx, "functions": handled, "max_buffers": MAX_BUFFERS})
-    if "casadi" in opts.targets and ctx["has_lie"]:    # the CasADi library has integrate ... neutral too
-        manifest["casadi_lie"] = True
     manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return files

@@ -31,6 +31,7 @@ from . import appendix_b, centroidal, contact, core, loops, sweeps
 from .base import (ARGUMENTS, FRAMES, GAMMA_METHODS, STATE_ARGUMENTS, Argument, Output, PinCall, Quantity,  # noqa: F401
                    Sweep, SweepOptions, check_options, gravity_text, parse_gravity)
 from .sweeps import frames_of, in_body_frames, point_frame, split_frames  # noqa: F401
+from ..passive import PASSIVE_SWEEPS, constrained, has_passive, resolve
 
 #: the modules that declare sweeps (a ``SWEEPS`` tuple) and quantities (a ``QUANTITIES`` tuple), in
 #: the order of the generated files
@@ -55,6 +56,8 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
     URDF's inertias sees the robot's axisymmetric rotors turn-free (:mod:`symgen.axisymmetric`)."""
     from ..kinematics import with_parameters
 
+    if opts.passive and sweep.name in PASSIVE_SWEEPS:       # not on a constrained robot yet: refused there
+        resolve(robot, True)
     if sweep.name in loops.OWN_SWEEPS:                      # phi, K, G v: the closed mechanism's own
         return sweep.run(robot, args, bk, opts)
     if sweep.inertial and args.get("params") is None:      # the model's inertias: rotors need not turn
@@ -76,17 +79,30 @@ def available(robot) -> tuple[str, ...]:
     """The keys of the quantities symgen computes for ``robot``: all but the loop functions on a
     robot without URDF+ couplings or loops (:func:`.loops.loop_keys`), the contact terms on an
     embedded one (``--mimic``, couplings: no reduced contact system yet), and
-    :data:`symgen.closed.UNSUPPORTED` on a mechanism with loops."""
+    :data:`symgen.closed.UNSUPPORTED` on a mechanism with loops; the passive forces only on a tree
+    with dampers or springs (:func:`passive_generated`)."""
     embedded = robot.embedding is not None
     own = loops.loop_keys(robot)
     out = []
     for key in QUANTITIES:
         if key in loops.LOOP_KEYS and key not in own or key in getattr(robot, "unsupported", ()):
             continue
+        if key in PASSIVE_KEYS and not passive_generated(robot):
+            continue
         if embedded and key in set(contact.CONTACT_KEYS) - {"whole_body_terms"}:
             continue
         out.append(key)
     return tuple(out)
+
+
+#: the passive forces' quantity: in a default build of a robot with joint dampers or springs
+PASSIVE_KEYS = ("tau_p",)
+
+
+def passive_generated(robot) -> bool:
+    """Whether ``passive_force`` is part of ``robot``'s default build: a tree (not --mimic, couplings
+    or loops, not supported there yet) with joint dampers or springs."""
+    return has_passive(robot) and not constrained(robot)
 
 
 #: the quantities of a build without ``--quantities``: all but those built on request only

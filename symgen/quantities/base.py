@@ -155,6 +155,9 @@ class SweepOptions:
     #: the contact frames of the contact functions (``--contacts``): ((frame name, "3d" or "6d"),
     #: ...), each a frame of ``frames``; empty: every frame of ``frames`` as a point contact
     contacts: tuple = ()
+    #: forward dynamics and its derivatives include the passive forces tau_p(q, qd) (``--passive``,
+    #: :mod:`symgen.passive`): qdd = M^-1 (tau + tau_p - C qd - g)
+    passive: bool = False
 
 
 FRAMES = ("ground", "body")

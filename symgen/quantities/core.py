@@ -146,4 +146,9 @@ QUANTITIES = (
              pin_call=PinCall(("computeJointJacobians",), ("q",),
                               {"J": ("pin_cpp", "computeJointJacobians(model, data, qs[i]); sink = sink + data.J(0, 0);")},
                               note="Pinocchio's computeJointJacobians, all joint Jacobians, before getFrameJacobian per frame")),
+    Quantity("tau_p", "passive_force", ("q", "qd"), (Output("tau_p", _vector, embed="vector"),),
+             "Passive joint forces tau_p = -damping * qd - stiffness * (q - springref), (n,): the joints' dampers "
+             "and springs (MJCF's damping, stiffness, springref; URDF's <dynamics damping>), MuJoCo's qfrc_passive "
+             "without tendons and fluid; forward_dynamics includes them in a build with --passive.", "passive",
+             pinocchio=lambda o, s: o.passive_force(s["q"], s["qd"]), default=False),
 )

@@ -204,10 +204,19 @@ def _shallow(robot):
 _regressor_local_sweep.applies = _shallow
 
 
+def _tau(robot, args, bk, opts):
+    """The joint forces forward dynamics solves for: tau, plus the passive forces tau_p(q, qd) in
+    a build with --passive (:mod:`symgen.passive`)."""
+    from ..algorithms.passive import plus_passive
+
+    return plus_passive(robot, args["q"], args["qd"], args["tau"], bk, opts.passive)
+
+
 def _forward_dynamics(robot, args, bk, opts):
     from .. import algorithms as alg
 
-    return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], args["tau"], bk, opts.frame, gravity=opts.gravity)}
+    return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], _tau(robot, args, bk, opts), bk, opts.frame,
+                                        gravity=opts.gravity)}
 
 
 def _forward_dynamics_local(robot, args, bk, opts):
@@ -215,7 +224,8 @@ def _forward_dynamics_local(robot, args, bk, opts):
     as MJCF: M 975 operations against 1,755 in ground coordinates)."""
     from .. import algorithms as alg
 
-    return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], args["tau"], bk, "local", gravity=opts.gravity)}
+    return {"qdd": alg.forward_dynamics(robot, args["q"], args["qd"], _tau(robot, args, bk, opts), bk, "local",
+                                        gravity=opts.gravity)}
 
 
 def _aba_ground(robot, args, bk, opts):
@@ -223,7 +233,7 @@ def _aba_ground(robot, args, bk, opts):
     L^T D L route is O(N d^2); wins on long chains (20-DoF chain 12,405 against 22,952)."""
     from .. import algorithms as alg
 
-    return {"qdd": alg.aba_ground(robot, args["q"], args["qd"], args["tau"], bk, gravity=opts.gravity)}
+    return {"qdd": alg.aba_ground(robot, args["q"], args["qd"], _tau(robot, args, bk, opts), bk, gravity=opts.gravity)}
 
 
 def _aba_body(robot, args, bk, opts):
@@ -231,7 +241,7 @@ def _aba_body(robot, args, bk, opts):
     on panda and solo12 (2,651 against 4,106; 2,048 against 3,088)."""
     from .. import algorithms as alg
 
-    return {"qdd": alg.aba(robot, args["q"], args["qd"], args["tau"], bk, gravity=opts.gravity)}
+    return {"qdd": alg.aba(robot, args["q"], args["qd"], _tau(robot, args, bk, opts), bk, gravity=opts.gravity)}
 
 
 def _frames(robot, args, bk, opts):
@@ -289,7 +299,8 @@ def _id_derivatives(robot, args, bk, opts):
 def _fd_derivatives(robot, args, bk, opts):
     from .. import algorithms as alg
 
-    dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, opts.frame, gravity=opts.gravity)
+    dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, opts.frame, gravity=opts.gravity,
+                                               passive=opts.passive)
     return {"dqdd_dq": dq, "dqdd_dqd": dqd}
 
 
@@ -299,8 +310,14 @@ def _fd_derivatives_dense(robot, args, bk, opts):
     from .. import algorithms as alg
 
     dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, "ground",
-                                               gravity=opts.gravity, dense=True)
+                                               gravity=opts.gravity, dense=True, passive=opts.passive)
     return {"dqdd_dq": dq, "dqdd_dqd": dqd}
+
+
+def _passive(robot, args, bk, opts):
+    from ..algorithms.passive import passive_force
+
+    return {"tau_p": passive_force(robot, args["q"], args["qd"], bk)}
 
 
 def _slotine_li(robot, args, bk, opts):
@@ -378,6 +395,7 @@ SWEEPS = (
     Sweep("id_derivatives", ("q", "qd", "qdd"), _id_derivatives),
     Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives, variants=(_fd_derivatives_dense,)),
     Sweep("frames", ("q",), _frames, inertial=False),
+    Sweep("passive", ("q", "qd"), _passive, inertial=False),
 )
 
 

@@ -59,6 +59,10 @@ class JointSpec:
     #: its <mimic>'s multiplier and offset (urdfdom's defaults 1 and 0): q = multiplier q_mimic + offset
     mimic_multiplier: float = 1.0
     mimic_offset: float = 0.0
+    #: its <dynamics damping friction> (urdfdom's defaults 0): viscous damping (Robot.damping) and
+    #: Coulomb friction (left out: nonsmooth; Pinocchio keeps it as model.friction, its aba ignores it)
+    damping: float = 0.0
+    friction: float = 0.0
 
 
 def parse_numbers(text: str, count: int) -> tuple[float, ...]:
@@ -297,7 +301,20 @@ def _read_joint(el: ET.Element, k: int, links, ctx: Context) -> JointSpec:
     child = _joint_link(el, "child", links, ctx, where)
     R, p = _origin(el, ctx, where, what)
     return JointSpec(name, jtype, parent, child, R, p, _joint_axis(el, jtype, ctx, where, what),
-                     *_joint_mimic(el, ctx, where))
+                     *_joint_mimic(el, ctx, where), *_joint_dynamics(el, ctx, where))
+
+
+def _joint_dynamics(el: ET.Element, ctx: Context, where: str) -> tuple[float, float]:
+    """(damping, friction) of ``el``'s ``<dynamics>`` (0 when absent, as urdfdom's); a negative
+    value, which no damper or friction has, is refused."""
+    dyn = el.find("dynamics")
+    out = []
+    for name in ("damping", "friction"):
+        (x,) = _numbers(dyn, name, 1, ctx, f"{where}/<dynamics>", default=(0.0,))
+        if x < 0.0:
+            raise ctx.error(f"{where}/<dynamics>", f"attribute {name}={x!r}: must be >= 0")
+        out.append(x + 0.0)
+    return tuple(out)
 
 
 def read_joints(root: ET.Element, links, ctx: Context) -> list[JointSpec]:

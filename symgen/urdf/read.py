@@ -85,18 +85,23 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
     notes += _mimic_notes(tree, joints, mimic)
     notes += check_inertias(tree, links, not floating_base, strict_inertia, ctx) + rotor_notes(tree)
     bodies = free_flyer_bodies(root, tree.inertias[root_body]) if floating_base else []
+    damping = [0.0] * len(bodies)
     for k, (j, parent, R, p) in enumerate(tree.specs):
         if j.type in GROUP_OF:                          # planar, floating: several bodies
             bodies.extend(group_bodies(GROUP_OF[j.type], j.name, j.child, parent, len(bodies), as_mat3(R),
                                        as_vec3(p), tree.inertias[tree.spec_body[k]]))
+            damping.extend([0.0] * (len(bodies) - len(damping)))
             continue
         bodies.append(Body(name=j.child, joint_name=j.name, joint_type=j.type, axis=j.axis,
                            parent=parent, rotation=as_mat3(R), translation=as_vec3(p),
                            inertia=tree.inertias[tree.spec_body[k]]))
+        damping.append(j.damping)
+    notes += _dynamics_notes(tree)
     scene = (SceneTree(root, "floating", tuple(range(len(bodies)))),) if floating_base else urdf_trees(root, joints)
     robot = Robot(name=name, bodies=tuple(bodies), root_link=virtual_root(links) if floating_base else root,
                   source=source, lumped=tuple(tree.lumped), snapped=tuple(ctx.snapped),
-                  floating_base=floating_base, notes=notes, frames=tuple(tree.frames), trees=scene)
+                  floating_base=floating_base, notes=notes, frames=tuple(tree.frames), trees=scene,
+                  damping=tuple(damping) if any(damping) else ())
     plus = read_plus(root_el, links, ctx)
     if plus:                                        # URDF+: couplings embedded, loops refused or opened
         return embed(robot, plus, joints, ctx, mimic, open_loops)
@@ -105,6 +110,22 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
 
         return Embedded(robot, _embedding(tree, joints, robot, ctx))
     return robot
+
+
+def _dynamics_notes(tree: Tree) -> tuple[str, ...]:
+    """What of the movable joints' ``<dynamics>`` is left out: Coulomb friction (nonsmooth; Pinocchio
+    keeps it as model.friction and its aba leaves it out) and the damping of a planar, floating or
+    spherical joint (Pinocchio's parser reads none there)."""
+    friction = [j.name for j, *_ in tree.specs if j.friction]
+    group = [j.name for j, *_ in tree.specs if j.damping and j.type in GROUP_OF]
+    notes = ()
+    if friction:
+        notes += (f"<dynamics friction> of joint(s) {', '.join(map(repr, friction))} left out: Coulomb friction is "
+                  f"nonsmooth (Pinocchio keeps it as model.friction; its aba leaves it out too)",)
+    if group:
+        notes += (f"<dynamics damping> of the planar, floating or spherical joint(s) {', '.join(map(repr, group))} "
+                  f"left out (as Pinocchio's URDF parser does)",)
+    return notes
 
 
 def _virtual_frames(world: str) -> tuple[Frame, ...]:

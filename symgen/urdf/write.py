@@ -57,7 +57,7 @@ def _limit_xml(joint_type: str) -> list[str]:
 _URDF_GROUP = {"freeflyer": "floating", "planar": "planar"}
 
 
-def _joint_xml(body: Body, parent_link: str, child: str | None = None) -> list[str]:
+def _joint_xml(body: Body, parent_link: str, child: str | None = None, damping: float = 0.0) -> list[str]:
     jtype = _URDF_GROUP[body.group] if body.group else body.joint_type
     return [
         f"  <joint name={quoteattr(body.joint_name)} type={quoteattr(jtype)}>",
@@ -66,12 +66,14 @@ def _joint_xml(body: Body, parent_link: str, child: str | None = None) -> list[s
         f'    <origin xyz="{_num(body.translation)}" rpy="{_num(matrix_rpy(body.rotation))}"/>',
         f'    <axis xyz="{_num(body.axis)}"/>',
         *_limit_xml(body.joint_type),
+        *([f'    <dynamics damping="{_num((damping,))}"/>'] if damping else []),
         "  </joint>",
     ]
 
 
 def urdf_string(robot: Robot) -> str:
-    """``robot`` as URDF text that :func:`parse_urdf_string` reads back into the same bodies."""
+    """``robot`` as URDF text that :func:`parse_urdf_string` reads back into the same bodies (and
+    the single-DoF joints' damping, as ``<dynamics damping>``; URDF has no springs)."""
     free = robot.free
     lines = ['<?xml version="1.0"?>',
              f"<!-- written by symgen: {robot.n - free} joints in q order; inertials at the CoM"
@@ -93,7 +95,7 @@ def urdf_string(robot: Robot) -> str:
             link = robot.bodies[joint.last]
             lines += _joint_xml(b, parent_link, link.name) + _link_xml(link.name, link.inertia)
             continue
-        lines += _joint_xml(b, parent_link) + _link_xml(b.name, b.inertia)
+        lines += _joint_xml(b, parent_link, damping=robot.damping_vector[i]) + _link_xml(b.name, b.inertia)
     lines.append("</robot>")
     return "\n".join(lines) + "\n"
 
