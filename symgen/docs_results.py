@@ -135,6 +135,13 @@ def rows(rival: str, robot_runs: list[Run]) -> list[Row]:
             for key, us in d.get("us", {}).items():
                 if "mujoco_c" in us:
                     found[key] = Row(_function(key), names.get(key, "MuJoCo"), us["c_loop"], us["mujoco_c"], run)
+        elif rival == "drake":
+            names = {"M": "CalcMassMatrix", "g": "CalcGravityGeneralizedForces",
+                     "tau": "CalcForceElementsContribution + CalcInverseDynamics",
+                     "qdd": "the generalized-acceleration output port"}
+            for key, us in d.get("us", {}).items():
+                if "drake_py" in us and "c_py_single" in us:
+                    found[key] = Row(_function(key), names.get(key, "Drake"), us["c_py_single"], us["drake_py"], run)
         elif rival == "batch":
             for key, us in d.get("us", {}).items():
                 if "c_loop_batch" in us:

@@ -62,21 +62,22 @@ def _states(robot, seed, count):
     return [Q.random_state(rng, robot.nq, robot.nv) for _ in range(count)]
 
 
-@pytest.fixture(scope="module")
-def solo(tmp_path_factory):
-    """solo12 with a free-flyer, every function (NumPy and C)."""
-    path = erd_path("solo_description/robots/solo12.urdf")
+@pytest.fixture(scope="module", params=["solo", pytest.param("solo12", marks=pytest.mark.slow)])
+def solo(tmp_path_factory, request):
+    """solo (8 joints) with a free-flyer, every function (NumPy and C); solo12 (80 s to build
+    on 2 cores) with -m slow. (robot, package, its URDF, its name)."""
+    path = erd_path(f"solo_description/robots/{request.param}.urdf")
     robot = symgen.load_urdf(path, floating_base=True)
     out = tmp_path_factory.mktemp("floating")
-    result = build(robot, out, name="solo12ff", opts=BuildOptions(quantities=BUILT))
-    return robot, import_package(result.path)
+    result = build(robot, out, name=f"{request.param}ff", opts=BuildOptions(quantities=BUILT))
+    return robot, import_package(result.path), path, request.param
 
 
 @pytest.mark.pinocchio
 def test_generated_numpy_and_c_match_the_reference_and_pinocchio(solo, pin):
-    robot, pkg = solo
+    robot, pkg, path, name = solo
     assert (pkg.nq, pkg.nv, pkg.joint_names[0], pkg.link_names[0]) == (robot.nq, robot.nv, "root_joint", "base_link")
-    oracle = PinOracle(robot, _pin_free_flyer(pin, erd_path("solo_description/robots/solo12.urdf")))
+    oracle = PinOracle(robot, _pin_free_flyer(pin, path))
     seed = 1207
     for t, state in enumerate(_states(robot, seed, 3)):
         for key in BUILT:
@@ -92,7 +93,7 @@ def test_generated_numpy_and_c_match_the_reference_and_pinocchio(solo, pin):
             at = x.oracle_state(state) if x.oracle_state else state
             rtol = Q.tolerance(x, oracle.mass_matrix(at["q"]))
             assert_close(Q.call(pkg.c, x.key, at), x.pinocchio(oracle, at), f"{x.function} (C)",
-                         f"solo12 seed={seed} state#{t}", rtol=rtol)
+                         f"{name} seed={seed} state#{t}", rtol=rtol)
 
 
 def test_pose_free_quantities_do_not_read_the_base_pose_and_gravity_reads_only_the_quaternion():
@@ -117,7 +118,7 @@ def test_a_quaternion_off_the_unit_sphere_is_used_as_its_direction(solo, scale):
     """Documented: q[3:7] is used as the rotation of quat/|quat| (s = 2/|quat|^2 in the rotation
     matrix), so a drifted or sign-flipped quaternion gives the results of the unit one, in the
     reference and in the generated code alike."""
-    robot, pkg = solo
+    robot, pkg, _, _ = solo
     seed = 31
     for state in _states(robot, seed, 2):
         scaled = {**state, "q": state["q"].copy()}
