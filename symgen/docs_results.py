@@ -141,7 +141,8 @@ def rows(rival: str, robot_runs: list[Run]) -> list[Row]:
                      "qdd": "the generalized-acceleration output port"}
             for key, us in d.get("us", {}).items():
                 if "drake_py" in us and "c_py_single" in us:
-                    found[key] = Row(_function(key), names.get(key, "Drake"), us["c_py_single"], us["drake_py"], run)
+                    found[key] = Row(_function(key), names.get(key, "Drake"), us["c_py_single"], us["drake_py"], run,
+                                     {"Pinocchio from Python": us.get("pin_py")})
         elif rival == "batch":
             for key, us in d.get("us", {}).items():
                 if "c_loop_batch" in us:

@@ -39,22 +39,30 @@ def _pydrake():
 
 
 class DrakeModel:
-    """The URDF in a continuous Drake plant, its root link welded to the world, with the
+    """The URDF in a continuous Drake plant, its root link welded to the world (unless the URDF
+    fixes it to a link named ``world``, Drake's world), with the
     permutation from the package's q (and v) to Drake's."""
 
     def __init__(self, urdf, manifest: dict):
         Parser, MultibodyPlant, MultibodyForces = _pydrake()
-        if manifest.get("floating_base") or manifest["nq"] != manifest["nv"]:
-            raise BenchError("--drake times fixed-base packages of 1-DoF joints only (Drake's free body and ball "
-                             "joints have coordinates of their own)")
+        if manifest.get("floating_base") or manifest["nq"] != manifest["nv"] or manifest["options"].get("mimic"):
+            raise BenchError("--drake times fixed-base packages of 1-DoF joints only, without --mimic (Drake's free "
+                             "body and ball joints have coordinates of their own, its mimic joints are constraints)")
+        import re
+        from pathlib import Path
+
+        text = Path(urdf).read_text(encoding="utf-8")
+        if not manifest["options"].get("mimic"):        # the package's joints are independent: so are Drake's
+            text = re.sub(r"<mimic\b[^>]*/>", "", text)  # (a coupler constraint needs Drake's discrete solver)
         self.plant = plant = MultibodyPlant(0.0)
-        (instance,) = Parser(plant).AddModels(str(urdf))
+        (instance,) = Parser(plant).AddModelsFromString(text, "urdf")
         bodies = [plant.get_body(i) for i in plant.GetBodyIndices(instance)]
         roots = [b for b in bodies if not any(plant.get_joint(j).child_body().index() == b.index()
                                               for j in plant.GetJointIndices(instance))]
-        if len(roots) != 1:
+        if len(roots) > 1:
             raise BenchError(f"{urdf}: Drake reads {len(roots)} root links, expected one")
-        plant.WeldFrames(plant.world_frame(), roots[0].body_frame())
+        if roots:                                   # (none: the URDF fixes its root to a link named world)
+            plant.WeldFrames(plant.world_frame(), roots[0].body_frame())
         plant.Finalize()
         self.context = plant.CreateDefaultContext()
         self.forces = MultibodyForces(plant)
@@ -140,7 +148,7 @@ def measure(m, package_dir, urdf, manifest: dict, quantities, settings) -> None:
         rng = np.random.default_rng(7)
         states = {a: x.draw(rng, *dimensions(manifest), 3, links=len(manifest["link_names"])) for a, x in ARGUMENTS.items()}
         errors = check(model, pkg, wanted, states)
-    except BenchError as exc:
+    except (BenchError, RuntimeError) as exc:   # (RuntimeError: Drake's own refusals)
         m.notes["drake"] = f"Drake: not timed: {exc}"
         return
     import pydrake
