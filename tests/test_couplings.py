@@ -318,6 +318,7 @@ def test_grbda_mini_cheetah_with_its_floating_root_joint_and_twelve_rotors(pin):
     _every_quantity_against_the_spanning_tree(robot, "mini_cheetah")
 
 
+@pytest.mark.slow          # (30 s; mini_cheetah's rotors and the random trees run in CI)
 def test_grbda_mit_humanoid_with_its_eighteen_rotors(pin):
     """GRBDA's mit_humanoid.urdf (tests/data/grbda; the humanoid of issue #24's speed goal): a
     floating root joint and 18 rotors geared to hips, knees, ankles, shoulders and elbows, 42

@@ -693,6 +693,7 @@ def test_unusable_output_folder_is_a_one_line_error_with_exit_2(tmp_path, case):
 
 # ------------------------------------------------------------------------------------ determinism
 
+@pytest.mark.slow          # (34 s; test_codegen's builds on several processes check the bytes in CI)
 def test_hostile_names_and_a_tree_generate_the_same_bytes_for_any_hash_seed_and_cwd(tmp_path):
     """Complements test_codegen's arm4 check: names that sort, hash and escape differently, a
     branching tree, and the library path in three processes."""
