@@ -18,6 +18,9 @@ relative. Fixed-base packages only (Drake's free body has its own coordinates).
 """
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 
 from .harness import BenchError
@@ -48,12 +51,9 @@ class DrakeModel:
         if manifest.get("floating_base") or manifest["nq"] != manifest["nv"] or manifest["options"].get("mimic"):
             raise BenchError("--drake times fixed-base packages of 1-DoF joints only, without --mimic (Drake's free "
                              "body and ball joints have coordinates of their own, its mimic joints are constraints)")
-        import re
-        from pathlib import Path
-
-        text = Path(urdf).read_text(encoding="utf-8")
-        if not manifest["options"].get("mimic"):        # the package's joints are independent: so are Drake's
-            text = re.sub(r"<mimic\b[^>]*/>", "", text)  # (a coupler constraint needs Drake's discrete solver)
+        # the package's joints are independent (no --mimic): so are Drake's (a coupler constraint
+        # would need Drake's discrete solver)
+        text = re.sub(r"<mimic\b[^>]*/>", "", Path(urdf).read_text(encoding="utf-8"))
         self.plant = plant = MultibodyPlant(0.0)
         (instance,) = Parser(plant).AddModelsFromString(text, "urdf")
         bodies = [plant.get_body(i) for i in plant.GetBodyIndices(instance)]
@@ -109,18 +109,20 @@ class DrakeModel:
 def check(model: DrakeModel, pkg, quantities, states: dict, trials: int = 3) -> dict:
     """``{qty: max relative error}`` of the package's C against Drake (the URDF's damping on
     Drake's side, ``passive_force`` on ours); BenchError above CHECK_RTOL."""
+    from ..quantities import QUANTITIES
+
     passive = getattr(pkg.c, "passive_force", None)
     errors = {}
     for qty in quantities:
-        worst = 0.0
+        x, worst = QUANTITIES[qty], 0.0
         for t in range(trials):
-            q, v, a, tau = (states[k][t] for k in ("q", "qd", "qdd", "tau"))
-            tau_p = passive(q, v) if passive is not None else 0.0
-            ours = {"M": lambda: pkg.c.mass_matrix(q), "g": lambda: pkg.c.gravity(q),
-                    "tau": lambda: pkg.c.inverse_dynamics(q, v, a) - tau_p,
-                    "qdd": lambda: pkg.c.forward_dynamics(q, v, tau + tau_p) if not pkg.passive
-                    else pkg.c.forward_dynamics(q, v, tau)}[qty]()
-            theirs = model.call(qty)(*((q,) if qty in ("M", "g") else (q, v, a) if qty == "tau" else (q, v, tau)))
+            args = [states[a][t] for a in x.arguments]
+            tau_p = passive(states["q"][t], states["qd"][t]) if passive is not None else 0.0
+            mine = list(args)
+            if qty == "qdd" and not pkg.passive:          # Drake's FD applies the damping: ours at tau + tau_p
+                mine[2] = mine[2] + tau_p
+            ours = getattr(pkg.c, x.function)(*mine) - (tau_p if qty == "tau" else 0.0)
+            theirs = model.call(qty)(*args)
             worst = max(worst, float(np.abs(ours - theirs).max() / max(1.0, np.abs(theirs).max())))
         if not worst <= CHECK_RTOL:
             raise BenchError(f"Drake and the package differ in {qty}: relative error {worst:.2e} > {CHECK_RTOL:g}")
@@ -154,9 +156,10 @@ def measure(m, package_dir, urdf, manifest: dict, quantities, settings) -> None:
     import pydrake
 
     m.info["drake"] = {"version": getattr(pydrake, "__version__", "?"), "check": errors}
+    from ..quantities import QUANTITIES
+
     for qty in wanted:
-        args = [states[a][0] for a in {"M": ("q",), "g": ("q",), "tau": ("q", "qd", "qdd"),
-                                       "qdd": ("q", "qd", "tau")}[qty]]
+        args = [states[a][0] for a in QUANTITIES[qty].arguments]
         fn = model.call(qty)
         m.put(DRAKE_METHOD, qty, time_callable(lambda: fn(*args), settings.repeats, settings.min_time))
     m.notes[DRAKE_METHOD, "tau"] = "Drake: τ with the URDF's joint damping applied (ours: inverse_dynamics)"
