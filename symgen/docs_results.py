@@ -182,7 +182,7 @@ def page(rival: str, directory: Path = RESULTS) -> str:
     theirs_head = "one state" if rival == "batch" else RIVALS[rival]
     ours_head = "batch, per state" if rival == "batch" else "symgen"
     out = [f"![{RIVALS[rival]} / symgen per function]({rival}.svg)", ""]
-    if _by_dof(rival, directory) and rival != "batch":
+    if _by_dof(rival, directory):
         out += [f"![time per call against the robot's nv, symgen and {RIVALS[rival]}]({rival}_dof.svg)", "",
                 "Time per call against the robots' number of velocities (log-log), from the same runs as the tables.", ""]
     out += [
@@ -236,17 +236,14 @@ def plot(rival: str, directory: Path = RESULTS) -> bytes | None:
     ax.set_xscale("log")
     ax.set_xlabel(f"{RIVALS[rival]} time / symgen time (above 1: symgen faster)" if rival != "batch"
                   else "one-state time / batch time per state")
-    fig.tight_layout()
-    buffer = io.StringIO()
-    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "symgen"}):   # text as text, stable ids
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    return buffer.getvalue().encode("utf-8")
+    return _svg(fig)
 
 
 def _by_dof(rival: str, directory: Path) -> dict:
     """``{function: [(nv, robot, ours, theirs), ...]}`` of the functions of ``rival`` timed on robots
     of three or more sizes (each robot's newest figures), in order of nv."""
+    if rival == "batch":                       # (its rows are one robot's variants, not rivals' times)
+        return {}
     mine = [r for r in runs(directory) if r.rival == rival and r.data.get("nv")]
     found: dict[str, dict] = {}
     for robot in dict.fromkeys(r.robot for r in mine):
@@ -262,7 +259,7 @@ def dof_plot(rival: str, directory: Path = RESULTS) -> bytes | None:
     function timed on robots of three or more sizes (a marker per robot: robots of one size but
     other shapes, a 20-DoF chain and tree, are not joined by a line); None without such a function."""
     series = _by_dof(rival, directory)
-    if not series or rival == "batch":
+    if not series:
         return None
     import matplotlib
 
@@ -290,6 +287,14 @@ def dof_plot(rival: str, directory: Path = RESULTS) -> bytes | None:
         ax.set_visible(False)
     axes.flat[0].set_ylabel("µs per call", fontsize=7)
     axes.flat[0].legend(fontsize=6)
+    return _svg(fig)
+
+
+def _svg(fig) -> bytes:
+    """A figure as SVG bytes that do not change from build to build (text as text, stable ids, no
+    date), the figure closed."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     buffer = io.StringIO()
     with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "symgen"}):

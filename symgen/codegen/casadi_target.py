@@ -88,7 +88,6 @@ def casadi_context(robot, contexts: list, parametric: bool, lie: bool = False) -
     return {"functions": functions, "jacobians": jacobians,
             "sparsities": [{"name": s, "rows": r, "cols": c} for (r, c), s in sparsities.items()],
             "zero_size": max(i["size"] for f in functions for i in f["inputs"]),
-            "lie": [name for name, *_ in LIE_FUNCTIONS] if lie else [],
             "floating_base": robot.floating_base}
 
 
