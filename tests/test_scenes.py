@@ -113,13 +113,12 @@ def _model(path):
 
 
 def _mujoco_state(m, rng):
-    """qpos (unit quaternions), qvel, a generalized force and an acceleration, MuJoCo's coordinates."""
-    qpos = m.qpos0 + rng.uniform(-1.0, 1.0, m.nq)
-    for j in range(m.njnt):
-        if m.jnt_type[j] in (mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL):
-            a = m.jnt_qposadr[j] + (3 if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE else 0)
-            qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
-    return qpos, rng.uniform(-2, 2, m.nv), rng.uniform(-5, 5, m.nv), rng.uniform(-3, 3, m.nv)
+    """qpos (unit quaternions), qvel (test_mjcf's draw), a generalized force and an acceleration,
+    MuJoCo's coordinates."""
+    from test_mjcf import _random_mujoco_state
+
+    qpos, qvel = _random_mujoco_state(m, rng)
+    return qpos, qvel, rng.uniform(-5, 5, m.nv), rng.uniform(-3, 3, m.nv)
 
 
 def _mujoco_terms(m, qpos, qvel, qfrc, qacc):
