@@ -204,7 +204,7 @@ def body_frames(robot, q, bk):
     return Xup, Phi
 
 
-def ground_frames(robot, q, bk, first_moments: bool = False):
+def ground_frames(robot, q, bk, first_moments: bool = False, placements: bool = False):
     """Return (Phi, I): per body, its motion subspace and its spatial inertia in ground (base)
     coordinates, about the base origin — the paper's footnote 2, as Pinocchio does.
 
@@ -216,6 +216,7 @@ def ground_frames(robot, q, bk, first_moments: bool = False):
     ``first_moments``: the inertias' h = m c named (:func:`_ground_mcI`), for the algorithms that
     apply each inertia to several vectors (CRBA, ABA: humanoid M 3,948 -> 3,735 operations, FD
     9,846 -> 9,513); where h is read once (gravity) the bare product folds with its factor.
+    ``placements``: (Phi, I, R, p), with each body's turned frame's orientation and origin.
     """
     R, p, Phi, I = [None] * robot.n, [None] * robot.n, [], []
     for i, (body, (Rt, t, com, Icom)) in enumerate(zip(robot.bodies, robot.z_aligned)):
@@ -274,7 +275,7 @@ def ground_frames(robot, q, bk, first_moments: bool = False):
             I.append(_ground_mcI(bk.number(inertia.mass), cg, Ic, bk, i))
         else:
             I.append(bk.bind(mcI(bk.number(inertia.mass), cg, Ic, bk), f"I{i}", i))
-    return Phi, I
+    return (Phi, I, R, p) if placements else (Phi, I)
 
 
 def _ground_mcI(m, c, Ic, bk, i):

@@ -224,9 +224,19 @@ class PinOracle:
         M = self.pin.crba(self.model, self.data, self.map.q(q)).copy()
         return self.map.mat(np.triu(M) + np.triu(M, 1).T)    # crba fills the upper triangle only
 
-    def inverse_dynamics(self, q, qd, qdd):
-        """rnea with the oracle's gravity."""
-        return self.map.vec(self.pin.rnea(self.model, self.data, self.map.q(q), self.map.v(qd), self.map.v(qdd)))
+    def inverse_dynamics(self, q, qd, qdd, f_ext=None):
+        """rnea with the oracle's gravity (and ``fext``: symgen's f_ext, one force per link)."""
+        return self.map.vec(self.pin.rnea(self.model, self.data, self.map.q(q), self.map.v(qd), self.map.v(qdd),
+                                          *self._fext(f_ext)))
+
+    def _fext(self, f_ext):
+        """() without external forces, else (Pinocchio's fext,): one pin.Force per joint (the
+        universe's zero), symgen's link k on the joint moving it (``map.L``)."""
+        if f_ext is None:
+            return ()
+        f = np.asarray(f_ext, dtype=float).reshape(-1, 6)
+        forces = self.map.L @ f                           # (joints_pin - 1, 6): joint j's link's force
+        return ([self.pin.Force.Zero()] + [self.pin.Force(np.array(row)) for row in forces],)
 
     def gravity(self, q):
         """computeGeneralizedGravity, with the oracle's gravity."""
@@ -239,10 +249,12 @@ class PinOracle:
                                                  self.map.v(qdd))
         return self.map.P.T @ Y @ np.kron(self.map.L, np.eye(10))
 
-    def forward_dynamics(self, q, qd, tau):
-        """aba with the model's gravity (at tau + tau_p with :attr:`passive`)."""
+    def forward_dynamics(self, q, qd, tau, f_ext=None):
+        """aba with the model's gravity (at tau + tau_p with :attr:`passive`; fext: see
+        :meth:`inverse_dynamics`)."""
         tau = self._passive_tau(q, qd, tau)
-        return self.map.vec(self.pin.aba(self.model, self.data, self.map.q(q), self.map.v(qd), self.map.v(tau)))
+        return self.map.vec(self.pin.aba(self.model, self.data, self.map.q(q), self.map.v(qd), self.map.v(tau),
+                                         *self._fext(f_ext)))
 
     def passive_force(self, q, qd):
         """-model.damping * v (Pinocchio's damping, from the URDF's <dynamics damping>) minus
@@ -262,18 +274,18 @@ class PinOracle:
         Minv = self.pin.computeMinverse(self.model, self.data, self.map.q(q)).copy()
         return self.map.mat(np.triu(Minv) + np.triu(Minv, 1).T)
 
-    def inverse_dynamics_derivatives(self, q, qd, qdd):
+    def inverse_dynamics_derivatives(self, q, qd, qdd, f_ext=None):
         """computeRNEADerivatives with the model's gravity: (dtau/dq, dtau/dqd) in symgen's order
         (with one coordinate per joint, d/dq is the derivative along each joint's tangent)."""
         dq, dv, _ = self.pin.computeRNEADerivatives(self.model, self.data, self.map.q(q), self.map.v(qd),
-                                                    self.map.v(qdd))
+                                                    self.map.v(qdd), *self._fext(f_ext))
         return self.map.mat(dq.copy()), self.map.mat(dv.copy())
 
-    def forward_dynamics_derivatives(self, q, qd, tau):
+    def forward_dynamics_derivatives(self, q, qd, tau, f_ext=None):
         """computeABADerivatives with the model's gravity: (dqdd/dq, dqdd/dqd) in symgen's order (with
         :attr:`passive`, at tau + tau_p, plus tau_p's path: -M^-1 d tau_p/du)."""
         dq, dv, _ = self.pin.computeABADerivatives(self.model, self.data, self.map.q(q), self.map.v(qd),
-                                                   self.map.v(self._passive_tau(q, qd, tau)))
+                                                   self.map.v(self._passive_tau(q, qd, tau)), *self._fext(f_ext))
         dq, dv = self.map.mat(dq.copy()), self.map.mat(dv.copy())
         if self.passive:                   # through tau_p: -M^-1 diag(stiffness), -M^-1 diag(damping)
             Minv = self.mass_matrix_inverse(q)

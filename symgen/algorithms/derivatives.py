@@ -55,6 +55,7 @@ from ..kinematics import (base_acceleration, body_frames, body_inertia, ground_f
 from ..model import GRAVITY
 from ..spatial import cross_force, cross_motion, crf, crm, icrf, inertia_rate, inertia_times
 from .crba import crba
+from .external_forces import body_forces, ground_forces, minus_force
 from .forward_dynamics import ltdl, ltdl_solve, solve_dense
 from .passive import add_passive_jacobians, plus_passive
 from .rnea import rnea
@@ -62,18 +63,19 @@ from .rnea import rnea
 FRAMES = ("ground", "body")
 
 
-def inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame="ground", gravity=GRAVITY):
-    """(dtau/dq, dtau/dqd), each (n, n), at (q, qd, qdd); dtau/dqdd is M (CRBA)."""
+def inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame="ground", gravity=GRAVITY, f_ext=None):
+    """(dtau/dq, dtau/dqd), each (n, n), at (q, qd, qdd); dtau/dqdd is M (CRBA). ``f_ext``:
+    external forces on the bodies (:mod:`.external_forces`)."""
     _check_frame(frame)
     # the body-frame sets of Algorithms 2-3 as printed know single-DoF joints and the root
     # free-flyer only: a joint with several velocities inside the tree takes the ground form
     body = frame == "body" and not robot.has_inner_groups
     run = rnea_derivatives_body if body else rnea_derivatives_ground
-    return run(robot, q, qd, qdd, bk, gravity)
+    return run(robot, q, qd, qdd, bk, gravity, f_ext)
 
 
 def forward_dynamics_derivatives(robot, q, qd, tau, bk, frame="ground", gravity=GRAVITY, dense=False,
-                                 passive=False):
+                                 passive=False, f_ext=None):
     """(dqdd/dq, dqdd/dqd), each (n, n), at (q, qd, tau): eq. (24), -M^-1 dtau/du at qdd = FD.
     ``dense`` (ground coordinates): the 2n solves as one column loop (:func:`solve_dense`).
     ``passive``: FD with the passive forces, qdd = FD(q, qd, tau + tau_p(q, qd)), whose derivatives
@@ -81,13 +83,13 @@ def forward_dynamics_derivatives(robot, q, qd, tau, bk, frame="ground", gravity=
     n, parent = robot.n, robot.parent
     tau = plus_passive(robot, q, qd, tau, bk, passive)
     if _check_frame(frame) == "ground" or robot.has_inner_groups:       # (see above)
-        return _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense, passive)
+        return _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense, passive, f_ext)
     M = crba(robot, q, bk)
-    bias = rnea(robot, q, qd, bk.zeros(n), bk, gravity=gravity)          # C qd + g
+    bias = rnea(robot, q, qd, bk.zeros(n), bk, gravity=gravity, f_ext=f_ext)  # C qd + g - tau_ext
     L, Dinv = ltdl(M, parent, bk)
     qdd = ltdl_solve(L, Dinv, parent, tau - bias, bk)                   # eq. (20)
     dtau_dq, dtau_dqd = add_passive_jacobians(robot, *inverse_dynamics_derivatives(robot, q, qd, qdd, bk, frame,
-                                                                                  gravity), passive)
+                                                                                  gravity, f_ext), passive)
     return (solve_columns(L, Dinv, parent, -dtau_dq, bk, "dtau_dq"),
             solve_columns(L, Dinv, parent, -dtau_dqd, bk, "dtau_dqd"))
 
@@ -110,23 +112,23 @@ def solve_columns(L, Dinv, parent, B, bk, name):
 
 # ------------------------------------------------------------------------- ground coordinates
 
-def rnea_derivatives_ground(robot, q, qd, qdd, bk, gravity=GRAVITY):
+def rnea_derivatives_ground(robot, q, qd, qdd, bk, gravity=GRAVITY, f_ext=None):
     """Algorithms 2-3 in ground coordinates (Pinocchio's computeRNEADerivatives)."""
-    Phi, I = ground_frames(robot, q, bk)
+    Phi, I, R, p = ground_frames(robot, q, bk, placements=True)
     a0 = base_acceleration(robot, q, gravity, bk)
-    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, qdd, bk, a0)
+    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, qdd, bk, a0, ground_forces(robot, R, p, f_ext, bk))
     IC = composites(robot, I, bk, "IC")
     return derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
 
 
-def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense=False, passive=False):
+def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense=False, passive=False, f_ext=None):
     """Eq. (24) in one sweep: RNEA's forward pass at qdd = 0 gives the bias (C qd + g, from the
     composite forces) and the composite inertias give M, the sweep's own IC_i Phi_i; after the
     solve, the accelerations gain alpha_i = alpha_p + Phi_i qdd_i and the forces I_i alpha_i."""
     n, parent = robot.n, robot.parent
-    Phi, I = ground_frames(robot, q, bk)
+    Phi, I, R, p = ground_frames(robot, q, bk, placements=True)
     a0 = base_acceleration(robot, q, gravity, bk)
-    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, bk.zeros(n), bk, a0)
+    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, bk.zeros(n), bk, a0, ground_forces(robot, R, p, f_ext, bk))
     IC = composites(robot, I, bk, "IC")
     F0 = composites(robot, f, bk, "f")
     M, bias = bk.zeros((n, n)), bk.zeros(n)
@@ -151,8 +153,9 @@ def _fd_derivatives_ground(robot, q, qd, tau, bk, gravity, dense=False, passive=
             solve_columns(L, Dinv, parent, -dtau_dqd, bk, "dtau_dqd"))
 
 
-def forward_pass(robot, Phi, I, qd, qdd, bk, a0):
-    """Algorithm 1, lines 1-12, in ground coordinates: (v, Phid, a, h, f) per body, with
+def forward_pass(robot, Phi, I, qd, qdd, bk, a0, fe=None):
+    """Algorithm 1, lines 1-12, in ground coordinates: (v, Phid, a, h, f) per body (minus the
+    external forces ``fe`` in ground coordinates, :func:`~.external_forces.ground_forces`), with
     Phid_i = v_i x Phi_i = v_p x Phi_i (the joint's own rate does not turn its axis; the columns
     of a joint with several velocities turn with its whole child velocity, and the root
     free-flyer's add no velocity product)."""
@@ -167,7 +170,8 @@ def forward_pass(robot, Phi, I, qd, qdd, bk, a0):
         Phid[i] = bk.bind(cross_motion(turn, Phi[i], bk), f"Phid{i}", i)
         a[i] = bk.bind(ap + Phi[i] * qdd[i] + (0 if free else Phid[i] * qd[i]), f"a{i}", i)  # line 9
         h[i] = bk.bind(inertia_times(I[i], v[i], bk), f"h{i}", i)          # line 10
-        f[i] = bk.bind(inertia_times(I[i], a[i], bk) + cross_force(v[i], h[i], bk), f"f{i}", i)  # 11
+        f[i] = bk.bind(minus_force(inertia_times(I[i], a[i], bk) + cross_force(v[i], h[i], bk),  # line 11
+                                   None if fe is None else fe[i]), f"f{i}", i)
     return v, Phid, a, h, f
 
 
@@ -244,13 +248,14 @@ def derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0):
 
 # ------------------------------------------------------------------------------- body frames
 
-def rnea_derivatives_body(robot, q, qd, qdd, bk, gravity=GRAVITY):
+def rnea_derivatives_body(robot, q, qd, qdd, bk, gravity=GRAVITY, f_ext=None):
     """Algorithms 1-3 as printed, in body frames, with 6 x n motion and force sets (columns of
     joints that are not ancestors stay exact zeros)."""
     n, parent = robot.n, robot.parent
     Xup, S = body_frames(robot, q, bk)
     a_grav = bk.zeros(6)
     a_grav[3:] = root_gravity(robot, q, gravity, bk)
+    fe = body_forces(robot, f_ext, bk)
     f, df_dq, df_dqd = [None] * n, [None] * n, [None] * n
     v, a, dv_dq, dv_dqd, da_dq, da_dqd = ([None] * n for _ in range(6))
     for i in range(n):                                                  # Alg. 1 line 5
@@ -266,7 +271,7 @@ def rnea_derivatives_body(robot, q, qd, qdd, bk, gravity=GRAVITY):
         a[i] = bk.bind(Xa + S[i] * qdd[i] + (0 if free else crm(v[i], bk) @ vJ), f"a{i}", i)  # line 9
         I = body_inertia(robot, i, bk)
         h = bk.bind(I @ v[i], f"h{i}", i)                                  # line 10
-        f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ h, f"f{i}", i)           # line 11
+        f[i] = bk.bind(minus_force(I @ a[i] + crf(v[i], bk) @ h, fe[i]), f"f{i}", i)  # line 11
         # Algorithm 2 (dS/du = dcJ/du = 0; dvJ/dqd_i = S_i), u = q then u = qd
         dv_dq[i] = Xup[i] @ dvp_dq                                      # line 3
         if not free:

@@ -20,12 +20,14 @@ import numpy as np
 from ..kinematics import body_frames, body_inertia, inertia_apply, local_frames, plus_armature, rate_velocity, root_gravity
 from ..model import GRAVITY
 from ..spatial import crf, crm, cross
+from .external_forces import body_forces, external_torques, minus_force
 
 
-def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY, offsets=False):
+def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY, offsets=False, f_ext=None):
     """Joint forces tau. ``gravity`` is the linear gravity acceleration in root coordinates.
     ``offsets``: move motions and forces across revolute joints by rotation and offset
-    (:func:`_motion_down`, :func:`_force_up`) instead of the 6x6 product."""
+    (:func:`_motion_down`, :func:`_force_up`) instead of the 6x6 product. ``f_ext``: external
+    forces on the bodies (:mod:`.external_forces`), taken from each body's force."""
     down = _motion_down if offsets else (lambda robot, Xup, i, m, bk: Xup[i] @ m)
     up = _force_up if offsets else (lambda robot, Xup, i, f, bk: Xup[i].T @ f)
     n = robot.n
@@ -33,6 +35,7 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY, offsets=False):
     a_grav = bk.zeros(6)
     a_grav[3:] = root_gravity(robot, q, gravity, bk)
     v, a, f = [None] * n, [None] * n, [None] * n
+    fe = body_forces(robot, f_ext, bk)
     for i in range(n):                                   # forward pass: v_i, a_i, f_i
         p = robot.parent[i]
         vJ = Phi[i] * qd[i]
@@ -46,7 +49,7 @@ def rnea(robot, q, qd, qdd, bk, gravity=GRAVITY, offsets=False):
         v[i] = bk.bind(v[i], f"v{i}", i)
         a[i] = bk.bind(a[i], f"a{i}", i)
         I = body_inertia(robot, i, bk)
-        f[i] = bk.bind(I @ a[i] + crf(v[i], bk) @ bk.bind(I @ v[i], f"h{i}", i), f"f{i}", i)
+        f[i] = bk.bind(minus_force(I @ a[i] + crf(v[i], bk) @ bk.bind(I @ v[i], f"h{i}", i), fe[i]), f"f{i}", i)
     tau = bk.zeros(n)
     for i in reversed(range(n)):                         # backward pass: tau_i = Phi_i^T f_i
         tau[i] = plus_armature(robot, i, Phi[i] @ f[i], qdd[i])       # + armature_i qdd_i
@@ -94,8 +97,9 @@ def _force_up(robot, Xup, i, f, bk):
     return out
 
 
-def rnea_local(robot, q, qd, qdd, bk, gravity=GRAVITY):
-    """Joint forces tau, in turned body frames (see the module docstring)."""
+def rnea_local(robot, q, qd, qdd, bk, gravity=GRAVITY, f_ext=None):
+    """Joint forces tau, in turned body frames (see the module docstring); ``f_ext``: minus the
+    joint forces of external forces (:func:`~.external_forces.external_torques`)."""
     n = robot.n
     L = local_frames(robot, q, bk)
     g = root_gravity(robot, q, gravity, bk)
@@ -130,4 +134,4 @@ def rnea_local(robot, q, qd, qdd, bk, gravity=GRAVITY):
             n_up, f_up = L[i].force_up(fn[i], ff[i], f"fu{i}", i)
             fn[p] = bk.bind(fn[p] + n_up, f"fn{p}", p)
             ff[p] = bk.bind(ff[p] + f_up, f"ff{p}", p)
-    return tau
+    return tau if f_ext is None else tau - external_torques(robot, q, f_ext, bk)

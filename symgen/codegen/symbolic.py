@@ -95,7 +95,7 @@ def _trace_sweep(robot, sweep, keys, syms, opts, naming, tick, limit=None) -> tu
     """(``{key: Function}`` for ``keys`` (quantities of ``sweep``) from one symbolic run of it,
     the number of intermediates it named)."""
     bk = SymbolicBackend(naming=naming, tick=tick, limit=limit)
-    names = sweep.arguments + (("params",) if opts.parametric and sweep.inertial else ())
+    names = sweep.arguments_for(opts)
     values = Q.run_sweep(sweep, robot, {a: np.array(syms[a], dtype=object) for a in names}, bk, opts)
     out = {}
     for key in keys:

@@ -25,6 +25,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..algorithms.external_forces import forces_array as robot_forces
 from ..axisymmetric import inertial_view
 from ..errors import OptionError
 from . import appendix_b, centroidal, contact, core, loops, sweeps
@@ -38,7 +39,7 @@ from ..passive import PASSIVE_SWEEPS, constrained, has_passive, resolve
 _MODULES = (sweeps, core, centroidal, appendix_b, contact, loops)
 
 SWEEPS = {s.name: s for module in _MODULES for s in getattr(module, "SWEEPS", ())}
-QUANTITIES = {x.key: replace(x, inertial=SWEEPS[x.sweep].inertial)
+QUANTITIES = {x.key: replace(x, inertial=SWEEPS[x.sweep].inertial, external=SWEEPS[x.sweep].external)
               for module in _MODULES for x in getattr(module, "QUANTITIES", ())}
 
 
@@ -60,7 +61,8 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
         resolve(robot, True)
     if sweep.name in loops.OWN_SWEEPS:                      # phi, K, G v: the closed mechanism's own
         return sweep.run(robot, args, bk, opts)
-    if sweep.inertial and args.get("params") is None:      # the model's inertias: rotors need not turn
+    # the model's inertias: rotors need not turn, unless a force on them turns with them
+    if sweep.inertial and args.get("params") is None and args.get("f_ext") is None:
         robot = inertial_view(robot)
     if robot.system is not None:          # loops: G(q) (symgen.closed)
         from ..closed import run_closed
@@ -154,6 +156,8 @@ def evaluate_all(robot, keys, state: dict, opts: SweepOptions = SweepOptions(fra
         if x.sweep not in runs:
             sweep = SWEEPS[x.sweep]
             args = {a: checked[a] for a in sweep.arguments}
+            if opts.external_forces and sweep.external:
+                args["f_ext"] = robot_forces(robot, state.get("f_ext"))
             if state.get("params") is not None and sweep.inertial:
                 args["params"] = np.asarray(state["params"], dtype=float)
             runs[x.sweep] = run_sweep(sweep, robot, args, NUMERIC, opts)

@@ -31,8 +31,8 @@ class PinCall:
 
 @dataclass(frozen=True)
 class Argument:
-    """An input of generated functions: its size (``"nq"``, ``"nv"``, or ``"params"``: 10 per
-    body) and the range that ``symgen verify`` and ``symgen bench`` draw it from (the paper's
+    """An input of generated functions: its size (``"nq"``, ``"nv"``, ``"params"``: 10 per
+    body, or ``"forces"``: 6 per body) and the range that ``symgen verify`` and ``symgen bench`` draw it from (the paper's
     Section 5; for ``params``, see :meth:`draw`)."""
     name: str
     size: str
@@ -46,7 +46,7 @@ class Argument:
         (nq = nv + 1: six velocities move one link)."""
         if links is None:
             links = nv - 5 if nq == nv + 1 else nv
-        return {"nq": nq, "nv": nv, "params": 10 * links}[self.size]
+        return {"nq": nq, "nv": nv, "params": 10 * links, "forces": 6 * links}[self.size]
 
     def draw(self, rng, nq: int, nv: int, count: int | None = None, nominal=None,
              links: int | None = None, layout=None) -> np.ndarray:
@@ -100,12 +100,16 @@ ARGUMENTS = {a.name: a for a in (
     Argument("qd_r", "nv", "reference velocities (Slotine-Li)", 0.0, 10.0),
     Argument("qdd_r", "nv", "reference accelerations (Slotine-Li)", -10.0, 10.0),
     Argument("tau", "nv", "joint forces", -50.0, 50.0),
+    Argument("f_ext", "forces", "external spatial forces, one per body in link_names order, each [force; torque] "
+             "in the body's frame (Pinocchio's joint frame and pin.Force layout); --external-forces builds only",
+             -10.0, 10.0),
     Argument("params", "params", "inertial parameters theta, 10 per body in link_names order (the layout of "
              "parameters); --parametric builds only", 0.0, 0.5),
 )}
 
-#: the arguments that are a state (one entry per joint); ``params`` is the model's
-STATE_ARGUMENTS = tuple(a for a, x in ARGUMENTS.items() if x.size != "params")
+#: the arguments that are a state (one entry per joint); ``params`` is the model's, ``f_ext`` the
+#: world's on the bodies (entries per body, both)
+STATE_ARGUMENTS = tuple(a for a, x in ARGUMENTS.items() if x.size not in ("params", "forces"))
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,13 @@ class Sweep:
     #: other runs yielding the same outputs (another coordinate choice): a ground-coordinate build
     #: prints whichever of ``run`` and these has the fewest operations for the robot at hand
     variants: tuple[Callable, ...] = ()
+    #: it takes ``f_ext`` in a build with external forces (``SweepOptions.external_forces``)
+    external: bool = False
+
+    def arguments_for(self, opts: "SweepOptions") -> tuple[str, ...]:
+        """What its run reads under ``opts`` (as :meth:`Quantity.arguments_for`)."""
+        return (self.arguments + (("f_ext",) if opts.external_forces and self.external else ())
+                + (("params",) if opts.parametric and self.inertial else ()))
 
 
 @dataclass(frozen=True)
@@ -158,6 +169,9 @@ class SweepOptions:
     #: forward dynamics and its derivatives include the passive forces tau_p(q, qd) (``--passive``,
     #: :mod:`symgen.passive`): qdd = M^-1 (tau + tau_p - C qd - g)
     passive: bool = False
+    #: inverse and forward dynamics, their derivatives and the contact solve take the external
+    #: forces ``f_ext`` (``--external-forces``, :mod:`symgen.algorithms.external_forces`)
+    external_forces: bool = False
 
 
 FRAMES = ("ground", "body")
@@ -180,8 +194,9 @@ class Quantity:
     oracle_state: Callable | None = None
     #: how ``symgen bench`` times Pinocchio's counterpart (None: it has none)
     pin_call: PinCall | None = None
-    #: its sweep's ``inertial`` (set by the registry when it assembles the tables)
+    #: its sweep's ``inertial`` and ``external`` (set by the registry when it assembles the tables)
     inertial: bool = True
+    external: bool = False
     #: the result inherits cond(M) (qdd, M^-1: a solve with M): two correct codes then differ by
     #: about cond(M) eps relative, and a floating base at random Euler angles makes cond(M) 1e6 and
     #: more, so comparisons allow tolerance(cond(M)) instead of a fixed 1e-9
@@ -205,9 +220,11 @@ class Quantity:
         return tuple(o.name for o in self.outputs)
 
     def arguments_for(self, opts: "SweepOptions") -> tuple[str, ...]:
-        """The generated function's arguments under ``opts``: ``params`` last in a parametric
-        build when the quantity depends on the inertias."""
-        return self.arguments + (("params",) if opts.parametric and self.inertial else ())
+        """The generated function's arguments under ``opts``: ``f_ext`` after the state in a build
+        with external forces when the quantity takes them, ``params`` last in a parametric build
+        when the quantity depends on the inertias."""
+        return (self.arguments + (("f_ext",) if opts.external_forces and self.external else ())
+                + (("params",) if opts.parametric and self.inertial else ()))
 
 
 def check_options(opts: SweepOptions) -> SweepOptions:

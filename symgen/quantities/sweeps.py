@@ -142,7 +142,7 @@ def _algorithm2(robot, args, bk, opts):
 def _rnea(robot, args, bk, opts):
     from .. import algorithms as alg
 
-    return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk, gravity=opts.gravity)}
+    return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk, gravity=opts.gravity, f_ext=args.get("f_ext"))}
 
 
 def _rnea_local(robot, args, bk, opts):
@@ -150,7 +150,7 @@ def _rnea_local(robot, args, bk, opts):
     (Pinocchio's local convention)."""
     from ..algorithms.rnea import rnea_local
 
-    return {"tau": rnea_local(robot, args["q"], args["qd"], args["qdd"], bk, gravity=opts.gravity)}
+    return {"tau": rnea_local(robot, args["q"], args["qd"], args["qdd"], bk, gravity=opts.gravity, f_ext=args.get("f_ext"))}
 
 
 def _rnea_offsets(robot, args, bk, opts):
@@ -159,7 +159,8 @@ def _rnea_offsets(robot, args, bk, opts):
     2,253 against 2,509, panda 1,228 against 1,267; arm4 keeps the 6x6 products."""
     from .. import algorithms as alg
 
-    return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk, gravity=opts.gravity, offsets=True)}
+    return {"tau": alg.rnea(robot, args["q"], args["qd"], args["qdd"], bk, gravity=opts.gravity, offsets=True,
+                            f_ext=args.get("f_ext"))}
 
 
 def _gravity_offsets(robot, args, bk, opts):
@@ -206,10 +207,13 @@ _regressor_local_sweep.applies = _shallow
 
 def _tau(robot, args, bk, opts):
     """The joint forces forward dynamics solves for: tau, plus the passive forces tau_p(q, qd) in
-    a build with --passive (:mod:`symgen.passive`)."""
+    a build with --passive (:mod:`symgen.passive`), plus the joint forces of the external forces in
+    a build with --external-forces (:mod:`symgen.algorithms.external_forces`)."""
+    from ..algorithms.external_forces import plus_external
     from ..algorithms.passive import plus_passive
 
-    return plus_passive(robot, args["q"], args["qd"], args["tau"], bk, opts.passive)
+    tau = plus_passive(robot, args["q"], args["qd"], args["tau"], bk, opts.passive)
+    return plus_external(robot, args["q"], tau, args.get("f_ext"), bk)
 
 
 def _forward_dynamics(robot, args, bk, opts):
@@ -292,7 +296,8 @@ def _all_terms(robot, args, bk, opts):
 def _id_derivatives(robot, args, bk, opts):
     from .. import algorithms as alg
 
-    dq, dqd = alg.inverse_dynamics_derivatives(robot, args["q"], args["qd"], args["qdd"], bk, opts.frame, gravity=opts.gravity)
+    dq, dqd = alg.inverse_dynamics_derivatives(robot, args["q"], args["qd"], args["qdd"], bk, opts.frame, gravity=opts.gravity,
+                                               f_ext=args.get("f_ext"))
     return {"dtau_dq": dq, "dtau_dqd": dqd}
 
 
@@ -300,7 +305,7 @@ def _fd_derivatives(robot, args, bk, opts):
     from .. import algorithms as alg
 
     dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, opts.frame, gravity=opts.gravity,
-                                               passive=opts.passive)
+                                               passive=opts.passive, f_ext=args.get("f_ext"))
     return {"dqdd_dq": dq, "dqdd_dqd": dqd}
 
 
@@ -310,7 +315,8 @@ def _fd_derivatives_dense(robot, args, bk, opts):
     from .. import algorithms as alg
 
     dq, dqd = alg.forward_dynamics_derivatives(robot, args["q"], args["qd"], args["tau"], bk, "ground",
-                                               gravity=opts.gravity, dense=True, passive=opts.passive)
+                                               gravity=opts.gravity, dense=True, passive=opts.passive,
+                                               f_ext=args.get("f_ext"))
     return {"dqdd_dq": dq, "dqdd_dqd": dqd}
 
 
@@ -369,7 +375,7 @@ SWEEPS = (
                                                 "wins on chains (16,533 against 46,342) and solo12"), _algorithm1_local,
                     _algorithm1_root_local)),
     Sweep("algorithm2", ("q",), _algorithm2),
-    Sweep("rnea", ("q", "qd", "qdd"), _rnea, variants=(_rnea_local, _rnea_offsets)),
+    Sweep("rnea", ("q", "qd", "qdd"), _rnea, variants=(_rnea_local, _rnea_offsets), external=True),
     Sweep("gravity", ("q",), _gravity,
           variants=(in_body_frames(_gravity, "RNEA at rest never turns gravity about the first joint's axis when it is "
                                              "gravity's: panda 12 sin/cos against 14 (291 operations against 287)"),
@@ -383,7 +389,8 @@ SWEEPS = (
                                    "and leaf pivots D_i constant (fewer divisions)"), _aba_ground, _aba_body,
                     _forward_dynamics_local,
                     _reduced_local(_forward_dynamics, "MIT Humanoid FD 10,333 operations against 14,583 (M̄ by "
-                                                      "the spanning tree's CRBA in body frames, projected)"))),
+                                                      "the spanning tree's CRBA in body frames, projected)")),
+          external=True),
     Sweep("mass_matrix_inverse", ("q",), _mass_matrix_inverse,
           variants=(in_body_frames(_mass_matrix_inverse, "L^T D L of the body-frame CRBA's M: fewest operations "
                                    "on small robots (panda 2,395, solo12 680, against 3,162 and 1,712)"), _minverse_ground,
@@ -392,8 +399,8 @@ SWEEPS = (
     Sweep("all_terms", ("q", "qd"), _all_terms,
           variants=(in_body_frames(_all_terms, "ur5 2,161 against 2,642, panda 4,240 against 4,882"),
                     _all_terms_local)),
-    Sweep("id_derivatives", ("q", "qd", "qdd"), _id_derivatives),
-    Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives, variants=(_fd_derivatives_dense,)),
+    Sweep("id_derivatives", ("q", "qd", "qdd"), _id_derivatives, external=True),
+    Sweep("fd_derivatives", ("q", "qd", "tau"), _fd_derivatives, variants=(_fd_derivatives_dense,), external=True),
     Sweep("frames", ("q",), _frames, inertial=False),
     Sweep("passive", ("q", "qd"), _passive, inertial=False),
 )
