@@ -18,6 +18,8 @@ class Identity:
     sides: Callable
     conditioned: bool = False                       # a solve with M: tolerance grows with cond(M)
     fixed_base: bool = False                        # holds only without a joint of several velocities
+    #: holds with external forces too (each call given the state's f_ext, --external-forces)
+    forces: bool = False
 
 
 def _rnea_minus_gravity(f, s, call):
@@ -31,15 +33,16 @@ IDENTITIES = (
     Identity("Mdot = C + C^T", ("Mdot", "C"), lambda f, s, call: (f["Mdot"], f["C"] + f["C"].T)),       # eq. (2)
     Identity("C = Gamma qd", ("Gamma", "C"),                                                        # eq. (3)
              lambda f, s, call: (np.einsum("ijk,k->ij", f["Gamma"], s["qd"]), f["C"])),
-    Identity("C qd = RNEA(q, qd, 0) - g", ("C", "tau"), _rnea_minus_gravity),
+    Identity("C qd = RNEA(q, qd, 0) - g", ("C", "tau"), _rnea_minus_gravity, forces=True),
     Identity("g = RNEA(q, 0, 0)", ("g", "tau"), lambda f, s, call: (f["g"], call("tau", s["q"], 0 * s["qd"], 0 * s["qd"]))),
     Identity("Slotine-Li(q, qd, qd, qdd) = RNEA(q, qd, qdd)", ("tau_sl", "tau"),
              lambda f, s, call: (call("tau_sl", s["q"], s["qd"], s["qd"], s["qdd"]), f["tau"])),
     # a package built with --passive solves for tau + tau_p (the state's tau_p; 0 without)
     Identity("RNEA(q, qd, FD(q, qd, tau)) = tau (+ tau_p with --passive)", ("qdd", "tau"),
-             lambda f, s, call: (call("tau", s["q"], s["qd"], f["qdd"]), s["tau"] + s.get("tau_p", 0.0)), True),
+             lambda f, s, call: (call("tau", s["q"], s["qd"], f["qdd"]), s["tau"] + s.get("tau_p", 0.0)), True,
+             forces=True),
     Identity("dtau/dqd = 2 C", ("dtau", "C"), lambda f, s, call: (f["dtau"][1], 2 * f["C"]),   # Gamma_ijk = Gamma_ikj,
-             fixed_base=True),                                          # not with the free-flyer's torsion
+             fixed_base=True, forces=True),                                          # not with the free-flyer's torsion
     # the regressor covers the inertial parameters; a known armature adds armature * a_r
     Identity("Y @ parameters = Slotine-Li", ("Y", "tau_sl"),
              lambda f, s, call: (f["Y"] @ s["parameters"] + s["armature"] * s["qdd_r"], f["tau_sl"])),

@@ -333,7 +333,9 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     gravity = manifest_gravity(manifest, path)
     contacts = tuple(tuple(c) for c in manifest.get("contacts", ()))   # the contact functions' (frame, type)
     passive = bool(manifest["options"].get("passive", False))    # FD with the passive forces (--passive)
-    reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity, contacts=contacts, passive=passive)
+    external = bool(manifest["options"].get("external_forces", False))     # f_ext (--external-forces)
+    reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity, contacts=contacts, passive=passive,
+                                    external_forces=external)
     robot = oracle = own = None
     if urdf:
         read = load_robot if is_mjcf(urdf) else symgen.load_urdf                  # MJCF through MuJoCo
@@ -368,9 +370,10 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
     several = manifest.get("floating_base") or any(j[5] > 1 for j in manifest.get("joint_models", ()))
     identities = [i for i in IDENTITIES if all(Q.QUANTITIES[k].function in manifest["functions"] for k in i.needs)
-                  and not (i.fixed_base and several)]
+                  and not (i.fixed_base and several)
+                  and (i.forces or not external or not any(Q.QUANTITIES[k].external for k in i.needs))]
     parametric = bool(manifest["options"].get("parametric", False))
-    opts = Q.SweepOptions(parametric=parametric, contacts=contacts)
+    opts = Q.SweepOptions(parametric=parametric, contacts=contacts, external_forces=external)
     contact_rng = np.random.default_rng([seed, 25])        # the active sets, apart from the states' stream
     externals = _casadi_externals(path, manifest, notes) if pkg.c is not None else None
     with x64:                                       # float64 JAX, if the package has it
@@ -378,6 +381,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             # a parametric package runs at parameters drawn around the nominal ones, every check alike
             state = Q.random_state(rng, pkg.nq, pkg.nv, parameters=pkg.parameters if parametric else None,
                                    layout=getattr(pkg, "joint_models", None))
+            if external:                                # one force per link, as the state's other entries
+                state["f_ext"] = Q.ARGUMENTS["f_ext"].draw(rng, pkg.nq, pkg.nv, links=len(pkg.link_names))
             if hasattr(robot, "solve_loops"):           # loops: a consistent configuration (symgen.closed)
                 state["q"] = robot.solve_loops(state["q"])
                 for o in (oracle, own):
@@ -387,7 +392,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                 """call(key, *args): the package's function at other arguments (and this state's params)."""
                 def call(key, *args):
                     x = Q.QUANTITIES[key]
-                    extra = (state["params"],) if "params" in x.arguments_for(opts) else ()
+                    extra = tuple(state[a] for a in ("f_ext", "params") if a in x.arguments_for(opts))
                     return getattr(mod, x.function)(*args, *extra)
                 return call
 

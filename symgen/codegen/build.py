@@ -55,6 +55,7 @@ class BuildOptions:
     #: forward dynamics and its derivatives with the passive forces (--passive; None: the model's
     #: default, on for MJCF with dampers or springs, off for URDF: symgen.passive.resolve)
     passive: bool | None = None
+    external_forces: bool = False         # f_ext on inverse/forward dynamics and derivatives (--external-forces)
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
@@ -85,7 +86,8 @@ class BuildOptions:
     def sweep(self) -> Q.SweepOptions:
         return Q.SweepOptions(frame=self.frame, gamma_method=self.gamma_method, frames=self.frames,
                               gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric,
-                              contacts=tuple(self.contacts), passive=bool(self.passive))
+                              contacts=tuple(self.contacts), passive=bool(self.passive),
+                              external_forces=bool(self.external_forces))
 
 
 @dataclass
@@ -283,6 +285,12 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         raise OptionError("--target: casadi's jac_ functions know the root free-flyer's tangent map only; a "
                           "spherical, planar or inner free-flyer joint is not supported there yet")
     opts = _supported(robot, opts)
+    if opts.external_forces and Q.constrained(robot):
+        raise OptionError(f"--external-forces: not supported for robot {robot.name!r} with --mimic, URDF+ couplings "
+                          f"or loops yet (the forces act on the spanning tree's bodies)")
+    if opts.external_forces and not any(Q.QUANTITIES[k].external for k in opts.quantities):
+        raise OptionError("--external-forces: none of --quantities takes f_ext (inverse_dynamics, forward_dynamics "
+                          "and their derivatives do)")
     if opts.contacts:                            # contact frames join the frames; a bad one stops the build here
         opts = dataclasses.replace(opts, frames=Q.contact.frames_with_contacts(robot, opts.frames, opts.contacts))
     Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run

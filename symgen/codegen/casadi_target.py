@@ -33,8 +33,9 @@ def matrix_shape(shape: tuple) -> tuple[int, int]:
 
 def jacobian_functions(contexts: list, parametric: bool) -> list[tuple[str, str, str]]:
     """(f, its derivatives' function, the third input's) for each f of :data:`JACOBIANS` the
-    package can differentiate: f and both functions built, and no ``params`` input (a parametric
-    package gets none: its Jacobian would also need d f/d params)."""
+    package can differentiate: f and both functions built, and no ``params`` or ``f_ext`` input
+    (``parametric``: a parametric or external-forces package gets none, its Jacobian would also
+    need d f/d params or d f/d f_ext)."""
     names = {f["name"] for f in contexts}
     return [(f, d, t) for f, (d, t) in JACOBIANS.items()
             if not parametric and {f, d, t} <= names]
@@ -141,7 +142,8 @@ def jacobian_errors(externals, manifest: dict, c, state: dict) -> dict[str, floa
     nq, nv = manifest["nq"], manifest["nv"]
     out = {}
     for of, derivatives, third in jacobian_functions(
-            [{"name": f} for f in manifest["functions"]], bool(manifest["options"].get("parametric"))):
+            [{"name": f} for f in manifest["functions"]],
+            bool(manifest["options"].get("parametric") or manifest["options"].get("external_forces"))):
         args = [state[a] for a in manifest["functions"][of]["inputs"]]
         jac = getattr(externals, of).external.jacobian()          # CasADi loads jac_<of> from the library
         blocks = [np.array(b) for b in jac.call([*args, getattr(c, of)(*args)])]

@@ -294,8 +294,7 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}"
         + (" mimic=True" if _relations(robot) else "")
         + (f" couplings={','.join(_loops(robot))}" if _loops(robot) else "")
-        + (" open_loops=True" if getattr(opts, "open_loops", False) else "")
-        + (" passive=True" if opts.passive else ""),
+        + "".join(f" {k}=True" for k in ("open_loops", "passive", "external_forces") if getattr(opts, k, False)),
         *([f"armature: {' '.join(repr(float(a)) for a in armature_of(robot))}"] if robot.has_armature else []),
         *passive_lines(robot),
         f"SymPy {sp.__version__}",
@@ -412,7 +411,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "armature_literal": "[" + ", ".join(repr(float(x)) for x in armature_of(robot)) + "]",
         **{f"{name}_literal": "[" + ", ".join(repr(float(x) + 0.0) for x in values) + "]"
            for name, values in passive_of(robot).items()},
-        "passive": bool(opts.passive),
+        "passive": bool(opts.passive), "external_forces": bool(opts.external_forces),
         "joint_models_literal": "(" + "".join(f"({py_literal(j[0])}, {j[1]!r}, {j[2]}, {j[3]}, {j[4]}, {j[5]}), "
                                               for j in layout) + ")",
         # integrate & co. on a tree's coordinates; a mechanism with loops (v: independent speeds) has none yet
@@ -460,7 +459,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
-                    "parametric": opts.parametric, "targets": list(opts.targets), "passive": bool(opts.passive)},
+                    "parametric": opts.parametric, "targets": list(opts.targets), "passive": bool(opts.passive),
+                    "external_forces": bool(opts.external_forces)},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
                                   "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
                                   "ops": ops[f["name"]], "route": f["route"], "c_shape": f["c_shape"]}
@@ -499,7 +499,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     }
     if "casadi" in opts.targets:
         files[source_name(name)] = render("casadi_external.c.j2", {**ctx, **casadi_context(robot, contexts,
-                                                                                             opts.parametric, ctx["has_lie"])})
+                                                                 opts.parametric or opts.external_forces, ctx["has_lie"])})
     if "jax" in opts.targets:
         handled = xla_functions(ctx["functions"])
         files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx, ops, [f["name"] for f in handled]))

@@ -14,6 +14,11 @@ def _qd_r_is_qd(state):
     return {**state, "qd_r": state["qd"]}
 
 
+def _forces(state):
+    """(f_ext,) of a state drawn for a build with external forces, else ()."""
+    return () if state.get("f_ext") is None else (state["f_ext"],)
+
+
 def _square(robot, opts):
     return (robot.nv, robot.nv)
 
@@ -69,7 +74,7 @@ QUANTITIES = (
                                                                "sink = sink + data.C(0, 0); }")})),
     Quantity("tau", "inverse_dynamics", ("q", "qd", "qdd"), (Output("tau", _vector, embed="vector"),),
              "Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA.", "rnea", jax_fused=True,
-             pinocchio=lambda o, s: o.inverse_dynamics(s["q"], s["qd"], s["qdd"]),
+             pinocchio=lambda o, s: o.inverse_dynamics(s["q"], s["qd"], s["qdd"], *_forces(s)),
              pin_call=PinCall(("rnea",), ("q", "qd", "qdd"),
                               {"tau": ("pin_cpp", "rnea(model, data, qs[i], vs[i], as[i]); sink = sink + data.tau(0);")})),
     Quantity("g", "gravity", ("q",), (Output("g", _vector, embed="vector"),),
@@ -96,7 +101,7 @@ QUANTITIES = (
     Quantity("qdd", "forward_dynamics", ("q", "qd", "tau"), (Output("qdd", _vector, embed="solve"),),
              "Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or "
              "the tree-sparse L^T D L factorization of M, whichever costs less for the robot.", "forward_dynamics",
-             pinocchio=lambda o, s: o.forward_dynamics(s["q"], s["qd"], s["tau"]), conditioned=True,
+             pinocchio=lambda o, s: o.forward_dynamics(s["q"], s["qd"], s["tau"], *_forces(s)), conditioned=True,
              pin_call=PinCall(("aba",), ("q", "qd", "tau"),
                               {"qdd": ("pin_cpp", "aba(model, data, qs[i], vs[i], ts[i]); sink = sink + data.ddq(0);")})),
     Quantity("Minv", "mass_matrix_inverse", ("q",), (Output("Minv", _square, embed="solve"),),
@@ -119,7 +124,7 @@ QUANTITIES = (
              (Output("dtau_dq", _square, embed="matrix"), Output("dtau_dqd", _square, embed="matrix")),
              "(dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives "
              "(Carpentier & Mansard) in ground coordinates.", "id_derivatives",
-             pinocchio=lambda o, s: o.inverse_dynamics_derivatives(s["q"], s["qd"], s["qdd"]),
+             pinocchio=lambda o, s: o.inverse_dynamics_derivatives(s["q"], s["qd"], s["qdd"], *_forces(s)),
              pin_call=PinCall(("computeRNEADerivatives",), ("q", "qd", "qdd"),
                               {"dtau": ("pin_cpp", "computeRNEADerivatives(model, data, qs[i], vs[i], as[i]); "
                                                    "sink = sink + data.dtau_dq(0, 0);")})),
@@ -127,7 +132,7 @@ QUANTITIES = (
              (Output("dqdd_dq", _square, embed="solve"), Output("dqdd_dqd", _square, embed="solve")),
              "(dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at "
              "qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors.", "fd_derivatives",
-             pinocchio=lambda o, s: o.forward_dynamics_derivatives(s["q"], s["qd"], s["tau"]), conditioned=True,
+             pinocchio=lambda o, s: o.forward_dynamics_derivatives(s["q"], s["qd"], s["tau"], *_forces(s)), conditioned=True,
              pin_call=PinCall(("computeABADerivatives",), ("q", "qd", "tau"),
                               {"dqdd": ("pin_cpp", "computeABADerivatives(model, data, qs[i], vs[i], ts[i]); "
                                                    "sink = sink + data.ddq_dq(0, 0);")})),
