@@ -1,0 +1,194 @@
+"""External forces ``f_ext`` (symgen/algorithms/external_forces.py, ``--external-forces``): one
+[force; torque] per link in its frame, Pinocchio's ``fext``.
+
+- The numeric reference (every route, body and ground frames) against Pinocchio's rnea, aba,
+  computeRNEADerivatives and computeABADerivatives with fext, to 1e-9, on ur5, solo12 (free-flyer),
+  a tree with an inner free-flyer, a planar joint and an axisymmetric rotor, random trees with every
+  joint kind and general axes, and a general-axis chain.
+- A generated package (NumPy, C and its batches) against the same, f_ext given as (links, 6) or
+  flat; ``symgen verify`` passes on it; without the option nothing takes f_ext.
+- The identities that hold with external forces: RNEA(q, qd, FD(q, qd, tau, f), f) = tau, and
+  tau(f) - tau(0) = -sum_k J_k^T f_k with each link's own-frame Jacobian from Pinocchio.
+- What is not supported is refused in one line.
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import symgen
+from symgen import quantities as Q
+from symgen.cli import main
+from symgen.codegen.build import BuildOptions, build, import_package
+from symgen.errors import ModelError, OptionError
+from symgen.pinocchio_oracle import PinOracle, pin_model_of
+from symgen import robots
+
+import support
+
+pytestmark = pytest.mark.timeout(600)
+
+#: the quantities that take f_ext, and the oracle call of each
+KEYS = ("tau", "qdd", "dtau", "dqdd")
+
+
+def _forces(rng, robot):
+    return rng.uniform(-10.0, 10.0, (len(robot.link_names), 6))
+
+
+def _expected(oracle, key, s, f):
+    if key == "tau":
+        return oracle.inverse_dynamics(s["q"], s["qd"], s["qdd"], f)
+    if key == "qdd":
+        return oracle.forward_dynamics(s["q"], s["qd"], s["tau"], f)
+    if key == "dtau":
+        return oracle.inverse_dynamics_derivatives(s["q"], s["qd"], s["qdd"], f)
+    return oracle.forward_dynamics_derivatives(s["q"], s["qd"], s["tau"], f)
+
+
+def _check_reference(pin, robot, label, states=2):
+    oracle = PinOracle(robot, pin_model_of(robot, pin), pin)
+    seed, drawn = support.seeded_states(label, robot, states, layout=robot.joint_layout)
+    rng = np.random.default_rng(seed)
+    for t, s in enumerate(drawn):
+        f = _forces(rng, robot)
+        for key in KEYS:
+            x = Q.QUANTITIES[key]
+            want = Q.flat(tuple(_expected(oracle, key, s, f)) if key in ("dtau", "dqdd") else _expected(oracle, key, s, f))
+            rtol = Q.tolerance(x, oracle.mass_matrix(s["q"]))
+            for frame in Q.FRAMES:
+                got = Q.flat(Q.evaluate(robot, key, {**s, "f_ext": f}, Q.SweepOptions(frame=frame, external_forces=True)))
+                support.assert_close(got, want, f"{x.function} with f_ext ({frame} frame)",
+                                     f"{label} seed={seed} state#{t}", rtol=rtol)
+
+
+@pytest.mark.parametrize("path,floating", [("ur_description/urdf/ur5_robot.urdf", False),
+                                           ("solo_description/robots/solo12.urdf", True)])
+def test_reference_matches_pinocchio_fext(pin, erd, path, floating):
+    robot = symgen.load_robot(erd(path), floating_base=floating)
+    _check_reference(pin, robot, f"fext {path}")
+
+
+def test_reference_with_inner_joint_models_and_a_rotor(pin):
+    """An inner free-flyer, a planar joint and an axisymmetric rotor (which turns when a force rides
+    on it: the inertial view that keeps it still is not taken)."""
+    _check_reference(pin, symgen.load_robot("tests/data/joints/mixed_joints.urdf"), "fext mixed_joints", states=3)
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_reference_on_random_trees_of_every_joint_kind(pin, seed):
+    _check_reference(pin, support.mixed_tree(seed, size=6), f"fext mixed_tree{seed}")
+
+
+def test_reference_on_a_general_axis_chain(pin):
+    _check_reference(pin, robots.make("serial", 7, 3), "fext serial7")
+
+
+def test_forces_are_the_transposed_link_jacobians(pin, erd):
+    """tau(f) - tau(0) = -sum_k J_k^T f_k, J_k link k's Jacobian in its own frame (pin.LOCAL)."""
+    robot = symgen.load_robot(erd("solo_description/robots/solo12.urdf"), floating_base=True)
+    model = pin_model_of(robot, pin)
+    oracle = PinOracle(robot, model, pin)
+    seed, (s,) = support.seeded_states("fext jacobians", robot, 1, layout=robot.joint_layout)
+    f = _forces(np.random.default_rng(seed), robot)
+    opts = Q.SweepOptions(external_forces=True)
+    delta = Q.evaluate(robot, "tau", {**s, "f_ext": f}, opts) - Q.evaluate(robot, "tau", {**s, "f_ext": None}, opts)
+    data = model.createData()
+    qp = oracle.map.q(s["q"])
+    pin.computeJointJacobians(model, data, qp)
+    want = np.zeros(model.nv)
+    for k, i in enumerate(robot.inertial_bodies):
+        J = pin.getJointJacobian(model, data, model.getJointId(robot.bodies[i].joint_name), pin.LOCAL)
+        want -= J.T @ f[k]
+    support.assert_close(delta, oracle.map.vec(want), "tau(f) - tau(0)", f"seed={seed}", rtol=1e-10)
+
+
+@pytest.fixture(scope="module")
+def ur5_package(tmp_path_factory, erd):
+    robot = symgen.load_robot(erd("ur_description/urdf/ur5_robot.urdf"))
+    folder = tmp_path_factory.mktemp("fext")
+    keys = ("M", "C", "tau", "qdd", "dtau", "dqdd")
+    result = build(robot, folder, opts=BuildOptions(quantities=keys, copt="-O1", external_forces=True))
+    return robot, import_package(result.path), result.path
+
+
+def test_package_numpy_and_c_match_pinocchio(pin, ur5_package):
+    robot, pkg, _ = ur5_package
+    assert pkg.external_forces is True
+    oracle = PinOracle(robot, pin_model_of(robot, pin), pin)
+    seed, drawn = support.seeded_states("fext package", robot, 3)
+    rng = np.random.default_rng(seed)
+    for t, s in enumerate(drawn):
+        f = _forces(rng, robot)
+        for key in KEYS:
+            x = Q.QUANTITIES[key]
+            want = _expected(oracle, key, s, f)
+            for backend in (pkg.numpy, pkg.c):
+                for given in (f, f.ravel()):
+                    got = getattr(backend, x.function)(*(s[a] for a in x.arguments), given)
+                    support.assert_close(Q.flat(got), Q.flat(tuple(want) if isinstance(want, tuple) else want),
+                                         f"{backend.__name__}.{x.function}", f"seed={seed} state#{t}",
+                                         rtol=Q.tolerance(x, oracle.mass_matrix(s["q"])))
+
+
+def test_package_batches_take_one_force_set_per_state(ur5_package):
+    robot, pkg, _ = ur5_package
+    rng = np.random.default_rng(zlib.crc32(b"fext batch"))
+    q, v, a = (rng.uniform(-2, 2, (4, robot.nv)) for _ in range(3))
+    f = rng.uniform(-10, 10, (4, len(robot.link_names), 6))
+    for backend in (pkg.numpy, pkg.c):
+        batch = backend.inverse_dynamics(q, v, a, f)
+        one = np.array([backend.inverse_dynamics(q[k], v[k], a[k], f[k]) for k in range(4)])
+        assert batch.shape == (4, robot.nv)
+        np.testing.assert_allclose(batch, one, rtol=1e-13, atol=1e-12)
+    with pytest.raises(ValueError, match="f_ext must have shape"):
+        pkg.numpy.inverse_dynamics(q[0], v[0], a[0], np.zeros((2, 6)))
+
+
+def test_identity_rnea_of_fd_with_forces(ur5_package):
+    robot, pkg, _ = ur5_package
+    seed, (s,) = support.seeded_states("fext identity", robot, 1)
+    f = _forces(np.random.default_rng(seed), robot)
+    qdd = pkg.c.forward_dynamics(s["q"], s["qd"], s["tau"], f)
+    support.assert_close(pkg.c.inverse_dynamics(s["q"], s["qd"], qdd, f), s["tau"], "RNEA(FD(tau, f), f)",
+                         f"seed={seed}", rtol=1e-9)
+
+
+def test_verify_passes_on_an_external_forces_package(ur5_package, erd):
+    _, _, path = ur5_package
+    out = CliRunner().invoke(main, ["verify", str(path), "--urdf", str(erd("ur_description/urdf/ur5_robot.urdf")),
+                                    "--trials", "3"])
+    assert out.exit_code == 0, out.output
+    assert "c vs Pinocchio: inverse_dynamics " in out.output and "external_forces=True" in out.output
+
+
+def test_without_the_option_nothing_takes_f_ext():
+    opts = Q.SweepOptions()
+    assert all("f_ext" not in x.arguments_for(opts) for x in Q.QUANTITIES.values())
+    with_forces = Q.SweepOptions(external_forces=True)
+    taking = sorted(x.function for x in Q.QUANTITIES.values() if "f_ext" in x.arguments_for(with_forces))
+    assert taking == ["forward_dynamics", "forward_dynamics_derivatives", "inverse_dynamics",
+                      "inverse_dynamics_derivatives"]
+
+
+def test_refusals(tmp_path):
+    arm = symgen.load_robot("symgen/examples/arm4.urdf")
+    with pytest.raises(OptionError, match="--external-forces: none of --quantities"):
+        build(arm, tmp_path, opts=BuildOptions(quantities=("M",), external_forces=True, compile=False))
+    with pytest.raises(ModelError, match=r"f_ext must have shape \(4, 6\)"):
+        Q.evaluate(arm, "tau", {"q": np.zeros(4), "qd": np.zeros(4), "qdd": np.zeros(4), "f_ext": np.zeros(5)},
+                   Q.SweepOptions(external_forces=True))
+    four_bar = symgen.load_urdf("tests/data/urdfplus/four_bar.urdf")
+    with pytest.raises(OptionError, match="--external-forces: not supported for robot"):
+        build(four_bar, tmp_path, opts=BuildOptions(quantities=("tau",), external_forces=True, compile=False))
+
+
+def test_cli_records_the_option(tmp_path):
+    out = CliRunner().invoke(main, ["build", "symgen/examples/arm4.urdf", "--out", str(tmp_path), "--quantities", "tau",
+                                    "--external-forces", "--no-compile", "--quiet"])
+    assert out.exit_code == 0, out.output
+    header = (tmp_path / "arm4" / "arm4.h").read_text()
+    assert "--external-forces" in header and "const double *f_ext" in header
