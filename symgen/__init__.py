@@ -38,14 +38,20 @@ def load_robot(path, floating_base: bool = False, mimic: bool = False, **kwargs)
     return _load(path, floating_base=floating_base, mimic=mimic, **kwargs)
 
 
-def _evaluate(robot, keys, state, gravity=GRAVITY):
+def _evaluate(robot, keys, state, gravity=GRAVITY, f_ext=None):
     """Quantities ``keys`` of ``robot`` at ``state`` through the registry (:func:`symgen.quantities.
     evaluate_all`, body frames): the sweeps the generated package is traced from, with the same
     embedding for every robot kind (a tree, a free-flyer, ``--mimic``, couplings, loops, MJCF), so
     the numeric API and a package of the same robot agree."""
     from . import quantities as Q
 
-    opts = Q.SweepOptions(frame="body", gravity=tuple(float(x) for x in gravity))
+    opts = Q.SweepOptions(frame="body", gravity=tuple(float(x) for x in gravity), external_forces=f_ext is not None)
+    if f_ext is not None:
+        from .passive import constrained
+
+        if constrained(robot):
+            raise OptionError(f"f_ext: not supported for robot {robot.name!r} with --mimic, URDF+ couplings or loops yet")
+        state = {**state, "f_ext": f_ext}
     return Q.evaluate_all(robot, keys, state, opts)
 
 
@@ -74,9 +80,16 @@ def christoffel(robot: Robot, q):
     return _evaluate(robot, ("Gamma",), {"q": q})[0]
 
 
-def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=GRAVITY):
-    """tau = M qdd + C qd + g by RNEA; ``gravity`` is the linear acceleration in root coordinates."""
-    return _evaluate(robot, ("tau",), {"q": q, "qd": qd, "qdd": qdd}, gravity)[0]
+def inverse_dynamics(robot: Robot, q, qd, qdd, gravity=GRAVITY, f_ext=None):
+    """tau = M qdd + C qd + g by RNEA; ``gravity`` is the linear acceleration in root coordinates;
+    ``f_ext``: the forces the world applies to the links, (len(robot.link_names), 6), each
+    [force; torque] in the link's frame (Pinocchio's fext), which add -sum_k J_k^T f_k."""
+    return _evaluate(robot, ("tau",), {"q": q, "qd": qd, "qdd": qdd}, gravity, f_ext)[0]
+
+
+def forward_dynamics(robot: Robot, q, qd, tau, gravity=GRAVITY, f_ext=None):
+    """qdd = M^-1 (tau - C qd - g (+ sum_k J_k^T f_k with ``f_ext``, as :func:`inverse_dynamics`))."""
+    return _evaluate(robot, ("qdd",), {"q": q, "qd": qd, "tau": tau}, gravity, f_ext)[0]
 
 
 def __getattr__(name):
@@ -91,6 +104,6 @@ def __getattr__(name):
 
 __all__ = [
     "BuildError", "Body", "GRAVITY", "Inertia", "ModelError", "OptionError", "Robot", "SymgenError",
-    "URDFError", "christoffel", "coriolis", "coriolis_matrix", "inverse_dynamics", "load_robot", "load_urdf",
+    "URDFError", "christoffel", "coriolis", "coriolis_matrix", "forward_dynamics", "inverse_dynamics", "load_robot", "load_urdf",
     "mass_matrix", "mass_matrix_dot", "robots", "__version__",
 ]

@@ -192,3 +192,19 @@ def test_cli_records_the_option(tmp_path):
     assert out.exit_code == 0, out.output
     header = (tmp_path / "arm4" / "arm4.h").read_text()
     assert "--external-forces" in header and "const double *f_ext" in header
+
+
+def test_numeric_api_takes_f_ext(pin, erd):
+    robot = symgen.load_robot(erd("ur_description/urdf/ur5_robot.urdf"))
+    oracle = PinOracle(robot, pin_model_of(robot, pin), pin)
+    seed, (s,) = support.seeded_states("fext numeric api", robot, 1)
+    f = _forces(np.random.default_rng(seed), robot)
+    support.assert_close(symgen.inverse_dynamics(robot, s["q"], s["qd"], s["qdd"], f_ext=f),
+                         oracle.inverse_dynamics(s["q"], s["qd"], s["qdd"], f), "inverse_dynamics", f"seed={seed}")
+    support.assert_close(symgen.forward_dynamics(robot, s["q"], s["qd"], s["tau"], f_ext=f),
+                         oracle.forward_dynamics(s["q"], s["qd"], s["tau"], f), "forward_dynamics", f"seed={seed}",
+                         rtol=Q.tolerance(Q.QUANTITIES["qdd"], oracle.mass_matrix(s["q"])))
+    four_bar = symgen.load_urdf("tests/data/urdfplus/four_bar.urdf")
+    with pytest.raises(OptionError, match="f_ext: not supported"):
+        symgen.inverse_dynamics(four_bar, np.zeros(four_bar.nq), np.zeros(four_bar.nv), np.zeros(four_bar.nv),
+                                f_ext=np.zeros((3, 6)))

@@ -75,7 +75,11 @@ def c_driver_source_context(manifest: dict, quantities, count: int = 64, update:
     takes parameters per state)."""
     name = manifest["name"]
     nq, nv = dimensions(manifest)
-    row = {a: i for i, a in enumerate(STATE_ARGUMENTS)}    # inputs[row][state][k]
+    # f_ext (an --external-forces build): one more row, 6 per link (the rows widen to hold it)
+    external = bool(manifest.get("options", {}).get("external_forces"))
+    names = STATE_ARGUMENTS + (("f_ext",) if external else ())
+    forces = 6 * len(manifest.get("link_names", ())) if external else 0
+    row = {a: i for i, a in enumerate(names)}    # inputs[row][state][k]
     # params (a --parametric build): the package's nominal parameters, NAME_parameters
     row_of = {a: f"inputs[{i}][s]" for a, i in row.items()} | {"params": f"{name}_parameters"}
     runners, batch_runners, out_size = [], [], 1
@@ -96,11 +100,11 @@ def c_driver_source_context(manifest: dict, quantities, count: int = 64, update:
             batch_runners.append({"runner": fname + "_batch", "function": fname, "label": f"{qty}:batch", "after": qty,
                                   "arguments": [f"batch_{a}" for a in inputs] + outs, "last": batch * size - 1})
     arguments = [{"name": a.name, "low": repr(a.low), "high": repr(a.high), "span": repr(a.high - a.low)}
-                 for a in map(ARGUMENTS.get, STATE_ARGUMENTS)]
-    sizes = {a: nq if ARGUMENTS[a].size == "nq" else nv for a in STATE_ARGUMENTS}
-    return {"name": name, "header": f"{name}.h", "n": max(nq, nv), "count": count, "out_size": out_size,
+                 for a in map(ARGUMENTS.get, names)]
+    sizes = {a: {"nq": nq, "forces": forces}.get(ARGUMENTS[a].size, nv) for a in names}
+    return {"name": name, "header": f"{name}.h", "n": max(nq, nv, forces), "count": count, "out_size": out_size,
             "arguments": arguments, "runners": runners, "batch": batch, "batch_runners": batch_runners,
-            "batch_arrays": [{"name": a, "size": sizes[a], "row": row[a]} for a in STATE_ARGUMENTS]}
+            "batch_arrays": [{"name": a, "size": sizes[a], "row": row[a]} for a in names]}
 
 
 def package_sources(package_dir, manifest: dict) -> list[Path]:

@@ -20,7 +20,7 @@ from ..quantities import ARGUMENTS, QUANTITIES
 from .cloop import DEFAULT_FLAGS, c_loop, dimensions, package_functions, read_manifest
 from .harness import BenchError, CompileTimeout
 from .report import bench_result
-from .pin import CPP_TIMINGS, PIN_CALLS, pin_needs_free_flyer, pinocchio_cpp, pinocchio_python
+from .pin import CPP_TIMINGS, PIN_CALLS, cpp_names, pin_needs_free_flyer, pinocchio_cpp, pinocchio_python
 from .timing import Timing, time_callable
 
 NO_BINDING = ("n/a", "the package has no compiled binding")
@@ -132,15 +132,17 @@ def time_package(m: Measurement, package_dir, quantities, settings: Settings, no
                 m.missing([f"{prefix}_single", f"{prefix}_batch"], qty, *no_binding)
                 continue
             fn = getattr(module, x.function)
-            one = [states[a][0].copy() for a in x.arguments]
-            many = [states[a][:batch].copy() for a in x.arguments]
+            inputs = [a for a in manifest["functions"][x.function]["inputs"] if a != "params"]   # f_ext too
+            one = [states[a][0].copy() for a in inputs]
+            many = [states[a][:batch].copy() for a in inputs]
             m.put(f"{prefix}_single", qty, time_callable(lambda: fn(*one), s.repeats, s.min_time))
             m.put(f"{prefix}_batch", qty, time_callable(lambda: fn(*many), s.repeats, s.min_time).scaled(1 / batch))
 
 
-def time_pinocchio(m: Measurement, urdf, quantities, nv: int, settings: Settings):
+def time_pinocchio(m: Measurement, urdf, quantities, nv: int, settings: Settings, external: bool = False):
     """Time Pinocchio on ``urdf`` (the robot of a package with ``nv`` DoF) from Python and, unless
-    ``settings.pin_cpp`` is off, in C++, for the wanted quantities it computes, into ``m``."""
+    ``settings.pin_cpp`` is off, in C++, for the wanted quantities it computes, into ``m``
+    (``external``: a package built with --external-forces, Pinocchio's calls given fext)."""
     s = settings
     wanted = [qty for qty in quantities if qty in PIN_CALLS]
 
@@ -155,7 +157,7 @@ def time_pinocchio(m: Measurement, urdf, quantities, nv: int, settings: Settings
             fail(qty, str(exc))
         return
     try:
-        py = pinocchio_python(urdf, wanted, s.repeats, s.min_time, floating=floating)
+        py = pinocchio_python(urdf, wanted, s.repeats, s.min_time, floating=floating, external=external)
     except BenchError as exc:
         py = dict.fromkeys(wanted, str(exc))
     for qty, value in py.items():
@@ -165,7 +167,7 @@ def time_pinocchio(m: Measurement, urdf, quantities, nv: int, settings: Settings
             fail(qty, value, cpp=False)
     if s.pin_cpp != "off":
         try:
-            for name, t in pinocchio_cpp(urdf, [name for qty in wanted for name in PIN_CALLS[qty].cpp],
+            for name, t in pinocchio_cpp(urdf, [name for qty in wanted for name in cpp_names(qty, external)],
                                          repeats=s.repeats, min_time=s.min_time, build=s.pin_cpp == "build",
                                          timeout=s.pin_timeout, floating=floating).items():
                 qty, method = CPP_TIMINGS[name]
@@ -263,7 +265,8 @@ def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str 
     if urdf is not None and is_mjcf(urdf):
         m.notes["pinocchio"] = f"Pinocchio: not timed, {Path(urdf).name} is MJCF (symgen's reading of it is MuJoCo's)"
     elif urdf is not None:
-        time_pinocchio(m, urdf, quantities, dimensions(manifest)[1], settings)
+        time_pinocchio(m, urdf, quantities, dimensions(manifest)[1], settings,
+                       bool(manifest["options"].get("external_forces")))
     if cppadcg:
         from . import cppadcg as cg
         cg.measure(m, package_dir, urdf, manifest, quantities, settings)

@@ -28,9 +28,21 @@ PIN_CPP_TEMPLATE = "bench_pinocchio.cpp.j2"
 PIN_CALLS = {key: x.pin_call for key, x in QUANTITIES.items() if x.pin_call is not None}
 #: C++ harness name -> (quantity, method)
 CPP_TIMINGS = {name: (qty, method) for qty, call in PIN_CALLS.items() for name, (method, _) in call.cpp.items()}
+#: the timings with external forces, "<quantity>+fext", in place of the quantity's for a package
+#: built with --external-forces (the same method: Pinocchio's call, given fext)
+FEXT_TIMINGS = {f"{qty}+fext": (qty, next(iter(call.cpp.values()))[0]) for qty, call in PIN_CALLS.items() if call.fext}
+CPP_TIMINGS |= FEXT_TIMINGS
 #: what the C++ harness times, in order: [{"name", "statement"}]
 CPP_STATEMENTS = [{"name": name, "statement": statement}
-                  for call in PIN_CALLS.values() for name, (_, statement) in call.cpp.items()]
+                  for call in PIN_CALLS.values() for name, (_, statement) in call.cpp.items()] + [
+                  {"name": f"{qty}+fext", "statement": call.fext} for qty, call in PIN_CALLS.items() if call.fext]
+
+
+def cpp_names(qty: str, external: bool = False) -> list:
+    """The C++ harness's timings of quantity ``qty`` (with fext where it has them, ``external``)."""
+    if external and f"{qty}+fext" in FEXT_TIMINGS:
+        return [f"{qty}+fext"]
+    return list(PIN_CALLS[qty].cpp)
 
 
 def _pin():
@@ -84,9 +96,10 @@ def pin_needs_free_flyer(urdf, nv: int) -> bool:
 
 
 def pinocchio_python(urdf, quantities=("C", "Gamma"), repeats: int = 7, min_time: float = 0.05,
-                     seed: int = 0, floating: bool = False) -> dict:
+                     seed: int = 0, floating: bool = False, external: bool = False) -> dict:
     """Pinocchio through its Python binding on ``urdf`` (with a free-flyer root if ``floating``):
-    ``{quantity: Timing or reason}`` for the wanted quantities in :data:`PIN_CALLS`."""
+    ``{quantity: Timing or reason}`` for the wanted quantities in :data:`PIN_CALLS` (``external``:
+    those with a ``fext`` form given one random force per joint, as the package's f_ext)."""
     pin = _pin()
     model = pin_model(urdf, floating)
     data = model.createData()
@@ -104,6 +117,8 @@ def pinocchio_python(urdf, quantities=("C", "Gamma"), repeats: int = 7, min_time
             out[qty] = f"not in the Python binding of pin {pin.__version__}"
             continue
         args = [state[a] for a in call.arguments]
+        if external and call.fext:
+            args.append([pin.Force.Zero()] + [pin.Force(rng.uniform(-10, 10, 6)) for _ in range(model.njoints - 1)])
         out[qty] = time_callable(lambda: fn(model, data, *args), repeats, min_time)
     return out
 

@@ -27,6 +27,9 @@ class PinCall:
     arguments: tuple[str, ...]
     cpp: dict
     note: str = ""
+    #: the C++ statement with Pinocchio's external forces (``fext``, one random pin::Force per
+    #: joint), timed instead of ``cpp``'s for a package built with --external-forces
+    fext: str = ""
 
 
 @dataclass(frozen=True)

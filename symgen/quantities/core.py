@@ -76,7 +76,8 @@ QUANTITIES = (
              "Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA.", "rnea", jax_fused=True,
              pinocchio=lambda o, s: o.inverse_dynamics(s["q"], s["qd"], s["qdd"], *_forces(s)),
              pin_call=PinCall(("rnea",), ("q", "qd", "qdd"),
-                              {"tau": ("pin_cpp", "rnea(model, data, qs[i], vs[i], as[i]); sink = sink + data.tau(0);")})),
+                              {"tau": ("pin_cpp", "rnea(model, data, qs[i], vs[i], as[i]); sink = sink + data.tau(0);")},
+                              fext="rnea(model, data, qs[i], vs[i], as[i], fext); sink = sink + data.tau(0);")),
     Quantity("g", "gravity", ("q",), (Output("g", _vector, embed="vector"),),
              "Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces.", "gravity",
              pinocchio=lambda o, s: o.gravity(s["q"]),
@@ -103,7 +104,8 @@ QUANTITIES = (
              "the tree-sparse L^T D L factorization of M, whichever costs less for the robot.", "forward_dynamics",
              pinocchio=lambda o, s: o.forward_dynamics(s["q"], s["qd"], s["tau"], *_forces(s)), conditioned=True,
              pin_call=PinCall(("aba",), ("q", "qd", "tau"),
-                              {"qdd": ("pin_cpp", "aba(model, data, qs[i], vs[i], ts[i]); sink = sink + data.ddq(0);")})),
+                              {"qdd": ("pin_cpp", "aba(model, data, qs[i], vs[i], ts[i]); sink = sink + data.ddq(0);")},
+                              fext="aba(model, data, qs[i], vs[i], ts[i], fext); sink = sink + data.ddq(0);")),
     Quantity("Minv", "mass_matrix_inverse", ("q",), (Output("Minv", _square, embed="solve"),),
              "Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L "
              "factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot.",
@@ -127,7 +129,9 @@ QUANTITIES = (
              pinocchio=lambda o, s: o.inverse_dynamics_derivatives(s["q"], s["qd"], s["qdd"], *_forces(s)),
              pin_call=PinCall(("computeRNEADerivatives",), ("q", "qd", "qdd"),
                               {"dtau": ("pin_cpp", "computeRNEADerivatives(model, data, qs[i], vs[i], as[i]); "
-                                                   "sink = sink + data.dtau_dq(0, 0);")})),
+                                                   "sink = sink + data.dtau_dq(0, 0);")},
+                              fext="computeRNEADerivatives(model, data, qs[i], vs[i], as[i], fext); "
+                                   "sink = sink + data.dtau_dq(0, 0);")),
     Quantity("dqdd", "forward_dynamics_derivatives", ("q", "qd", "tau"),
              (Output("dqdd_dq", _square, embed="solve"), Output("dqdd_dqd", _square, embed="solve")),
              "(dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at "
@@ -135,7 +139,9 @@ QUANTITIES = (
              pinocchio=lambda o, s: o.forward_dynamics_derivatives(s["q"], s["qd"], s["tau"], *_forces(s)), conditioned=True,
              pin_call=PinCall(("computeABADerivatives",), ("q", "qd", "tau"),
                               {"dqdd": ("pin_cpp", "computeABADerivatives(model, data, qs[i], vs[i], ts[i]); "
-                                                   "sink = sink + data.ddq_dq(0, 0);")})),
+                                                   "sink = sink + data.ddq_dq(0, 0);")},
+                              fext="computeABADerivatives(model, data, qs[i], vs[i], ts[i], fext); "
+                                   "sink = sink + data.ddq_dq(0, 0);")),
     Quantity("oMf", "frame_placement", ("q",), (Output("oMf", _placements, embed="none"),),
              "Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous "
              "transform.", "frames",
