@@ -86,11 +86,26 @@ def _factors(o, q, J):
     return J @ np.linalg.solve(M, J.T), Wc, np.array([L[i, j] for i, j in pairs] or [0.0])
 
 
-def contact_terms(o, q, v, tau):
+def external_torque(o, q, f_ext):
+    """sum_k J_k^T f_k of symgen's f_ext by Pinocchio: rnea(q, 0, 0) - rnea(q, 0, 0, fext); 0 for None."""
+    if f_ext is None:
+        return 0.0
+    zero = np.zeros(o.robot.nv)
+    return o.inverse_dynamics(q, zero, zero) - o.inverse_dynamics(q, zero, zero, f_ext)
+
+
+def external_torque_dq(o, q, f_ext):
+    """d(sum_k J_k^T f_k)/dq (tangent) by Pinocchio: the difference of computeRNEADerivatives' dtau/dq
+    without and with fext."""
+    zero = np.zeros(o.robot.nv)
+    return o.inverse_dynamics_derivatives(q, zero, zero)[0] - o.inverse_dynamics_derivatives(q, zero, zero, f_ext)[0]
+
+
+def contact_terms(o, q, v, tau, f_ext=None):
     """(Kc, Wc, Lc, qdd0, rc, Dinv) over every contact's rows: qdd0 by aba, rc = -gamma - J qdd0, D^-1 of
-    crba's M = L^T D L."""
+    crba's M = L^T D L (with ``f_ext``, at tau + :func:`external_torque`)."""
     J, gamma = contact_jacobian(o, q), contact_drift(o, q, v)
-    qdd0 = o.forward_dynamics(q, v, tau)
+    qdd0 = o.forward_dynamics(q, v, tau + external_torque(o, q, f_ext))
     return (*_factors(o, q, J), qdd0, -gamma - J @ qdd0, 1.0 / ltdl(o.mass_matrix(q), o.robot.parent)[1])
 
 

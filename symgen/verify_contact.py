@@ -38,14 +38,16 @@ def check(pkg, backends: dict, oracle, state: dict, active, record) -> None:
         return
     on = np.asarray(active, bool)
     q, v, tau = state["q"], state["qd"], state["tau"]
+    forces = (state["f_ext"],) if getattr(pkg, "external_forces", False) else ()     # --external-forces
     J = ocn.contact_jacobian(oracle, q, on) if oracle is not None else None
     tol = kkt_tolerance(oracle.mass_matrix(q), J) if oracle is not None else 1e-9
     label = "random active sets, none and all among them"
-    for name, expected in (("contact_dynamics", lambda: ocn.contact_dynamics(oracle, q, v, tau, on)),
+    tau_f = tau + ocn.external_torque(oracle, q, *forces) if forces and oracle is not None else tau
+    for name, expected in (("contact_dynamics", lambda: ocn.contact_dynamics(oracle, q, v, tau_f, on)),
                            ("impulse_dynamics", lambda: ocn.impulse_dynamics(oracle, q, v, on))):
         if not hasattr(numpy, name):
             continue
-        args = (q, v, tau, active) if name == "contact_dynamics" else (q, v, active)
+        args = (q, v, tau, active, *forces) if name == "contact_dynamics" else (q, v, active)
         try:
             got = {b: getattr(mod, name)(*args) for b, mod in backends.items() if hasattr(mod, name)}
         except numpy.SingularContactError:
@@ -75,14 +77,19 @@ def check_derivatives(pkg, backends: dict, oracle, state: dict, active, record) 
         return
     on = np.asarray(active, bool)
     q, v, tau = state["q"], state["qd"], state["tau"]
+    forces = (state["f_ext"],) if getattr(pkg, "external_forces", False) else ()     # --external-forces
     try:
-        got = {b: getattr(mod, name)(q, v, tau, active) for b, mod in backends.items() if hasattr(mod, name)}
+        got = {b: getattr(mod, name)(q, v, tau, active, *forces) for b, mod in backends.items() if hasattr(mod, name)}
     except pkg.numpy.SingularContactError:
         return
     flat = any(kind == "6d" for (_, kind), a in zip(pkg.contacts, on) if a)
     want, tol = None, 1e-9
     if oracle is not None:
-        want = (ocd.contact_dynamics_derivatives_fd if flat else ocd.contact_dynamics_derivatives)(oracle, q, v, tau, on)
+        tau_f = tau + ocn.external_torque(oracle, q, *forces) if forces else tau
+        want = (ocd.contact_dynamics_derivatives_fd if flat else ocd.contact_dynamics_derivatives)(oracle, q, v, tau_f, on)
+        if forces:              # through tau + tau_ext(q): d/dq gains d/dtau d tau_ext/dq
+            dext = ocn.external_torque_dq(oracle, q, *forces)
+            want = (want[0] + want[2] @ dext, want[1], want[2], want[3] + want[5] @ dext, want[4], want[5])
         tol = 1e-6 if flat else max(1e-8, kkt_tolerance(oracle.mass_matrix(q), ocn.contact_jacobian(oracle, q, on)))
     rows = [r for c, a in zip(pkg.numpy._CONTACT_ROWS, on) if a for r in c]
     for b, outs in got.items():

@@ -110,8 +110,9 @@ def test_forces_are_the_transposed_link_jacobians(pin, erd):
 def ur5_package(tmp_path_factory, erd):
     robot = symgen.load_robot(erd("ur_description/urdf/ur5_robot.urdf"))
     folder = tmp_path_factory.mktemp("fext")
-    keys = ("M", "C", "tau", "qdd", "dtau", "dqdd")
-    result = build(robot, folder, opts=BuildOptions(quantities=keys, copt="-O1", external_forces=True))
+    keys = ("M", "C", "tau", "qdd", "dtau", "dqdd", "contact_terms", "contact_partials")
+    result = build(robot, folder, opts=BuildOptions(quantities=keys, copt="-O1", external_forces=True,
+                                                    contacts=(("ee_link", "3d"),)))
     return robot, import_package(result.path), result.path
 
 
@@ -157,6 +158,33 @@ def test_identity_rnea_of_fd_with_forces(ur5_package):
                          f"seed={seed}", rtol=1e-9)
 
 
+def test_contact_dynamics_and_derivatives_take_f_ext(pin, ur5_package):
+    """contact_dynamics(q, v, tau, active, f) = Pinocchio's forwardDynamics at tau + sum_k J_k^T f_k;
+    its q-derivatives gain d/dtau d(sum_k J_k^T f_k)/dq (computeConstraintDynamicsDerivatives)."""
+    from symgen import oracle_contact as ocn
+    from symgen import oracle_contact_derivatives as ocd
+
+    robot, pkg, _ = ur5_package
+    oracle = PinOracle(robot, pin_model_of(robot, pin), pin, frames=pkg.frames)
+    oracle = ocn.with_contacts(oracle, tuple(pkg.contacts))
+    seed, (s,) = support.seeded_states("fext contact", robot, 1)
+    f = _forces(np.random.default_rng(seed), robot)
+    on = np.array([True])
+    tau_f = s["tau"] + ocn.external_torque(oracle, s["q"], f)
+    want_qdd, want_lam = ocn.contact_dynamics(oracle, s["q"], s["qd"], tau_f, on)
+    d = ocd.contact_dynamics_derivatives(oracle, s["q"], s["qd"], tau_f, on)
+    dext = ocn.external_torque_dq(oracle, s["q"], f)
+    want_d = (d[0] + d[2] @ dext, d[1], d[2], d[3] + d[5] @ dext, d[4], d[5])
+    for backend in (pkg.numpy, pkg.c):
+        qdd, lam = backend.contact_dynamics(s["q"], s["qd"], s["tau"], on, f)
+        support.assert_close(qdd, want_qdd, f"{backend.__name__}.contact_dynamics qdd", f"seed={seed}", rtol=1e-8)
+        support.assert_close(np.ravel(lam), want_lam, f"{backend.__name__}.contact_dynamics lam", f"seed={seed}", rtol=1e-8)
+        assert np.max(np.abs(qdd - backend.contact_dynamics(s["q"], s["qd"], s["tau"], on, 0 * f)[0])) > 1e-3
+        got = backend.contact_dynamics_derivatives(s["q"], s["qd"], s["tau"], on, f)
+        support.assert_close(Q.flat(got), Q.flat(want_d), f"{backend.__name__}.contact_dynamics_derivatives",
+                             f"seed={seed}", rtol=1e-8)
+
+
 def test_verify_passes_on_an_external_forces_package(ur5_package, erd):
     _, _, path = ur5_package
     out = CliRunner().invoke(main, ["verify", str(path), "--urdf", str(erd("ur_description/urdf/ur5_robot.urdf")),
@@ -170,8 +198,8 @@ def test_without_the_option_nothing_takes_f_ext():
     assert all("f_ext" not in x.arguments_for(opts) for x in Q.QUANTITIES.values())
     with_forces = Q.SweepOptions(external_forces=True)
     taking = sorted(x.function for x in Q.QUANTITIES.values() if "f_ext" in x.arguments_for(with_forces))
-    assert taking == ["forward_dynamics", "forward_dynamics_derivatives", "inverse_dynamics",
-                      "inverse_dynamics_derivatives"]
+    assert taking == ["contact_partials", "contact_terms", "forward_dynamics", "forward_dynamics_derivatives",
+                      "inverse_dynamics", "inverse_dynamics_derivatives"]
 
 
 def test_refusals(tmp_path):

@@ -143,7 +143,7 @@ def _back(L, parent, b, bk, name):
 CRBA = {"ground": crba_ground, "body": crba, "local": crba_local}
 
 
-def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRAVITY, impulse=False):
+def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRAVITY, impulse=False, f_ext=None):
     """``{"Kc": (m, m), "Wc": (m, n), "Lc": (pairs,), ...}``: exactly symmetric Kc = Jc M^-1 Jc^T,
     Wc = (D^-1 L^-T Jc^T)^T and L's entries below the diagonal at :func:`ancestor_pairs` (the rest
     are zero), so that M^-1 Jc^T = L^-1 Wc^T; for the
@@ -173,7 +173,7 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
         return out
     # b = C qd + g: the RNEA in the CRBA's convention (ABA for qdd0 instead costs more: it cannot reuse
     # the factors, solo12 11,578 operations against 8,765)
-    bias = (rnea_local if mass == "local" else rnea)(robot, q, qd, bk.zeros(n), bk, gravity=gravity)
+    bias = (rnea_local if mass == "local" else rnea)(robot, q, qd, bk.zeros(n), bk, gravity=gravity, f_ext=f_ext)
     qdd0 = ltdl_solve(L, Dinv, parent, tau - bias, bk)
     out["qdd0"] = qdd0
     out["rc"] = -gamma - Jc @ qdd0

@@ -56,6 +56,7 @@ from ..kinematics import base_acceleration, ground_frames
 from .contact import contact_rows, packed_rows, packed_size
 from .contact_acceleration_derivatives import applies, contact_acceleration_partials
 from .derivatives import composites, derivative_passes, forward_pass
+from .external_forces import ground_forces
 
 #: the complex step (the derivative is Im f(x + i h dx) / h, exact to rounding for any small h)
 STEP = 1e-30
@@ -200,15 +201,16 @@ def _forward_mode(robot, q, qd, qdd, frames, kinds, bk):
     return Jc, dJ, Aq, Av
 
 
-def contact_partials(robot, q, qd, qdd, frames, kinds, bk, gravity=GRAVITY):
+def contact_partials(robot, q, qd, qdd, frames, kinds, bk, gravity=GRAVITY, f_ext=None):
     """``{"Tq", "Tv", "dJ", "Jc", "Aq", "Av"}`` of the module docstring at (q, qd, qdd), over every contact row
     (``frames`` with their ``kinds``, "3d" or "6d"): the ID derivatives unsolved (the package's solve applies
     M^-1 through contact_terms' factors, after the contact terms are added). M's pivots D^-1 come from
     contact_terms, which has them: formed here again from the sweep's composite inertias they cost talos
-    8,000 of 47,181 operations."""
-    Phi, I = ground_frames(robot, q, bk)
+    8,000 of 47,181 operations. ``f_ext``: external forces on the bodies, in the ID derivatives
+    (:mod:`.external_forces`)."""
+    Phi, I, R, p = ground_frames(robot, q, bk, placements=True)
     a0 = base_acceleration(robot, q, gravity, bk)
-    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, qdd, bk, a0)
+    v, Phid, a, h, f = forward_pass(robot, Phi, I, qd, qdd, bk, a0, ground_forces(robot, R, p, f_ext, bk))
     IC = composites(robot, I, bk, "IC")
     dtau_dq, dtau_dv = derivative_passes(robot, Phi, I, IC, qd, v, Phid, a, h, f, bk, a0)
     if applies(robot):                                  # from the sweep's own quantities

@@ -99,7 +99,7 @@ def _terms(impulse, mass=None):
 
         frames, kinds = zip(*contacts_of(robot, opts))
         return contact_terms(robot, args["q"], args["qd"], args.get("tau"), frames, kinds, bk, mass or opts.frame,
-                             gravity=opts.gravity, impulse=impulse)
+                             gravity=opts.gravity, impulse=impulse, f_ext=args.get("f_ext"))
     run.__name__ = f"{'impulse' if impulse else 'contact'}_terms_{mass or 'frame'}"
     if mass == "local":
         from ..kinematics import local_frames_pay
@@ -114,7 +114,8 @@ def _contact_partials(robot, args, bk, opts):
     from ..algorithms.contact_derivatives import contact_partials
 
     frames, kinds = zip(*contacts_of(robot, opts))
-    return contact_partials(robot, args["q"], args["qd"], args["qdd"], frames, kinds, bk, gravity=opts.gravity)
+    return contact_partials(robot, args["q"], args["qd"], args["qdd"], frames, kinds, bk, gravity=opts.gravity,
+                            f_ext=args.get("f_ext"))
 
 
 def _whole_body(robot, args, bk, opts):
@@ -136,10 +137,11 @@ def _whole_body(robot, args, bk, opts):
 SWEEPS = (
     # variants: M by the CRBA in body frames or in Pinocchio's local convention (solo12: 907 operations
     # against 1,711 in ground coordinates), whichever makes the whole sweep cheapest
-    Sweep("contact_terms", ("q", "qd", "tau"), _terms(False), variants=(_terms(False, "body"), _terms(False, "local"))),
+    Sweep("contact_terms", ("q", "qd", "tau"), _terms(False), variants=(_terms(False, "body"), _terms(False, "local")),
+          external=True),
     Sweep("impulse_terms", ("q", "qd"), _terms(True), variants=(_terms(True, "body"), _terms(True, "local"))),
     Sweep("whole_body", ("q", "qd"), _whole_body),
-    Sweep("contact_partials", ("q", "qd", "qdd"), _contact_partials),
+    Sweep("contact_partials", ("q", "qd", "qdd"), _contact_partials, external=True),
 )
 
 
@@ -177,7 +179,7 @@ QUANTITIES = (
              "the (joint, ancestor) pairs of M = L^T D L, so that M^-1 Jc^T = L^-1 Wc^T, qdd0 = M^-1 (tau - b) (n,), "
              "-Jc_dot qd - Jc qdd0 (m,), D^-1 (n,) of M = L^T D L); "
              "contact_dynamics solves the active rows.", "contact_terms",
-             pinocchio=lambda o, s: ocn.contact_terms(o, s["q"], s["qd"], s["tau"]), conditioned=True, default=False),
+             pinocchio=lambda o, s: ocn.contact_terms(o, s["q"], s["qd"], s["tau"], s.get("f_ext")), conditioned=True, default=False),
     Quantity("impulse_terms", "impulse_terms", ("q", "qd"), (_KC, *_XT, Output("Jv", _shape("m"), embed="solve")),
              "Impulse dynamics' build-time terms: (Kc (m, m), Wc (m, n), L's packed entries, Jc qd (m,)) "
              "as contact_terms'; impulse_dynamics solves the active rows.", "impulse_terms",
