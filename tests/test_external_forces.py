@@ -219,7 +219,7 @@ def test_cli_records_the_option(tmp_path):
                                     "--external-forces", "--no-compile", "--quiet"])
     assert out.exit_code == 0, out.output
     header = (tmp_path / "arm4" / "arm4.h").read_text()
-    assert "--external-forces" in header and "const double *f_ext" in header
+    assert "--external-forces" in header and "const double *f_ext" in header and "#define ARM4_EXTERNAL_FORCES 1" in header
 
 
 def test_numeric_api_takes_f_ext(pin, erd):
