@@ -119,8 +119,25 @@ def ur5_package(tmp_path_factory, erd):
 def test_package_numpy_and_c_match_pinocchio(pin, ur5_package):
     robot, pkg, _ = ur5_package
     assert pkg.external_forces is True
+    _check_package(pin, robot, pkg, "fext package")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3000)
+@pytest.mark.parametrize("label", ["panda", "talos", "serial20"])
+def test_big_packages_match_pinocchio(pin, erd, tmp_path, label):
+    """panda, talos (free-flyer) and a 20-DoF general-axis chain, NumPy and C, every function taking f_ext."""
+    robot = {"panda": lambda: symgen.load_robot(erd("panda_description/urdf/panda.urdf")),
+             "talos": lambda: symgen.load_robot(erd("talos_data/robots/talos_reduced.urdf"), floating_base=True),
+             "serial20": lambda: robots.make("serial", 20, 7)}[label]()
+    result = build(robot, tmp_path, opts=BuildOptions(quantities=KEYS, copt="-O1", external_forces=True, max_dof=0,
+                                                      budget=0, jobs=0))
+    _check_package(pin, robot, import_package(result.path), f"fext {label}", states=2)
+
+
+def _check_package(pin, robot, pkg, label, states=3):
     oracle = PinOracle(robot, pin_model_of(robot, pin), pin)
-    seed, drawn = support.seeded_states("fext package", robot, 3)
+    seed, drawn = support.seeded_states(label, robot, states, layout=robot.joint_layout)
     rng = np.random.default_rng(seed)
     for t, s in enumerate(drawn):
         f = _forces(rng, robot)
