@@ -25,6 +25,9 @@ link_names = ('shoulder_link', 'upper_arm_link', 'forearm_link', 'wrist_link', )
 #: the rows of the frame functions (frame_placement, frame_jacobian, frame_velocity, frame_acceleration_bias,
 #: frame_jacobian_dot): links, joints and points (symgen build --frames)
 frames = ('tool_link', )
+#: the references the frame functions are in ("local_world_aligned": frame_jacobian ...; "local":
+#: frame_jacobian_local ...; "world": frame_jacobian_world ...; symgen build --reference)
+reference_frames = ('local_world_aligned',)
 #: the contact frames of contact_terms, impulse_terms, whole_body_terms, contact_dynamics and
 #: impulse_dynamics, each with its type: "3d" a point contact, "6d" a flat one (symgen build --contacts)
 contacts = ()

@@ -55,6 +55,8 @@ class BuildOptions:
     #: forward dynamics and its derivatives with the passive forces (--passive; None: the model's
     #: default, on for MJCF with dampers or springs, off for URDF: symgen.passive.resolve)
     passive: bool | None = None
+    #: the references the frame functions are generated in (--reference; :mod:`..quantities.references`)
+    references: tuple = Q.references.DEFAULT_REFERENCES
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
@@ -86,6 +88,11 @@ class BuildOptions:
         return Q.SweepOptions(frame=self.frame, gamma_method=self.gamma_method, frames=self.frames,
                               gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric,
                               contacts=tuple(self.contacts), passive=bool(self.passive))
+
+    @property
+    def reference_frames(self) -> tuple:
+        """The package's ``reference_frames``: those its frame functions are in."""
+        return Q.references.references_built(self.quantities, self.references)
 
 
 @dataclass
@@ -142,6 +149,7 @@ def check_options(opts: BuildOptions) -> None:
     if unknown or not opts.quantities:
         raise BuildError(f"quantities: unknown {', '.join(unknown) or '(none)'}; expected some of {','.join(Q.QUANTITIES)}")
     Q.check_options(opts.sweep)
+    Q.references.check_references(opts.references)
 
 
 def functions_for(robot, opts: BuildOptions, progress: Progress = Progress(), cache=None) -> tuple[list, dict, dict]:
@@ -283,6 +291,8 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         raise OptionError("--target: casadi's jac_ functions know the root free-flyer's tangent map only; a "
                           "spherical, planar or inner free-flyer joint is not supported there yet")
     opts = _supported(robot, opts)
+    # each frame function in each reference asked (--reference)
+    opts = dataclasses.replace(opts, quantities=Q.references.with_references(opts.quantities, opts.references))
     if opts.contacts:                            # contact frames join the frames; a bad one stops the build here
         opts = dataclasses.replace(opts, frames=Q.contact.frames_with_contacts(robot, opts.frames, opts.contacts))
     Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run

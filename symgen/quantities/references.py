@@ -162,6 +162,12 @@ def parse_references(text: str | None) -> tuple[str, ...]:
     return tuple(r for r in REFERENCES if r in words) or DEFAULT_REFERENCES
 
 
+def check_references(references) -> None:
+    """An OptionError unless ``references`` is a non-empty tuple of :data:`REFERENCES` names."""
+    if not isinstance(references, tuple) or not references or any(r not in REFERENCES for r in references):
+        raise OptionError(f"--reference: {references!r} is not a comma list of {', '.join(REFERENCES)}")
+
+
 def with_references(keys, references=DEFAULT_REFERENCES) -> tuple[str, ...]:
     """The quantity keys of a build in ``references``: each frame function of ``keys`` (by its
     LOCAL_WORLD_ALIGNED key) in each reference, the LOCAL_WORLD_ALIGNED one kept only when that
