@@ -147,6 +147,22 @@ QUANTITIES = (_reference_quantities(LOCAL) + _reference_quantities(WORLD)
               + _derivative_quantities(LOCAL_WORLD_ALIGNED) + _derivative_quantities(LOCAL)
               + _derivative_quantities(WORLD))
 
+#: per family (the LOCAL_WORLD_ALIGNED key): Pinocchio's function and the call it follows
+_CALLS = {"J": ("getFrameJacobian", "computeJointJacobians"), "vf": ("getFrameVelocity", "forwardKinematics(q, v)"),
+          "af": ("getFrameClassicalAcceleration", "forwardKinematics(q, v, 0)"),
+          "dJ": ("getFrameJacobianTimeVariation", "computeJointJacobiansTimeVariation"),
+          "dvf": ("getFrameVelocityDerivatives", "computeForwardKinematicsDerivatives"),
+          "daf": ("getFrameAccelerationDerivatives", "computeForwardKinematicsDerivatives")}
+
+
+def _reference_of(key: str) -> str:
+    return next((r for r in (LOCAL, WORLD) if key.endswith(f"_{r}")), LOCAL_WORLD_ALIGNED)
+
+
+#: Pinocchio's counterpart of each quantity, for the function reference (none is timed by ``symgen bench``)
+PINOCCHIO = {x.key: "`{}(..., {})` after `{}`".format(_CALLS[x.key.split("_")[0]][0], _PIN[_reference_of(x.key)],
+                                                      _CALLS[x.key.split("_")[0]][1]) for x in QUANTITIES}
+
 #: each frame function's LOCAL_WORLD_ALIGNED key -> {other reference: its key there}
 BY_REFERENCE = {k: {LOCAL: f"{k}_{LOCAL}", WORLD: f"{k}_{WORLD}"} for k in ("J", "vf", "af", "dJ", "dvf", "daf")}
 
