@@ -33,7 +33,7 @@ from symgen.cli import main
 from symgen.codegen.build import BuildOptions, build, import_package
 from symgen.errors import OptionError
 from symgen.pinocchio_oracle import EmbeddedPinOracle, PinOracle, pin_model_of
-from symgen.quantities.references import BY_REFERENCE, parse_references, with_references
+from symgen.quantities.references import BY_REFERENCE, parse_references, references_built, with_references
 
 ROOT = Path(__file__).resolve().parent
 ARM4 = symgen.__path__[0] + "/examples/arm4.urdf"
@@ -209,6 +209,7 @@ def test_the_reference_option_chooses_the_frame_functions_of_a_build():
     assert with_references(("M", "J", "dJ"), ("local",)) == ("M", "J_local", "dJ_local")
     assert with_references(("J", "dvf"), every) == ("J", "J_local", "J_world", "dvf", "dvf_local", "dvf_world")
     assert with_references(("J_world",), ("local",)) == ("J_world",)  # named in a reference: kept
+    assert references_built(("J_world", "vf"), ("local",)) == ("local", "world")
     for key in KEYS:                                  # built on request only, each with its oracle
         assert not Q.QUANTITIES[key].default or key in ("J", "vf", "af", "dJ"), key
         assert Q.QUANTITIES[key].pinocchio is not None, key
