@@ -163,6 +163,9 @@ def _progress(quiet):
               "adds contact_terms, impulse_terms, whole_body_terms, contact_partials and the package's "
               "contact_dynamics, impulse_dynamics and contact_dynamics_derivatives (the active contacts chosen "
               "per call) to the default quantities.")
+@click.option("--reference", "reference_names", default=None, help="Comma list of the reference frames of the frame "
+              "functions (Pinocchio's ReferenceFrame): local (frame_jacobian_local ...), world (frame_jacobian_world "
+              "...), local_world_aligned (frame_jacobian ...) [default: local_world_aligned].")
 @click.option("--max-dof", type=int, default=None, help="Refuse robots with more joints [default: no cap; the "
               "budget decides].")
 @click.option("--budget", type=click.FloatRange(0), default=None, help="Refuse a build whose estimated time (printed "
@@ -211,7 +214,8 @@ def _progress(quiet):
 @click.option("--package-path", "package_paths", multiple=True, type=click.Path(file_okay=False),
               help="A folder where $(find PKG) and package://PKG of a xacro file are looked up: a package, or a "
               "folder of packages (repeatable).")
-def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_method, cse, frame, frame_names, contact_names, max_dof,
+def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_method, cse, frame, frame_names, contact_names,
+          reference_names, max_dof,
           budget, gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
           armature_text, passive, external_forces, timings, no_cache, xacro_args, package_paths):
     """Generate the package of a robot (a URDF, URDF+, MJCF or xacro file): unrolled NumPy and C (and
@@ -243,6 +247,7 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
                           f"use lowercase letters, digits and single underscores, not starting with a digit, "
                           f"nor a Python or C keyword or a module's name")
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
+    references = Q.references.parse_references(reference_names)
     targets = parse_targets(targets)
     check_targets(BuildOptions(targets=targets, compile=not no_compile))
     from .urdf.xacro import parse_args
@@ -287,6 +292,7 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
     frames = Q.split_frames(frame_names)
     words += ["--frames", ",".join(frames)] if frames is not None else []
     words += ["--contacts", ",".join(f"{n}:{k}" for n, k in contacts)] if contacts else []
+    words += ["--reference", ",".join(references)] if references != Q.references.DEFAULT_REFERENCES else []
     words += ["--gravity", Q.gravity_text(gravity)] if gravity != GRAVITY else []
     words += ["--parametric"] if parametric else []
     words += ["--target", ",".join(targets)] if targets != DEFAULT_TARGETS else []
@@ -296,7 +302,8 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
     limit = {} if max_dof is None else {"max_dof": max_dof}
     limit.update({} if budget is None else {"budget": budget})
     opts = BuildOptions(quantities=wanted, gamma_method=gamma_method, cse=cse, frame=frame, frames=frames, contacts=contacts,
-                        gravity=gravity, parametric=parametric, passive=passive, external_forces=external_forces, **limit,
+                        references=references, external_forces=external_forces,
+                        gravity=gravity, parametric=parametric, passive=passive, **limit,
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
                         force=force, command=shlex.join(words), open_loops=open_loops, trees=trees,
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,

@@ -19,6 +19,9 @@ from .errors import ModelError, OptionError
 #: quantity keys not generated for mechanisms with loops yet (their embedding needs Ġ terms or
 #: derivatives of G that are not written)
 UNSUPPORTED = frozenset({"dtau", "dqdd", "CTv", "Y_c", "dhg", "af", "dJ", "contact_partials"})
+#: likewise the drift and J_dot in the other references and the frame derivatives (d/dq needs dG/dq)
+UNSUPPORTED |= {"af_local", "af_world", "dJ_local", "dJ_world",
+                *(k + s for k in ("dvf", "daf") for s in ("", "_local", "_world"))}
 
 
 class Closed:

@@ -56,6 +56,14 @@ ALGORITHMS = {
                             "symgen/algorithms/centroidal.py"),
     "frame_motion": ("RNEA's forward pass at q̈ = 0 in world coordinates (classical accelerations)", FEA,
                      "symgen/algorithms/frame_motion.py"),
+    "frame_references": ("the LOCAL_WORLD_ALIGNED Jacobians turned into LOCAL (Rᵀ) or moved to the world origin "
+                         "(WORLD)", FEA, "symgen/algorithms/frame_references.py"),
+    "frame_motion_references": ("the LOCAL_WORLD_ALIGNED velocity, classical drift and J̇ turned into LOCAL or WORLD "
+                                "(Pinocchio's definitions)", FEA, "symgen/algorithms/frame_references.py"),
+    "frame_velocity_derivatives": ("the forward pass's motions in world coordinates: ∂V/∂q_k = S_k × (V − V_λ(k)), "
+                                   "∂V/∂q̇_k = S_k", CM, "symgen/algorithms/frame_derivatives.py"),
+    "frame_acceleration_derivatives": ("the forward pass's motions and spatial accelerations in world coordinates, "
+                                       "differentiated in closed form", CM, "symgen/algorithms/frame_derivatives.py"),
     "adaptation": ("Algorithm 3, line 9: [Yᵀ s]_j = 𝒴_j(a_j, v_j, w_j)ᵀ (v_j − w_j), Y never formed", WS,
                    "symgen/algorithms/adaptation.py"),
     "momentum": ("composite spatial momenta read through Φ_i and Φ̇_i (eq. 38)", WS, "symgen/algorithms/momentum.py"),
@@ -93,6 +101,7 @@ PINOCCHIO_ELSEWHERE = {
     "Kl": "none (see loop_residual)",
     "qs": "none (see loop_residual)",
 }
+PINOCCHIO_ELSEWHERE.update(Q.references.PINOCCHIO)        # the frame functions in LOCAL and WORLD, the frame derivatives
 
 #: the size names of the shapes' symbols
 DIMENSIONS = {"n": "nv", "F": "frames", "m": "contact rows", "C": "contacts", "P": "ancestor pairs",
@@ -169,7 +178,8 @@ def pinocchio_text(x) -> str:
 #: the headings of the registry's families (its modules); a new family without one is headed by its module's name
 FAMILIES = {"core": "Dynamics, derivatives and frames", "centroidal": "Centre of mass, centroidal momentum, frame motion",
             "appendix_b": "Appendix B: adaptation, momentum, energies and their regressors",
-            "contact": "Contact and whole-body terms (`--contacts`)", "loops": "Mechanisms with loops"}
+            "contact": "Contact and whole-body terms (`--contacts`)", "loops": "Mechanisms with loops",
+            "references": "Frames in LOCAL and WORLD (`--reference`), frame velocity and acceleration derivatives"}
 
 
 def _families():

@@ -13,7 +13,8 @@ value at q_full = G q + o, v_full = G v and a Jacobian's columns are then projec
     frame_acceleration_bias  forwardKinematics(q, v, 0) + getFrameClassicalAcceleration
     frame_jacobian_dot       computeJointJacobiansTimeVariation + getFrameJacobianTimeVariation
 
-Frames: LOCAL_WORLD_ALIGNED; vectors [linear; angular] (Pinocchio's order, symgen's output order).
+Frames: LOCAL_WORLD_ALIGNED, or the ``reference`` given (a ``pin.ReferenceFrame`` name: "LOCAL",
+"WORLD"); vectors [linear; angular] (Pinocchio's order, symgen's output order).
 """
 from __future__ import annotations
 
@@ -64,26 +65,26 @@ def centroidal_bias(o, q, v):
     return np.array(p.data.dhg.vector)
 
 
-def frame_velocity(o, q, v):
+def frame_velocity(o, q, v, reference="LOCAL_WORLD_ALIGNED"):
     p, qp, vp, _ = _unpack(o, q, v)
     p.pin.forwardKinematics(p.model, p.data, qp, vp)
     p.pin.updateFramePlacements(p.model, p.data)
-    return np.array([p.pin.getFrameVelocity(p.model, p.data, f, p.pin.LOCAL_WORLD_ALIGNED).vector
+    return np.array([p.pin.getFrameVelocity(p.model, p.data, f, getattr(p.pin, reference)).vector
                      for f in p.frame_ids]).reshape(len(p.frame_ids), 6)
 
 
-def frame_acceleration_bias(o, q, v):
+def frame_acceleration_bias(o, q, v, reference="LOCAL_WORLD_ALIGNED"):
     p, qp, vp, _ = _unpack(o, q, v)
     p.pin.forwardKinematics(p.model, p.data, qp, vp, np.zeros(p.model.nv))
     p.pin.updateFramePlacements(p.model, p.data)
-    return np.array([p.pin.getFrameClassicalAcceleration(p.model, p.data, f, p.pin.LOCAL_WORLD_ALIGNED).vector
+    return np.array([p.pin.getFrameClassicalAcceleration(p.model, p.data, f, getattr(p.pin, reference)).vector
                      for f in p.frame_ids]).reshape(len(p.frame_ids), 6)
 
 
-def frame_jacobian_dot(o, q, v):
+def frame_jacobian_dot(o, q, v, reference="LOCAL_WORLD_ALIGNED"):
     p, qp, vp, cols = _unpack(o, q, v)
     p.pin.computeJointJacobiansTimeVariation(p.model, p.data, qp, vp)
     p.pin.updateFramePlacements(p.model, p.data)
     # reshaped: Pinocchio gives a one-column matrix as a 6-vector
-    return np.array([np.reshape(p.pin.getFrameJacobianTimeVariation(p.model, p.data, f, p.pin.LOCAL_WORLD_ALIGNED),
+    return np.array([np.reshape(p.pin.getFrameJacobianTimeVariation(p.model, p.data, f, getattr(p.pin, reference)),
                                 (6, -1)) @ cols for f in p.frame_ids])

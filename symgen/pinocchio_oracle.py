@@ -211,14 +211,55 @@ class PinOracle:
         self.pin.framesForwardKinematics(self.model, self.data, self.map.q(q))
         return np.array([self.data.oMf[f].homogeneous for f in self.frame_ids])
 
-    def frame_jacobian(self, q):
-        """computeJointJacobians + getFrameJacobian(LOCAL_WORLD_ALIGNED), (frames, 6, n), columns
-        in symgen's order."""
+    def frame_jacobian(self, q, reference="LOCAL_WORLD_ALIGNED"):
+        """computeJointJacobians + getFrameJacobian(``reference``, a ``pin.ReferenceFrame`` name;
+        LOCAL_WORLD_ALIGNED by default), (frames, 6, n), columns in symgen's order."""
         self.pin.computeJointJacobians(self.model, self.data, self.map.q(q))
         self.pin.updateFramePlacements(self.model, self.data)
-        # reshaped: Pinocchio gives a one-column Jacobian as a 6-vector
-        return np.array([np.reshape(self.pin.getFrameJacobian(self.model, self.data, f, self.pin.LOCAL_WORLD_ALIGNED),
-                                    (6, -1)) @ self.map.P for f in self.frame_ids])
+        return self._columns([self.pin.getFrameJacobian(self.model, self.data, f, getattr(self.pin, reference))
+                              for f in self.frame_ids])
+
+    def frame_velocity_derivatives(self, q, qd, reference="LOCAL_WORLD_ALIGNED"):
+        """computeForwardKinematicsDerivatives + getFrameVelocityDerivatives(``reference``):
+        (dv/dq, dv/dqd), each (frames, 6, n), columns in symgen's order (d/dq along the tangent)."""
+        self.pin.computeForwardKinematicsDerivatives(self.model, self.data, self.map.q(q), self.map.v(qd),
+                                                     np.zeros(self.model.nv))
+        return self._frame_partials(self.pin.getFrameVelocityDerivatives, reference, 2)
+
+    def frame_acceleration_derivatives(self, q, qd, qdd, reference="LOCAL_WORLD_ALIGNED"):
+        """computeForwardKinematicsDerivatives + getFrameAccelerationDerivatives(``reference``):
+        (dv/dq, da/dq, da/dqd, da/dqdd) of the spatial acceleration, each (frames, 6, n), in
+        Pinocchio's output order."""
+        self.pin.computeForwardKinematicsDerivatives(self.model, self.data, self.map.q(q), self.map.v(qd),
+                                                     self.map.v(qdd))
+        values = self._frame_partials(self.pin.getFrameAccelerationDerivatives, reference, 4)
+        if reference == "LOCAL" or not self.robot.has_inner_groups:
+            return values
+        # Pinocchio 4.1's WORLD da/dq misses the columns of a joint with several velocities below the
+        # root (measured against central differences of getFrameAcceleration(WORLD)); its LOCAL one
+        # is right: turned to WORLD, da_W/dq_k = Ad(oMf) da_L/dq_k + S_k x a_W (S_k: the WORLD Jacobian)
+        local = self._frame_partials(self.pin.getFrameAccelerationDerivatives, "LOCAL", 4)[1]
+        world = self.frame_jacobian(q, "WORLD")
+        self.pin.forwardKinematics(self.model, self.data, self.map.q(q), self.map.v(qd), self.map.v(qdd))
+        self.pin.updateFramePlacements(self.model, self.data)
+        da_dq = np.empty_like(local)
+        for k, f in enumerate(self.frame_ids):
+            oMf, a = self.data.oMf[f], self.pin.getFrameAcceleration(self.model, self.data, f, self.pin.WORLD)
+            for c in range(local.shape[2]):
+                col = self.pin.Motion(oMf.action @ local[k, :, c]) + self.pin.Motion(world[k, :, c]).cross(a)
+                da_dq[k, :, c] = col.vector if reference == "WORLD" else np.r_[
+                    col.linear + np.cross(col.angular, oMf.translation), col.angular]
+        return values[0], da_dq, values[2], values[3]
+
+    def _frame_partials(self, get, reference, count):
+        self.pin.updateFramePlacements(self.model, self.data)
+        values = [get(self.model, self.data, f, getattr(self.pin, reference)) for f in self.frame_ids]
+        return tuple(self._columns([v[i] for v in values]) for i in range(count))
+
+    def _columns(self, matrices):
+        """(frames, 6, n): one 6 x nv_pin matrix per frame in symgen's columns; reshaped, as
+        Pinocchio gives a one-column matrix as a 6-vector."""
+        return np.array([np.reshape(m, (6, -1)) @ self.map.P for m in matrices])
 
     def mass_matrix(self, q):
         M = self.pin.crba(self.model, self.data, self.map.q(q)).copy()
@@ -385,8 +426,16 @@ class EmbeddedPinOracle:
     def frame_placement(self, q):
         return self.full.frame_placement(self.q(q))
 
-    def frame_jacobian(self, q):
-        return self.full.frame_jacobian(self.q(q)) @ self.G
+    def frame_jacobian(self, q, reference="LOCAL_WORLD_ALIGNED"):
+        return self.full.frame_jacobian(self.q(q), reference) @ self.G
+
+    def frame_velocity_derivatives(self, q, qd, reference="LOCAL_WORLD_ALIGNED"):
+        """The full model's partials at (q_full, G qd), columns projected by G (q_full = G q + o)."""
+        return tuple(d @ self.G for d in self.full.frame_velocity_derivatives(self.q(q), self.v(qd), reference))
+
+    def frame_acceleration_derivatives(self, q, qd, qdd, reference="LOCAL_WORLD_ALIGNED"):
+        return tuple(d @ self.G for d in self.full.frame_acceleration_derivatives(self.q(q), self.v(qd), self.v(qdd),
+                                                                                 reference))
 
     def mass_matrix(self, q):
         return self._mat(self.full.mass_matrix(self.q(q)))

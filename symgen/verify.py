@@ -202,6 +202,8 @@ def check_module(pkg, manifest: dict, path) -> None:
         if (tuple(theirs) if isinstance(theirs, (list, tuple)) else theirs) != (
                 tuple(manifest[key]) if isinstance(manifest[key], list) else manifest[key]):
             raise SymgenError(f"{where}: {key} differs from the package's")
+    if tuple(getattr(pkg, "reference_frames", ())) != tuple(manifest.get("reference_frames", ())):
+        raise SymgenError(f"{where}: reference_frames differs from the package's")
     missing = [f for f in manifest["functions"] if not callable(getattr(pkg.numpy, f, None))]
     if missing or sorted(manifest["options"].get("quantities", [])) != sorted(
             Q.BY_FUNCTION[f].key for f in manifest["functions"] if f in Q.BY_FUNCTION):
@@ -329,6 +331,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                           f"(manifest.json); verify reads it from there")
     notes = [f"built with {', '.join(f'{k}={v}' for k, v in sorted(manifest['options'].items()) if k != 'quantities')}, "
              f"floating_base={built_floating}; {len(manifest['files'])} files match their sha256 in manifest.json"]
+    if manifest.get("reference_frames"):           # each reference's frame functions are listed and checked below
+        notes.append(f"frame functions in reference frames {', '.join(manifest['reference_frames'])}")
     frames = tuple(manifest.get("frames") or ()) or None          # the rows of the frame kinematics
     gravity = manifest_gravity(manifest, path)
     contacts = tuple(tuple(c) for c in manifest.get("contacts", ()))   # the contact functions' (frame, type)

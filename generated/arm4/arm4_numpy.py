@@ -25,6 +25,9 @@ link_names = ('shoulder_link', 'upper_arm_link', 'forearm_link', 'wrist_link', )
 #: the rows of the frame functions (frame_placement, frame_jacobian, frame_velocity, frame_acceleration_bias,
 #: frame_jacobian_dot): links, joints and points (symgen build --frames)
 frames = ('tool_link', )
+#: the references the frame functions are in ("local_world_aligned": frame_jacobian ...; "local":
+#: frame_jacobian_local ...; "world": frame_jacobian_world ...; symgen build --reference)
+reference_frames = ('local_world_aligned',)
 #: the contact frames of contact_terms, impulse_terms, whole_body_terms, contact_dynamics and
 #: impulse_dynamics, each with its type: "3d" a point contact, "6d" a flat one (symgen build --contacts)
 contacts = ()
@@ -45,21 +48,27 @@ springref = np.array([0.0, 0.0, 0.0, 0.0])
 #: whether forward_dynamics and forward_dynamics_derivatives include the passive forces, qdd =
 #: M^-1 (tau + passive_force(q, v) - C v - g) (symgen build --passive; default: on for MJCF, off for URDF)
 passive = False
+#: whether inverse_dynamics, forward_dynamics and their derivatives take f_ext last: the forces the
+#: world applies to the links, shape (len(link_names), 6), each [force; torque] in the link's (joint)
+#: frame, Pinocchio's fext (symgen build --external-forces)
+external_forces = False
 
 
 def _prepare(*args):
     """Check (array, name) pairs; return float64 C-contiguous arrays, of shape (n,) for one state
     or (count, n) for a batch (n: nq for q, nv for the others), and the batch shape (() for one
-    state)."""
+    state); f_ext, (links, 6) or (batch, links, 6), is taken flat."""
     arrays, lead, first = [], None, None
     for x, name in args:
-        n = nq if name == "q" else N
+        n = nq if name == "q" else 6 * len(link_names) if name == "f_ext" else N
         if type(x) is np.ndarray and x.shape == (n,) and x.dtype == _F64 and x.flags.c_contiguous:
             a, shape = x, ()                                   # the common case, checked cheaply
         else:
             a = np.asarray(x)
             if a.dtype.kind not in "fiub":
                 raise ValueError(f"{name} must hold real numbers, got dtype {a.dtype}")
+            if name == "f_ext" and a.ndim >= 2 and a.shape[-2:] == (n // 6, 6):
+                a = a.reshape(a.shape[:-2] + (n,))
             if a.ndim == 0 or a.shape[-1] != n:
                 raise ValueError(f"{name} must have shape ({n},) or (batch, {n}), got {a.shape}")
             shape = a.shape[:-1]

@@ -37,6 +37,37 @@ from .frames import ground_bodies, joint_axis
 def frame_motion(robot, q, qd, frames, bk):
     """``{"vf": (F, 6), "af": (F, 6), "dJ": (F, 6, n)}``: velocity, classical J_dot v and J_dot of
     ``frames`` (a sequence of Frame), LOCAL_WORLD_ALIGNED, [linear; angular]."""
+    R, p, S, V, Sdot, A = motion_tree(robot, q, qd, bk)
+    F, n = len(frames), robot.n
+    vf, af, dJ = bk.zeros((F, 6)), bk.zeros((F, 6)), bk.zeros((F, 6, n))
+    for k, f in enumerate(frames):
+        b = f.body
+        if b < 0:                                                       # on the fixed root: at rest
+            continue
+        pf = frame_origin(robot, R, p, f, k, bk)
+        w, wdot = V[b][:3], A[b][:3]
+        pdot = bk.bind(V[b][3:] + cross(w, pf, bk), f"pdot{k}", b)
+        vf[k, :3], vf[k, 3:] = pdot, w
+        af[k, :3] = A[b][3:] + cross(wdot, pf, bk) + cross(w, pdot, bk)
+        af[k, 3:] = wdot
+        for j in robot.ancestors(b):
+            Sd = Sdot[j]
+            dJ[k, :3, j] = Sd[3:] + cross(Sd[:3], pf, bk) + cross(S[j][:3], pdot, bk)
+            dJ[k, 3:, j] = Sd[:3]
+    return {"vf": vf, "af": af, "dJ": dJ}
+
+
+def frame_origin(robot, R, p, f, k, bk):
+    """The world position of frame ``f`` (the ``k``-th) on a moving body, from the bodies' turned
+    frames (R, p) of :func:`.frames.ground_bodies`."""
+    b = f.body
+    return bk.bind(p[b] + R[b] @ bk.const(robot.z_turns[b].T @ f.translation), f"pf{k}", b)
+
+
+def motion_tree(robot, q, qd, bk, qdd=None):
+    """The forward pass of the module's docstring, in world coordinates about the world origin:
+    (R, p) of :func:`.frames.ground_bodies` and per body S_i, V_i, Sdot_i and A_i ([angular;
+    linear]), A at ``qdd`` (None: at qdd = 0, the drift)."""
     n, parent = robot.n, robot.parent
     R, p = ground_bodies(robot, q, bk, base_placement(robot, q, bk) if robot.floating_base else None)
     S, V, Sdot, A = [None] * n, [None] * n, [None] * n, [None] * n
@@ -54,29 +85,17 @@ def frame_motion(robot, q, qd, frames, bk):
         par = parent[i]
         if robot.is_free(i):                                            # turned by the whole base
             Sdot[i] = bk.bind(cross_motion(V[robot.free - 1], S[i], bk), f"Sd{i}", i)
-            A[i] = bk.zeros(6)
+            A[i] = bk.zeros(6) if qdd is None else bk.bind((A[par] if par >= 0 else 0) + S[i] * qdd[i], f"A{i}", i)
             continue
         if robot.in_group(i):                   # turned by the joint's whole child velocity
             Sdot[i] = bk.bind(cross_motion(V[robot.joint_of[i].last], S[i], bk), f"Sd{i}", i)
-            A[i] = bk.bind(A[par] + Sdot[i] * qd[i] if par >= 0 else Sdot[i] * qd[i], f"A{i}", i)
+            A[i] = bk.bind((A[par] if par >= 0 else 0) + Sdot[i] * qd[i] + _driven(S[i], qdd, i), f"A{i}", i)
             continue
         Sdot[i] = bk.bind(cross_motion(V[par], S[i], bk), f"Sd{i}", i) if par >= 0 else bk.zeros(6)
-        A[i] = bk.bind((A[par] if par >= 0 else 0) + Sdot[i] * qd[i], f"A{i}", i)
-    F = len(frames)
-    vf, af, dJ = bk.zeros((F, 6)), bk.zeros((F, 6)), bk.zeros((F, 6, n))
-    for k, f in enumerate(frames):
-        b = f.body
-        if b < 0:                                                       # on the fixed root: at rest
-            continue
-        T = robot.z_turns[b].T
-        pf = bk.bind(p[b] + R[b] @ bk.const(T @ f.translation), f"pf{k}", b)
-        w, wdot = V[b][:3], A[b][:3]
-        pdot = bk.bind(V[b][3:] + cross(w, pf, bk), f"pdot{k}", b)
-        vf[k, :3], vf[k, 3:] = pdot, w
-        af[k, :3] = A[b][3:] + cross(wdot, pf, bk) + cross(w, pdot, bk)
-        af[k, 3:] = wdot
-        for j in robot.ancestors(b):
-            Sd = Sdot[j]
-            dJ[k, :3, j] = Sd[3:] + cross(Sd[:3], pf, bk) + cross(S[j][:3], pdot, bk)
-            dJ[k, 3:, j] = Sd[:3]
-    return {"vf": vf, "af": af, "dJ": dJ}
+        A[i] = bk.bind((A[par] if par >= 0 else 0) + Sdot[i] * qd[i] + _driven(S[i], qdd, i), f"A{i}", i)
+    return R, p, S, V, Sdot, A
+
+
+def _driven(S, qdd, i):
+    """S_i qdd_i, the acceleration a joint drives (0 at the drift, qdd None)."""
+    return 0 if qdd is None else S * qdd[i]

@@ -56,6 +56,8 @@ class BuildOptions:
     #: default, on for MJCF with dampers or springs, off for URDF: symgen.passive.resolve)
     passive: bool | None = None
     external_forces: bool = False         # f_ext on inverse/forward dynamics and derivatives (--external-forces)
+    #: the references the frame functions are generated in (--reference; :mod:`..quantities.references`)
+    references: tuple = Q.references.DEFAULT_REFERENCES
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
@@ -88,6 +90,11 @@ class BuildOptions:
                               gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric,
                               contacts=tuple(self.contacts), passive=bool(self.passive),
                               external_forces=bool(self.external_forces))
+
+    @property
+    def reference_frames(self) -> tuple:
+        """The package's ``reference_frames``: those its frame functions are in."""
+        return Q.references.references_built(self.quantities, self.references)
 
 
 @dataclass
@@ -144,6 +151,7 @@ def check_options(opts: BuildOptions) -> None:
     if unknown or not opts.quantities:
         raise BuildError(f"quantities: unknown {', '.join(unknown) or '(none)'}; expected some of {','.join(Q.QUANTITIES)}")
     Q.check_options(opts.sweep)
+    Q.references.check_references(opts.references)
 
 
 def functions_for(robot, opts: BuildOptions, progress: Progress = Progress(), cache=None) -> tuple[list, dict, dict]:
@@ -285,6 +293,8 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         raise OptionError("--target: casadi's jac_ functions know the root free-flyer's tangent map only; a "
                           "spherical, planar or inner free-flyer joint is not supported there yet")
     opts = _supported(robot, opts)
+    # each frame function in each reference asked (--reference)
+    opts = dataclasses.replace(opts, quantities=Q.references.with_references(opts.quantities, opts.references))
     if opts.external_forces and Q.constrained(robot):
         raise OptionError(f"--external-forces: not supported for robot {robot.name!r} with --mimic, URDF+ couplings "
                           f"or loops yet (the forces act on the spanning tree's bodies)")

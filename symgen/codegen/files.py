@@ -406,12 +406,12 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "link_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.link_names) + ")",
         "frames_literal": "(" + "".join(py_literal(f.name) + ", " for f in frames) + ")",
         "parameters_literal": "[" + ", ".join(repr(float(x)) for x in parameters) + "]",
-        "floating_base_literal": repr(bool(robot.floating_base)),
+        "floating_base_literal": repr(bool(robot.floating_base)), "passive": bool(opts.passive),
         "gravity_literal": "[" + ", ".join(repr(float(x)) for x in opts.gravity) + "]",
         "armature_literal": "[" + ", ".join(repr(float(x)) for x in armature_of(robot)) + "]",
         **{f"{name}_literal": "[" + ", ".join(repr(float(x) + 0.0) for x in values) + "]"
            for name, values in passive_of(robot).items()},
-        "passive": bool(opts.passive), "external_forces": bool(opts.external_forces),
+        "external_forces": bool(opts.external_forces), "reference_frames_literal": repr(tuple(opts.reference_frames)),
         "joint_models_literal": "(" + "".join(f"({py_literal(j[0])}, {j[1]!r}, {j[2]}, {j[3]}, {j[4]}, {j[5]}), "
                                               for j in layout) + ")",
         # integrate & co. on a tree's coordinates; a mechanism with loops (v: independent speeds) has none yet
@@ -456,7 +456,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "joint_models": [list(j) for j in layout],
         "frames": [f.spec or f.name for f in frames], "armature": [float(x) for x in armature_of(robot)],
         **{name: [float(x) + 0.0 for x in values] for name, values in passive_of(robot).items()},
-        "source_sha256": opts.source_sha256,
+        "source_sha256": opts.source_sha256, "reference_frames": list(opts.reference_frames),
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
                     "parametric": opts.parametric, "targets": list(opts.targets), "passive": bool(opts.passive),

@@ -28,7 +28,7 @@ import numpy as np
 from ..algorithms.external_forces import forces_array as robot_forces
 from ..axisymmetric import inertial_view
 from ..errors import OptionError
-from . import appendix_b, centroidal, contact, core, loops, sweeps
+from . import appendix_b, centroidal, contact, core, loops, references, sweeps
 from .base import (ARGUMENTS, FRAMES, GAMMA_METHODS, STATE_ARGUMENTS, Argument, Output, PinCall, Quantity,  # noqa: F401
                    Sweep, SweepOptions, check_options, gravity_text, parse_gravity)
 from .sweeps import frames_of, in_body_frames, point_frame, split_frames  # noqa: F401
@@ -36,7 +36,7 @@ from ..passive import PASSIVE_SWEEPS, constrained, has_passive, resolve
 
 #: the modules that declare sweeps (a ``SWEEPS`` tuple) and quantities (a ``QUANTITIES`` tuple), in
 #: the order of the generated files
-_MODULES = (sweeps, core, centroidal, appendix_b, contact, loops)
+_MODULES = (sweeps, core, centroidal, appendix_b, contact, loops, references)
 
 SWEEPS = {s.name: s for module in _MODULES for s in getattr(module, "SWEEPS", ())}
 QUANTITIES = {x.key: replace(x, inertial=SWEEPS[x.sweep].inertial, external=SWEEPS[x.sweep].external)
