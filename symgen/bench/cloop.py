@@ -108,9 +108,11 @@ def c_driver_source_context(manifest: dict, quantities, count: int = 64, update:
 
 
 def package_sources(package_dir, manifest: dict) -> list[Path]:
-    """The package's C sources (every ``*.c`` but the CPython binding), sorted."""
+    """The package's C sources (every ``*.c`` but the CPython binding and the --target extras: the
+    CasADi externals and the XLA FFI wrapper, which need those libraries' headers), sorted."""
     ext = manifest.get("c_extension", f"_{manifest['name']}_ext")
-    sources = sorted(p for p in Path(package_dir).glob("*.c") if p.stem != ext)
+    extras = {ext, f"{manifest['name']}_casadi", f"{manifest['name']}_xla"}
+    sources = sorted(p for p in Path(package_dir).glob("*.c") if p.stem not in extras)
     if not sources:
         raise BenchError(f"{package_dir}: no C sources")
     return sources

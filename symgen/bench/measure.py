@@ -180,6 +180,8 @@ def time_pinocchio(m: Measurement, urdf, quantities, nv: int, settings: Settings
     for qty in wanted:
         if PIN_CALLS[qty].note:
             m.notes["pin_cpp", qty] = PIN_CALLS[qty].note
+        if external and PIN_CALLS[qty].fext:
+            m.notes["pin_cpp", qty] = "Pinocchio: with fext, one random pin.Force per joint (as the package's f_ext)"
 
 
 def prepare_casadi(m: Measurement, urdf, manifest: dict, quantities) -> list:
