@@ -253,3 +253,18 @@ def test_numeric_api_takes_f_ext(pin, erd):
     with pytest.raises(OptionError, match="f_ext: not supported"):
         symgen.inverse_dynamics(four_bar, np.zeros(four_bar.nq), np.zeros(four_bar.nv), np.zeros(four_bar.nv),
                                 f_ext=np.zeros((3, 6)))
+
+
+def test_bench_times_the_package_and_pinocchio_with_forces(ur5_package, erd):
+    """symgen bench on an --external-forces package: the C loop and the binding are given f_ext, Pinocchio's
+    Python rival fext; its C++ rival is the "+fext" timing of the harness."""
+    from symgen.bench import bench_package
+    from symgen.bench.pin import cpp_names
+
+    _, _, path = ur5_package
+    result = bench_package(path, urdf=erd("ur_description/urdf/ur5_robot.urdf"), quantities=KEYS, pin_cpp="off",
+                           repeats=1, min_time=0.001, c_batch=4, batch=4)
+    for qty in KEYS:
+        us = result["us"][qty]
+        assert us["c_loop"] > 0 and us["c_py_single"] > 0 and us["pin_py"] > 0, (qty, us)
+        assert cpp_names(qty, True) == [f"{qty}+fext"] and cpp_names(qty) == [qty]
