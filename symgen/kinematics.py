@@ -60,8 +60,10 @@ def with_parameters(robot, theta=None):
 def parameters_of(robot, i: int):
     """theta_i (10 entries) of a robot seen through :func:`with_parameters`, or None."""
     theta = getattr(robot, "theta", None)
-    k = i - robot.inertial_bodies[0]
-    return None if theta is None or k < 0 else theta[10 * k:10 * k + 10]
+    if theta is None or i not in robot.inertial_bodies:     # (a massless body of a joint with several speeds)
+        return None
+    k = robot.inertial_bodies.index(i)
+    return theta[10 * k:10 * k + 10]
 
 
 def armature(robot, i) -> float:

@@ -153,3 +153,21 @@ def test_c_header_and_bench_driver(packages):
     assert len(by_name["regressor"]) == 5                            # no params
     timings = c_loop(folder, ("tau", "M"), flags="-O0", repeats=1, min_time=0.001)
     assert set(timings) == {"tau", "M"}
+
+
+@pytest.mark.parametrize("which", ["mixed_joints", "mixed_tree"])
+def test_nominal_params_reproduce_the_model_with_inner_joint_models(which):
+    """params given as the model's own theta (10 per link) give the model's M, tau, qdd and C with joints of
+    several velocities inside the tree, whose massless helper bodies carry no parameters."""
+    import symgen
+
+    robot = (symgen.load_robot("tests/data/joints/mixed_joints.urdf") if which == "mixed_joints"
+             else support.mixed_tree(21, size=6))
+    theta = robot_parameters(robot)
+    seed, (s,) = support.seeded_states(f"nominal params {which}", robot, 1, layout=robot.joint_layout)
+    for key in ("M", "tau", "C", "qdd"):
+        for frame in Q.FRAMES:
+            opts = Q.SweepOptions(frame=frame)
+            support.assert_close(Q.flat(Q.evaluate(robot, key, {**s, "params": theta}, opts)),
+                                 Q.flat(Q.evaluate(robot, key, s, opts)), f"{key} ({frame})", f"{which} seed={seed}",
+                                 rtol=1e-9)
