@@ -45,6 +45,9 @@ springref = np.array([0.0, 0.0, 0.0, 0.0])
 #: whether forward_dynamics and forward_dynamics_derivatives include the passive forces, qdd =
 #: M^-1 (tau + passive_force(q, v) - C v - g) (symgen build --passive; default: on for MJCF, off for URDF)
 passive = False
+#: the scalar of the package's C (symgen build --scalar): "double", or "float" (single precision; this
+#: NumPy module computes in float64 either way)
+scalar = "double"
 
 
 def _prepare(*args):

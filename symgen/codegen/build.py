@@ -23,6 +23,7 @@ from . import cost, xla_target
 from .casadi_target import library_name, source_name
 from .files import generate
 from .names import comment_text, identifier
+from .scalar import check_scalar
 from .compile import compile_extension, extension_name
 from .package import import_package, prepare_output, write_package  # noqa: F401  (import_package: public)
 from .timings import Timings
@@ -80,6 +81,8 @@ class BuildOptions:
     #: read and write the build cache (:mod:`.cache`: printed sweeps, compiled objects) in
     #: :func:`.cache.folder`; `symgen build` does unless --no-cache
     cache: bool = False
+    #: the C's scalar, "double" or "float" (--scalar; :mod:`.scalar`)
+    scalar: str = "double"
 
     @property
     def sweep(self) -> Q.SweepOptions:
@@ -138,6 +141,7 @@ def check_options(opts: BuildOptions) -> None:
     if opts.copt not in COPT_LEVELS:
         raise BuildError(f"--copt: unknown {opts.copt!r}; expected -O0, -O1, -O2, -O3 or -Os")
     check_targets(opts)
+    check_scalar(opts.scalar, opts.targets, opts.contacts)
     unknown = [k for k in opts.quantities if k not in Q.QUANTITIES]
     if unknown or not opts.quantities:
         raise BuildError(f"quantities: unknown {', '.join(unknown) or '(none)'}; expected some of {','.join(Q.QUANTITIES)}")
@@ -283,6 +287,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
         raise OptionError("--target: casadi's jac_ functions know the root free-flyer's tangent map only; a "
                           "spherical, planar or inner free-flyer joint is not supported there yet")
     opts = _supported(robot, opts)
+    check_scalar(opts.scalar, loops=bool(robot.loops) and "loop_residual" in opts.quantities)   # (the loop solve's C)
     if opts.contacts:                            # contact frames join the frames; a bad one stops the build here
         opts = dataclasses.replace(opts, frames=Q.contact.frames_with_contacts(robot, opts.frames, opts.contacts))
     Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run
