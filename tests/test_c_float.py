@@ -116,6 +116,12 @@ def test_float_c_has_no_double_operation_for_gcc(arm4_ff, tmp_path):
     cp.compile_program("gcc", [folder / "arm4_ff.c"], f"{STRICT} -c", tmp_path / "arm4_ff.o", includes=[folder], libs="")
 
 
+def _require_arm():
+    for tool in ("arm-none-eabi-gcc", "arm-none-eabi-nm"):
+        support.require(tool, shutil.which(tool) is not None, "apt-get install gcc-arm-none-eabi "
+                        "libnewlib-arm-none-eabi (.ci/run does)")
+
+
 def _double_helpers(obj) -> list:
     """The software double helpers (``__aeabi_d*``, and the float <-> double conversions) an object references."""
     out = subprocess.run(["arm-none-eabi-nm", "-u", str(obj)], capture_output=True, text=True, timeout=120, check=True)
@@ -125,8 +131,7 @@ def _double_helpers(obj) -> list:
 def test_cortex_m4f_float_package_calls_no_software_double(arm4_ff, tmp_path):
     """arm-none-eabi-gcc for a Cortex-M4F (fpv4-sp-d16: single precision only): the float
     package references no ``__aeabi_d*``; the double one does (the check can fail)."""
-    for tool in ("arm-none-eabi-gcc", "arm-none-eabi-nm"):
-        support.require(tool, shutil.which(tool) is not None, "apt-get install gcc-arm-none-eabi (.ci/run does)")
+    _require_arm()
     folder, _, _ = arm4_ff
     obj = cp.compile_program("arm-none-eabi-gcc", [folder / "arm4_ff.c"], f"{M4F} -O2 -std=c99 -c",
                              tmp_path / "arm4_ff.o", includes=[folder], libs="")
@@ -140,7 +145,7 @@ def test_cortex_m4f_float_package_calls_no_software_double(arm4_ff, tmp_path):
 
 
 def test_cortex_m4f_double_package_does_call_software_double(c_package, tmp_path):
-    support.require("arm-none-eabi-gcc", shutil.which("arm-none-eabi-gcc") is not None, "apt-get install gcc-arm-none-eabi")
+    _require_arm()
     folder, _, _ = c_package("arm4")
     obj = cp.compile_program("arm-none-eabi-gcc", [folder / "arm4.c"], f"{M4F} -O2 -std=c99 -c", tmp_path / "arm4.o",
                              includes=[folder], libs="")
@@ -203,8 +208,14 @@ def test_bad_scalar_is_a_one_line_error_naming_the_option(tmp_path, args, says):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("label", ["panda", "solo12"])
-def test_panda_and_solo12_float_packages_pass_verify(tmp_path_factory, label):
+def test_panda_and_solo12_float_packages_pass_verify_and_call_no_double_on_m4f(tmp_path_factory, tmp_path, label):
+    """Every default function (about 20 s of build each), verify at the float tolerance, then the
+    whole NAME.c for a Cortex-M4F (about 30 s of arm-none-eabi-gcc -O2)."""
     source, floating, _ = cp.PACKAGES[label]
     folder, _, _ = _float_package(tmp_path_factory, label, support.erd_path(source[4:]), floating, jobs=2)
     report, ok = verify_package(folder, trials=5, seed=11, urdf=support.erd_path(source[4:]))
     assert ok, report
+    _require_arm()
+    obj = cp.compile_program("arm-none-eabi-gcc", [folder / f"{label}.c"], f"{M4F} -O2 -std=c99 -c",
+                             tmp_path / f"{label}.o", includes=[folder], libs="")
+    assert _double_helpers(obj) == [], f"{label}.o (float, Cortex-M4F) calls software double"
