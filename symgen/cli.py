@@ -191,6 +191,9 @@ def _progress(quiet):
               "NAME_casadi.so; needs c), jax (NAME_jax.py: jax.numpy functions, pkg.jax; needs the jax extra to run; "
               "with the C compiled and jax installed also _NAME_xla_HASH.so, through which its float64 calls "
               "on a CPU run the C).")
+@click.option("--scalar", default="double", show_default=True, help="The C's scalar: double, or float (the whole C in "
+              "single precision: NAME_real is float, float literals and sinf/cosf/sqrtf, one state at a time; the "
+              "binding converts to float32 and back; docs/guide/c.md).")
 @click.option("--quiet", is_flag=True, help="No progress messages.")
 @click.option("--mimic", is_flag=True, help="Embed the URDF's mimic joints (q = multiplier * q_joint + offset): "
               "reduced coordinates, the mimicking joints have none [default: each an independent joint, as Pinocchio's].")
@@ -217,7 +220,7 @@ def _progress(quiet):
 def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_method, cse, frame, frame_names, contact_names,
           reference_names, max_dof,
           budget, gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
-          armature_text, passive, external_forces, timings, no_cache, xacro_args, package_paths):
+          armature_text, passive, external_forces, timings, no_cache, xacro_args, package_paths, scalar):
     """Generate the package of a robot (a URDF, URDF+, MJCF or xacro file): unrolled NumPy and C (and
     the --target extras) in OUT/NAME/."""
     import hashlib
@@ -228,6 +231,7 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
 
     from .codegen.build import DEFAULT_TARGETS, BuildOptions, build as run_build, check_targets, parse_targets
     from .codegen.names import identifier
+    from .codegen.scalar import check_scalar
     from .codegen.timings import Timings, process_start
     from .mjcf import load_robot
     from .model import GRAVITY
@@ -250,6 +254,7 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
     references = Q.references.parse_references(reference_names)
     targets = parse_targets(targets)
     check_targets(BuildOptions(targets=targets, compile=not no_compile))
+    check_scalar(scalar, targets)
     from .urdf.xacro import parse_args
 
     xacro = parse_args(xacro_args)
@@ -299,6 +304,7 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
     words += ["--armature", armature_text] if armature_text is not None else []
     words += [] if passive is None else ["--passive" if passive else "--no-passive"]
     words += ["--external-forces"] if external_forces else []
+    words += ["--scalar", scalar] if scalar != "double" else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
     limit.update({} if budget is None else {"budget": budget})
     opts = BuildOptions(quantities=wanted, gamma_method=gamma_method, cse=cse, frame=frame, frames=frames, contacts=contacts,
@@ -307,7 +313,7 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
                         force=force, command=shlex.join(words), open_loops=open_loops, trees=trees,
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,
-                        cache=not no_cache)
+                        cache=not no_cache, scalar=scalar)
     progress = _progress(quiet)
     if not quiet and progress is None:           # (a terminal's progress prints it in the build)
         from .codegen.build import estimate_of

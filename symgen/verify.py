@@ -25,6 +25,7 @@ import numpy as np
 from . import oracle_contact, quantities as Q, verify_contact
 from .errors import OptionError, SymgenError
 from .identities import IDENTITIES
+from .codegen.scalar import FLOAT_COND, FLOAT_TOL, tolerance as float_tolerance
 from .mjcf import is_mjcf, load_robot
 
 TOL = 1e-9
@@ -380,6 +381,10 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     opts = Q.SweepOptions(parametric=parametric, contacts=contacts, external_forces=external)
     contact_rng = np.random.default_rng([seed, 25])        # the active sets, apart from the states' stream
     externals = _casadi_externals(path, manifest, notes) if pkg.c is not None else None
+    single = manifest.get("scalar") == "float" and pkg.c is not None
+    if single:
+        notes.append(f"scalar float: the C computes in float32, checked at {FLOAT_TOL:g} relative "
+                     f"({FLOAT_COND} eps32 cond(M) where solved)")
     with x64:                                       # float64 JAX, if the package has it
         for trial in range(trials):
             # a parametric package runs at parameters drawn around the nominal ones, every check alike
@@ -403,7 +408,9 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             M = (Q.call(pkg.numpy, "M", state, opts) if hasattr(pkg.numpy, Q.QUANTITIES["M"].function)
                  else Q.evaluate(robot, "M", state) if robot is not None else None)
             tol = {x.function: Q.tolerance(x, M, TOL) for x in present}
-            conditioned = max(tol.values(), default=TOL)
+            # a float package's C (--scalar float) at the float tolerance, every other backend at the double one
+            tols = {b: {x.function: float_tolerance(x, M, tol[x.function]) for x in present}
+                    if single and b == "c" else tol for b in backends}
             values = {b: {x.function: Q.call(mod, x.key, state, opts) for x in present} for b, mod in backends.items()}
             for oracle_ in (oracle, own):
                 if oracle_ is not None and parametric:
@@ -421,7 +428,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                         for bname, mod in backends.items():
                             record(f"{bname} vs Pinocchio: {x.function} ({x.oracle_state.__doc__})",
                                    _rel(Q.call(mod, x.key, at, opts), x.pinocchio(memo, at)),
-                                   tol[x.function])
+                                   tols[bname][x.function])
             active = verify_contact.active_set(contact_rng, len(getattr(pkg, "contacts", ())), trial)
             verify_contact.check(pkg, backends, oracle, state, active, record)
             verify_contact.check_derivatives(pkg, backends, oracle, state, active, record)
@@ -446,19 +453,21 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                                                  "armature": getattr(pkg, "armature", np.zeros(pkg.nv)),
                                                  "tau_p": _passive_force(pkg, state) if passive else 0.0},
                                                 caller(mod))),
-                           conditioned if identity.conditioned else TOL)
+                           (max(tols[bname].values(), default=TOL) if identity.conditioned
+                            else FLOAT_TOL if tols[bname] is not tol else TOL))
                 theirs = ({"numpy": values["numpy"]} if bname != "numpy" else {}) | outside
                 for other, their in theirs.items():
                     for f, value in their.items():
                         record(f"{bname} vs {other}: {f}", _rel(got[f], value),
-                               OWN_PARSE_TOL if other == "Pinocchio (own parse)"
-                               else tol[f] * JAX_TOL / TOL if bname.startswith("jax") and other == "numpy" else tol[f])
+                               max(OWN_PARSE_TOL, tols[bname][f]) if other == "Pinocchio (own parse)"
+                               else tol[f] * JAX_TOL / TOL if bname.startswith("jax") and other == "numpy" else tols[bname][f])
     ok = all(r <= 1.0 for r in ratio.values())
     width = max((len(k) for k in worst), default=0)
     lines = [f"{pkg.__name__}: {pkg.nv} joints, backends {', '.join(backends)}, {trials} random states (seed {seed})"]
     lines += [f"  {note}" for note in notes]
     for k, v in sorted(worst.items()):
-        note = "" if allowed[k] in (TOL, OWN_PARSE_TOL, CASADI_TOL, JAX_TOL) else f" (<= {allowed[k]:.1e}: 100 eps cond(M))"
+        note = ("" if allowed[k] in (TOL, OWN_PARSE_TOL, CASADI_TOL, JAX_TOL, FLOAT_TOL)
+                else f" (<= {allowed[k]:.1e}: {f'{FLOAT_COND} eps32' if single and k.startswith('c') else '100 eps'} cond(M))")
         lines.append(f"  {k:<{width}}  max rel. error {v:.2e}  {'ok' if ratio[k] <= 1.0 else 'FAIL'}{note}")
     lines.append("all checks passed" if ok else "FAILED: some errors exceed their tolerance")
     return "\n".join(lines), ok

@@ -27,6 +27,12 @@
 
 #include <stddef.h>
 
+/* ARM4_real: the scalar of every array and of every operation, double here (symgen build --scalar
+ * float makes a package in single precision). ARM4_R(x) writes the literal x in it. */
+typedef double ARM4_real;
+#define ARM4_SCALAR_FLOAT 0
+#define ARM4_R(x) x
+
 /* What every array holds (SI units: m, kg, s, rad; forces in N, torques in N m). q has
  * ARM4_NQ entries, v (qd, qdd, tau and every other velocity-sized argument) ARM4_NV;
  * each function's outputs are sized by its ARM4_<FUNCTION>_<OUTPUT>_SIZE below, their shapes

@@ -52,6 +52,9 @@ passive = False
 #: world applies to the links, shape (len(link_names), 6), each [force; torque] in the link's (joint)
 #: frame, Pinocchio's fext (symgen build --external-forces)
 external_forces = False
+#: the scalar of the package's C (symgen build --scalar): "double", or "float" (single precision; this
+#: NumPy module computes in float64 either way)
+scalar = "double"
 
 
 def _prepare(*args):

@@ -23,6 +23,7 @@ from . import cost, xla_target
 from .casadi_target import library_name, source_name
 from .files import generate
 from .names import comment_text, identifier
+from .scalar import check_scalar
 from .compile import compile_extension, extension_name
 from .package import import_package, prepare_output, write_package  # noqa: F401  (import_package: public)
 from .timings import Timings
@@ -83,6 +84,8 @@ class BuildOptions:
     #: read and write the build cache (:mod:`.cache`: printed sweeps, compiled objects) in
     #: :func:`.cache.folder`; `symgen build` does unless --no-cache
     cache: bool = False
+    #: the C's scalar, "double" or "float" (--scalar; :mod:`.scalar`)
+    scalar: str = "double"
 
     @property
     def sweep(self) -> Q.SweepOptions:
@@ -147,6 +150,7 @@ def check_options(opts: BuildOptions) -> None:
     if opts.copt not in COPT_LEVELS:
         raise BuildError(f"--copt: unknown {opts.copt!r}; expected -O0, -O1, -O2, -O3 or -Os")
     check_targets(opts)
+    check_scalar(opts.scalar, opts.targets, opts.contacts)
     unknown = [k for k in opts.quantities if k not in Q.QUANTITIES]
     if unknown or not opts.quantities:
         raise BuildError(f"quantities: unknown {', '.join(unknown) or '(none)'}; expected some of {','.join(Q.QUANTITIES)}")
@@ -301,6 +305,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
     if opts.external_forces and not any(Q.QUANTITIES[k].external for k in opts.quantities):
         raise OptionError("--external-forces: none of --quantities takes f_ext (inverse_dynamics, forward_dynamics "
                           "and their derivatives do)")
+    check_scalar(opts.scalar, loops=bool(robot.loops) and "loop_residual" in opts.quantities)   # (the loop solve's C)
     if opts.contacts:                            # contact frames join the frames; a bad one stops the build here
         opts = dataclasses.replace(opts, frames=Q.contact.frames_with_contacts(robot, opts.frames, opts.contacts))
     Q.frames_of(robot, opts.frames)              # an unknown frame stops the build before the symbolic run

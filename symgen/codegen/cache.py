@@ -321,4 +321,5 @@ def sweep_key(robot, opts, keys) -> str:
     sweep = Q.SWEEPS[Q.QUANTITIES[keys[0]].sweep]
     skip = () if sweep.inertial else (Inertia,)
     parts = ["sweep", versions(), sweep.name, tuple(keys), digest(opts.sweep), bool(opts.cse), digest(robot, skip)]
+    parts += [opts.scalar] if opts.scalar != "double" else []     # (a double sweep keeps its key of before)
     return hashlib.sha256(repr(parts).encode()).hexdigest()

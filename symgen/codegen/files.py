@@ -28,7 +28,8 @@ from .jax_target import jax_context
 from .xla_target import MAX_BUFFERS, library_name as xla_library_name, source_name as xla_source_name, xla_functions
 from .lanes import HELPERS as LANES_HELPERS, inline_lanes, store_plan, store_plans, unchecked_trig
 from ..quantities.contact import package_context as contact_context
-from .printers import CPrinter, PyPrinter
+from .printers import PyPrinter
+from .scalar import printer, template_context
 from .render import lane_expr, render
 
 #: statements per C function part (see program.partition); serial 20, C and Gamma, gcc -O2:
@@ -192,9 +193,9 @@ def _sincos(assignments, cin) -> tuple[list, dict]:
     return args, trig
 
 
-def function_context(robot, fn, key: str) -> dict:
-    """What the templates print for one Function: its lines in Python and C (C in parts when
-    long), the entries of each output, signature and the sizes the bindings check."""
+def function_context(robot, fn, key: str, scalar: str = "double") -> dict:
+    """What the templates print for one Function: its lines in Python and C (in parts when long, in
+    ``scalar``: :mod:`.scalar`), the entries of each output, signature and the sizes the bindings check."""
     params = [inp.name for inp in fn.inputs]
     cin = {s: f"{inp.name}[{k}]" for inp in fn.inputs for k, s in enumerate(inp.symbols)}
     pypr = PyPrinter()
@@ -211,7 +212,7 @@ def function_context(robot, fn, key: str) -> dict:
                for n, out in enumerate(fn.outputs)]
     parts, slots = P.partition(fn, C_PART_SIZE, C_SPLIT_ABOVE)
     parts, slots, runs = row_runs(fn, parts, slots)
-    cpr = CPrinter({**cin, **{s: f"w[{k}]" for s, k in slots.items()}})
+    cpr = printer(scalar)({**cin, **{s: f"w[{k}]" for s, k in slots.items()}})      # scalar: its C type
     # the lanes copy of a whole function keeps every temp a local: its printed text with the
     # work array's slots (the row runs' arrays) read back as the temps' names
     named = {f"w[{k}]": s.name for s, k in slots.items()}
@@ -224,12 +225,12 @@ def function_context(robot, fn, key: str) -> dict:
                 for lc, lp in zip(loops, fn.loops)]
     c_parts = []
     for number, part in enumerate(parts):
-        sincos, trig = _sincos(part.assignments, cin)
+        sincos, trig = _sincos(part.assignments, cin) if scalar == "double" else ([], {})   # float: no lanes
         # a joint angle's sin or cos in a short whole function's lanes copy: the polynomials alone
         # (the range tested once, at its top, on the part's sincos angles)
         poly = lanes is not None and len(part.assignments) <= LANES_POLY_MAX_LINES
         lanes_trig = (lambda a, c: unchecked_trig(c) if poly and a.temp in trig else c)
-        c_lines = [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const double {a.temp.name}"),
+        c_lines = [{"lhs": (f"w[{slots[a.temp]}]" if a.temp in slots else f"const {scalar} {a.temp.name}"),
                     "c": cpr.doprint(a.expr), "comment": c, "trig": trig.get(a.temp)}
                    for a, c in zip(part.assignments, _comments(robot, part.assignments))]
         c_entries = [(fn.outputs[o].name, k, cpr.doprint(e)) for o, k, e in part.entries]
@@ -262,11 +263,9 @@ def function_context(robot, fn, key: str) -> dict:
         "state_params": [p for p in params if p != "params"],
         "parametric": "params" in params,
         "params_def": ", ".join("params=None" if p == "params" else p for p in params),
-        "lines": lines,
-        "py_loops": py_loops,
+        "lines": lines, "py_loops": py_loops,
         "c_parts": c_parts,
-        "work": len(slots),
-        "quantity": key,
+        "work": len(slots), "quantity": key,
         "route": fn.route,
         "c_shape": {"parts": len(c_parts), "column_loops": len(fn.loops), "row_runs": len(runs)},
         "slp": Q.QUANTITIES[key].slp,
@@ -274,7 +273,7 @@ def function_context(robot, fn, key: str) -> dict:
         # a lanes copy for batches: no column loops (those are vectorized across columns
         # already), outputs small enough for LANES states on the stack; in parts, the parts' work
         # array of lanes on the stack too (LANES x 8 bytes a slot)
-        "lanes": (not c_parts[-1]["loops"] and sum(o["size"] for o in outputs) <= LANES_MAX_OUT
+        "lanes": (scalar == "double" and not c_parts[-1]["loops"] and sum(o["size"] for o in outputs) <= LANES_MAX_OUT
                   and len(slots) <= LANES_MAX_WORK),
         "lanes_inline": len(c_parts) == 1 and inline_lanes(len(c_parts[0]["lanes_entries"]) + sum(
             len(r["lanes_entries"]) for r in c_parts[0]["runs"]), len(c_parts[0]["lanes_lines"])),
@@ -294,7 +293,8 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}"
         + (" mimic=True" if _relations(robot) else "")
         + (f" couplings={','.join(_loops(robot))}" if _loops(robot) else "")
-        + "".join(f" {k}=True" for k in ("open_loops", "passive", "external_forces") if getattr(opts, k, False)),
+        + "".join(f" {k}=True" for k in ("open_loops", "passive", "external_forces") if getattr(opts, k, False))
+        + (" scalar=float" if opts.scalar == "float" else ""),
         *([f"armature: {' '.join(repr(float(a)) for a in armature_of(robot))}"] if robot.has_armature else []),
         *passive_lines(robot),
         f"SymPy {sp.__version__}",
@@ -399,8 +399,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     scene = package_trees(robot)
     ctx = {
         "header": header_lines(robot, opts, version), "name": name, "cmake_version": cmake_version(version), "prefix": name, "PREFIX": name.upper(),
-        "lanes_helpers": LANES_HELPERS,
-        "n": robot.n, "nq": robot.nq, "functions": contexts,
+        "lanes_helpers": LANES_HELPERS, "n": robot.n, "nq": robot.nq, "functions": contexts,
         "robot_literal": py_literal(robot.name), "robot_comment": comment_text(robot.name),
         "joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.joint_names) + ")",
         "link_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.link_names) + ")",
@@ -444,13 +443,14 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in _loops(robot)) + ")") if _loops(robot) else None,
         "velocity_joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in _velocity_joint_names(robot)) + ")",
         **contact_context(robot, opts.sweep, [f["name"] for f in contexts]),
+        **template_context(opts.scalar, name, {"gravity": opts.gravity, "armature": armature_of(robot), **passive_of(robot)}),
     }
     c_source = render("c_source.c.j2", ctx)
     # the binding's module name carries its C source's hash: a package rebuilt in a running
     # Python loads its new binding (CPython and dlopen keep the first module of a given name)
     ext_name = f"_{name}_ext_{sha256_text(c_source)[:8]}"
     manifest = {
-        "generator": f"symgen {version}", "sympy": sp.__version__, "robot": robot.name, "name": name,
+        "generator": f"symgen {version}", "sympy": sp.__version__, "robot": robot.name, "name": name, "scalar": opts.scalar,
         "nq": robot.nq, "nv": robot.nv, "depth": robot.depth, "floating_base": robot.floating_base,
         "joint_names": list(robot.joint_names), "link_names": list(robot.link_names),
         "joint_models": [list(j) for j in layout],

@@ -57,7 +57,7 @@ def print_sweep(robot, opts, keys, progress: Progress) -> tuple[dict, dict]:
         counts = P.count_ops(fn)
         t2 = time.perf_counter()
         progress.message(f"{key}: {counts['total']} operations")
-        context = function_context(robot, fn, key)
+        context = function_context(robot, fn, key, opts.scalar)
         t3 = time.perf_counter()
         passes, printing = passes + t2 - t1, printing + t3 - t2
         out[key] = (context, counts, round(t3 - t0, 3))
