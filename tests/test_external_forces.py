@@ -49,20 +49,25 @@ def _expected(oracle, key, s, f):
     return oracle.forward_dynamics_derivatives(s["q"], s["qd"], s["tau"], f)
 
 
-def _check_reference(pin, robot, label, states=2):
+def _cases(pin, robot, label, states):
+    """(context, quantity, state, f_ext, Pinocchio's value (flat), tolerance) of each quantity taking f_ext at
+    ``states`` seeded random states, each with its random forces."""
     oracle = PinOracle(robot, pin_model_of(robot, pin), pin)
     seed, drawn = support.seeded_states(label, robot, states, layout=robot.joint_layout)
     rng = np.random.default_rng(seed)
     for t, s in enumerate(drawn):
         f = _forces(rng, robot)
         for key in KEYS:
-            x = Q.QUANTITIES[key]
-            want = Q.flat(tuple(_expected(oracle, key, s, f)) if key in ("dtau", "dqdd") else _expected(oracle, key, s, f))
-            rtol = Q.tolerance(x, oracle.mass_matrix(s["q"]))
-            for frame in Q.FRAMES:
-                got = Q.flat(Q.evaluate(robot, key, {**s, "f_ext": f}, Q.SweepOptions(frame=frame, external_forces=True)))
-                support.assert_close(got, want, f"{x.function} with f_ext ({frame} frame)",
-                                     f"{label} seed={seed} state#{t}", rtol=rtol)
+            x, want = Q.QUANTITIES[key], _expected(oracle, key, s, f)
+            yield (f"{label} seed={seed} state#{t}", x, s, f, Q.flat(tuple(want) if isinstance(want, tuple) else want),
+                   Q.tolerance(x, oracle.mass_matrix(s["q"])))
+
+
+def _check_reference(pin, robot, label, states=2):
+    for ctx, x, s, f, want, rtol in _cases(pin, robot, label, states):
+        for frame in Q.FRAMES:
+            got = Q.flat(Q.evaluate(robot, x.key, {**s, "f_ext": f}, Q.SweepOptions(frame=frame, external_forces=True)))
+            support.assert_close(got, want, f"{x.function} with f_ext ({frame} frame)", ctx, rtol=rtol)
 
 
 @pytest.mark.parametrize("path,floating", [("ur_description/urdf/ur5_robot.urdf", False),
@@ -136,20 +141,11 @@ def test_big_packages_match_pinocchio(pin, erd, tmp_path, label):
 
 
 def _check_package(pin, robot, pkg, label, states=3):
-    oracle = PinOracle(robot, pin_model_of(robot, pin), pin)
-    seed, drawn = support.seeded_states(label, robot, states, layout=robot.joint_layout)
-    rng = np.random.default_rng(seed)
-    for t, s in enumerate(drawn):
-        f = _forces(rng, robot)
-        for key in KEYS:
-            x = Q.QUANTITIES[key]
-            want = _expected(oracle, key, s, f)
-            for backend in (pkg.numpy, pkg.c):
-                for given in (f, f.ravel()):
-                    got = getattr(backend, x.function)(*(s[a] for a in x.arguments), given)
-                    support.assert_close(Q.flat(got), Q.flat(tuple(want) if isinstance(want, tuple) else want),
-                                         f"{backend.__name__}.{x.function}", f"seed={seed} state#{t}",
-                                         rtol=Q.tolerance(x, oracle.mass_matrix(s["q"])))
+    for ctx, x, s, f, want, rtol in _cases(pin, robot, label, states):
+        for backend in (pkg.numpy, pkg.c):
+            for given in (f, f.ravel()):
+                got = getattr(backend, x.function)(*(s[a] for a in x.arguments), given)
+                support.assert_close(Q.flat(got), want, f"{backend.__name__}.{x.function}", ctx, rtol=rtol)
 
 
 def test_package_batches_take_one_force_set_per_state(ur5_package):
