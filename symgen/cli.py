@@ -199,6 +199,9 @@ def _progress(quiet):
 @click.option("--passive/--no-passive", "passive", default=None, help="forward_dynamics and its derivatives with the "
               "joints' passive forces, tau + passive_force(q, v) (dampers, springs) [default: on for MJCF with dampers or "
               "springs, as MuJoCo simulates; off for URDF, as Pinocchio's aba].")
+@click.option("--opspace-damping", "opspace_damping", type=click.FloatRange(0), default=Q.SweepOptions.opspace_damping,
+              show_default=True, help="eps of the operational-space functions' Lambda = (J M^-1 J^T + eps 1)^-1: "
+              "every output finite at a singular configuration (0: Khatib's exact Lambda, inf or NaN there).")
 @click.option("--timings", is_flag=True, help="Print where the build's time went (model, each symbolic run, "
               "files, each compile unit and link) and write it to NAME/timings.json.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the build cache (printed sweeps and "
@@ -211,7 +214,7 @@ def _progress(quiet):
               "folder of packages (repeatable).")
 def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_method, cse, frame, frame_names, contact_names, max_dof,
           budget, gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
-          armature_text, passive, timings, no_cache, xacro_args, package_paths):
+          armature_text, passive, opspace_damping, timings, no_cache, xacro_args, package_paths):
     """Generate the package of a robot (a URDF, URDF+, MJCF or xacro file): unrolled NumPy and C (and
     the --target extras) in OUT/NAME/."""
     import hashlib
@@ -290,10 +293,11 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
     words += ["--target", ",".join(targets)] if targets != DEFAULT_TARGETS else []
     words += ["--armature", armature_text] if armature_text is not None else []
     words += [] if passive is None else ["--passive" if passive else "--no-passive"]
+    words += ["--opspace-damping", repr(opspace_damping)] if opspace_damping != Q.SweepOptions.opspace_damping else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
     limit.update({} if budget is None else {"budget": budget})
     opts = BuildOptions(quantities=wanted, gamma_method=gamma_method, cse=cse, frame=frame, frames=frames, contacts=contacts,
-                        gravity=gravity, parametric=parametric, passive=passive, **limit,
+                        gravity=gravity, parametric=parametric, passive=passive, opspace_damping=opspace_damping, **limit,
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
                         force=force, command=shlex.join(words), open_loops=open_loops, trees=trees,
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,

@@ -78,8 +78,9 @@ def _task_space(robot, q, frames, bk, mass, damping):
             raise OptionError(f"--opspace-damping 0: frame {f.name!r} has a task row no joint moves "
                               f"(J M^-1 J^T singular at every configuration); give it a damping > 0")
         chain = tuple(range(-1, d - 1))                                # a dense d x d: L^T D L on a chain
-        Lf, Df = ltdl(Linv, chain, bk)
-        tasks.append((rows, W, inverse_from_factors(Lf, Df, chain, bk)))
+        at = max(f.body, 0)                                            # the comments name the frame's body
+        Lf, Df = ltdl(Linv, chain, bk, body=at)
+        tasks.append((rows, W, inverse_from_factors(Lf, Df, chain, bk, body=at)))
     return L, Dinv, tasks
 
 
@@ -128,7 +129,7 @@ def operational_space_bias(robot, q, qd, frames, bk, mass="body", damping=DAMPIN
     af = frame_motion(robot, q, qd, frames, bk)["af"]
     out = bk.zeros((len(frames), SIZE))
     for k, (rows, W, Lk) in enumerate(tasks):
-        h = [bk.bind(e - af[k, r], f"h{k}_{r}", frames[k].body) for e, r in zip(_at_frame(W, z, 0 * Dinv[0]), rows)]
+        h = [bk.bind(e - af[k, r], f"h{k}_{r}", max(frames[k].body, 0)) for e, r in zip(_at_frame(W, z, 0 * Dinv[0]), rows)]
         out[k, :len(rows)] = _times(Lk, h)
     return {"mu_p": out}
 

@@ -55,6 +55,8 @@ class BuildOptions:
     #: forward dynamics and its derivatives with the passive forces (--passive; None: the model's
     #: default, on for MJCF with dampers or springs, off for URDF: symgen.passive.resolve)
     passive: bool | None = None
+    #: eps of the operational-space functions' Lambda = (J M^-1 J^T + eps 1)^-1 (--opspace-damping)
+    opspace_damping: float = Q.SweepOptions.opspace_damping
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
@@ -85,7 +87,8 @@ class BuildOptions:
     def sweep(self) -> Q.SweepOptions:
         return Q.SweepOptions(frame=self.frame, gamma_method=self.gamma_method, frames=self.frames,
                               gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric,
-                              contacts=tuple(self.contacts), passive=bool(self.passive))
+                              contacts=tuple(self.contacts), passive=bool(self.passive),
+                              opspace_damping=float(self.opspace_damping))
 
 
 @dataclass

@@ -27,7 +27,6 @@ from .names import c_literal, comment_text, py_literal
 from .jax_target import jax_context
 from .xla_target import MAX_BUFFERS, library_name as xla_library_name, source_name as xla_source_name, xla_functions
 from .lanes import HELPERS as LANES_HELPERS, inline_lanes, store_plan, store_plans, unchecked_trig
-from ..quantities.contact import package_context as contact_context
 from .printers import CPrinter, PyPrinter
 from .render import lane_expr, render
 
@@ -444,7 +443,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "tree_velocities_literal": None if scene is None else repr(tuple(t.bodies for t in scene)),
         "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in _loops(robot)) + ")") if _loops(robot) else None,
         "velocity_joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in _velocity_joint_names(robot)) + ")",
-        **contact_context(robot, opts.sweep, [f["name"] for f in contexts]),
+        **Q.contact.package_context(robot, opts.sweep, [f["name"] for f in contexts]),
     }
     c_source = render("c_source.c.j2", ctx)
     # the binding's module name carries its C source's hash: a package rebuilt in a running
@@ -460,7 +459,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "source_sha256": opts.source_sha256,
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
-                    "parametric": opts.parametric, "targets": list(opts.targets), "passive": bool(opts.passive)},
+                    "parametric": opts.parametric, "targets": list(opts.targets), "passive": bool(opts.passive),
+                    **Q.operational_space.manifest_options(opts.sweep)},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
                                   "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
                                   "ops": ops[f["name"]], "route": f["route"], "c_shape": f["c_shape"]}
