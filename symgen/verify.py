@@ -405,7 +405,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             if any(x.task for x in present):
                 Lam = (Q.call(pkg.numpy, "Lambda", state, opts) if hasattr(pkg.numpy, Q.QUANTITIES["Lambda"].function)
                        else Q.evaluate(robot, "Lambda", state, reference_opts) if robot is not None else None)
-            tol = {x.function: Q.tolerance(x, M, TOL, Lam) for x in present}
+            tol = {x.function: Q.tolerance(x, M, TOL, Lam, damping) for x in present}
             conditioned = max(tol.values(), default=TOL)
             values = {b: {x.function: Q.call(mod, x.key, state, opts) for x in present} for b, mod in backends.items()}
             for oracle_ in (oracle, own):

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 import symgen
-from support import assert_close, erd_path, pin_model_from_robot
+from support import assert_close, erd_path, pin_model_from_robot, task_inertia
 from symgen import quantities as Q
 from symgen import robots
 from symgen.algorithms.operational_space import DAMPING
@@ -76,7 +76,7 @@ def cases(pin, tmp_path_factory):
 
 def _tolerance(x, oracle, state):
     """1e-9, or 100 eps cond(M) cond(Lambda) where larger (Q.tolerance)."""
-    return Q.tolerance(x, oracle.mass_matrix(state["q"]), 1e-9, Q.QUANTITIES["Lambda"].pinocchio(oracle, state))
+    return Q.tolerance(x, oracle.mass_matrix(state["q"]), 1e-9, task_inertia(oracle, state))
 
 
 @pytest.mark.pinocchio

@@ -165,14 +165,16 @@ def evaluate_all(robot, keys, state: dict, opts: SweepOptions = SweepOptions(fra
     return tuple(out)
 
 
-def tolerance(x: Quantity, M=None, base: float = 1e-9, Lambda=None) -> float:
+def tolerance(x: Quantity, M=None, base: float = 1e-9, Lambda=None,
+              damping: float = SweepOptions.opspace_damping) -> float:
     """The relative tolerance of comparisons of ``x`` at a state with mass matrix ``M``:
     ``base``, or for a quantity that inherits cond(M), 100 eps cond(M) if that is larger; for one
     that inherits its tasks' cond(Lambda) too (``x.task``), times the largest of them, ``Lambda``
-    being operational_space_inertia at that state (:func:`.operational_space.task_condition`)."""
+    being operational_space_inertia at that state with ``damping`` (inf where the damping holds a
+    task: :func:`.operational_space.task_condition`)."""
     if not x.conditioned or M is None:
         return base
-    task = operational_space.task_condition(Lambda) if x.task and Lambda is not None else 1.0
+    task = operational_space.task_condition(Lambda, damping) if x.task and Lambda is not None else 1.0
     return max(base, 100 * np.finfo(float).eps * float(np.linalg.cond(M)) * task)
 
 

@@ -61,13 +61,23 @@ def _shape(*dims):
     return shape
 
 
-def task_condition(Lambda) -> float:
+#: eps lambda_max(Lambda) above which a task counts as damped (at or near a singular configuration)
+DAMPED = 1e-3
+
+
+def task_condition(Lambda, damping: float = DAMPING) -> float:
     """The largest cond(Lambda) of the frames' tasks in ``Lambda`` (frames, 6, 6) (a point's 3 x 3
-    block): how much a comparison of the operational-space functions may lose beyond cond(M)."""
+    block): how much a comparison of the operational-space functions may lose beyond cond(M); inf
+    where the damping holds a task (eps lambda_max(Lambda) > :data:`DAMPED`): along the direction
+    the joints cannot move, the outputs are then round-off / eps, the same in no two correct codes,
+    and a comparison can check only that they are finite."""
     worst = 1.0
     for block in np.asarray(Lambda, dtype=float):
         d = 3 if not block[3:].any() and not block[:, 3:].any() else SIZE
-        worst = max(worst, float(np.linalg.cond(block[:d, :d])))
+        eig = np.linalg.eigvalsh(block[:d, :d])
+        if damping * eig.max() > DAMPED:
+            return np.inf
+        worst = max(worst, float(eig.max() / eig.min()))
     return worst
 
 
