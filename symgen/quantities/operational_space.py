@@ -82,15 +82,16 @@ def task_condition(Lambda, damping: float = DAMPING) -> float:
 
 
 #: Pinocchio's route in C++ (issue #39's rival): M^-1 by computeMinverse, the frame's Jacobian by
-#: computeFrameJacobian (its support only), J M^-1 J^T + eps 1 and one Cholesky (Eigen's LLT) of the
-#: 6 x 6; on the model's last frame (the harness knows no package frames; on panda a finger, one
+#: computeFrameJacobian (its support only), J M^-1 J^T + eps 1 (no allocation: the products into held
+#: buffers) and one Cholesky (Eigen's LLT) of the 6 x 6; on the model's last frame (the harness knows no package frames; on panda a finger, one
 #: joint deeper than the flange)
 _CPP_LAMBDA = (
-    "static Data::Matrix6x J = Data::Matrix6x::Zero(6, model.nv); "
+    "static Data::Matrix6x J = Data::Matrix6x::Zero(6, model.nv), JMinv = Data::Matrix6x::Zero(6, model.nv); "
     "computeMinverse(model, data, qs[i]); "
     "data.Minv.triangularView<Eigen::StrictlyLower>() = data.Minv.transpose().triangularView<Eigen::StrictlyLower>(); "
     "computeFrameJacobian(model, data, qs[i], (FrameIndex)(model.nframes - 1), LOCAL_WORLD_ALIGNED, J); "
-    f"Eigen::Matrix<double, 6, 6> A = J * data.Minv * J.transpose(); A.diagonal().array() += {DAMPING!r}; "
+    "JMinv.noalias() = J * data.Minv; Eigen::Matrix<double, 6, 6> A; A.noalias() = JMinv * J.transpose(); "
+    f"A.diagonal().array() += {DAMPING!r}; "
     "Eigen::Matrix<double, 6, 6> Lam = A.llt().solve(Eigen::Matrix<double, 6, 6>::Identity()); "
     "sink = sink + Lam(0, 0);")
 
