@@ -207,6 +207,9 @@ def _progress(quiet):
               "springs, as MuJoCo simulates; off for URDF, as Pinocchio's aba].")
 @click.option("--external-forces", is_flag=True, help="inverse_dynamics, forward_dynamics and their derivatives "
               "take f_ext last: one [force; torque] per link in its frame, as Pinocchio's fext [default: none].")
+@click.option("--opspace-damping", "opspace_damping", type=click.FloatRange(0), default=Q.SweepOptions.opspace_damping,
+              show_default=True, help="eps of the operational-space functions' Lambda = (J M^-1 J^T + eps 1)^-1: "
+              "every output finite at a singular configuration (0: Khatib's exact Lambda, inf or NaN there).")
 @click.option("--timings", is_flag=True, help="Print where the build's time went (model, each symbolic run, "
               "files, each compile unit and link) and write it to NAME/timings.json.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the build cache (printed sweeps and "
@@ -220,7 +223,7 @@ def _progress(quiet):
 def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_method, cse, frame, frame_names, contact_names,
           reference_names, max_dof,
           budget, gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
-          armature_text, passive, external_forces, timings, no_cache, xacro_args, package_paths, scalar):
+          armature_text, passive, external_forces, opspace_damping, timings, no_cache, xacro_args, package_paths, scalar):
     """Generate the package of a robot (a URDF, URDF+, MJCF or xacro file): unrolled NumPy and C (and
     the --target extras) in OUT/NAME/."""
     import hashlib
@@ -305,11 +308,12 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
     words += [] if passive is None else ["--passive" if passive else "--no-passive"]
     words += ["--external-forces"] if external_forces else []
     words += ["--scalar", scalar] if scalar != "double" else []
+    words += ["--opspace-damping", repr(opspace_damping)] if opspace_damping != Q.SweepOptions.opspace_damping else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
     limit.update({} if budget is None else {"budget": budget})
     opts = BuildOptions(quantities=wanted, gamma_method=gamma_method, cse=cse, frame=frame, frames=frames, contacts=contacts,
                         references=references, external_forces=external_forces,
-                        gravity=gravity, parametric=parametric, passive=passive, **limit,
+                        gravity=gravity, parametric=parametric, passive=passive, opspace_damping=opspace_damping, **limit,
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
                         force=force, command=shlex.join(words), open_loops=open_loops, trees=trees,
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,

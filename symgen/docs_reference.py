@@ -26,6 +26,8 @@ WS = "Wensing & Slotine, *Coriolis Factorizations and their Connections to Riema
 CM = "Carpentier & Mansard (2018), *Analytical Derivatives of Rigid Body Dynamics Algorithms*"
 FEA = "Featherstone (2008), *Rigid Body Dynamics Algorithms*"
 LTDL = "Featherstone (2005), *Efficient Factorization of the Joint-Space Inertia Matrix for Branched Kinematic Trees*"
+KH = ("Khatib (1987), *A Unified Approach for Motion and Force Control of Robot Manipulators: The Operational "
+      "Space Formulation*")
 WO = "Wensing & Orin (2016), *Improved Computation of the Humanoid Centroidal Dynamics and Application for Whole-Body Control*"
 
 #: per sweep of the registry: (the algorithm, its paper, the file that holds it)
@@ -85,6 +87,12 @@ ALGORITHMS = {
                      "Wensing & Slotine, Sec. VI-C (constraint embedding)", "symgen/loop_kinematics.py"),
     "spanning_velocity": ("G(q) v: the spanning tree's rates from the independent speeds",
                           "Wensing & Slotine, Sec. VI-C (constraint embedding)", "symgen/loop_kinematics.py"),
+    "opspace_inertia": ("J M⁻¹ Jᵀ through M's tree-sparse L^T D L factors (M⁻¹ never formed), damped by ε and "
+                        "inverted by a dense L^T D L of the 6×6 (3×3 for a point); J̄ = L⁻¹ (D⁻¹ L⁻ᵀ Jᵀ Λ)",
+                        f"{KH}; {LTDL}", "symgen/algorithms/operational_space.py"),
+    "opspace_bias": ("Λ (J M⁻¹ b − J̇ v): b = C v + g by the RNEA at q̈ = 0, J M⁻¹ b by one L⁻ᵀ half solve, J̇ v "
+                     "the classical drift", f"{KH}; {LTDL}", "symgen/algorithms/operational_space.py"),
+    "opspace_force": ("Λ J M⁻¹ τ by one L⁻ᵀ half solve of τ", f"{KH}; {LTDL}", "symgen/algorithms/operational_space.py"),
 }
 
 #: Pinocchio's counterpart of the functions whose rival ``symgen bench`` times in a harness of its own
@@ -100,6 +108,10 @@ PINOCCHIO_ELSEWHERE = {
     "phi": "none (a mechanism's loops: `symgen bench` times the constrained dynamics, symgen/bench/loops.py)",
     "Kl": "none (see loop_residual)",
     "qs": "none (see loop_residual)",
+    "Jbar": "none (NumPy from `computeMinverse` and `getFrameJacobian`: symgen/oracle_operational_space.py)",
+    "mu_p": "none (NumPy from `computeMinverse`, `getFrameJacobian`, `getFrameClassicalAcceleration` and "
+            "`nonLinearEffects`: symgen/oracle_operational_space.py)",
+    "f_tau": "none (NumPy from `computeMinverse` and `getFrameJacobian`: symgen/oracle_operational_space.py)",
 }
 PINOCCHIO_ELSEWHERE.update(Q.references.PINOCCHIO)        # the frame functions in LOCAL and WORLD, the frame derivatives
 
@@ -179,7 +191,8 @@ def pinocchio_text(x) -> str:
 FAMILIES = {"core": "Dynamics, derivatives and frames", "centroidal": "Centre of mass, centroidal momentum, frame motion",
             "appendix_b": "Appendix B: adaptation, momentum, energies and their regressors",
             "contact": "Contact and whole-body terms (`--contacts`)", "loops": "Mechanisms with loops",
-            "references": "Frames in LOCAL and WORLD (`--reference`), frame velocity and acceleration derivatives"}
+            "references": "Frames in LOCAL and WORLD (`--reference`), frame velocity and acceleration derivatives",
+            "operational_space": "Operational-space dynamics (`--opspace-damping`)"}
 
 
 def _families():

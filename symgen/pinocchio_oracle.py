@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .algorithms.operational_space import DAMPING
 from .errors import SymgenError
 
 
@@ -171,6 +172,9 @@ class PinOracle:
     leaves out: aba(q, v, tau + tau_p), :meth:`passive_force`."""
 
     passive = False
+    #: eps of the operational-space functions' Lambda = (J M^-1 J^T + eps 1)^-1 (a package's
+    #: ``--opspace-damping``; :mod:`symgen.oracle_operational_space`)
+    opspace_damping = DAMPING
 
     def __init__(self, robot, model, pin=None, frames=None, gravity=None):
         if pin is None:

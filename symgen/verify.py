@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import oracle_contact, quantities as Q, verify_contact
+from . import oracle_contact, oracle_operational_space, quantities as Q, verify_contact
 from .errors import OptionError, SymgenError
 from .identities import IDENTITIES
 from .codegen.scalar import FLOAT_COND, FLOAT_TOL, tolerance as float_tolerance
@@ -304,6 +304,11 @@ def _casadi_externals(path, manifest, notes):
     return externals
 
 
+def _tasked(check: str) -> bool:
+    """Whether a check's function inherits its tasks' cond(Lambda) (the operational-space ones)."""
+    return any(x.task and f": {x.function}" in check for x in Q.QUANTITIES.values())
+
+
 def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     """Return (report text, ok). First, before anything is imported: the files against the sha256
     the manifest records, the manifest against the package, and with a URDF, its joints against
@@ -339,8 +344,9 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     contacts = tuple(tuple(c) for c in manifest.get("contacts", ()))   # the contact functions' (frame, type)
     passive = bool(manifest["options"].get("passive", False))    # FD with the passive forces (--passive)
     external = bool(manifest["options"].get("external_forces", False))     # f_ext (--external-forces)
+    damping = float(manifest["options"].get("opspace_damping", Q.SweepOptions.opspace_damping))
     reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity, contacts=contacts, passive=passive,
-                                    external_forces=external)
+                                    external_forces=external, opspace_damping=damping)
     robot = oracle = own = None
     if urdf:
         read = load_robot if is_mjcf(urdf) else symgen.load_urdf                  # MJCF through MuJoCo
@@ -354,6 +360,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
         oracle = oracle if oracle is None else oracle_contact.with_contacts(oracle, contacts)
         if oracle is not None:
             oracle.passive = passive                    # aba at tau + tau_p (symgen.pinocchio_oracle)
+            oracle_operational_space.with_damping(oracle, damping)
         own, own_note = _pinocchio_own_parse(robot, urdf, gravity)
         notes += [n for n in (pin_note, own_note) if n]
     rng = np.random.default_rng(seed)
@@ -407,7 +414,11 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
 
             M = (Q.call(pkg.numpy, "M", state, opts) if hasattr(pkg.numpy, Q.QUANTITIES["M"].function)
                  else Q.evaluate(robot, "M", state) if robot is not None else None)
-            tol = {x.function: Q.tolerance(x, M, TOL) for x in present}
+            Lam = None                                  # the operational-space tasks' conditioning
+            if any(x.task for x in present):
+                Lam = (Q.call(pkg.numpy, "Lambda", state, opts) if hasattr(pkg.numpy, Q.QUANTITIES["Lambda"].function)
+                       else Q.evaluate(robot, "Lambda", state, reference_opts) if robot is not None else None)
+            tol = {x.function: Q.tolerance(x, M, TOL, Lam, damping) for x in present}
             # a float package's C (--scalar float) at the float tolerance, every other backend at the double one
             tols = {b: {x.function: float_tolerance(x, M, tol[x.function]) for x in present}
                     if single and b == "c" else tol for b in backends}
@@ -467,7 +478,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     lines += [f"  {note}" for note in notes]
     for k, v in sorted(worst.items()):
         note = ("" if allowed[k] in (TOL, OWN_PARSE_TOL, CASADI_TOL, JAX_TOL, FLOAT_TOL)
-                else f" (<= {allowed[k]:.1e}: {f'{FLOAT_COND} eps32' if single and k.startswith('c') else '100 eps'} cond(M))")
+                else f" (<= {allowed[k]:.1e}: {f'{FLOAT_COND} eps32' if single and k.startswith('c') else '100 eps'} "
+                     f"cond(M){' cond(Lambda)' * _tasked(k)})")
         lines.append(f"  {k:<{width}}  max rel. error {v:.2e}  {'ok' if ratio[k] <= 1.0 else 'FAIL'}{note}")
     lines.append("all checks passed" if ok else "FAILED: some errors exceed their tolerance")
     return "\n".join(lines), ok

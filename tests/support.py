@@ -270,11 +270,17 @@ def assert_matches_reference(actual, robot, function: str, q, qd, qdd, what: str
     assert_agree(actual, reference(robot, function, q, qd, qdd), what, tol)
 
 
+def task_inertia(oracle, state):
+    """Pinocchio's route to operational_space_inertia at ``state``: the tasks' conditioning that
+    the operational-space functions' tolerance allows for (``quantities.tolerance``)."""
+    return Q.QUANTITIES["Lambda"].pinocchio(oracle, state)
+
+
 def compare_with_pinocchio(robot, model, label: str, keys=None, base: float = 1e-9, states: int = 3):
     """Every registered quantity of ``keys`` (all by default) that has a Pinocchio counterpart, as
     the numeric reference computes it in both coordinate choices, against Pinocchio's value, at
     ``states`` random states seeded from ``label``; tolerance ``base``, or 100 eps cond(M) for a
-    solve with M (``quantities.tolerance``). Christoffel symbols (n Coriolis matrices in
+    solve with M (times cond(Lambda) for the operational-space functions: ``quantities.tolerance``). Christoffel symbols (n Coriolis matrices in
     Pinocchio) at the first state only."""
     oracle = PinOracle(robot, model)
     seed, drawn = seeded_states(label, robot, states)
@@ -286,7 +292,7 @@ def compare_with_pinocchio(robot, model, label: str, keys=None, base: float = 1e
                 continue
             at = x.oracle_state(state) if x.oracle_state else state
             expected = x.pinocchio(oracle, at)
-            rtol = Q.tolerance(x, oracle.mass_matrix(at["q"]), base)
+            rtol = Q.tolerance(x, oracle.mass_matrix(at["q"]), base, task_inertia(oracle, at) if x.task else None)
             for frame in Q.FRAMES:
                 got = Q.evaluate(robot, x.key, at, Q.SweepOptions(frame=frame))
                 assert_close(got, expected, f"{x.function} ({frame} frame)", ctx, rtol=rtol)

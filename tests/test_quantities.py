@@ -22,6 +22,8 @@ SYNTHETIC = [("serial", 6, 1), ("tree", 7, 2), ("biped", 4, 3), ("quadruped", 4,
 ERD = ["panda_description/urdf/panda.urdf", "ur_description/urdf/ur5_robot.urdf",
        "solo_description/robots/solo12.urdf"]
 STATES = 3
+#: the operational-space sweeps
+TASK_SWEEPS = {Q.QUANTITIES[k].sweep for k in Q.operational_space.KEYS}
 
 
 def test_function_names_and_keys_are_unique_and_sweeps_yield_the_registered_outputs():
@@ -100,9 +102,13 @@ def test_every_variant_of_a_sweep_computes_what_its_run_computes():
             for variant in sweep.variants:
                 if getattr(variant, "reduced", False):      # an embedded robot's (tests/test_cluster_crba.py)
                     continue
+                tol = 1e-12
+                if sweep.name in TASK_SWEEPS:               # solves with M and J M^-1 J^T: their conditioning
+                    tol = Q.tolerance(Q.QUANTITIES["Lambda"], Q.evaluate(robot, "M", state), tol,
+                                      Q.evaluate(robot, "Lambda", state))
                 for name, value in variant(robot, args, NUMERIC, Q.SweepOptions()).items():
                     scale = max(1.0, np.max(np.abs(ref[name])))
-                    assert np.max(np.abs(value - ref[name])) <= 1e-12 * scale, (sweep.name, name, kind, seed)
+                    assert np.max(np.abs(value - ref[name])) <= tol * scale, (sweep.name, name, kind, seed)
 
 
 def test_a_sweep_with_variants_prints_the_one_with_fewest_operations():

@@ -128,7 +128,7 @@ def ancestor_pairs(parent) -> list[tuple[int, int]]:
     return pairs
 
 
-def _back(L, parent, b, bk, name):
+def back_substitute(L, parent, b, bk, name):
     """z = L^-T b (Table 6.4's first half: leaves first)."""
     z = list(b)
     for i in reversed(range(len(parent))):
@@ -155,7 +155,7 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
     L, Dinv = ltdl(M, parent, bk)
     Jc, gamma = contact_rows(robot, q, qd, frames, kinds, bk)
     m = len(gamma)
-    Y = [_back(L, parent, Jc[r], bk, f"Y{r}_") for r in range(m)]       # Y^T = L^-T Jc^T, row by row
+    Y = [back_substitute(L, parent, Jc[r], bk, f"Y{r}_") for r in range(m)]       # Y^T = L^-T Jc^T, row by row
     W = [[bk.bind(Y[r][k] * Dinv[k], f"W{r}_{k}", k) for k in range(n)] for r in range(m)]
     Kc, Wc = bk.zeros((m, m)), bk.zeros((m, n))
     for r in range(m):

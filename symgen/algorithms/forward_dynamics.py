@@ -17,20 +17,23 @@ COLUMN_BLOCK = 4
 from .rnea import rnea, rnea_local
 
 
-def ltdl(M, parent, bk):
+def ltdl(M, parent, bk, body=None):
     """(L, Dinv): the factorization M = L^T D L (Table 6.3), L unit lower triangular with the
-    tree's sparsity (entries below the diagonal only at ancestors), and Dinv = 1 / diag(D)."""
+    tree's sparsity (entries below the diagonal only at ancestors), and Dinv = 1 / diag(D).
+    ``body``: the body the generated code's comments name for every step (None: each joint's own;
+    a small dense matrix over no joints, e.g. a frame's task-space inertia, gives its frame's)."""
     n = len(parent)
     H = M.copy()
     Dinv = [None] * n
     for k in reversed(range(n)):                         # leaves first
-        Dinv[k] = bk.bind(1 / H[k, k], f"Dinv{k}", k)
+        at = k if body is None else body
+        Dinv[k] = bk.bind(1 / H[k, k], f"Dinv{k}", at)
         i = parent[k]
         while i >= 0:                                    # each ancestor i of k
-            a = bk.bind(H[k, i] * Dinv[k], f"L{k}_{i}", k)
+            a = bk.bind(H[k, i] * Dinv[k], f"L{k}_{i}", at)
             j = i
             while j >= 0:                                # H_ij -= a H_kj for the ancestors j of i
-                H[i, j] = bk.bind(H[i, j] - a * H[k, j], f"H{i}_{j}", k)
+                H[i, j] = bk.bind(H[i, j] - a * H[k, j], f"H{i}_{j}", at)
                 j = parent[j]
             H[k, i] = a
             i = parent[i]
@@ -110,9 +113,9 @@ def mass_matrix_inverse(robot, q, bk, frame="ground"):
     return inverse_from_factors(L, Dinv, robot.parent, bk)
 
 
-def inverse_from_factors(L, Dinv, parent, bk):
+def inverse_from_factors(L, Dinv, parent, bk, body=None):
     """M^-1 from the factors of :func:`ltdl` over the tree ``parent`` (a dense M: the chain
-    ``(-1, 0, 1, ...)``): see :func:`mass_matrix_inverse`."""
+    ``(-1, 0, 1, ...)``): see :func:`mass_matrix_inverse`; ``body`` as :func:`ltdl`'s."""
     n = len(parent)
     ancestors = []
     for i in range(n):
@@ -127,12 +130,12 @@ def inverse_from_factors(L, Dinv, parent, bk):
             while k >= 0:
                 acc = acc + L[i, k] * Z[k, j]
                 k = parent[k]
-            Z[i, j] = bk.bind(-acc, f"Z{i}_{j}", i)
+            Z[i, j] = bk.bind(-acc, f"Z{i}_{j}", i if body is None else body)
             j = parent[j]
     W = bk.zeros((n, n))                                 # W = Z D^-1, once: a product less per term
     for a in range(n):
         for k in ancestors[a]:
-            W[a, k] = bk.bind(Z[a, k] * Dinv[k], f"W{a}_{k}", a) if a != k else Dinv[k]
+            W[a, k] = bk.bind(Z[a, k] * Dinv[k], f"W{a}_{k}", a if body is None else body) if a != k else Dinv[k]
     Minv = bk.zeros((n, n))
     for a in range(n):
         for b in range(a, n):

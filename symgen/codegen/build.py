@@ -59,6 +59,8 @@ class BuildOptions:
     external_forces: bool = False         # f_ext on inverse/forward dynamics and derivatives (--external-forces)
     #: the references the frame functions are generated in (--reference; :mod:`..quantities.references`)
     references: tuple = Q.references.DEFAULT_REFERENCES
+    #: eps of the operational-space functions' Lambda = (J M^-1 J^T + eps 1)^-1 (--opspace-damping)
+    opspace_damping: float = Q.SweepOptions.opspace_damping
     cse: bool = False                     # sympy.cse on top of value numbering (slow, ~3% fewer ops)
     compile: bool = True
     force: bool = False
@@ -92,7 +94,8 @@ class BuildOptions:
         return Q.SweepOptions(frame=self.frame, gamma_method=self.gamma_method, frames=self.frames,
                               gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric,
                               contacts=tuple(self.contacts), passive=bool(self.passive),
-                              external_forces=bool(self.external_forces))
+                              external_forces=bool(self.external_forces),
+                              opspace_damping=float(self.opspace_damping))
 
     @property
     def reference_frames(self) -> tuple:

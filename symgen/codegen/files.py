@@ -460,7 +460,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
                     "parametric": opts.parametric, "targets": list(opts.targets), "passive": bool(opts.passive),
-                    "external_forces": bool(opts.external_forces)},
+                    "external_forces": bool(opts.external_forces), **Q.operational_space.manifest_options(opts.sweep)},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
                                   "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
                                   "ops": ops[f["name"]], "route": f["route"], "c_shape": f["c_shape"]}

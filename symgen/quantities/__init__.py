@@ -28,7 +28,7 @@ import numpy as np
 from ..algorithms.external_forces import forces_array as robot_forces
 from ..axisymmetric import inertial_view
 from ..errors import OptionError
-from . import appendix_b, centroidal, contact, core, loops, references, sweeps
+from . import appendix_b, centroidal, contact, core, loops, operational_space, references, sweeps
 from .base import (ARGUMENTS, FRAMES, GAMMA_METHODS, STATE_ARGUMENTS, Argument, Output, PinCall, Quantity,  # noqa: F401
                    Sweep, SweepOptions, check_options, gravity_text, parse_gravity)
 from .sweeps import frames_of, in_body_frames, point_frame, split_frames  # noqa: F401
@@ -36,7 +36,7 @@ from ..passive import PASSIVE_SWEEPS, constrained, has_passive, resolve
 
 #: the modules that declare sweeps (a ``SWEEPS`` tuple) and quantities (a ``QUANTITIES`` tuple), in
 #: the order of the generated files
-_MODULES = (sweeps, core, centroidal, appendix_b, contact, loops, references)
+_MODULES = (sweeps, core, centroidal, appendix_b, contact, loops, references, operational_space)
 
 SWEEPS = {s.name: s for module in _MODULES for s in getattr(module, "SWEEPS", ())}
 QUANTITIES = {x.key: replace(x, inertial=SWEEPS[x.sweep].inertial, external=SWEEPS[x.sweep].external)
@@ -82,7 +82,8 @@ def available(robot) -> tuple[str, ...]:
     robot without URDF+ couplings or loops (:func:`.loops.loop_keys`), the contact terms on an
     embedded one (``--mimic``, couplings: no reduced contact system yet), and
     :data:`symgen.closed.UNSUPPORTED` on a mechanism with loops; the passive forces only on a tree
-    with dampers or springs (:func:`passive_generated`)."""
+    with dampers or springs (:func:`passive_generated`); the operational-space functions on a tree
+    only (not --mimic, couplings or loops)."""
     embedded = robot.embedding is not None
     own = loops.loop_keys(robot)
     out = []
@@ -92,6 +93,8 @@ def available(robot) -> tuple[str, ...]:
         if key in PASSIVE_KEYS and not passive_generated(robot):
             continue
         if embedded and key in set(contact.CONTACT_KEYS) - {"whole_body_terms"}:
+            continue
+        if key in operational_space.KEYS and constrained(robot):       # a tree's M and J only, yet
             continue
         out.append(key)
     return tuple(out)
@@ -166,12 +169,17 @@ def evaluate_all(robot, keys, state: dict, opts: SweepOptions = SweepOptions(fra
     return tuple(out)
 
 
-def tolerance(x: Quantity, M=None, base: float = 1e-9) -> float:
+def tolerance(x: Quantity, M=None, base: float = 1e-9, Lambda=None,
+              damping: float = SweepOptions.opspace_damping) -> float:
     """The relative tolerance of comparisons of ``x`` at a state with mass matrix ``M``:
-    ``base``, or for a quantity that inherits cond(M), 100 eps cond(M) if that is larger."""
+    ``base``, or for a quantity that inherits cond(M), 100 eps cond(M) if that is larger; for one
+    that inherits its tasks' cond(Lambda) too (``x.task``), times the largest of them, ``Lambda``
+    being operational_space_inertia at that state with ``damping`` (inf where the damping holds a
+    task: :func:`.operational_space.task_condition`)."""
     if not x.conditioned or M is None:
         return base
-    return max(base, 100 * np.finfo(float).eps * float(np.linalg.cond(M)))
+    task = operational_space.task_condition(Lambda, damping) if x.task and Lambda is not None else 1.0
+    return max(base, 100 * np.finfo(float).eps * float(np.linalg.cond(M)) * task)
 
 
 def random_state(rng, nq: int, nv: int, names=STATE_ARGUMENTS, parameters=None, layout=None) -> dict:

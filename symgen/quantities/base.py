@@ -11,6 +11,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..algorithms.operational_space import DAMPING
 from ..errors import OptionError
 from ..model import GRAVITY
 
@@ -175,6 +176,9 @@ class SweepOptions:
     #: inverse and forward dynamics, their derivatives and the contact solve take the external
     #: forces ``f_ext`` (``--external-forces``, :mod:`symgen.algorithms.external_forces`)
     external_forces: bool = False
+    #: eps of the operational-space inertia Lambda = (J M^-1 J^T + eps 1)^-1 (``--opspace-damping``,
+    #: :mod:`symgen.algorithms.operational_space`: the singular-configuration policy)
+    opspace_damping: float = DAMPING
 
 
 FRAMES = ("ground", "body")
@@ -217,6 +221,10 @@ class Quantity:
     #: part of a default build (``symgen build`` without ``--quantities``); False for functions
     #: built on request only, whose code would slow every default build more than they serve it
     default: bool = True
+    #: the result inherits cond(Lambda) of its frames' tasks too (the operational-space functions:
+    #: a solve with J M^-1 J^T, whose damped inverse is 1/eps large at a singular configuration):
+    #: comparisons allow tolerance(cond(M) cond(Lambda)), given Lambda at the state
+    task: bool = False
 
     @property
     def output_names(self) -> tuple[str, ...]:
@@ -235,6 +243,9 @@ def check_options(opts: SweepOptions) -> SweepOptions:
         raise OptionError(f"--frame: unknown {opts.frame!r}; expected one of {', '.join(FRAMES)}")
     if opts.gamma_method not in GAMMA_METHODS:
         raise OptionError(f"--gamma-method: unknown {opts.gamma_method!r}; expected one of {', '.join(GAMMA_METHODS)}")
+    eps = opts.opspace_damping
+    if not isinstance(eps, float) or not np.isfinite(eps) or eps < 0:
+        raise OptionError(f"--opspace-damping: {eps!r} is not a finite number >= 0")
     g = opts.gravity
     if (not isinstance(g, tuple) or len(g) != 3
             or not all(isinstance(x, float) and np.isfinite(x) for x in g)):
