@@ -52,7 +52,9 @@ def _args(x, state, opts=Q.SweepOptions()):
 def test_only_inertial_functions_take_params(packages):
     robot, par, folded, _, _ = packages
     for key, x in Q.QUANTITIES.items():
-        kinematic = REGRESSORS + ("oMf", "J", "vf", "af", "dJ", "tau_p") + Q.loops.LOOP_KEYS    # (tau_p: no inertia)
+        frames = ("J", "vf", "af", "dJ", "dvf", "daf")                      # in every reference (--reference)
+        kinematic = (REGRESSORS + ("oMf", "tau_p") + frames + tuple(k for f in frames for k in Q.references.BY_REFERENCE[f].values())
+                     + Q.loops.LOOP_KEYS)    # (tau_p: no inertia)
         assert ("params" in x.arguments_for(PARAMETRIC)) == (key not in kinematic), key
         assert "params" not in x.arguments_for(Q.SweepOptions())
     assert len(par.parameters) == 10 * robot.n
