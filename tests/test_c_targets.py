@@ -1,9 +1,11 @@
-"""The generated C on the targets controllers run on, cross-compiled: aarch64 Linux under qemu-user
-(NEON's double lanes chosen explicitly) gives the x86-64 results to 1e-12, batch included; a
+"""The generated C on the targets controllers run on, cross-compiled: aarch64 Linux (NEON's double lanes
+chosen explicitly) and ARMv7-A Linux (VFPv3, hard float, one lane) under qemu-user give the x86-64
+results to 1e-12, batch included; a
 Cortex-M7 (no double-precision SIMD: one-state code without vector helpers, NAME_LANES 1) builds
 and links against newlib, its one-state functions no larger and using no more stack than with
 NAME_NO_LANES. The cross compilers and qemu come from the project's CI script (.ci/run installs
-gcc-aarch64-linux-gnu, qemu-user, gcc-arm-none-eabi and libnewlib-arm-none-eabi when missing)."""
+gcc-aarch64-linux-gnu, gcc-arm-linux-gnueabihf, qemu-user, gcc-arm-none-eabi and libnewlib-arm-none-eabi
+when missing)."""
 from __future__ import annotations
 
 import json
@@ -17,9 +19,11 @@ import c_programs as cp
 import support
 
 AARCH64 = "aarch64-linux-gnu-gcc"
+ARMV7 = "arm-linux-gnueabihf-gcc"
 ARM_NONE = "arm-none-eabi-gcc"
 M7 = "-mcpu=cortex-m7 -mfpu=fpv5-d16 -mfloat-abi=hard -mthumb"
-APT = "apt-get install gcc-aarch64-linux-gnu qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi (.ci/run does)"
+APT = ("apt-get install gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi "
+       "(.ci/run does)")
 
 
 def _require(*tools):
@@ -40,7 +44,7 @@ def _lanes(cc: str, flags: str, folder, name: str) -> int:
 def test_lanes_follow_the_target(c_package):
     """8 with AVX-512, 4 with AVX, 2 on SSE2 and aarch64's NEON; 1 where the target has no
     double-precision SIMD (Cortex-M, 32-bit ARM)."""
-    _require(AARCH64, ARM_NONE)
+    _require(AARCH64, ARM_NONE, ARMV7)
     folder, _, _ = c_package("arm4")
     assert _lanes("gcc", "-mavx512f", folder, "arm4") == 8
     assert _lanes("gcc", "-mavx", folder, "arm4") == 4
@@ -48,11 +52,17 @@ def test_lanes_follow_the_target(c_package):
     assert _lanes(AARCH64, "", folder, "arm4") == 2
     assert _lanes(ARM_NONE, M7, folder, "arm4") == 1
     assert _lanes(ARM_NONE, "-mcpu=cortex-a9 -mfpu=neon -mfloat-abi=hard", folder, "arm4") == 1
+    assert _lanes(ARMV7, "-march=armv7-a -mfpu=neon -mfloat-abi=hard", folder, "arm4") == 1
     assert _lanes("gcc", "-DARM4_LANES=4", folder, "arm4") == 4, "an explicit NAME_LANES is kept"
 
 
-def test_aarch64_under_qemu_equals_x86_64(c_package, tmp_path):
-    _require(AARCH64, "qemu-aarch64")
+@pytest.mark.parametrize("cc,qemu,flags", [
+    (AARCH64, "qemu-aarch64", ""),
+    # ARMv7-A Linux (a Cortex-A9 / A7 controller board): VFPv3 doubles, hard float, NAME_LANES 1
+    (ARMV7, "qemu-arm", "-march=armv7-a -mfpu=vfpv3-d16 -mfloat-abi=hard"),
+], ids=["aarch64", "armv7"])
+def test_linux_arm_under_qemu_equals_x86_64(c_package, tmp_path, cc, qemu, flags):
+    _require(cc, qemu)
     folder, pkg, robot = c_package("arm4_ff")
     manifest = json.loads((folder / "manifest.json").read_text())
     lie = cp.has_lie(folder, "arm4_ff")
@@ -60,11 +70,11 @@ def test_aarch64_under_qemu_equals_x86_64(c_package, tmp_path):
     (tmp_path / "driver.c").write_text(cp.driver(manifest, states, lie), encoding="utf-8")
     sources = [tmp_path / "driver.c", folder / "arm4_ff.c"]
     native = cp.run_json([cp.compile_program("gcc", sources, "-O2 -std=gnu99", tmp_path / "x86", includes=[folder])])
-    arm = cp.compile_program(AARCH64, sources, "-O2 -std=gnu99 -static", tmp_path / "aarch64", includes=[folder])
-    found = cp.run_json(["qemu-aarch64", arm])
+    arm = cp.compile_program(cc, sources, f"-O2 -std=gnu99 -static {flags}", tmp_path / "arm", includes=[folder])
+    found = cp.run_json([qemu, arm])
     for what, want in (("x86-64", native), ("NumPy", cp.expected(pkg, manifest, states, lie))):
         bad = {k: e for k, e in cp.worst(found, want).items() if not e <= 1e-12}
-        assert not bad, f"arm4_ff on aarch64 (qemu) against {what} (seed {seed}): relative error per function {bad}"
+        assert not bad, f"arm4_ff with {cc} ({qemu}) against {what} (seed {seed}): relative error per function {bad}"
     assert any(k.endswith("/batch") for k in found), "the batches ran"
 
 
