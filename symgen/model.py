@@ -414,7 +414,9 @@ class Robot:
 def tree_frames(root_link: str, bodies, free: int = 0) -> tuple[Frame, ...]:
     """The frames of a tree without fixed joints: the root link, then per body its joint's frame
     and its link's, both the body frame. The first ``free`` bodies (a free-flyer) have one joint
-    frame and one link frame between them, on the last."""
+    frame and one link frame between them, on the last; so has every joint with several velocities
+    (its massless helper bodies share the child frame but move with only the joint's first speeds:
+    a frame on one of them would have a partial Jacobian)."""
     frames = [Frame(root_link, "link", -1, IDENTITY, ORIGIN)]
     link_of = {-1: 0}
     if free:
@@ -423,6 +425,9 @@ def tree_frames(root_link: str, bodies, free: int = 0) -> tuple[Frame, ...]:
         link_of[free - 1] = 2
     for i, b in enumerate(bodies):
         if i < free:
+            continue
+        if b.group and i + 1 < len(bodies) and bodies[i + 1].group and bodies[i + 1].joint_name == b.joint_name:
+            link_of[i] = link_of[b.parent]                  # a helper body of the joint: its frames are the last's
             continue
         frames.append(Frame(b.joint_name, "joint", i, IDENTITY, ORIGIN, link_of[b.parent]))
         link_of[i] = len(frames)

@@ -262,3 +262,20 @@ def _assert_every_quantity(robot, oracle, seed):
                 err = np.abs(ours - ref).max() / max(1.0, np.abs(ref).max())
                 tol = Q.tolerance(x, M, Lambda=task_inertia(oracle, st) if x.task else None)
                 assert err <= tol, f"{key} ({frame}) seed={seed} state#{t}: {err:.2e}"
+
+
+@pytest.mark.parametrize("seed", [11, 13])
+def test_every_frame_of_a_random_tree_of_joint_models_matches_pinocchio(pin, seed):
+    """A Robot built in code (its frames from model.tree_frames): a joint with several velocities has one joint
+    frame and one link frame, on its last body, whose placement and Jacobian are the joint's child frame's
+    (frames on its massless helper bodies had the joint's first speeds only)."""
+    import support
+
+    robot = mixed_tree(seed, size=6)
+    assert not any(f.name.startswith(f"{j.name}_") for j in robot.joint_models if j.nv > 1 for f in robot.frames)
+    oracle = PinOracle(robot, pin_model_of(robot, pin), pin, frames=robot.frame_names)
+    label, (state,) = support.seeded_states(f"joint-model frames {seed}", robot, 1, layout=robot.joint_layout)
+    for key, want in (("oMf", oracle.frame_placement(state["q"])), ("J", oracle.frame_jacobian(state["q"]))):
+        for frame in Q.FRAMES:
+            support.assert_close(Q.evaluate(robot, key, state, Q.SweepOptions(frame=frame, frames=robot.frame_names)),
+                                 want, f"{key} ({frame}) of every frame", f"mixed_tree({seed}) seed={label}")
