@@ -396,6 +396,18 @@ def verify(package, trials, seed, urdf, floating_base):
 
 
 @main.command()
+@click.argument("package", type=click.Path(file_okay=False))
+@click.option("--cc", default="gcc", show_default=True, help="The C compiler (GCC 10 or newer), e.g. arm-none-eabi-gcc.")
+@click.option("--cflags", default="-O2", show_default=True, help='Its flags, e.g. "-mcpu=cortex-m7 -mfpu=fpv5-d16 -O2".')
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the figures as JSON.")
+def stack(package, cc, cflags, json_path):
+    """The stack in bytes of each C function of a package (one state, _work, batch, _batch_work)."""
+    from .codegen.stack import stack_report
+
+    click.echo(stack_report(package, cc, cflags, json_path))
+
+
+@main.command()
 @click.option("--table", "which", type=click.Choice(["1", "2", "3", "all"]), default="all", show_default=True,
               help="Table 1 (numeric), Table 2 (symbolic), Table 3 (forward dynamics, M^-1 and derivatives beside "
                    "seed 003's Table I and Pinocchio) or all three.")

@@ -247,7 +247,7 @@ def functions_page() -> str:
                       f"| paper | {paper} |",
                       f"| Pinocchio | {pinocchio_text(x)} |",
                       f"| C | `NAME_{x.function}({signature}, {', '.join(o.name for o in x.outputs)})`, "
-                      f"`_update`, `_batch`, `_batch_threads` |", ""]
+                      f"`_update`, `_work`, `_update_work`, `_batch`, `_batch_threads`, `_batch_work` |", ""]
     return "\n".join(lines)
 
 

@@ -106,13 +106,14 @@ def _size_texts(manifest: dict, fn: str, args, outs, states, macros: bool):
 def driver(manifest: dict, states: list, lie: bool, batch: bool = True, tag: str = "", macros: bool = False) -> str:
     """The C text of the driver: every function of ``calls`` at each of ``states`` (dicts of
     argument -> vector), one by one and (``batch``, functions of the manifest) as one batch of all,
-    printing ``{"fn": [state's flat outputs, ...], "fn/batch": [...]}`` (a non-finite entry as 1e300).
+    printing ``{"fn": [state's flat outputs, ...], "fn/batch": [...]}`` (a non-finite entry as 1e300),
+    and the same through the caller's work array (``"fn/work"``, ``"fn/batch_work"``).
     ``tag``: its static names carry it, and its main is ``static int main_TAG(void)`` (several drivers
     in one translation unit). ``macros``: every buffer sized by the header's macros alone (the
     inputs' literals checked against them at compile time), and the header's names and parameters
     printed too (``"joint_names"``, ``"link_names"``, ``"frame_names"``, ``"parameters"``)."""
     name = manifest["name"]
-    lines = ["#include <math.h>", "#include <stdio.h>", f'#include "{name}.h"', "",
+    lines = ["#include <math.h>", "#include <stdio.h>", "#include <string.h>", f'#include "{name}.h"', "",
              f"static void put{tag}(const double *x, int n, int last) {{",
              "    printf(\"[\");",
              "    for (int k = 0; k < n; ++k) printf(\"%s%.17g\", k ? \", \" : \"\", isfinite(x[k]) ? x[k] : 1e300);",
@@ -150,14 +151,26 @@ def driver(manifest: dict, states: list, lie: bool, batch: bool = True, tag: str
             body.append(f"    put{tag}({tag}{fn}_out + {s} * {total}, {total}, {int(s == count - 1)});")
         body.append('    printf("], ");')
         if batch and fn in manifest["functions"]:
+            # the same through the caller's work (filled with NaNs first: nothing may read it unwritten)
+            work = f"{tag}{fn}_ws"
+            macro = f"{name.upper()}_{fn.upper()}_BATCH_WORK_BYTES"
+            lines.append(f"static double {work}[{macro} / sizeof(double) + 1] __attribute__((aligned(64)));")
+            body.append(f"    memset({work}, 0xff, sizeof {work});")
+            body.append(f'    printf("\\"{fn}/work\\": [");')
+            for s in range(count):
+                body.append(call(f"{name}_{fn}_work", s)[:-2] + f", {work});")
+                body.append(f"    put{tag}({tag}{fn}_out + {s} * {total}, {total}, {int(s == count - 1)});")
+            body.append('    printf("], ");')
             # the batch's outputs: each output of all states packed, one output after another
             ins = [f"{tag}{fn}_{a}" for a in args]
             outs_c = [f"{tag}{fn}_out + {offsets[k]} * {count}" for k in range(len(outs))]
-            body.append(f"    {name}_{fn}_batch({count}, {', '.join(ins + outs_c)});")
-            body.append(f'    printf("\\"{fn}/batch\\": [");')
-            for k, size in enumerate(out_sizes):
-                body.append(f"    put{tag}({tag}{fn}_out + {offsets[k]} * {count}, {size} * {count}, {int(k == len(outs) - 1)});")
-            body.append('    printf("], ");')
+            for entry, extra, key in (("batch", "", "batch"), ("batch_work", f", {work}", "batch_work")):
+                body.append(f"    memset({work}, 0xff, sizeof {work});")
+                body.append(f"    {name}_{fn}_{entry}({count}, {', '.join(ins + outs_c)}{extra});")
+                body.append(f'    printf("\\"{fn}/{key}\\": [");')
+                for k, size in enumerate(out_sizes):
+                    body.append(f"    put{tag}({tag}{fn}_out + {offsets[k]} * {count}, {size} * {count}, {int(k == len(outs) - 1)});")
+                body.append('    printf("], ");')
     lines += ["", f"static int main_{tag}(void) {{" if tag else "int main(void) {", '    printf("{");', *body,
               '    printf("\\"done\\": 1}\\n");', "    return 0;", "}", ""]
     return "\n".join(lines)
@@ -173,6 +186,7 @@ def expected(pkg, manifest: dict, states: list, lie: bool) -> dict:
         if fn in manifest["functions"]:
             per = [v if isinstance(v, tuple) else (v,) for v in values]
             out[f"{fn}/batch"] = [np.concatenate([np.ravel(p[k]) for p in per]) for k in range(len(outs))]
+            out[f"{fn}/batch_work"], out[f"{fn}/work"] = out[f"{fn}/batch"], out[fn]
     return out
 
 

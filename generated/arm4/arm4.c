@@ -54,6 +54,12 @@
  * (lanes_sincos): through libm, lane by lane, every call spilled the live vector registers and
  * was most of a small function's batch time (panda's M: 48 calls a group of four). */
 #if ARM4_LANES > 1
+#if defined(__GNUC__) && !defined(__clang__)
+/* NAME_LANES chosen wider than the target's vectors (4 without AVX): GCC notes that such vectors
+ * by value would pass differently between files; every helper here is static, none crosses one.
+ * (Not popped: GCC emits the note when it finishes the file, past any pop.) */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 /* the helpers' names below are this package's (so that several packages' .c files compile in one
  * translation unit, a unity build); NAME.c undefines them at its end */
 #define lanes_t arm4_lanes_t
@@ -90,11 +96,14 @@ typedef unsigned long long lanes_i __attribute__((vector_size(ARM4_LANES * sizeo
  * Cody-Waite's parts of pi/2 rely on survives -ffast-math, -Ofast and -fassociative-math, whose
  * reassociation would fold (x 2/pi + 0x1.8p52) - 0x1.8p52 back into x 2/pi (no rounding: sin and
  * cos wrong by up to 100 %) and merge the three parts into one (tests/test_c_flags.py) */
-#if defined(__x86_64__) || defined(__i386__)
+#if (defined(__x86_64__) || defined(__i386__)) && (ARM4_LANES <= 2 || defined(__AVX512F__) || (ARM4_LANES <= 4 && defined(__AVX__)))
 #define ARM4_LANES_OPAQUE(v) __asm__("" : "+x"(v))
-#elif defined(__aarch64__)
+#define ARM4_LANES_PIN(s, c) __asm__("" : "+x"(s), "+x"(c))
+#elif defined(__aarch64__) && ARM4_LANES <= 2
 #define ARM4_LANES_OPAQUE(v) __asm__("" : "+w"(v))
-#else
+#define ARM4_LANES_PIN(s, c) ((void)0)
+#else   /* in memory: a vector wider than the target's registers (NAME_LANES chosen by hand), or other targets */
+#define ARM4_LANES_PIN(s, c) ((void)0)
 #define ARM4_LANES_OPAQUE(v) __asm__("" : "+m"(v))
 #endif
 
@@ -102,11 +111,11 @@ typedef unsigned long long lanes_i __attribute__((vector_size(ARM4_LANES * sizeo
 #if defined(__GNUC__)
 __attribute__((noinline, cold, unused))
 #endif
-static void lanes_sincos_libm(lanes_t x, lanes_t *s, lanes_t *c)
-{
+static void lanes_sincos_libm(const lanes_t *x, lanes_t *s, lanes_t *c)   /* x by address: no vector in */
+{                                                                     /* registers across the call */
     for (int l = 0; l < ARM4_LANES; ++l) {
-        (*s)[l] = sin(x[l]);
-        (*c)[l] = cos(x[l]);
+        (*s)[l] = sin((*x)[l]);
+        (*c)[l] = cos((*x)[l]);
     }
 }
 
@@ -162,7 +171,7 @@ ARM4_LANES_INLINE void lanes_sincos(lanes_t x, lanes_t *s_out, lanes_t *c_out)
     lanes_t s, c;
     lanes_sincos_poly(x, &s, &c);
     if (__builtin_expect(lanes_any(lanes_big(x)), 0))
-        lanes_sincos_libm(x, &s, &c);
+        lanes_sincos_libm(&x, &s, &c);
     *s_out = s;
     *c_out = c;
 }
@@ -191,9 +200,7 @@ ARM4_LANES_INLINE void lanes_sincos_pinned(lanes_t x, lanes_t *s_out, lanes_t *c
 {
     lanes_t s, c;
     lanes_sincos_poly(x, &s, &c);
-#if defined(__x86_64__) || defined(__i386__)
-    __asm__("" : "+x"(s), "+x"(c));
-#endif
+    ARM4_LANES_PIN(s, c);
     *s_out = s;
     *c_out = c;
 }
@@ -536,6 +543,13 @@ void arm4_mass_matrix_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRIC
     M[15] = 0.00031;
 }
 
+/* Mass matrix M(q), (n, n), by CRBA. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_mass_matrix_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_mass_matrix_update(q, M);
+}
+
 /* Mass matrix M(q), (n, n), by CRBA. */
 void arm4_mass_matrix(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M)
 {
@@ -544,6 +558,16 @@ void arm4_mass_matrix(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M)
     M[13] = 0.0;
     M[14] = 0.0;
     arm4_mass_matrix_update(q, M);
+}
+
+/* Mass matrix M(q), (n, n), by CRBA. With the caller's work array. */
+void arm4_mass_matrix_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M, double *ARM4_RESTRICT w)
+{
+    M[7] = 0.0;
+    M[11] = 0.0;
+    M[13] = 0.0;
+    M[14] = 0.0;
+    arm4_mass_matrix_update_work(q, M, w);
 }
 
 
@@ -646,6 +670,57 @@ static void arm4_mass_matrix_span(size_t count, const double *ARM4_RESTRICT q, d
         arm4_mass_matrix(q + b_ * 4, M + b_ * 16);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_MASS_MATRIX_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_mass_matrix_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_M = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_M[7] = lanes_splat(0.0);
+        out_M[11] = lanes_splat(0.0);
+        out_M[13] = lanes_splat(0.0);
+        out_M[14] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_mass_matrix_lanes(in_q, out_M), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_mass_matrix_work(q + l_ * 4, M + l_ * 16, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_M, 16, 0, 6, M + b_ * 16);
+        lanes_store_mask(out_M + 6, 1u, M + b_ * 16 + 6, 16);
+        lanes_store_range(out_M, 16, 8, 10, M + b_ * 16);
+        lanes_store_mask(out_M + 10, 1u, M + b_ * 16 + 10, 16);
+        lanes_store_mask(out_M + 12, 1u, M + b_ * 16 + 12, 16);
+        lanes_store_mask(out_M + 14, 2u, M + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_M, 16, 0, 4, M + b_ * 16);
+        lanes_store_mask(out_M + 4, 7u, M + b_ * 16 + 4, 16);
+        lanes_store_mask(out_M + 8, 7u, M + b_ * 16 + 8, 16);
+        lanes_store_mask(out_M + 12, 9u, M + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_M + 0, 127u, M + b_ * 16 + 0, 16);
+        lanes_store_mask(out_M + 8, 151u, M + b_ * 16 + 8, 16);
+#else
+        lanes_store(out_M, 16, M + b_ * 16);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_mass_matrix_work(q + b_ * 4, M + b_ * 16, ws_);
+    }
+}
+
 
 void arm4_mass_matrix_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M)
 {
@@ -879,11 +954,25 @@ void arm4_mass_matrix_dot_update(const double *ARM4_RESTRICT q, const double *AR
     Mdot[14] = mdot5;
 }
 
+/* dM/dt at (q, qd), (n, n), by Algorithm 1. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_mass_matrix_dot_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_mass_matrix_dot_update(q, qd, Mdot);
+}
+
 /* dM/dt at (q, qd), (n, n), by Algorithm 1. */
 void arm4_mass_matrix_dot(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot)
 {
     Mdot[15] = 0.0;
     arm4_mass_matrix_dot_update(q, qd, Mdot);
+}
+
+/* dM/dt at (q, qd), (n, n), by Algorithm 1. With the caller's work array. */
+void arm4_mass_matrix_dot_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot, double *ARM4_RESTRICT w)
+{
+    Mdot[15] = 0.0;
+    arm4_mass_matrix_dot_update_work(q, qd, Mdot, w);
 }
 
 
@@ -1087,6 +1176,50 @@ static void arm4_mass_matrix_dot_span(size_t count, const double *ARM4_RESTRICT 
         arm4_mass_matrix_dot(q + b_ * 4, qd + b_ * 4, Mdot + b_ * 16);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_MASS_MATRIX_DOT_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_mass_matrix_dot_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_Mdot = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_Mdot[15] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_mass_matrix_dot_lanes(in_q, in_qd, out_Mdot), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_mass_matrix_dot_work(q + l_ * 4, qd + l_ * 4, Mdot + l_ * 16, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Mdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Mdot, 16, 0, 14, Mdot + b_ * 16);
+        lanes_store_mask(out_Mdot + 14, 1u, Mdot + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* Mdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Mdot, 16, 0, 12, Mdot + b_ * 16);
+        lanes_store_mask(out_Mdot + 12, 7u, Mdot + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* Mdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Mdot, 16, 0, 8, Mdot + b_ * 16);
+        lanes_store_mask(out_Mdot + 8, 127u, Mdot + b_ * 16 + 8, 16);
+#else
+        lanes_store(out_Mdot, 16, Mdot + b_ * 16);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_mass_matrix_dot_work(q + b_ * 4, qd + b_ * 4, Mdot + b_ * 16, ws_);
+    }
+}
+
 
 void arm4_mass_matrix_dot_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot)
 {
@@ -1314,11 +1447,25 @@ void arm4_coriolis_matrix_update(const double *ARM4_RESTRICT q, const double *AR
     C[14] = F3_3_3n_2 - 0.00031*v2_0;
 }
 
+/* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_coriolis_matrix_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_coriolis_matrix_update(q, qd, C);
+}
+
 /* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. */
 void arm4_coriolis_matrix(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C)
 {
     C[15] = 0.0;
     arm4_coriolis_matrix_update(q, qd, C);
+}
+
+/* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. With the caller's work array. */
+void arm4_coriolis_matrix_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C, double *ARM4_RESTRICT w)
+{
+    C[15] = 0.0;
+    arm4_coriolis_matrix_update_work(q, qd, C, w);
 }
 
 
@@ -1516,6 +1663,50 @@ static void arm4_coriolis_matrix_span(size_t count, const double *ARM4_RESTRICT 
         arm4_coriolis_matrix(q + b_ * 4, qd + b_ * 4, C + b_ * 16);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_CORIOLIS_MATRIX_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_coriolis_matrix_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_C = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_C[15] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_coriolis_matrix_lanes(in_q, in_qd, out_C), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_coriolis_matrix_work(q + l_ * 4, qd + l_ * 4, C + l_ * 16, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 14, C + b_ * 16);
+        lanes_store_mask(out_C + 14, 1u, C + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 12, C + b_ * 16);
+        lanes_store_mask(out_C + 12, 7u, C + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 8, C + b_ * 16);
+        lanes_store_mask(out_C + 8, 127u, C + b_ * 16 + 8, 16);
+#else
+        lanes_store(out_C, 16, C + b_ * 16);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_coriolis_matrix_work(q + b_ * 4, qd + b_ * 4, C + b_ * 16, ws_);
+    }
+}
+
 
 void arm4_coriolis_matrix_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C)
 {
@@ -1842,6 +2033,13 @@ void arm4_christoffel_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRIC
     Gamma[58] = gamma4;
 }
 
+/* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_christoffel_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_christoffel_update(q, Gamma);
+}
+
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. */
 void arm4_christoffel(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma)
 {
@@ -1862,6 +2060,28 @@ void arm4_christoffel(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma
     Gamma[62] = 0.0;
     Gamma[63] = 0.0;
     arm4_christoffel_update(q, Gamma);
+}
+
+/* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. With the caller's work array. */
+void arm4_christoffel_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma, double *ARM4_RESTRICT w)
+{
+    Gamma[0] = 0.0;
+    Gamma[17] = 0.0;
+    Gamma[20] = 0.0;
+    Gamma[21] = 0.0;
+    Gamma[34] = 0.0;
+    Gamma[38] = 0.0;
+    Gamma[40] = 0.0;
+    Gamma[41] = 0.0;
+    Gamma[42] = 0.0;
+    Gamma[51] = 0.0;
+    Gamma[55] = 0.0;
+    Gamma[59] = 0.0;
+    Gamma[60] = 0.0;
+    Gamma[61] = 0.0;
+    Gamma[62] = 0.0;
+    Gamma[63] = 0.0;
+    arm4_christoffel_update_work(q, Gamma, w);
 }
 
 
@@ -2205,6 +2425,96 @@ static void arm4_christoffel_span(size_t count, const double *ARM4_RESTRICT q, d
     }
 }
 
+/* The same with the caller's work (the header's ARM4_CHRISTOFFEL_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_christoffel_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_Gamma = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_Gamma[0] = lanes_splat(0.0);
+        out_Gamma[17] = lanes_splat(0.0);
+        out_Gamma[20] = lanes_splat(0.0);
+        out_Gamma[21] = lanes_splat(0.0);
+        out_Gamma[34] = lanes_splat(0.0);
+        out_Gamma[38] = lanes_splat(0.0);
+        out_Gamma[40] = lanes_splat(0.0);
+        out_Gamma[41] = lanes_splat(0.0);
+        out_Gamma[42] = lanes_splat(0.0);
+        out_Gamma[51] = lanes_splat(0.0);
+        out_Gamma[55] = lanes_splat(0.0);
+        out_Gamma[59] = lanes_splat(0.0);
+        out_Gamma[60] = lanes_splat(0.0);
+        out_Gamma[61] = lanes_splat(0.0);
+        out_Gamma[62] = lanes_splat(0.0);
+        out_Gamma[63] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_christoffel_lanes(in_q, out_Gamma), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_christoffel_work(q + l_ * 4, Gamma + l_ * 64, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Gamma back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Gamma + 0, 2u, Gamma + b_ * 64 + 0, 64);
+        lanes_store_range(out_Gamma, 64, 2, 16, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 16, 1u, Gamma + b_ * 64 + 16, 64);
+        lanes_store_range(out_Gamma, 64, 18, 20, Gamma + b_ * 64);
+        lanes_zero(Gamma + b_ * 64 + 20, 64, 2);
+        lanes_store_range(out_Gamma, 64, 22, 34, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 34, 2u, Gamma + b_ * 64 + 34, 64);
+        lanes_store_range(out_Gamma, 64, 36, 38, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 38, 2u, Gamma + b_ * 64 + 38, 64);
+        lanes_zero(Gamma + b_ * 64 + 40, 64, 2);
+        lanes_store_mask(out_Gamma + 42, 2u, Gamma + b_ * 64 + 42, 64);
+        lanes_store_range(out_Gamma, 64, 44, 50, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 50, 1u, Gamma + b_ * 64 + 50, 64);
+        lanes_store_range(out_Gamma, 64, 52, 54, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 54, 1u, Gamma + b_ * 64 + 54, 64);
+        lanes_store_range(out_Gamma, 64, 56, 58, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 58, 1u, Gamma + b_ * 64 + 58, 64);
+        lanes_zero(Gamma + b_ * 64 + 60, 64, 4);
+#elif ARM4_LANES == 4   /* Gamma back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Gamma + 0, 14u, Gamma + b_ * 64 + 0, 64);
+        lanes_store_range(out_Gamma, 64, 4, 16, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 16, 13u, Gamma + b_ * 64 + 16, 64);
+        lanes_store_mask(out_Gamma + 20, 12u, Gamma + b_ * 64 + 20, 64);
+        lanes_store_range(out_Gamma, 64, 24, 32, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 32, 11u, Gamma + b_ * 64 + 32, 64);
+        lanes_store_mask(out_Gamma + 36, 11u, Gamma + b_ * 64 + 36, 64);
+        lanes_store_mask(out_Gamma + 40, 8u, Gamma + b_ * 64 + 40, 64);
+        lanes_store_range(out_Gamma, 64, 44, 48, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 48, 7u, Gamma + b_ * 64 + 48, 64);
+        lanes_store_mask(out_Gamma + 52, 7u, Gamma + b_ * 64 + 52, 64);
+        lanes_store_mask(out_Gamma + 56, 7u, Gamma + b_ * 64 + 56, 64);
+        lanes_zero(Gamma + b_ * 64 + 60, 64, 4);
+#elif ARM4_LANES == 8   /* Gamma back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Gamma + 0, 254u, Gamma + b_ * 64 + 0, 64);
+        lanes_store_range(out_Gamma, 64, 8, 16, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 16, 205u, Gamma + b_ * 64 + 16, 64);
+        lanes_store_range(out_Gamma, 64, 24, 32, Gamma + b_ * 64);
+        lanes_store_mask(out_Gamma + 32, 187u, Gamma + b_ * 64 + 32, 64);
+        lanes_store_mask(out_Gamma + 40, 248u, Gamma + b_ * 64 + 40, 64);
+        lanes_store_mask(out_Gamma + 48, 119u, Gamma + b_ * 64 + 48, 64);
+        lanes_store_mask(out_Gamma + 56, 7u, Gamma + b_ * 64 + 56, 64);
+#else
+        lanes_store(out_Gamma, 64, Gamma + b_ * 64);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_christoffel_work(q + b_ * 4, Gamma + b_ * 64, ws_);
+    }
+}
+
+
 void arm4_christoffel_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma)
 {
 #ifdef _OPENMP
@@ -2350,10 +2660,23 @@ void arm4_inverse_dynamics_update(const double *ARM4_RESTRICT q, const double *A
     tau[3] = f3_2;
 }
 
+/* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_inverse_dynamics_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_inverse_dynamics_update(q, qd, qdd, tau);
+}
+
 /* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. */
 void arm4_inverse_dynamics(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau)
 {
     arm4_inverse_dynamics_update(q, qd, qdd, tau);
+}
+
+/* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. With the caller's work array. */
+void arm4_inverse_dynamics_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau, double *ARM4_RESTRICT w)
+{
+    arm4_inverse_dynamics_update_work(q, qd, qdd, tau, w);
 }
 
 
@@ -2479,6 +2802,49 @@ static void arm4_inverse_dynamics_span(size_t count, const double *ARM4_RESTRICT
     }
 }
 
+/* The same with the caller's work (the header's ARM4_INVERSE_DYNAMICS_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_inverse_dynamics_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const in_qdd = wl_ + 8;
+        lanes_t *const out_tau = wl_ + 12;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(qdd + b_ * 4, 4, in_qdd);
+        if (__builtin_expect(arm4_inverse_dynamics_lanes(in_q, in_qd, in_qdd, out_tau), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_inverse_dynamics_work(q + l_ * 4, qd + l_ * 4, qdd + l_ * 4, tau + l_ * 4, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* tau back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_tau, 4, 0, 4, tau + b_ * 4);
+#elif ARM4_LANES == 4   /* tau back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_tau, 4, 0, 4, tau + b_ * 4);
+#elif ARM4_LANES == 8   /* tau back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_tau, 4, 0, tau + b_ * 4);
+        lanes_store_one(out_tau, 4, 1, tau + b_ * 4);
+        lanes_store_one(out_tau, 4, 2, tau + b_ * 4);
+        lanes_store_one(out_tau, 4, 3, tau + b_ * 4);
+#else
+        lanes_store(out_tau, 4, tau + b_ * 4);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_inverse_dynamics_work(q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, tau + b_ * 4, ws_);
+    }
+}
+
+
 void arm4_inverse_dynamics_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau)
 {
 #ifdef _OPENMP
@@ -2573,11 +2939,25 @@ void arm4_gravity_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g)
     g[2] = f2_2;
 }
 
+/* Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_gravity_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_gravity_update(q, g);
+}
+
 /* Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. */
 void arm4_gravity(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g)
 {
     g[3] = 0.0;
     arm4_gravity_update(q, g);
+}
+
+/* Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. With the caller's work array. */
+void arm4_gravity_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g, double *ARM4_RESTRICT w)
+{
+    g[3] = 0.0;
+    arm4_gravity_update_work(q, g, w);
 }
 
 
@@ -2652,6 +3032,49 @@ static void arm4_gravity_span(size_t count, const double *ARM4_RESTRICT q, doubl
         arm4_gravity(q + b_ * 4, g + b_ * 4);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_GRAVITY_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_gravity_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_g = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_g[3] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_gravity_lanes(in_q, out_g), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_gravity_work(q + l_ * 4, g + l_ * 4, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_g, 4, 0, 2, g + b_ * 4);
+        lanes_store_mask(out_g + 2, 1u, g + b_ * 4 + 2, 4);
+#elif ARM4_LANES == 4   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_g + 0, 7u, g + b_ * 4 + 0, 4);
+#elif ARM4_LANES == 8   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_g, 4, 0, g + b_ * 4);
+        lanes_store_one(out_g, 4, 1, g + b_ * 4);
+        lanes_store_one(out_g, 4, 2, g + b_ * 4);
+        lanes_zero(g + b_ * 4 + 3, 4, 1);
+#else
+        lanes_store(out_g, 4, g + b_ * 4);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_gravity_work(q + b_ * 4, g + b_ * 4, ws_);
+    }
+}
+
 
 void arm4_gravity_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g)
 {
@@ -2800,10 +3223,23 @@ void arm4_slotine_li_update(const double *ARM4_RESTRICT q, const double *ARM4_RE
     tau_sl[3] = f3_2;
 }
 
+/* Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_slotine_li_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_slotine_li_update(q, qd, qd_r, qdd_r, tau_sl);
+}
+
 /* Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C. */
 void arm4_slotine_li(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl)
 {
     arm4_slotine_li_update(q, qd, qd_r, qdd_r, tau_sl);
+}
+
+/* Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C. With the caller's work array. */
+void arm4_slotine_li_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl, double *ARM4_RESTRICT w)
+{
+    arm4_slotine_li_update_work(q, qd, qd_r, qdd_r, tau_sl, w);
 }
 
 
@@ -2929,6 +3365,51 @@ static void arm4_slotine_li_span(size_t count, const double *ARM4_RESTRICT q, co
         arm4_slotine_li(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, tau_sl + b_ * 4);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_SLOTINE_LI_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_slotine_li_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const in_qd_r = wl_ + 8;
+        lanes_t *const in_qdd_r = wl_ + 12;
+        lanes_t *const out_tau_sl = wl_ + 16;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(qd_r + b_ * 4, 4, in_qd_r);
+        lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
+        if (__builtin_expect(arm4_slotine_li_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_tau_sl), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_slotine_li_work(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, tau_sl + l_ * 4, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* tau_sl back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_tau_sl, 4, 0, 4, tau_sl + b_ * 4);
+#elif ARM4_LANES == 4   /* tau_sl back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_tau_sl, 4, 0, 4, tau_sl + b_ * 4);
+#elif ARM4_LANES == 8   /* tau_sl back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_tau_sl, 4, 0, tau_sl + b_ * 4);
+        lanes_store_one(out_tau_sl, 4, 1, tau_sl + b_ * 4);
+        lanes_store_one(out_tau_sl, 4, 2, tau_sl + b_ * 4);
+        lanes_store_one(out_tau_sl, 4, 3, tau_sl + b_ * 4);
+#else
+        lanes_store(out_tau_sl, 4, tau_sl + b_ * 4);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_slotine_li_work(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, tau_sl + b_ * 4, ws_);
+    }
+}
+
 
 void arm4_slotine_li_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl)
 {
@@ -3249,6 +3730,13 @@ void arm4_regressor_update(const double *ARM4_RESTRICT q, const double *ARM4_RES
     Y[159] = Yb3k2;
 }
 
+/* Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_regressor_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_regressor_update(q, qd, qd_r, qdd_r, Y);
+}
+
 /* Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. */
 void arm4_regressor(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y)
 {
@@ -3332,6 +3820,91 @@ void arm4_regressor(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT q
     Y[150] = 0.0;
     Y[153] = 0.0;
     arm4_regressor_update(q, qd, qd_r, qdd_r, Y);
+}
+
+/* Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. With the caller's work array. */
+void arm4_regressor_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y, double *ARM4_RESTRICT w)
+{
+    Y[0] = 0.0;
+    Y[1] = 0.0;
+    Y[2] = 0.0;
+    Y[3] = 0.0;
+    Y[4] = 0.0;
+    Y[5] = 0.0;
+    Y[6] = 0.0;
+    Y[7] = 0.0;
+    Y[8] = 0.0;
+    Y[10] = 0.0;
+    Y[11] = 0.0;
+    Y[12] = 0.0;
+    Y[13] = 0.0;
+    Y[40] = 0.0;
+    Y[41] = 0.0;
+    Y[42] = 0.0;
+    Y[43] = 0.0;
+    Y[44] = 0.0;
+    Y[45] = 0.0;
+    Y[46] = 0.0;
+    Y[47] = 0.0;
+    Y[48] = 0.0;
+    Y[49] = 0.0;
+    Y[50] = 0.0;
+    Y[53] = 0.0;
+    Y[80] = 0.0;
+    Y[81] = 0.0;
+    Y[82] = 0.0;
+    Y[83] = 0.0;
+    Y[84] = 0.0;
+    Y[85] = 0.0;
+    Y[86] = 0.0;
+    Y[87] = 0.0;
+    Y[88] = 0.0;
+    Y[89] = 0.0;
+    Y[90] = 0.0;
+    Y[91] = 0.0;
+    Y[92] = 0.0;
+    Y[93] = 0.0;
+    Y[94] = 0.0;
+    Y[95] = 0.0;
+    Y[96] = 0.0;
+    Y[97] = 0.0;
+    Y[98] = 0.0;
+    Y[99] = 0.0;
+    Y[100] = 0.0;
+    Y[103] = 0.0;
+    Y[120] = 0.0;
+    Y[121] = 0.0;
+    Y[122] = 0.0;
+    Y[123] = 0.0;
+    Y[124] = 0.0;
+    Y[125] = 0.0;
+    Y[126] = 0.0;
+    Y[127] = 0.0;
+    Y[128] = 0.0;
+    Y[129] = 0.0;
+    Y[130] = 0.0;
+    Y[131] = 0.0;
+    Y[132] = 0.0;
+    Y[133] = 0.0;
+    Y[134] = 0.0;
+    Y[135] = 0.0;
+    Y[136] = 0.0;
+    Y[137] = 0.0;
+    Y[138] = 0.0;
+    Y[139] = 0.0;
+    Y[140] = 0.0;
+    Y[141] = 0.0;
+    Y[142] = 0.0;
+    Y[143] = 0.0;
+    Y[144] = 0.0;
+    Y[145] = 0.0;
+    Y[146] = 0.0;
+    Y[147] = 0.0;
+    Y[148] = 0.0;
+    Y[149] = 0.0;
+    Y[150] = 0.0;
+    Y[153] = 0.0;
+    arm4_regressor_update_work(q, qd, qd_r, qdd_r, Y, w);
 }
 
 
@@ -3751,6 +4324,169 @@ static void arm4_regressor_span(size_t count, const double *ARM4_RESTRICT q, con
     }
 }
 
+/* The same with the caller's work (the header's ARM4_REGRESSOR_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_regressor_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const in_qd_r = wl_ + 8;
+        lanes_t *const in_qdd_r = wl_ + 12;
+        lanes_t *const out_Y = wl_ + 16;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(qd_r + b_ * 4, 4, in_qd_r);
+        lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_Y[0] = lanes_splat(0.0);
+        out_Y[1] = lanes_splat(0.0);
+        out_Y[2] = lanes_splat(0.0);
+        out_Y[3] = lanes_splat(0.0);
+        out_Y[4] = lanes_splat(0.0);
+        out_Y[5] = lanes_splat(0.0);
+        out_Y[6] = lanes_splat(0.0);
+        out_Y[7] = lanes_splat(0.0);
+        out_Y[8] = lanes_splat(0.0);
+        out_Y[10] = lanes_splat(0.0);
+        out_Y[11] = lanes_splat(0.0);
+        out_Y[12] = lanes_splat(0.0);
+        out_Y[13] = lanes_splat(0.0);
+        out_Y[40] = lanes_splat(0.0);
+        out_Y[41] = lanes_splat(0.0);
+        out_Y[42] = lanes_splat(0.0);
+        out_Y[43] = lanes_splat(0.0);
+        out_Y[44] = lanes_splat(0.0);
+        out_Y[45] = lanes_splat(0.0);
+        out_Y[46] = lanes_splat(0.0);
+        out_Y[47] = lanes_splat(0.0);
+        out_Y[48] = lanes_splat(0.0);
+        out_Y[49] = lanes_splat(0.0);
+        out_Y[50] = lanes_splat(0.0);
+        out_Y[53] = lanes_splat(0.0);
+        out_Y[80] = lanes_splat(0.0);
+        out_Y[81] = lanes_splat(0.0);
+        out_Y[82] = lanes_splat(0.0);
+        out_Y[83] = lanes_splat(0.0);
+        out_Y[84] = lanes_splat(0.0);
+        out_Y[85] = lanes_splat(0.0);
+        out_Y[86] = lanes_splat(0.0);
+        out_Y[87] = lanes_splat(0.0);
+        out_Y[88] = lanes_splat(0.0);
+        out_Y[89] = lanes_splat(0.0);
+        out_Y[90] = lanes_splat(0.0);
+        out_Y[91] = lanes_splat(0.0);
+        out_Y[92] = lanes_splat(0.0);
+        out_Y[93] = lanes_splat(0.0);
+        out_Y[94] = lanes_splat(0.0);
+        out_Y[95] = lanes_splat(0.0);
+        out_Y[96] = lanes_splat(0.0);
+        out_Y[97] = lanes_splat(0.0);
+        out_Y[98] = lanes_splat(0.0);
+        out_Y[99] = lanes_splat(0.0);
+        out_Y[100] = lanes_splat(0.0);
+        out_Y[103] = lanes_splat(0.0);
+        out_Y[120] = lanes_splat(0.0);
+        out_Y[121] = lanes_splat(0.0);
+        out_Y[122] = lanes_splat(0.0);
+        out_Y[123] = lanes_splat(0.0);
+        out_Y[124] = lanes_splat(0.0);
+        out_Y[125] = lanes_splat(0.0);
+        out_Y[126] = lanes_splat(0.0);
+        out_Y[127] = lanes_splat(0.0);
+        out_Y[128] = lanes_splat(0.0);
+        out_Y[129] = lanes_splat(0.0);
+        out_Y[130] = lanes_splat(0.0);
+        out_Y[131] = lanes_splat(0.0);
+        out_Y[132] = lanes_splat(0.0);
+        out_Y[133] = lanes_splat(0.0);
+        out_Y[134] = lanes_splat(0.0);
+        out_Y[135] = lanes_splat(0.0);
+        out_Y[136] = lanes_splat(0.0);
+        out_Y[137] = lanes_splat(0.0);
+        out_Y[138] = lanes_splat(0.0);
+        out_Y[139] = lanes_splat(0.0);
+        out_Y[140] = lanes_splat(0.0);
+        out_Y[141] = lanes_splat(0.0);
+        out_Y[142] = lanes_splat(0.0);
+        out_Y[143] = lanes_splat(0.0);
+        out_Y[144] = lanes_splat(0.0);
+        out_Y[145] = lanes_splat(0.0);
+        out_Y[146] = lanes_splat(0.0);
+        out_Y[147] = lanes_splat(0.0);
+        out_Y[148] = lanes_splat(0.0);
+        out_Y[149] = lanes_splat(0.0);
+        out_Y[150] = lanes_splat(0.0);
+        out_Y[153] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_regressor_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Y), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_regressor_work(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, Y + l_ * 160, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Y back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y + b_ * 160 + 0, 160, 8);
+        lanes_store_mask(out_Y + 8, 2u, Y + b_ * 160 + 8, 160);
+        lanes_zero(Y + b_ * 160 + 10, 160, 4);
+        lanes_store_range(out_Y, 160, 14, 40, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 40, 160, 10);
+        lanes_store_mask(out_Y + 50, 2u, Y + b_ * 160 + 50, 160);
+        lanes_store_mask(out_Y + 52, 1u, Y + b_ * 160 + 52, 160);
+        lanes_store_range(out_Y, 160, 54, 80, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 80, 160, 20);
+        lanes_store_mask(out_Y + 100, 2u, Y + b_ * 160 + 100, 160);
+        lanes_store_mask(out_Y + 102, 1u, Y + b_ * 160 + 102, 160);
+        lanes_store_range(out_Y, 160, 104, 120, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 120, 160, 30);
+        lanes_store_mask(out_Y + 150, 2u, Y + b_ * 160 + 150, 160);
+        lanes_store_mask(out_Y + 152, 1u, Y + b_ * 160 + 152, 160);
+        lanes_store_range(out_Y, 160, 154, 160, Y + b_ * 160);
+#elif ARM4_LANES == 4   /* Y back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y + b_ * 160 + 0, 160, 8);
+        lanes_store_mask(out_Y + 8, 2u, Y + b_ * 160 + 8, 160);
+        lanes_store_mask(out_Y + 12, 12u, Y + b_ * 160 + 12, 160);
+        lanes_store_range(out_Y, 160, 16, 40, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 40, 160, 8);
+        lanes_store_mask(out_Y + 48, 8u, Y + b_ * 160 + 48, 160);
+        lanes_store_mask(out_Y + 52, 13u, Y + b_ * 160 + 52, 160);
+        lanes_store_range(out_Y, 160, 56, 80, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 80, 160, 20);
+        lanes_store_mask(out_Y + 100, 6u, Y + b_ * 160 + 100, 160);
+        lanes_store_range(out_Y, 160, 104, 120, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 120, 160, 28);
+        lanes_store_mask(out_Y + 148, 8u, Y + b_ * 160 + 148, 160);
+        lanes_store_mask(out_Y + 152, 13u, Y + b_ * 160 + 152, 160);
+        lanes_store_range(out_Y, 160, 156, 160, Y + b_ * 160);
+#elif ARM4_LANES == 8   /* Y back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y + b_ * 160 + 0, 160, 8);
+        lanes_store_mask(out_Y + 8, 194u, Y + b_ * 160 + 8, 160);
+        lanes_store_range(out_Y, 160, 16, 40, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 40, 160, 8);
+        lanes_store_mask(out_Y + 48, 216u, Y + b_ * 160 + 48, 160);
+        lanes_store_range(out_Y, 160, 56, 80, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 80, 160, 16);
+        lanes_store_mask(out_Y + 96, 96u, Y + b_ * 160 + 96, 160);
+        lanes_store_range(out_Y, 160, 104, 120, Y + b_ * 160);
+        lanes_zero(Y + b_ * 160 + 120, 160, 24);
+        lanes_store_mask(out_Y + 144, 128u, Y + b_ * 160 + 144, 160);
+        lanes_store_mask(out_Y + 152, 253u, Y + b_ * 160 + 152, 160);
+#else
+        lanes_store(out_Y, 160, Y + b_ * 160);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_regressor_work(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Y + b_ * 160, ws_);
+    }
+}
+
+
 void arm4_regressor_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y)
 {
 #ifdef _OPENMP
@@ -3959,10 +4695,23 @@ void arm4_forward_dynamics_update(const double *ARM4_RESTRICT q, const double *A
     qdd[3] = x3;
 }
 
+/* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_forward_dynamics_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_forward_dynamics_update(q, qd, tau, qdd);
+}
+
 /* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. */
 void arm4_forward_dynamics(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd)
 {
     arm4_forward_dynamics_update(q, qd, tau, qdd);
+}
+
+/* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. With the caller's work array. */
+void arm4_forward_dynamics_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT w)
+{
+    arm4_forward_dynamics_update_work(q, qd, tau, qdd, w);
 }
 
 
@@ -4135,6 +4884,49 @@ static void arm4_forward_dynamics_span(size_t count, const double *ARM4_RESTRICT
     }
 }
 
+/* The same with the caller's work (the header's ARM4_FORWARD_DYNAMICS_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_forward_dynamics_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const in_tau = wl_ + 8;
+        lanes_t *const out_qdd = wl_ + 12;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(tau + b_ * 4, 4, in_tau);
+        if (__builtin_expect(arm4_forward_dynamics_lanes(in_q, in_qd, in_tau, out_qdd), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_forward_dynamics_work(q + l_ * 4, qd + l_ * 4, tau + l_ * 4, qdd + l_ * 4, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* qdd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_qdd, 4, 0, 4, qdd + b_ * 4);
+#elif ARM4_LANES == 4   /* qdd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_qdd, 4, 0, 4, qdd + b_ * 4);
+#elif ARM4_LANES == 8   /* qdd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_qdd, 4, 0, qdd + b_ * 4);
+        lanes_store_one(out_qdd, 4, 1, qdd + b_ * 4);
+        lanes_store_one(out_qdd, 4, 2, qdd + b_ * 4);
+        lanes_store_one(out_qdd, 4, 3, qdd + b_ * 4);
+#else
+        lanes_store(out_qdd, 4, qdd + b_ * 4);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_forward_dynamics_work(q + b_ * 4, qd + b_ * 4, tau + b_ * 4, qdd + b_ * 4, ws_);
+    }
+}
+
+
 void arm4_forward_dynamics_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd)
 {
 #ifdef _OPENMP
@@ -4282,10 +5074,23 @@ void arm4_mass_matrix_inverse_update(const double *ARM4_RESTRICT q, double *ARM4
     Minv[15] = 3225.8064516129034 - 3225.8064516129034*F3_2*W3_0;
 }
 
+/* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_mass_matrix_inverse_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_mass_matrix_inverse_update(q, Minv);
+}
+
 /* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. */
 void arm4_mass_matrix_inverse(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv)
 {
     arm4_mass_matrix_inverse_update(q, Minv);
+}
+
+/* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. With the caller's work array. */
+void arm4_mass_matrix_inverse_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv, double *ARM4_RESTRICT w)
+{
+    arm4_mass_matrix_inverse_update_work(q, Minv, w);
 }
 
 
@@ -4400,6 +5205,42 @@ static void arm4_mass_matrix_inverse_span(size_t count, const double *ARM4_RESTR
         arm4_mass_matrix_inverse(q + b_ * 4, Minv + b_ * 16);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_MASS_MATRIX_INVERSE_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_mass_matrix_inverse_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_Minv = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+        if (__builtin_expect(arm4_mass_matrix_inverse_lanes(in_q, out_Minv), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_mass_matrix_inverse_work(q + l_ * 4, Minv + l_ * 16, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Minv back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Minv, 16, 0, 16, Minv + b_ * 16);
+#elif ARM4_LANES == 4   /* Minv back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Minv, 16, 0, 16, Minv + b_ * 16);
+#elif ARM4_LANES == 8   /* Minv back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Minv, 16, 0, 16, Minv + b_ * 16);
+#else
+        lanes_store(out_Minv, 16, Minv + b_ * 16);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_mass_matrix_inverse_work(q + b_ * 4, Minv + b_ * 16, ws_);
+    }
+}
+
 
 void arm4_mass_matrix_inverse_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv)
 {
@@ -4688,6 +5529,13 @@ void arm4_all_terms_update(const double *ARM4_RESTRICT q, const double *ARM4_RES
     g[3] = 6.867*Phi3_2 + 6.867*R2_0_1*c3_1 - 6.867*R2_1_1*c3_0;
 }
 
+/* (M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_all_terms_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_all_terms_update(q, qd, M, C, g);
+}
+
 /* (M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. */
 void arm4_all_terms(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g)
 {
@@ -4698,6 +5546,18 @@ void arm4_all_terms(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT q
     C[15] = 0.0;
     g[0] = 0.0;
     arm4_all_terms_update(q, qd, M, C, g);
+}
+
+/* (M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. With the caller's work array. */
+void arm4_all_terms_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g, double *ARM4_RESTRICT w)
+{
+    M[7] = 0.0;
+    M[11] = 0.0;
+    M[13] = 0.0;
+    M[14] = 0.0;
+    C[15] = 0.0;
+    g[0] = 0.0;
+    arm4_all_terms_update_work(q, qd, M, C, g, w);
 }
 
 
@@ -4980,6 +5840,88 @@ static void arm4_all_terms_span(size_t count, const double *ARM4_RESTRICT q, con
         arm4_all_terms(q + b_ * 4, qd + b_ * 4, M + b_ * 16, C + b_ * 16, g + b_ * 4);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_ALL_TERMS_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_all_terms_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_M = wl_ + 8;
+        lanes_t *const out_C = wl_ + 24;
+        lanes_t *const out_g = wl_ + 40;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_M[7] = lanes_splat(0.0);
+        out_M[11] = lanes_splat(0.0);
+        out_M[13] = lanes_splat(0.0);
+        out_M[14] = lanes_splat(0.0);
+        out_C[15] = lanes_splat(0.0);
+        out_g[0] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_all_terms_lanes(in_q, in_qd, out_M, out_C, out_g), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_all_terms_work(q + l_ * 4, qd + l_ * 4, M + l_ * 16, C + l_ * 16, g + l_ * 4, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_M, 16, 0, 6, M + b_ * 16);
+        lanes_store_mask(out_M + 6, 1u, M + b_ * 16 + 6, 16);
+        lanes_store_range(out_M, 16, 8, 10, M + b_ * 16);
+        lanes_store_mask(out_M + 10, 1u, M + b_ * 16 + 10, 16);
+        lanes_store_mask(out_M + 12, 1u, M + b_ * 16 + 12, 16);
+        lanes_store_mask(out_M + 14, 2u, M + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_M, 16, 0, 4, M + b_ * 16);
+        lanes_store_mask(out_M + 4, 7u, M + b_ * 16 + 4, 16);
+        lanes_store_mask(out_M + 8, 7u, M + b_ * 16 + 8, 16);
+        lanes_store_mask(out_M + 12, 9u, M + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* M back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_M + 0, 127u, M + b_ * 16 + 0, 16);
+        lanes_store_mask(out_M + 8, 151u, M + b_ * 16 + 8, 16);
+#else
+        lanes_store(out_M, 16, M + b_ * 16);
+#endif
+#if ARM4_LANES == 2   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 14, C + b_ * 16);
+        lanes_store_mask(out_C + 14, 1u, C + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 12, C + b_ * 16);
+        lanes_store_mask(out_C + 12, 7u, C + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* C back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_C, 16, 0, 8, C + b_ * 16);
+        lanes_store_mask(out_C + 8, 127u, C + b_ * 16 + 8, 16);
+#else
+        lanes_store(out_C, 16, C + b_ * 16);
+#endif
+#if ARM4_LANES == 2   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_g + 0, 2u, g + b_ * 4 + 0, 4);
+        lanes_store_range(out_g, 4, 2, 4, g + b_ * 4);
+#elif ARM4_LANES == 4   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_g + 0, 14u, g + b_ * 4 + 0, 4);
+#elif ARM4_LANES == 8   /* g back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(g + b_ * 4 + 0, 4, 1);
+        lanes_store_one(out_g, 4, 1, g + b_ * 4);
+        lanes_store_one(out_g, 4, 2, g + b_ * 4);
+        lanes_store_one(out_g, 4, 3, g + b_ * 4);
+#else
+        lanes_store(out_g, 4, g + b_ * 4);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_all_terms_work(q + b_ * 4, qd + b_ * 4, M + b_ * 16, C + b_ * 16, g + b_ * 4, ws_);
+    }
+}
+
 
 void arm4_all_terms_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g)
 {
@@ -5437,6 +6379,13 @@ void arm4_inverse_dynamics_derivatives_update(const double *ARM4_RESTRICT q, con
     dtau_dqd[15] = Phi3_0*dFdv3_3 + Phi3_1*dFdv3_4 + Phi3_2*dFdv3_5 + R2_0_1*dFdv3_0 + R2_1_1*dFdv3_1 + R2_2_1*dFdv3_2;
 }
 
+/* (dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_inverse_dynamics_derivatives_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_inverse_dynamics_derivatives_update(q, qd, qdd, dtau_dq, dtau_dqd);
+}
+
 /* (dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates. */
 void arm4_inverse_dynamics_derivatives(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd)
 {
@@ -5445,6 +6394,16 @@ void arm4_inverse_dynamics_derivatives(const double *ARM4_RESTRICT q, const doub
     dtau_dq[8] = 0.0;
     dtau_dq[12] = 0.0;
     arm4_inverse_dynamics_derivatives_update(q, qd, qdd, dtau_dq, dtau_dqd);
+}
+
+/* (dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates. With the caller's work array. */
+void arm4_inverse_dynamics_derivatives_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd, double *ARM4_RESTRICT w)
+{
+    dtau_dq[0] = 0.0;
+    dtau_dq[4] = 0.0;
+    dtau_dq[8] = 0.0;
+    dtau_dq[12] = 0.0;
+    arm4_inverse_dynamics_derivatives_update_work(q, qd, qdd, dtau_dq, dtau_dqd, w);
 }
 
 
@@ -5883,6 +6842,73 @@ static void arm4_inverse_dynamics_derivatives_span(size_t count, const double *A
         arm4_inverse_dynamics_derivatives(q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, dtau_dq + b_ * 16, dtau_dqd + b_ * 16);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_INVERSE_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_inverse_dynamics_derivatives_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const in_qdd = wl_ + 8;
+        lanes_t *const out_dtau_dq = wl_ + 12;
+        lanes_t *const out_dtau_dqd = wl_ + 28;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(qdd + b_ * 4, 4, in_qdd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_dtau_dq[0] = lanes_splat(0.0);
+        out_dtau_dq[4] = lanes_splat(0.0);
+        out_dtau_dq[8] = lanes_splat(0.0);
+        out_dtau_dq[12] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_inverse_dynamics_derivatives_lanes(in_q, in_qd, in_qdd, out_dtau_dq, out_dtau_dqd), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_inverse_dynamics_derivatives_work(q + l_ * 4, qd + l_ * 4, qdd + l_ * 4, dtau_dq + l_ * 16, dtau_dqd + l_ * 16, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* dtau_dq back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_dtau_dq + 0, 2u, dtau_dq + b_ * 16 + 0, 16);
+        lanes_store_range(out_dtau_dq, 16, 2, 4, dtau_dq + b_ * 16);
+        lanes_store_mask(out_dtau_dq + 4, 2u, dtau_dq + b_ * 16 + 4, 16);
+        lanes_store_range(out_dtau_dq, 16, 6, 8, dtau_dq + b_ * 16);
+        lanes_store_mask(out_dtau_dq + 8, 2u, dtau_dq + b_ * 16 + 8, 16);
+        lanes_store_range(out_dtau_dq, 16, 10, 12, dtau_dq + b_ * 16);
+        lanes_store_mask(out_dtau_dq + 12, 2u, dtau_dq + b_ * 16 + 12, 16);
+        lanes_store_range(out_dtau_dq, 16, 14, 16, dtau_dq + b_ * 16);
+#elif ARM4_LANES == 4   /* dtau_dq back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_dtau_dq + 0, 14u, dtau_dq + b_ * 16 + 0, 16);
+        lanes_store_mask(out_dtau_dq + 4, 14u, dtau_dq + b_ * 16 + 4, 16);
+        lanes_store_mask(out_dtau_dq + 8, 14u, dtau_dq + b_ * 16 + 8, 16);
+        lanes_store_mask(out_dtau_dq + 12, 14u, dtau_dq + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* dtau_dq back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_dtau_dq + 0, 238u, dtau_dq + b_ * 16 + 0, 16);
+        lanes_store_mask(out_dtau_dq + 8, 238u, dtau_dq + b_ * 16 + 8, 16);
+#else
+        lanes_store(out_dtau_dq, 16, dtau_dq + b_ * 16);
+#endif
+#if ARM4_LANES == 2   /* dtau_dqd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dtau_dqd, 16, 0, 16, dtau_dqd + b_ * 16);
+#elif ARM4_LANES == 4   /* dtau_dqd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dtau_dqd, 16, 0, 16, dtau_dqd + b_ * 16);
+#elif ARM4_LANES == 8   /* dtau_dqd back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dtau_dqd, 16, 0, 16, dtau_dqd + b_ * 16);
+#else
+        lanes_store(out_dtau_dqd, 16, dtau_dqd + b_ * 16);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_inverse_dynamics_derivatives_work(q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, dtau_dq + b_ * 16, dtau_dqd + b_ * 16, ws_);
+    }
+}
+
 
 void arm4_inverse_dynamics_derivatives_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd)
 {
@@ -6482,10 +7508,23 @@ void arm4_forward_dynamics_derivatives_update(const double *ARM4_RESTRICT q, con
     }
 }
 
+/* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_forward_dynamics_derivatives_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_forward_dynamics_derivatives_update(q, qd, tau, dqdd_dq, dqdd_dqd);
+}
+
 /* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. */
 void arm4_forward_dynamics_derivatives(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd)
 {
     arm4_forward_dynamics_derivatives_update(q, qd, tau, dqdd_dq, dqdd_dqd);
+}
+
+/* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. With the caller's work array. */
+void arm4_forward_dynamics_derivatives_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd, double *ARM4_RESTRICT w)
+{
+    arm4_forward_dynamics_derivatives_update_work(q, qd, tau, dqdd_dq, dqdd_dqd, w);
 }
 
 
@@ -6497,6 +7536,20 @@ static void arm4_forward_dynamics_derivatives_span(size_t count, const double *A
         arm4_forward_dynamics_derivatives(q + b_ * 4, qd + b_ * 4, tau + b_ * 4, dqdd_dq + b_ * 16, dqdd_dqd + b_ * 16);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_forward_dynamics_derivatives_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+    for (; b_ < count; ++b_) {
+        arm4_forward_dynamics_derivatives_work(q + b_ * 4, qd + b_ * 4, tau + b_ * 4, dqdd_dq + b_ * 16, dqdd_dqd + b_ * 16, ws_);
+    }
+}
+
 
 void arm4_forward_dynamics_derivatives_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd)
 {
@@ -6621,6 +7674,13 @@ void arm4_frame_placement_update(const double *ARM4_RESTRICT q, double *ARM4_RES
     oMf[15] = 1.0;
 }
 
+/* Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_frame_placement_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_frame_placement_update(q, oMf);
+}
+
 /* Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform. */
 void arm4_frame_placement(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf)
 {
@@ -6628,6 +7688,15 @@ void arm4_frame_placement(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT o
     oMf[13] = 0.0;
     oMf[14] = 0.0;
     arm4_frame_placement_update(q, oMf);
+}
+
+/* Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform. With the caller's work array. */
+void arm4_frame_placement_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf, double *ARM4_RESTRICT w)
+{
+    oMf[12] = 0.0;
+    oMf[13] = 0.0;
+    oMf[14] = 0.0;
+    arm4_frame_placement_update_work(q, oMf, w);
 }
 
 
@@ -6727,6 +7796,51 @@ static void arm4_frame_placement_span(size_t count, const double *ARM4_RESTRICT 
         arm4_frame_placement(q + b_ * 4, oMf + b_ * 16);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_FRAME_PLACEMENT_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_frame_placement_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_oMf = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_oMf[12] = lanes_splat(0.0);
+        out_oMf[13] = lanes_splat(0.0);
+        out_oMf[14] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_frame_placement_lanes(in_q, out_oMf), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_frame_placement_work(q + l_ * 4, oMf + l_ * 16, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* oMf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_oMf, 16, 0, 12, oMf + b_ * 16);
+        lanes_zero(oMf + b_ * 16 + 12, 16, 2);
+        lanes_store_mask(out_oMf + 14, 2u, oMf + b_ * 16 + 14, 16);
+#elif ARM4_LANES == 4   /* oMf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_oMf, 16, 0, 12, oMf + b_ * 16);
+        lanes_store_mask(out_oMf + 12, 8u, oMf + b_ * 16 + 12, 16);
+#elif ARM4_LANES == 8   /* oMf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_oMf, 16, 0, 8, oMf + b_ * 16);
+        lanes_store_mask(out_oMf + 8, 143u, oMf + b_ * 16 + 8, 16);
+#else
+        lanes_store(out_oMf, 16, oMf + b_ * 16);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_frame_placement_work(q + b_ * 4, oMf + b_ * 16, ws_);
+    }
+}
+
 
 void arm4_frame_placement_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf)
 {
@@ -6848,6 +7962,13 @@ void arm4_frame_jacobian_update(const double *ARM4_RESTRICT q, double *ARM4_REST
     J[23] = R2_2_1;
 }
 
+/* Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_frame_jacobian_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_frame_jacobian_update(q, J);
+}
+
 /* Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes). */
 void arm4_frame_jacobian(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J)
 {
@@ -6857,6 +7978,17 @@ void arm4_frame_jacobian(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J)
     J[21] = 0.0;
     J[22] = 0.0;
     arm4_frame_jacobian_update(q, J);
+}
+
+/* Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes). With the caller's work array. */
+void arm4_frame_jacobian_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J, double *ARM4_RESTRICT w)
+{
+    J[8] = 0.0;
+    J[12] = 0.0;
+    J[16] = 0.0;
+    J[21] = 0.0;
+    J[22] = 0.0;
+    arm4_frame_jacobian_update_work(q, J, w);
 }
 
 
@@ -6974,6 +8106,63 @@ static void arm4_frame_jacobian_span(size_t count, const double *ARM4_RESTRICT q
     }
 }
 
+/* The same with the caller's work (the header's ARM4_FRAME_JACOBIAN_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_frame_jacobian_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_J = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_J[8] = lanes_splat(0.0);
+        out_J[12] = lanes_splat(0.0);
+        out_J[16] = lanes_splat(0.0);
+        out_J[21] = lanes_splat(0.0);
+        out_J[22] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_frame_jacobian_lanes(in_q, out_J), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_frame_jacobian_work(q + l_ * 4, J + l_ * 24, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* J back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_J, 24, 0, 8, J + b_ * 24);
+        lanes_store_mask(out_J + 8, 2u, J + b_ * 24 + 8, 24);
+        lanes_store_range(out_J, 24, 10, 12, J + b_ * 24);
+        lanes_store_mask(out_J + 12, 2u, J + b_ * 24 + 12, 24);
+        lanes_store_range(out_J, 24, 14, 16, J + b_ * 24);
+        lanes_store_mask(out_J + 16, 2u, J + b_ * 24 + 16, 24);
+        lanes_store_range(out_J, 24, 18, 20, J + b_ * 24);
+        lanes_store_mask(out_J + 20, 1u, J + b_ * 24 + 20, 24);
+        lanes_store_mask(out_J + 22, 2u, J + b_ * 24 + 22, 24);
+#elif ARM4_LANES == 4   /* J back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_J, 24, 0, 8, J + b_ * 24);
+        lanes_store_mask(out_J + 8, 14u, J + b_ * 24 + 8, 24);
+        lanes_store_mask(out_J + 12, 14u, J + b_ * 24 + 12, 24);
+        lanes_store_mask(out_J + 16, 14u, J + b_ * 24 + 16, 24);
+        lanes_store_mask(out_J + 20, 9u, J + b_ * 24 + 20, 24);
+#elif ARM4_LANES == 8   /* J back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_J, 24, 0, 8, J + b_ * 24);
+        lanes_store_mask(out_J + 8, 238u, J + b_ * 24 + 8, 24);
+        lanes_store_mask(out_J + 16, 158u, J + b_ * 24 + 16, 24);
+#else
+        lanes_store(out_J, 24, J + b_ * 24);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_frame_jacobian_work(q + b_ * 4, J + b_ * 24, ws_);
+    }
+}
+
+
 void arm4_frame_jacobian_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J)
 {
 #ifdef _OPENMP
@@ -7082,10 +8271,23 @@ void arm4_center_of_mass_update(const double *ARM4_RESTRICT q, double *ARM4_REST
     com[2] = 0.19230769230769232*IC0_1_3;
 }
 
+/* Centre of mass c(q) in world coordinates, (3,). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_center_of_mass_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_center_of_mass_update(q, com);
+}
+
 /* Centre of mass c(q) in world coordinates, (3,). */
 void arm4_center_of_mass(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com)
 {
     arm4_center_of_mass_update(q, com);
+}
+
+/* Centre of mass c(q) in world coordinates, (3,). With the caller's work array. */
+void arm4_center_of_mass_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com, double *ARM4_RESTRICT w)
+{
+    arm4_center_of_mass_update_work(q, com, w);
 }
 
 
@@ -7171,6 +8373,47 @@ static void arm4_center_of_mass_span(size_t count, const double *ARM4_RESTRICT q
         arm4_center_of_mass(q + b_ * 4, com + b_ * 3);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_CENTER_OF_MASS_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_center_of_mass_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_com = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+        if (__builtin_expect(arm4_center_of_mass_lanes(in_q, out_com), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_center_of_mass_work(q + l_ * 4, com + l_ * 3, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* com back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_com, 3, 0, 2, com + b_ * 3);
+        lanes_store_one(out_com, 3, 2, com + b_ * 3);
+#elif ARM4_LANES == 4   /* com back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_com, 3, 0, com + b_ * 3);
+        lanes_store_one(out_com, 3, 1, com + b_ * 3);
+        lanes_store_one(out_com, 3, 2, com + b_ * 3);
+#elif ARM4_LANES == 8   /* com back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_com, 3, 0, com + b_ * 3);
+        lanes_store_one(out_com, 3, 1, com + b_ * 3);
+        lanes_store_one(out_com, 3, 2, com + b_ * 3);
+#else
+        lanes_store(out_com, 3, com + b_ * 3);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_center_of_mass_work(q + b_ * 4, com + b_ * 3, ws_);
+    }
+}
+
 
 void arm4_center_of_mass_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com)
 {
@@ -7303,11 +8546,25 @@ void arm4_com_jacobian_update(const double *ARM4_RESTRICT q, double *ARM4_RESTRI
     Jcom[11] = 0.19230769230769232*F3_5;
 }
 
+/* Jacobian of the centre of mass, (3, n): d c / dt = Jcom qd (world axes). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_com_jacobian_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_com_jacobian_update(q, Jcom);
+}
+
 /* Jacobian of the centre of mass, (3, n): d c / dt = Jcom qd (world axes). */
 void arm4_com_jacobian(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom)
 {
     Jcom[8] = 0.0;
     arm4_com_jacobian_update(q, Jcom);
+}
+
+/* Jacobian of the centre of mass, (3, n): d c / dt = Jcom qd (world axes). With the caller's work array. */
+void arm4_com_jacobian_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom, double *ARM4_RESTRICT w)
+{
+    Jcom[8] = 0.0;
+    arm4_com_jacobian_update_work(q, Jcom, w);
 }
 
 
@@ -7420,6 +8677,52 @@ static void arm4_com_jacobian_span(size_t count, const double *ARM4_RESTRICT q, 
         arm4_com_jacobian(q + b_ * 4, Jcom + b_ * 12);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_COM_JACOBIAN_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_com_jacobian_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_Jcom = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_Jcom[8] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_com_jacobian_lanes(in_q, out_Jcom), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_com_jacobian_work(q + l_ * 4, Jcom + l_ * 12, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Jcom back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Jcom, 12, 0, 8, Jcom + b_ * 12);
+        lanes_store_mask(out_Jcom + 8, 2u, Jcom + b_ * 12 + 8, 12);
+        lanes_store_range(out_Jcom, 12, 10, 12, Jcom + b_ * 12);
+#elif ARM4_LANES == 4   /* Jcom back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Jcom, 12, 0, 8, Jcom + b_ * 12);
+        lanes_store_mask(out_Jcom + 8, 14u, Jcom + b_ * 12 + 8, 12);
+#elif ARM4_LANES == 8   /* Jcom back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Jcom, 12, 0, 8, Jcom + b_ * 12);
+        lanes_zero(Jcom + b_ * 12 + 8, 12, 1);
+        lanes_store_one(out_Jcom, 12, 9, Jcom + b_ * 12);
+        lanes_store_one(out_Jcom, 12, 10, Jcom + b_ * 12);
+        lanes_store_one(out_Jcom, 12, 11, Jcom + b_ * 12);
+#else
+        lanes_store(out_Jcom, 12, Jcom + b_ * 12);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_com_jacobian_work(q + b_ * 4, Jcom + b_ * 12, ws_);
+    }
+}
+
 
 void arm4_com_jacobian_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom)
 {
@@ -7656,11 +8959,25 @@ void arm4_centroidal_map_update(const double *ARM4_RESTRICT q, double *ARM4_REST
     Ag[23] = Ag3_5;
 }
 
+/* Centroidal momentum matrix A_G(q), (6, n): h_G = A_G qd, [linear; angular] at the CoM, world axes, from the CRBA's composite inertias (Wensing & Orin). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_centroidal_map_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_centroidal_map_update(q, Ag);
+}
+
 /* Centroidal momentum matrix A_G(q), (6, n): h_G = A_G qd, [linear; angular] at the CoM, world axes, from the CRBA's composite inertias (Wensing & Orin). */
 void arm4_centroidal_map(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag)
 {
     Ag[8] = 0.0;
     arm4_centroidal_map_update(q, Ag);
+}
+
+/* Centroidal momentum matrix A_G(q), (6, n): h_G = A_G qd, [linear; angular] at the CoM, world axes, from the CRBA's composite inertias (Wensing & Orin). With the caller's work array. */
+void arm4_centroidal_map_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag, double *ARM4_RESTRICT w)
+{
+    Ag[8] = 0.0;
+    arm4_centroidal_map_update_work(q, Ag, w);
 }
 
 
@@ -7867,6 +9184,51 @@ static void arm4_centroidal_map_span(size_t count, const double *ARM4_RESTRICT q
     }
 }
 
+/* The same with the caller's work (the header's ARM4_CENTROIDAL_MAP_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_centroidal_map_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_Ag = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_Ag[8] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_centroidal_map_lanes(in_q, out_Ag), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_centroidal_map_work(q + l_ * 4, Ag + l_ * 24, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Ag back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Ag, 24, 0, 8, Ag + b_ * 24);
+        lanes_store_mask(out_Ag + 8, 2u, Ag + b_ * 24 + 8, 24);
+        lanes_store_range(out_Ag, 24, 10, 24, Ag + b_ * 24);
+#elif ARM4_LANES == 4   /* Ag back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Ag, 24, 0, 8, Ag + b_ * 24);
+        lanes_store_mask(out_Ag + 8, 14u, Ag + b_ * 24 + 8, 24);
+        lanes_store_range(out_Ag, 24, 12, 24, Ag + b_ * 24);
+#elif ARM4_LANES == 8   /* Ag back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_Ag, 24, 0, 8, Ag + b_ * 24);
+        lanes_store_mask(out_Ag + 8, 254u, Ag + b_ * 24 + 8, 24);
+        lanes_store_range(out_Ag, 24, 16, 24, Ag + b_ * 24);
+#else
+        lanes_store(out_Ag, 24, Ag + b_ * 24);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_centroidal_map_work(q + b_ * 4, Ag + b_ * 24, ws_);
+    }
+}
+
+
 void arm4_centroidal_map_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag)
 {
 #ifdef _OPENMP
@@ -8064,11 +9426,25 @@ void arm4_centroidal_inertia_update(const double *ARM4_RESTRICT q, double *ARM4_
     Ig[35] = IcG_2_2;
 }
 
+/* Composite centroidal inertia I_G(q), (6, 6): [[m 1, 0], [0, I_c]] about the CoM, world axes (Pinocchio's data.Ig after ccrba). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_centroidal_inertia_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_centroidal_inertia_update(q, Ig);
+}
+
 /* Composite centroidal inertia I_G(q), (6, 6): [[m 1, 0], [0, I_c]] about the CoM, world axes (Pinocchio's data.Ig after ccrba). */
 void arm4_centroidal_inertia(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig)
 {
     memset(Ig, 0, sizeof(double) * 36);
     arm4_centroidal_inertia_update(q, Ig);
+}
+
+/* Composite centroidal inertia I_G(q), (6, 6): [[m 1, 0], [0, I_c]] about the CoM, world axes (Pinocchio's data.Ig after ccrba). With the caller's work array. */
+void arm4_centroidal_inertia_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig, double *ARM4_RESTRICT w)
+{
+    memset(Ig, 0, sizeof(double) * 36);
+    arm4_centroidal_inertia_update_work(q, Ig, w);
 }
 
 
@@ -8210,7 +9586,7 @@ static void arm4_centroidal_inertia_span(size_t count, const double *ARM4_RESTRI
         lanes_t out_Ig[36];
         lanes_load(q + b_ * 4, 4, in_q);
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        memset(out_Ig, 0, sizeof out_Ig);
+        memset(out_Ig, 0, sizeof(lanes_t) * 36);
 #endif
         if (__builtin_expect(arm4_centroidal_inertia_lanes(in_q, out_Ig), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
@@ -8260,6 +9636,73 @@ static void arm4_centroidal_inertia_span(size_t count, const double *ARM4_RESTRI
         arm4_centroidal_inertia(q + b_ * 4, Ig + b_ * 36);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_CENTROIDAL_INERTIA_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_centroidal_inertia_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_Ig = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        memset(out_Ig, 0, sizeof(lanes_t) * 36);
+#endif
+        if (__builtin_expect(arm4_centroidal_inertia_lanes(in_q, out_Ig), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_centroidal_inertia_work(q + l_ * 4, Ig + l_ * 36, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Ig back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Ig + 0, 1u, Ig + b_ * 36 + 0, 36);
+        lanes_zero(Ig + b_ * 36 + 2, 36, 4);
+        lanes_store_mask(out_Ig + 6, 2u, Ig + b_ * 36 + 6, 36);
+        lanes_zero(Ig + b_ * 36 + 8, 36, 6);
+        lanes_store_mask(out_Ig + 14, 1u, Ig + b_ * 36 + 14, 36);
+        lanes_zero(Ig + b_ * 36 + 16, 36, 4);
+        lanes_store_mask(out_Ig + 20, 2u, Ig + b_ * 36 + 20, 36);
+        lanes_store_range(out_Ig, 36, 22, 24, Ig + b_ * 36);
+        lanes_zero(Ig + b_ * 36 + 24, 36, 2);
+        lanes_store_mask(out_Ig + 26, 2u, Ig + b_ * 36 + 26, 36);
+        lanes_store_range(out_Ig, 36, 28, 30, Ig + b_ * 36);
+        lanes_zero(Ig + b_ * 36 + 30, 36, 2);
+        lanes_store_mask(out_Ig + 32, 2u, Ig + b_ * 36 + 32, 36);
+        lanes_store_range(out_Ig, 36, 34, 36, Ig + b_ * 36);
+#elif ARM4_LANES == 4   /* Ig back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Ig + 0, 1u, Ig + b_ * 36 + 0, 36);
+        lanes_store_mask(out_Ig + 4, 8u, Ig + b_ * 36 + 4, 36);
+        lanes_zero(Ig + b_ * 36 + 8, 36, 4);
+        lanes_store_mask(out_Ig + 12, 4u, Ig + b_ * 36 + 12, 36);
+        lanes_zero(Ig + b_ * 36 + 16, 36, 4);
+        lanes_store_mask(out_Ig + 20, 14u, Ig + b_ * 36 + 20, 36);
+        lanes_store_mask(out_Ig + 24, 8u, Ig + b_ * 36 + 24, 36);
+        lanes_store_mask(out_Ig + 28, 3u, Ig + b_ * 36 + 28, 36);
+        lanes_store_mask(out_Ig + 32, 14u, Ig + b_ * 36 + 32, 36);
+#elif ARM4_LANES == 8   /* Ig back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Ig + 0, 129u, Ig + b_ * 36 + 0, 36);
+        lanes_store_mask(out_Ig + 8, 64u, Ig + b_ * 36 + 8, 36);
+        lanes_store_mask(out_Ig + 16, 224u, Ig + b_ * 36 + 16, 36);
+        lanes_store_mask(out_Ig + 24, 56u, Ig + b_ * 36 + 24, 36);
+        lanes_zero(Ig + b_ * 36 + 32, 36, 1);
+        lanes_store_one(out_Ig, 36, 33, Ig + b_ * 36);
+        lanes_store_one(out_Ig, 36, 34, Ig + b_ * 36);
+        lanes_store_one(out_Ig, 36, 35, Ig + b_ * 36);
+#else
+        lanes_store(out_Ig, 36, Ig + b_ * 36);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_centroidal_inertia_work(q + b_ * 4, Ig + b_ * 36, ws_);
+    }
+}
+
 
 void arm4_centroidal_inertia_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig)
 {
@@ -8472,10 +9915,23 @@ void arm4_centroidal_momentum_update(const double *ARM4_RESTRICT q, const double
     hg[5] = hg_5;
 }
 
+/* Centroidal momentum h_G = A_G qd, (6,): [linear; angular] at the CoM, world axes. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_centroidal_momentum_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_centroidal_momentum_update(q, qd, hg);
+}
+
 /* Centroidal momentum h_G = A_G qd, (6,): [linear; angular] at the CoM, world axes. */
 void arm4_centroidal_momentum(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg)
 {
     arm4_centroidal_momentum_update(q, qd, hg);
+}
+
+/* Centroidal momentum h_G = A_G qd, (6,): [linear; angular] at the CoM, world axes. With the caller's work array. */
+void arm4_centroidal_momentum_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg, double *ARM4_RESTRICT w)
+{
+    arm4_centroidal_momentum_update_work(q, qd, hg, w);
 }
 
 
@@ -8660,6 +10116,51 @@ static void arm4_centroidal_momentum_span(size_t count, const double *ARM4_RESTR
         arm4_centroidal_momentum(q + b_ * 4, qd + b_ * 4, hg + b_ * 6);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_CENTROIDAL_MOMENTUM_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_centroidal_momentum_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_hg = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        if (__builtin_expect(arm4_centroidal_momentum_lanes(in_q, in_qd, out_hg), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_centroidal_momentum_work(q + l_ * 4, qd + l_ * 4, hg + l_ * 6, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* hg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_hg, 6, 0, 6, hg + b_ * 6);
+#elif ARM4_LANES == 4   /* hg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_hg, 6, 0, 4, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 4, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 5, hg + b_ * 6);
+#elif ARM4_LANES == 8   /* hg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_hg, 6, 0, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 1, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 2, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 3, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 4, hg + b_ * 6);
+        lanes_store_one(out_hg, 6, 5, hg + b_ * 6);
+#else
+        lanes_store(out_hg, 6, hg + b_ * 6);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_centroidal_momentum_work(q + b_ * 4, qd + b_ * 4, hg + b_ * 6, ws_);
+    }
+}
+
 
 void arm4_centroidal_momentum_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg)
 {
@@ -8920,10 +10421,23 @@ void arm4_centroidal_bias_update(const double *ARM4_RESTRICT q, const double *AR
     dhg[5] = dhg_5;
 }
 
+/* Centroidal momentum bias A_G_dot qd, (6,): the rate of h_G at qdd = 0 (gravity not included). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_centroidal_bias_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_centroidal_bias_update(q, qd, dhg);
+}
+
 /* Centroidal momentum bias A_G_dot qd, (6,): the rate of h_G at qdd = 0 (gravity not included). */
 void arm4_centroidal_bias(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg)
 {
     arm4_centroidal_bias_update(q, qd, dhg);
+}
+
+/* Centroidal momentum bias A_G_dot qd, (6,): the rate of h_G at qdd = 0 (gravity not included). With the caller's work array. */
+void arm4_centroidal_bias_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg, double *ARM4_RESTRICT w)
+{
+    arm4_centroidal_bias_update_work(q, qd, dhg, w);
 }
 
 
@@ -9157,6 +10671,51 @@ static void arm4_centroidal_bias_span(size_t count, const double *ARM4_RESTRICT 
     }
 }
 
+/* The same with the caller's work (the header's ARM4_CENTROIDAL_BIAS_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_centroidal_bias_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_dhg = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        if (__builtin_expect(arm4_centroidal_bias_lanes(in_q, in_qd, out_dhg), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_centroidal_bias_work(q + l_ * 4, qd + l_ * 4, dhg + l_ * 6, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* dhg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dhg, 6, 0, 6, dhg + b_ * 6);
+#elif ARM4_LANES == 4   /* dhg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dhg, 6, 0, 4, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 4, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 5, dhg + b_ * 6);
+#elif ARM4_LANES == 8   /* dhg back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_dhg, 6, 0, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 1, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 2, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 3, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 4, dhg + b_ * 6);
+        lanes_store_one(out_dhg, 6, 5, dhg + b_ * 6);
+#else
+        lanes_store(out_dhg, 6, dhg + b_ * 6);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_centroidal_bias_work(q + b_ * 4, qd + b_ * 4, dhg + b_ * 6, ws_);
+    }
+}
+
+
 void arm4_centroidal_bias_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg)
 {
 #ifdef _OPENMP
@@ -9282,10 +10841,23 @@ void arm4_frame_velocity_update(const double *ARM4_RESTRICT q, const double *ARM
     vf[5] = V3_2;
 }
 
+/* Velocity of each frame (see frames), (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_frame_velocity_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_frame_velocity_update(q, qd, vf);
+}
+
 /* Velocity of each frame (see frames), (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED. */
 void arm4_frame_velocity(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf)
 {
     arm4_frame_velocity_update(q, qd, vf);
+}
+
+/* Velocity of each frame (see frames), (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED. With the caller's work array. */
+void arm4_frame_velocity_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf, double *ARM4_RESTRICT w)
+{
+    arm4_frame_velocity_update_work(q, qd, vf, w);
 }
 
 
@@ -9392,6 +10964,51 @@ static void arm4_frame_velocity_span(size_t count, const double *ARM4_RESTRICT q
         arm4_frame_velocity(q + b_ * 4, qd + b_ * 4, vf + b_ * 6);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_FRAME_VELOCITY_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_frame_velocity_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_vf = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        if (__builtin_expect(arm4_frame_velocity_lanes(in_q, in_qd, out_vf), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_frame_velocity_work(q + l_ * 4, qd + l_ * 4, vf + l_ * 6, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* vf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_vf, 6, 0, 6, vf + b_ * 6);
+#elif ARM4_LANES == 4   /* vf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_vf, 6, 0, 4, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 4, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 5, vf + b_ * 6);
+#elif ARM4_LANES == 8   /* vf back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_vf, 6, 0, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 1, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 2, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 3, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 4, vf + b_ * 6);
+        lanes_store_one(out_vf, 6, 5, vf + b_ * 6);
+#else
+        lanes_store(out_vf, 6, vf + b_ * 6);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_frame_velocity_work(q + b_ * 4, qd + b_ * 4, vf + b_ * 6, ws_);
+    }
+}
+
 
 void arm4_frame_velocity_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf)
 {
@@ -9551,10 +11168,23 @@ void arm4_frame_acceleration_bias_update(const double *ARM4_RESTRICT q, const do
     af[5] = A3_2;
 }
 
+/* Classical acceleration of each frame at qdd = 0, J_dot qd, (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED (not the spatial acceleration: the linear part includes w x v). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_frame_acceleration_bias_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_frame_acceleration_bias_update(q, qd, af);
+}
+
 /* Classical acceleration of each frame at qdd = 0, J_dot qd, (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED (not the spatial acceleration: the linear part includes w x v). */
 void arm4_frame_acceleration_bias(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af)
 {
     arm4_frame_acceleration_bias_update(q, qd, af);
+}
+
+/* Classical acceleration of each frame at qdd = 0, J_dot qd, (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED (not the spatial acceleration: the linear part includes w x v). With the caller's work array. */
+void arm4_frame_acceleration_bias_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af, double *ARM4_RESTRICT w)
+{
+    arm4_frame_acceleration_bias_update_work(q, qd, af, w);
 }
 
 
@@ -9691,6 +11321,51 @@ static void arm4_frame_acceleration_bias_span(size_t count, const double *ARM4_R
         arm4_frame_acceleration_bias(q + b_ * 4, qd + b_ * 4, af + b_ * 6);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_FRAME_ACCELERATION_BIAS_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_frame_acceleration_bias_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_af = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        if (__builtin_expect(arm4_frame_acceleration_bias_lanes(in_q, in_qd, out_af), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_frame_acceleration_bias_work(q + l_ * 4, qd + l_ * 4, af + l_ * 6, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* af back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_af, 6, 0, 6, af + b_ * 6);
+#elif ARM4_LANES == 4   /* af back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_af, 6, 0, 4, af + b_ * 6);
+        lanes_store_one(out_af, 6, 4, af + b_ * 6);
+        lanes_store_one(out_af, 6, 5, af + b_ * 6);
+#elif ARM4_LANES == 8   /* af back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_af, 6, 0, af + b_ * 6);
+        lanes_store_one(out_af, 6, 1, af + b_ * 6);
+        lanes_store_one(out_af, 6, 2, af + b_ * 6);
+        lanes_store_one(out_af, 6, 3, af + b_ * 6);
+        lanes_store_one(out_af, 6, 4, af + b_ * 6);
+        lanes_store_one(out_af, 6, 5, af + b_ * 6);
+#else
+        lanes_store(out_af, 6, af + b_ * 6);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_frame_acceleration_bias_work(q + b_ * 4, qd + b_ * 4, af + b_ * 6, ws_);
+    }
+}
+
 
 void arm4_frame_acceleration_bias_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af)
 {
@@ -9847,6 +11522,13 @@ void arm4_frame_jacobian_dot_update(const double *ARM4_RESTRICT q, const double 
     dJ[23] = Sd3_2;
 }
 
+/* Time derivative of each frame's Jacobian (see frame_jacobian), (frames, 6, n), LOCAL_WORLD_ALIGNED. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_frame_jacobian_dot_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_frame_jacobian_dot_update(q, qd, dJ);
+}
+
 /* Time derivative of each frame's Jacobian (see frame_jacobian), (frames, 6, n), LOCAL_WORLD_ALIGNED. */
 void arm4_frame_jacobian_dot(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ)
 {
@@ -9856,6 +11538,17 @@ void arm4_frame_jacobian_dot(const double *ARM4_RESTRICT q, const double *ARM4_R
     dJ[20] = 0.0;
     dJ[21] = 0.0;
     arm4_frame_jacobian_dot_update(q, qd, dJ);
+}
+
+/* Time derivative of each frame's Jacobian (see frame_jacobian), (frames, 6, n), LOCAL_WORLD_ALIGNED. With the caller's work array. */
+void arm4_frame_jacobian_dot_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ, double *ARM4_RESTRICT w)
+{
+    dJ[8] = 0.0;
+    dJ[12] = 0.0;
+    dJ[16] = 0.0;
+    dJ[20] = 0.0;
+    dJ[21] = 0.0;
+    arm4_frame_jacobian_dot_update_work(q, qd, dJ, w);
 }
 
 
@@ -10003,6 +11696,65 @@ static void arm4_frame_jacobian_dot_span(size_t count, const double *ARM4_RESTRI
         arm4_frame_jacobian_dot(q + b_ * 4, qd + b_ * 4, dJ + b_ * 24);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_FRAME_JACOBIAN_DOT_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_frame_jacobian_dot_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_dJ = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_dJ[8] = lanes_splat(0.0);
+        out_dJ[12] = lanes_splat(0.0);
+        out_dJ[16] = lanes_splat(0.0);
+        out_dJ[20] = lanes_splat(0.0);
+        out_dJ[21] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_frame_jacobian_dot_lanes(in_q, in_qd, out_dJ), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_frame_jacobian_dot_work(q + l_ * 4, qd + l_ * 4, dJ + l_ * 24, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* dJ back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dJ, 24, 0, 8, dJ + b_ * 24);
+        lanes_store_mask(out_dJ + 8, 2u, dJ + b_ * 24 + 8, 24);
+        lanes_store_range(out_dJ, 24, 10, 12, dJ + b_ * 24);
+        lanes_store_mask(out_dJ + 12, 2u, dJ + b_ * 24 + 12, 24);
+        lanes_store_range(out_dJ, 24, 14, 16, dJ + b_ * 24);
+        lanes_store_mask(out_dJ + 16, 2u, dJ + b_ * 24 + 16, 24);
+        lanes_store_range(out_dJ, 24, 18, 20, dJ + b_ * 24);
+        lanes_zero(dJ + b_ * 24 + 20, 24, 2);
+        lanes_store_range(out_dJ, 24, 22, 24, dJ + b_ * 24);
+#elif ARM4_LANES == 4   /* dJ back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dJ, 24, 0, 8, dJ + b_ * 24);
+        lanes_store_mask(out_dJ + 8, 14u, dJ + b_ * 24 + 8, 24);
+        lanes_store_mask(out_dJ + 12, 14u, dJ + b_ * 24 + 12, 24);
+        lanes_store_mask(out_dJ + 16, 14u, dJ + b_ * 24 + 16, 24);
+        lanes_store_mask(out_dJ + 20, 12u, dJ + b_ * 24 + 20, 24);
+#elif ARM4_LANES == 8   /* dJ back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_dJ, 24, 0, 8, dJ + b_ * 24);
+        lanes_store_mask(out_dJ + 8, 238u, dJ + b_ * 24 + 8, 24);
+        lanes_store_mask(out_dJ + 16, 206u, dJ + b_ * 24 + 16, 24);
+#else
+        lanes_store(out_dJ, 24, dJ + b_ * 24);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_frame_jacobian_dot_work(q + b_ * 4, qd + b_ * 4, dJ + b_ * 24, ws_);
+    }
+}
+
 
 void arm4_frame_jacobian_dot_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ)
 {
@@ -10262,6 +12014,13 @@ void arm4_adaptation_term_update(const double *ARM4_RESTRICT q, const double *AR
     Yts[39] = F3h12*s3_0 + F3k2*s3_2 - F3h02*s3_1;
 }
 
+/* Adaptation term Y(q, qd, qd_r, qdd_r)^T (qd - qd_r), (10 bodies,), in O(N) without forming Y (Wensing & Slotine, Algorithm 3, line 9): the Slotine-Li law's theta-hat-dot = -Gamma Y^T s. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_adaptation_term_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_adaptation_term_update(q, qd, qd_r, qdd_r, Yts);
+}
+
 /* Adaptation term Y(q, qd, qd_r, qdd_r)^T (qd - qd_r), (10 bodies,), in O(N) without forming Y (Wensing & Slotine, Algorithm 3, line 9): the Slotine-Li law's theta-hat-dot = -Gamma Y^T s. */
 void arm4_adaptation_term(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts)
 {
@@ -10276,6 +12035,22 @@ void arm4_adaptation_term(const double *ARM4_RESTRICT q, const double *ARM4_REST
     Yts[8] = 0.0;
     Yts[10] = 0.0;
     arm4_adaptation_term_update(q, qd, qd_r, qdd_r, Yts);
+}
+
+/* Adaptation term Y(q, qd, qd_r, qdd_r)^T (qd - qd_r), (10 bodies,), in O(N) without forming Y (Wensing & Slotine, Algorithm 3, line 9): the Slotine-Li law's theta-hat-dot = -Gamma Y^T s. With the caller's work array. */
+void arm4_adaptation_term_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts, double *ARM4_RESTRICT w)
+{
+    Yts[0] = 0.0;
+    Yts[1] = 0.0;
+    Yts[2] = 0.0;
+    Yts[3] = 0.0;
+    Yts[4] = 0.0;
+    Yts[5] = 0.0;
+    Yts[6] = 0.0;
+    Yts[7] = 0.0;
+    Yts[8] = 0.0;
+    Yts[10] = 0.0;
+    arm4_adaptation_term_update_work(q, qd, qd_r, qdd_r, Yts, w);
 }
 
 
@@ -10531,6 +12306,67 @@ static void arm4_adaptation_term_span(size_t count, const double *ARM4_RESTRICT 
     }
 }
 
+/* The same with the caller's work (the header's ARM4_ADAPTATION_TERM_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_adaptation_term_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const in_qd_r = wl_ + 8;
+        lanes_t *const in_qdd_r = wl_ + 12;
+        lanes_t *const out_Yts = wl_ + 16;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        lanes_load(qd_r + b_ * 4, 4, in_qd_r);
+        lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_Yts[0] = lanes_splat(0.0);
+        out_Yts[1] = lanes_splat(0.0);
+        out_Yts[2] = lanes_splat(0.0);
+        out_Yts[3] = lanes_splat(0.0);
+        out_Yts[4] = lanes_splat(0.0);
+        out_Yts[5] = lanes_splat(0.0);
+        out_Yts[6] = lanes_splat(0.0);
+        out_Yts[7] = lanes_splat(0.0);
+        out_Yts[8] = lanes_splat(0.0);
+        out_Yts[10] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_adaptation_term_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Yts), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_adaptation_term_work(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, Yts + l_ * 40, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Yts back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Yts + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Yts + 8, 2u, Yts + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Yts + 10, 2u, Yts + b_ * 40 + 10, 40);
+        lanes_store_range(out_Yts, 40, 12, 40, Yts + b_ * 40);
+#elif ARM4_LANES == 4   /* Yts back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Yts + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Yts + 8, 10u, Yts + b_ * 40 + 8, 40);
+        lanes_store_range(out_Yts, 40, 12, 40, Yts + b_ * 40);
+#elif ARM4_LANES == 8   /* Yts back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Yts + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Yts + 8, 250u, Yts + b_ * 40 + 8, 40);
+        lanes_store_range(out_Yts, 40, 16, 40, Yts + b_ * 40);
+#else
+        lanes_store(out_Yts, 40, Yts + b_ * 40);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_adaptation_term_work(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Yts + b_ * 40, ws_);
+    }
+}
+
+
 void arm4_adaptation_term_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts)
 {
 #ifdef _OPENMP
@@ -10647,10 +12483,23 @@ void arm4_momentum_update(const double *ARM4_RESTRICT q, const double *ARM4_REST
     p[3] = 0.00031*v3_2;
 }
 
+/* Generalized momentum p = M(q) qd, (n,), in O(N) without forming M (composite spatial momenta). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_momentum_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_momentum_update(q, qd, p);
+}
+
 /* Generalized momentum p = M(q) qd, (n,), in O(N) without forming M (composite spatial momenta). */
 void arm4_momentum(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p)
 {
     arm4_momentum_update(q, qd, p);
+}
+
+/* Generalized momentum p = M(q) qd, (n,), in O(N) without forming M (composite spatial momenta). With the caller's work array. */
+void arm4_momentum_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p, double *ARM4_RESTRICT w)
+{
+    arm4_momentum_update_work(q, qd, p, w);
 }
 
 
@@ -10742,6 +12591,47 @@ static void arm4_momentum_span(size_t count, const double *ARM4_RESTRICT q, cons
         arm4_momentum(q + b_ * 4, qd + b_ * 4, p + b_ * 4);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_MOMENTUM_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_momentum_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_p = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        if (__builtin_expect(arm4_momentum_lanes(in_q, in_qd, out_p), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_momentum_work(q + l_ * 4, qd + l_ * 4, p + l_ * 4, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* p back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_p, 4, 0, 4, p + b_ * 4);
+#elif ARM4_LANES == 4   /* p back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_range(out_p, 4, 0, 4, p + b_ * 4);
+#elif ARM4_LANES == 8   /* p back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_p, 4, 0, p + b_ * 4);
+        lanes_store_one(out_p, 4, 1, p + b_ * 4);
+        lanes_store_one(out_p, 4, 2, p + b_ * 4);
+        lanes_store_one(out_p, 4, 3, p + b_ * 4);
+#else
+        lanes_store(out_p, 4, p + b_ * 4);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_momentum_work(q + b_ * 4, qd + b_ * 4, p + b_ * 4, ws_);
+    }
+}
+
 
 void arm4_momentum_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p)
 {
@@ -10853,11 +12743,25 @@ void arm4_coriolis_transpose_product_update(const double *ARM4_RESTRICT q, const
     CTv[3] = h3_0*v3_1 + h3_3*v3_4 - h3_1*v3_0 - h3_4*v3_3;
 }
 
+/* C(q, qd)^T qd, (n,), in O(N) (Wensing & Slotine, eq. (38)); the same for every C with Mdot = C + C^T (the momentum observer's term: p-dot = tau + C^T qd - g). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_coriolis_transpose_product_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_coriolis_transpose_product_update(q, qd, CTv);
+}
+
 /* C(q, qd)^T qd, (n,), in O(N) (Wensing & Slotine, eq. (38)); the same for every C with Mdot = C + C^T (the momentum observer's term: p-dot = tau + C^T qd - g). */
 void arm4_coriolis_transpose_product(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv)
 {
     CTv[0] = 0.0;
     arm4_coriolis_transpose_product_update(q, qd, CTv);
+}
+
+/* C(q, qd)^T qd, (n,), in O(N) (Wensing & Slotine, eq. (38)); the same for every C with Mdot = C + C^T (the momentum observer's term: p-dot = tau + C^T qd - g). With the caller's work array. */
+void arm4_coriolis_transpose_product_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv, double *ARM4_RESTRICT w)
+{
+    CTv[0] = 0.0;
+    arm4_coriolis_transpose_product_update_work(q, qd, CTv, w);
 }
 
 
@@ -10948,6 +12852,51 @@ static void arm4_coriolis_transpose_product_span(size_t count, const double *ARM
         arm4_coriolis_transpose_product(q + b_ * 4, qd + b_ * 4, CTv + b_ * 4);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_CORIOLIS_TRANSPOSE_PRODUCT_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_coriolis_transpose_product_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_CTv = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_CTv[0] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_coriolis_transpose_product_lanes(in_q, in_qd, out_CTv), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_coriolis_transpose_product_work(q + l_ * 4, qd + l_ * 4, CTv + l_ * 4, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* CTv back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_CTv + 0, 2u, CTv + b_ * 4 + 0, 4);
+        lanes_store_range(out_CTv, 4, 2, 4, CTv + b_ * 4);
+#elif ARM4_LANES == 4   /* CTv back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_CTv + 0, 14u, CTv + b_ * 4 + 0, 4);
+#elif ARM4_LANES == 8   /* CTv back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(CTv + b_ * 4 + 0, 4, 1);
+        lanes_store_one(out_CTv, 4, 1, CTv + b_ * 4);
+        lanes_store_one(out_CTv, 4, 2, CTv + b_ * 4);
+        lanes_store_one(out_CTv, 4, 3, CTv + b_ * 4);
+#else
+        lanes_store(out_CTv, 4, CTv + b_ * 4);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_coriolis_transpose_product_work(q + b_ * 4, qd + b_ * 4, CTv + b_ * 4, ws_);
+    }
+}
+
 
 void arm4_coriolis_transpose_product_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv)
 {
@@ -11040,10 +12989,23 @@ void arm4_kinetic_energy_update(const double *ARM4_RESTRICT q, const double *ARM
     T[0] = 0.0228*qd[1]*qd[1] + 0.0228*v1_0*v1_0 + 0.00030625*v2_1*v2_1 + 0.0006*v1_1*v1_1 + 0.000155*v3_2*v3_2 + 0.00125*qd[0]*qd[0] + 0.85*v2_4*v2_4 + 0.5*v2_0*(0.0211396*v2_0 + 0.0375*v1_0) + 0.5*v2_2*(0.0211396*v2_2 - 0.125*v2_3) + 0.5*v2_3*(v2_3 - 0.125*v2_2) + 0.5*v3_0*(0.0024233300000000004*v3_0 - 0.032*v3_4) + 0.5*v3_1*(0.032*v3_3 + 0.0024733300000000006*v3_1) + 0.5*v3_3*(0.032*v3_1 + 0.7*v3_3) + 0.5*v3_4*(0.7*v3_4 - 0.032*v3_0) + 0.15*v1_0*(0.125*v2_0 + 0.3*v1_0);
 }
 
+/* Kinetic energy T = 1/2 qd^T M(q) qd, a scalar, in O(N). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_kinetic_energy_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_kinetic_energy_update(q, qd, T);
+}
+
 /* Kinetic energy T = 1/2 qd^T M(q) qd, a scalar, in O(N). */
 void arm4_kinetic_energy(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T)
 {
     arm4_kinetic_energy_update(q, qd, T);
+}
+
+/* Kinetic energy T = 1/2 qd^T M(q) qd, a scalar, in O(N). With the caller's work array. */
+void arm4_kinetic_energy_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T, double *ARM4_RESTRICT w)
+{
+    arm4_kinetic_energy_update_work(q, qd, T, w);
 }
 
 
@@ -11112,6 +13074,44 @@ static void arm4_kinetic_energy_span(size_t count, const double *ARM4_RESTRICT q
         arm4_kinetic_energy(q + b_ * 4, qd + b_ * 4, T + b_ * 1);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_KINETIC_ENERGY_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_kinetic_energy_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_T = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+        if (__builtin_expect(arm4_kinetic_energy_lanes(in_q, in_qd, out_T), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_kinetic_energy_work(q + l_ * 4, qd + l_ * 4, T + l_ * 1, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* T back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_T, 1, 0, T + b_ * 1);
+#elif ARM4_LANES == 4   /* T back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_T, 1, 0, T + b_ * 1);
+#elif ARM4_LANES == 8   /* T back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_T, 1, 0, T + b_ * 1);
+#else
+        lanes_store(out_T, 1, T + b_ * 1);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_kinetic_energy_work(q + b_ * 4, qd + b_ * 4, T + b_ * 1, ws_);
+    }
+}
+
 
 void arm4_kinetic_energy_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T)
 {
@@ -11183,10 +13183,23 @@ void arm4_potential_energy_update(const double *ARM4_RESTRICT q, double *ARM4_RE
     V[0] = 5.886000000000001 + 9.81*p0_2_2 + 2.2072499999999997*cq1 + 6.867*p0_3_2 + 1.54017*R2_2_1;
 }
 
+/* Potential energy of gravity V = -sum_i m_i g . c_i (world CoMs; zero at the world origin), a scalar. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_potential_energy_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_potential_energy_update(q, V);
+}
+
 /* Potential energy of gravity V = -sum_i m_i g . c_i (world CoMs; zero at the world origin), a scalar. */
 void arm4_potential_energy(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V)
 {
     arm4_potential_energy_update(q, V);
+}
+
+/* Potential energy of gravity V = -sum_i m_i g . c_i (world CoMs; zero at the world origin), a scalar. With the caller's work array. */
+void arm4_potential_energy_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V, double *ARM4_RESTRICT w)
+{
+    arm4_potential_energy_update_work(q, V, w);
 }
 
 
@@ -11241,6 +13254,42 @@ static void arm4_potential_energy_span(size_t count, const double *ARM4_RESTRICT
         arm4_potential_energy(q + b_ * 4, V + b_ * 1);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_POTENTIAL_ENERGY_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_potential_energy_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_V = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+        if (__builtin_expect(arm4_potential_energy_lanes(in_q, out_V), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_potential_energy_work(q + l_ * 4, V + l_ * 1, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_V, 1, 0, V + b_ * 1);
+#elif ARM4_LANES == 4   /* V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_V, 1, 0, V + b_ * 1);
+#elif ARM4_LANES == 8   /* V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_one(out_V, 1, 0, V + b_ * 1);
+#else
+        lanes_store(out_V, 1, V + b_ * 1);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_potential_energy_work(q + b_ * 4, V + b_ * 1, ws_);
+    }
+}
+
 
 void arm4_potential_energy_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V)
 {
@@ -11372,11 +13421,25 @@ void arm4_gravity_regressor_update(const double *ARM4_RESTRICT q, double *ARM4_R
     Y_g[152] = -ag3_3;
 }
 
+/* Gravity regressor Y_g, (n, 10 bodies): Y_g @ parameters = g(q) (Algorithm 4, line 21). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_gravity_regressor_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_gravity_regressor_update(q, Y_g);
+}
+
 /* Gravity regressor Y_g, (n, 10 bodies): Y_g @ parameters = g(q) (Algorithm 4, line 21). */
 void arm4_gravity_regressor(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g)
 {
     memset(Y_g, 0, sizeof(double) * 160);
     arm4_gravity_regressor_update(q, Y_g);
+}
+
+/* Gravity regressor Y_g, (n, 10 bodies): Y_g @ parameters = g(q) (Algorithm 4, line 21). With the caller's work array. */
+void arm4_gravity_regressor_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g, double *ARM4_RESTRICT w)
+{
+    memset(Y_g, 0, sizeof(double) * 160);
+    arm4_gravity_regressor_update_work(q, Y_g, w);
 }
 
 
@@ -11462,7 +13525,7 @@ static void arm4_gravity_regressor_span(size_t count, const double *ARM4_RESTRIC
         lanes_t out_Y_g[160];
         lanes_load(q + b_ * 4, 4, in_q);
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        memset(out_Y_g, 0, sizeof out_Y_g);
+        memset(out_Y_g, 0, sizeof(lanes_t) * 160);
 #endif
         if (__builtin_expect(arm4_gravity_regressor_lanes(in_q, out_Y_g), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
@@ -11540,6 +13603,101 @@ static void arm4_gravity_regressor_span(size_t count, const double *ARM4_RESTRIC
         arm4_gravity_regressor(q + b_ * 4, Y_g + b_ * 160);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_GRAVITY_REGRESSOR_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_gravity_regressor_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_Y_g = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        memset(out_Y_g, 0, sizeof(lanes_t) * 160);
+#endif
+        if (__builtin_expect(arm4_gravity_regressor_lanes(in_q, out_Y_g), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_gravity_regressor_work(q + l_ * 4, Y_g + l_ * 160, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Y_g back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_g + b_ * 160 + 0, 160, 22);
+        lanes_store_mask(out_Y_g + 22, 2u, Y_g + b_ * 160 + 22, 160);
+        lanes_zero(Y_g + b_ * 160 + 24, 160, 6);
+        lanes_store_range(out_Y_g, 160, 30, 34, Y_g + b_ * 160);
+        lanes_zero(Y_g + b_ * 160 + 34, 160, 16);
+        lanes_store_mask(out_Y_g + 50, 2u, Y_g + b_ * 160 + 50, 160);
+        lanes_store_mask(out_Y_g + 52, 1u, Y_g + b_ * 160 + 52, 160);
+        lanes_zero(Y_g + b_ * 160 + 54, 160, 6);
+        lanes_store_range(out_Y_g, 160, 60, 62, Y_g + b_ * 160);
+        lanes_store_mask(out_Y_g + 62, 1u, Y_g + b_ * 160 + 62, 160);
+        lanes_zero(Y_g + b_ * 160 + 64, 160, 6);
+        lanes_store_range(out_Y_g, 160, 70, 74, Y_g + b_ * 160);
+        lanes_zero(Y_g + b_ * 160 + 74, 160, 26);
+        lanes_store_mask(out_Y_g + 100, 2u, Y_g + b_ * 160 + 100, 160);
+        lanes_store_mask(out_Y_g + 102, 1u, Y_g + b_ * 160 + 102, 160);
+        lanes_zero(Y_g + b_ * 160 + 104, 160, 6);
+        lanes_store_range(out_Y_g, 160, 110, 114, Y_g + b_ * 160);
+        lanes_zero(Y_g + b_ * 160 + 114, 160, 36);
+        lanes_store_mask(out_Y_g + 150, 2u, Y_g + b_ * 160 + 150, 160);
+        lanes_store_mask(out_Y_g + 152, 1u, Y_g + b_ * 160 + 152, 160);
+        lanes_zero(Y_g + b_ * 160 + 154, 160, 6);
+#elif ARM4_LANES == 4   /* Y_g back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_g + b_ * 160 + 0, 160, 20);
+        lanes_store_mask(out_Y_g + 20, 8u, Y_g + b_ * 160 + 20, 160);
+        lanes_zero(Y_g + b_ * 160 + 24, 160, 4);
+        lanes_store_mask(out_Y_g + 28, 12u, Y_g + b_ * 160 + 28, 160);
+        lanes_store_mask(out_Y_g + 32, 3u, Y_g + b_ * 160 + 32, 160);
+        lanes_zero(Y_g + b_ * 160 + 36, 160, 12);
+        lanes_store_mask(out_Y_g + 48, 8u, Y_g + b_ * 160 + 48, 160);
+        lanes_store_mask(out_Y_g + 52, 1u, Y_g + b_ * 160 + 52, 160);
+        lanes_zero(Y_g + b_ * 160 + 56, 160, 4);
+        lanes_store_mask(out_Y_g + 60, 7u, Y_g + b_ * 160 + 60, 160);
+        lanes_zero(Y_g + b_ * 160 + 64, 160, 4);
+        lanes_store_mask(out_Y_g + 68, 12u, Y_g + b_ * 160 + 68, 160);
+        lanes_store_mask(out_Y_g + 72, 3u, Y_g + b_ * 160 + 72, 160);
+        lanes_zero(Y_g + b_ * 160 + 76, 160, 24);
+        lanes_store_mask(out_Y_g + 100, 6u, Y_g + b_ * 160 + 100, 160);
+        lanes_zero(Y_g + b_ * 160 + 104, 160, 4);
+        lanes_store_mask(out_Y_g + 108, 12u, Y_g + b_ * 160 + 108, 160);
+        lanes_store_mask(out_Y_g + 112, 3u, Y_g + b_ * 160 + 112, 160);
+        lanes_zero(Y_g + b_ * 160 + 116, 160, 32);
+        lanes_store_mask(out_Y_g + 148, 8u, Y_g + b_ * 160 + 148, 160);
+        lanes_store_mask(out_Y_g + 152, 1u, Y_g + b_ * 160 + 152, 160);
+        lanes_zero(Y_g + b_ * 160 + 156, 160, 4);
+#elif ARM4_LANES == 8   /* Y_g back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_g + b_ * 160 + 0, 160, 16);
+        lanes_store_mask(out_Y_g + 16, 128u, Y_g + b_ * 160 + 16, 160);
+        lanes_store_mask(out_Y_g + 24, 192u, Y_g + b_ * 160 + 24, 160);
+        lanes_store_mask(out_Y_g + 32, 3u, Y_g + b_ * 160 + 32, 160);
+        lanes_zero(Y_g + b_ * 160 + 40, 160, 8);
+        lanes_store_mask(out_Y_g + 48, 24u, Y_g + b_ * 160 + 48, 160);
+        lanes_store_mask(out_Y_g + 56, 112u, Y_g + b_ * 160 + 56, 160);
+        lanes_store_mask(out_Y_g + 64, 192u, Y_g + b_ * 160 + 64, 160);
+        lanes_store_mask(out_Y_g + 72, 3u, Y_g + b_ * 160 + 72, 160);
+        lanes_zero(Y_g + b_ * 160 + 80, 160, 16);
+        lanes_store_mask(out_Y_g + 96, 96u, Y_g + b_ * 160 + 96, 160);
+        lanes_store_mask(out_Y_g + 104, 192u, Y_g + b_ * 160 + 104, 160);
+        lanes_store_mask(out_Y_g + 112, 3u, Y_g + b_ * 160 + 112, 160);
+        lanes_zero(Y_g + b_ * 160 + 120, 160, 24);
+        lanes_store_mask(out_Y_g + 144, 128u, Y_g + b_ * 160 + 144, 160);
+        lanes_store_mask(out_Y_g + 152, 1u, Y_g + b_ * 160 + 152, 160);
+#else
+        lanes_store(out_Y_g, 160, Y_g + b_ * 160);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_gravity_regressor_work(q + b_ * 4, Y_g + b_ * 160, ws_);
+    }
+}
+
 
 void arm4_gravity_regressor_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g)
 {
@@ -11658,6 +13816,13 @@ void arm4_kinetic_energy_regressor_update(const double *ARM4_RESTRICT q, const d
     Y_T[39] = 0.5*v3_2*v3_2;
 }
 
+/* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's 1/2 armature . qd^2 (Algorithm 4, line 12). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_kinetic_energy_regressor_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_kinetic_energy_regressor_update(q, qd, Y_T);
+}
+
 /* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's 1/2 armature . qd^2 (Algorithm 4, line 12). */
 void arm4_kinetic_energy_regressor(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T)
 {
@@ -11675,6 +13840,25 @@ void arm4_kinetic_energy_regressor(const double *ARM4_RESTRICT q, const double *
     Y_T[12] = 0.0;
     Y_T[13] = 0.0;
     arm4_kinetic_energy_regressor_update(q, qd, Y_T);
+}
+
+/* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's 1/2 armature . qd^2 (Algorithm 4, line 12). With the caller's work array. */
+void arm4_kinetic_energy_regressor_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T, double *ARM4_RESTRICT w)
+{
+    Y_T[0] = 0.0;
+    Y_T[1] = 0.0;
+    Y_T[2] = 0.0;
+    Y_T[3] = 0.0;
+    Y_T[4] = 0.0;
+    Y_T[5] = 0.0;
+    Y_T[6] = 0.0;
+    Y_T[7] = 0.0;
+    Y_T[8] = 0.0;
+    Y_T[10] = 0.0;
+    Y_T[11] = 0.0;
+    Y_T[12] = 0.0;
+    Y_T[13] = 0.0;
+    arm4_kinetic_energy_regressor_update_work(q, qd, Y_T, w);
 }
 
 
@@ -11793,6 +13977,67 @@ static void arm4_kinetic_energy_regressor_span(size_t count, const double *ARM4_
     }
 }
 
+/* The same with the caller's work (the header's ARM4_KINETIC_ENERGY_REGRESSOR_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_kinetic_energy_regressor_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_Y_T = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        out_Y_T[0] = lanes_splat(0.0);
+        out_Y_T[1] = lanes_splat(0.0);
+        out_Y_T[2] = lanes_splat(0.0);
+        out_Y_T[3] = lanes_splat(0.0);
+        out_Y_T[4] = lanes_splat(0.0);
+        out_Y_T[5] = lanes_splat(0.0);
+        out_Y_T[6] = lanes_splat(0.0);
+        out_Y_T[7] = lanes_splat(0.0);
+        out_Y_T[8] = lanes_splat(0.0);
+        out_Y_T[10] = lanes_splat(0.0);
+        out_Y_T[11] = lanes_splat(0.0);
+        out_Y_T[12] = lanes_splat(0.0);
+        out_Y_T[13] = lanes_splat(0.0);
+#endif
+        if (__builtin_expect(arm4_kinetic_energy_regressor_lanes(in_q, in_qd, out_Y_T), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_kinetic_energy_regressor_work(q + l_ * 4, qd + l_ * 4, Y_T + l_ * 40, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Y_T back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_T + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Y_T + 8, 2u, Y_T + b_ * 40 + 8, 40);
+        lanes_zero(Y_T + b_ * 40 + 10, 40, 4);
+        lanes_store_range(out_Y_T, 40, 14, 40, Y_T + b_ * 40);
+#elif ARM4_LANES == 4   /* Y_T back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_T + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Y_T + 8, 2u, Y_T + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Y_T + 12, 12u, Y_T + b_ * 40 + 12, 40);
+        lanes_store_range(out_Y_T, 40, 16, 40, Y_T + b_ * 40);
+#elif ARM4_LANES == 8   /* Y_T back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_T + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Y_T + 8, 194u, Y_T + b_ * 40 + 8, 40);
+        lanes_store_range(out_Y_T, 40, 16, 40, Y_T + b_ * 40);
+#else
+        lanes_store(out_Y_T, 40, Y_T + b_ * 40);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_kinetic_energy_regressor_work(q + b_ * 4, qd + b_ * 4, Y_T + b_ * 40, ws_);
+    }
+}
+
+
 void arm4_kinetic_energy_regressor_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T)
 {
 #ifdef _OPENMP
@@ -11888,11 +14133,25 @@ void arm4_potential_energy_regressor_update(const double *ARM4_RESTRICT q, doubl
     Y_V[33] = y_v0;
 }
 
+/* Potential energy regressor Y_V, (10 bodies,): Y_V @ parameters = V. Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_potential_energy_regressor_update_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_potential_energy_regressor_update(q, Y_V);
+}
+
 /* Potential energy regressor Y_V, (10 bodies,): Y_V @ parameters = V. */
 void arm4_potential_energy_regressor(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V)
 {
     memset(Y_V, 0, sizeof(double) * 40);
     arm4_potential_energy_regressor_update(q, Y_V);
+}
+
+/* Potential energy regressor Y_V, (10 bodies,): Y_V @ parameters = V. With the caller's work array. */
+void arm4_potential_energy_regressor_work(const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V, double *ARM4_RESTRICT w)
+{
+    memset(Y_V, 0, sizeof(double) * 40);
+    arm4_potential_energy_regressor_update_work(q, Y_V, w);
 }
 
 
@@ -11945,7 +14204,7 @@ static void arm4_potential_energy_regressor_span(size_t count, const double *ARM
         lanes_t out_Y_V[40];
         lanes_load(q + b_ * 4, 4, in_q);
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        memset(out_Y_V, 0, sizeof out_Y_V);
+        memset(out_Y_V, 0, sizeof(lanes_t) * 40);
 #endif
         if (__builtin_expect(arm4_potential_energy_regressor_lanes(in_q, out_Y_V), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
@@ -11990,6 +14249,68 @@ static void arm4_potential_energy_regressor_span(size_t count, const double *ARM
         arm4_potential_energy_regressor(q + b_ * 4, Y_V + b_ * 40);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_POTENTIAL_ENERGY_REGRESSOR_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_potential_energy_regressor_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const out_Y_V = wl_ + 4;
+        lanes_load(q + b_ * 4, 4, in_q);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        memset(out_Y_V, 0, sizeof(lanes_t) * 40);
+#endif
+        if (__builtin_expect(arm4_potential_energy_regressor_lanes(in_q, out_Y_V), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_potential_energy_regressor_work(q + l_ * 4, Y_V + l_ * 40, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Y_V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Y_V + 0, 1u, Y_V + b_ * 40 + 0, 40);
+        lanes_store_mask(out_Y_V + 2, 2u, Y_V + b_ * 40 + 2, 40);
+        lanes_zero(Y_V + b_ * 40 + 4, 40, 6);
+        lanes_store_range(out_Y_V, 40, 10, 12, Y_V + b_ * 40);
+        lanes_store_mask(out_Y_V + 12, 1u, Y_V + b_ * 40 + 12, 40);
+        lanes_zero(Y_V + b_ * 40 + 14, 40, 6);
+        lanes_store_range(out_Y_V, 40, 20, 22, Y_V + b_ * 40);
+        lanes_store_mask(out_Y_V + 22, 1u, Y_V + b_ * 40 + 22, 40);
+        lanes_zero(Y_V + b_ * 40 + 24, 40, 6);
+        lanes_store_range(out_Y_V, 40, 30, 34, Y_V + b_ * 40);
+        lanes_zero(Y_V + b_ * 40 + 34, 40, 6);
+#elif ARM4_LANES == 4   /* Y_V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Y_V + 0, 9u, Y_V + b_ * 40 + 0, 40);
+        lanes_zero(Y_V + b_ * 40 + 4, 40, 4);
+        lanes_store_mask(out_Y_V + 8, 12u, Y_V + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Y_V + 12, 1u, Y_V + b_ * 40 + 12, 40);
+        lanes_zero(Y_V + b_ * 40 + 16, 40, 4);
+        lanes_store_mask(out_Y_V + 20, 7u, Y_V + b_ * 40 + 20, 40);
+        lanes_zero(Y_V + b_ * 40 + 24, 40, 4);
+        lanes_store_mask(out_Y_V + 28, 12u, Y_V + b_ * 40 + 28, 40);
+        lanes_store_mask(out_Y_V + 32, 3u, Y_V + b_ * 40 + 32, 40);
+        lanes_zero(Y_V + b_ * 40 + 36, 40, 4);
+#elif ARM4_LANES == 8   /* Y_V back to the states: computed groups transposed, structural zeros stored */
+        lanes_store_mask(out_Y_V + 0, 9u, Y_V + b_ * 40 + 0, 40);
+        lanes_store_mask(out_Y_V + 8, 28u, Y_V + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Y_V + 16, 112u, Y_V + b_ * 40 + 16, 40);
+        lanes_store_mask(out_Y_V + 24, 192u, Y_V + b_ * 40 + 24, 40);
+        lanes_store_mask(out_Y_V + 32, 3u, Y_V + b_ * 40 + 32, 40);
+#else
+        lanes_store(out_Y_V, 40, Y_V + b_ * 40);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_potential_energy_regressor_work(q + b_ * 4, Y_V + b_ * 40, ws_);
+    }
+}
+
 
 void arm4_potential_energy_regressor_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V)
 {
@@ -12098,11 +14419,25 @@ void arm4_gravity_power_regressor_update(const double *ARM4_RESTRICT q, const do
     Y_Vdot[33] = ag3_3*v3_1 - ag3_4*v3_0;
 }
 
+/* Power of gravity's regressor qd^T Y_g, (10 bodies,): Y_Vdot @ parameters = qd^T g = dV/dt (Algorithm 4, line 13). Writes only the entries that can be nonzero; no work array (work unused). */
+void arm4_gravity_power_regressor_update_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot, double *ARM4_RESTRICT w)
+{
+    (void)w;
+    arm4_gravity_power_regressor_update(q, qd, Y_Vdot);
+}
+
 /* Power of gravity's regressor qd^T Y_g, (10 bodies,): Y_Vdot @ parameters = qd^T g = dV/dt (Algorithm 4, line 13). */
 void arm4_gravity_power_regressor(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot)
 {
     memset(Y_Vdot, 0, sizeof(double) * 40);
     arm4_gravity_power_regressor_update(q, qd, Y_Vdot);
+}
+
+/* Power of gravity's regressor qd^T Y_g, (10 bodies,): Y_Vdot @ parameters = qd^T g = dV/dt (Algorithm 4, line 13). With the caller's work array. */
+void arm4_gravity_power_regressor_work(const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot, double *ARM4_RESTRICT w)
+{
+    memset(Y_Vdot, 0, sizeof(double) * 40);
+    arm4_gravity_power_regressor_update_work(q, qd, Y_Vdot, w);
 }
 
 
@@ -12166,7 +14501,7 @@ static void arm4_gravity_power_regressor_span(size_t count, const double *ARM4_R
         lanes_load(q + b_ * 4, 4, in_q);
         lanes_load(qd + b_ * 4, 4, in_qd);
 #if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        memset(out_Y_Vdot, 0, sizeof out_Y_Vdot);
+        memset(out_Y_Vdot, 0, sizeof(lanes_t) * 40);
 #endif
         if (__builtin_expect(arm4_gravity_power_regressor_lanes(in_q, in_qd, out_Y_Vdot), 0)) {
             for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
@@ -12207,6 +14542,66 @@ static void arm4_gravity_power_regressor_span(size_t count, const double *ARM4_R
         arm4_gravity_power_regressor(q + b_ * 4, qd + b_ * 4, Y_Vdot + b_ * 40);
     }
 }
+
+/* The same with the caller's work (the header's ARM4_GRAVITY_POWER_REGRESSOR_BATCH_WORK_BYTES): a group's
+ * inputs, outputs of lanes in it, and a state's work array
+ * where a group falls back to one-state calls. */
+void arm4_gravity_power_regressor_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot, void *ARM4_RESTRICT work)
+{
+    size_t b_ = 0;
+    double *const ws_ = (double *)work;
+    (void)ws_;
+#if ARM4_LANES > 1
+    lanes_t *const wl_ = (lanes_t *)work;
+    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
+        lanes_t *const in_q = wl_ + 0;
+        lanes_t *const in_qd = wl_ + 4;
+        lanes_t *const out_Y_Vdot = wl_ + 8;
+        lanes_load(q + b_ * 4, 4, in_q);
+        lanes_load(qd + b_ * 4, 4, in_qd);
+#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
+        memset(out_Y_Vdot, 0, sizeof(lanes_t) * 40);
+#endif
+        if (__builtin_expect(arm4_gravity_power_regressor_lanes(in_q, in_qd, out_Y_Vdot), 0)) {
+            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
+                arm4_gravity_power_regressor_work(q + l_ * 4, qd + l_ * 4, Y_Vdot + l_ * 40, ws_);
+            continue;
+        }
+#if ARM4_LANES == 2   /* Y_Vdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_Vdot + b_ * 40 + 0, 40, 10);
+        lanes_store_mask(out_Y_Vdot + 10, 2u, Y_Vdot + b_ * 40 + 10, 40);
+        lanes_store_range(out_Y_Vdot, 40, 12, 14, Y_Vdot + b_ * 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 14, 40, 6);
+        lanes_store_range(out_Y_Vdot, 40, 20, 24, Y_Vdot + b_ * 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 24, 40, 6);
+        lanes_store_range(out_Y_Vdot, 40, 30, 34, Y_Vdot + b_ * 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 34, 40, 6);
+#elif ARM4_LANES == 4   /* Y_Vdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_Vdot + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Y_Vdot + 8, 8u, Y_Vdot + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Y_Vdot + 12, 3u, Y_Vdot + b_ * 40 + 12, 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 16, 40, 4);
+        lanes_store_range(out_Y_Vdot, 40, 20, 24, Y_Vdot + b_ * 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 24, 40, 4);
+        lanes_store_mask(out_Y_Vdot + 28, 12u, Y_Vdot + b_ * 40 + 28, 40);
+        lanes_store_mask(out_Y_Vdot + 32, 3u, Y_Vdot + b_ * 40 + 32, 40);
+        lanes_zero(Y_Vdot + b_ * 40 + 36, 40, 4);
+#elif ARM4_LANES == 8   /* Y_Vdot back to the states: computed groups transposed, structural zeros stored */
+        lanes_zero(Y_Vdot + b_ * 40 + 0, 40, 8);
+        lanes_store_mask(out_Y_Vdot + 8, 56u, Y_Vdot + b_ * 40 + 8, 40);
+        lanes_store_mask(out_Y_Vdot + 16, 240u, Y_Vdot + b_ * 40 + 16, 40);
+        lanes_store_mask(out_Y_Vdot + 24, 192u, Y_Vdot + b_ * 40 + 24, 40);
+        lanes_store_mask(out_Y_Vdot + 32, 3u, Y_Vdot + b_ * 40 + 32, 40);
+#else
+        lanes_store(out_Y_Vdot, 40, Y_Vdot + b_ * 40);
+#endif
+    }
+#endif
+    for (; b_ < count; ++b_) {
+        arm4_gravity_power_regressor_work(q + b_ * 4, qd + b_ * 4, Y_Vdot + b_ * 40, ws_);
+    }
+}
+
 
 void arm4_gravity_power_regressor_batch_threads(size_t count, int threads, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot)
 {

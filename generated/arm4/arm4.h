@@ -8,8 +8,9 @@
  * doubles; n = ARM4_NV. Batch variants take count packed items per pointer. Big
  * functions keep the temps their parts share in a work array on the stack, and a function with
  * row runs (loops over rows of dot products) the arrays they read: *_WORK_BYTES (besides the
- * compiler's own locals); mind it on threads with small stacks. Functions printed in parts also
- * take it from the caller: *_update_work.
+ * compiler's own locals); mind it on threads with small stacks. Every function also takes it from
+ * the caller (*_work, *_update_work), and *_batch_work a batch's (*_BATCH_WORK_BYTES); symgen stack
+ * PKG --cc CC --cflags "..." prints each entry point's stack for a compiler and its flags.
  *
  * Batches and threads: arm4_<function>_batch_threads(count, threads, ...) computes count
  * packed states, split into one contiguous chunk per thread (threads <= 0: OpenMP's default, i.e.
@@ -57,9 +58,9 @@ typedef double ARM4_real;
  * ARM4_NO_LANES to compute each alone), states b * LANES to b * LANES + LANES - 1 of a
  * batch in one group whatever the threads: a batch's result may differ from one-state calls in
  * the last bits (the compiler contracts a * b + c into FMAs differently in the two codes, and the
- * batch's sin and cos are its own, within 2 ulp of libm's), never with the thread count. A
- * function printed in parts keeps its work array for a group on the stack: LANES times its
- * *_WORK_BYTES. */
+ * batch's sin and cos are its own, within 2 ulp of libm's), never with the thread count. A batch
+ * keeps a group's inputs, outputs and work array on the stack (LANES times a state's:
+ * *_BATCH_WORK_BYTES), *_batch_work in the caller's buffer. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(ARM4_NO_LANES)
 #ifndef ARM4_LANES
 #if defined(__AVX512F__)
@@ -76,6 +77,8 @@ typedef double ARM4_real;
 #undef ARM4_LANES
 #define ARM4_LANES 1
 #endif
+/* the alignment, in bytes, of the work a *_batch_work function takes (a group of lanes) */
+#define ARM4_WORK_ALIGN (ARM4_LANES * sizeof(ARM4_real))
 #ifndef ARM4_PARALLEL_MIN
 #define ARM4_PARALLEL_MIN 64  /* smaller batches run serially: starting threads costs more */
 #endif
@@ -108,337 +111,634 @@ extern const double arm4_springref[ARM4_NV];
 
 /* Mass matrix M(q), (n, n), by CRBA. */
 #define ARM4_MASS_MATRIX_M_SIZE (ARM4_NV * ARM4_NV)   /* M: shape (ARM4_NV, ARM4_NV), row-major */
-#define ARM4_MASS_MATRIX_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_MASS_MATRIX_WORK_BYTES 0  /* its work array (none) */
 void arm4_mass_matrix(const double *q, double *M);
 /* The same, writing only the 12 of 16 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_mass_matrix). */
 void arm4_mass_matrix_update(const double *q, double *M);
+/* The same two with the work array passed in (ARM4_MASS_MATRIX_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_mass_matrix_work(const double *q, double *M, double *work);
+void arm4_mass_matrix_update_work(const double *q, double *M, double *work);
 void arm4_mass_matrix_batch(size_t count, const double *q, double *M);
 void arm4_mass_matrix_batch_threads(size_t count, int threads, const double *q, double *M);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_MASS_MATRIX_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_MASS_MATRIX_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 20 > 0 ? ARM4_LANES * 160 : 0)
+void arm4_mass_matrix_batch_work(size_t count, const double *q, double *M, void *work);
 
 /* dM/dt at (q, qd), (n, n), by Algorithm 1. */
 #define ARM4_MASS_MATRIX_DOT_MDOT_SIZE (ARM4_NV * ARM4_NV)   /* Mdot: shape (ARM4_NV, ARM4_NV), row-major */
-#define ARM4_MASS_MATRIX_DOT_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_MASS_MATRIX_DOT_WORK_BYTES 0  /* its work array (none) */
 void arm4_mass_matrix_dot(const double *q, const double *qd, double *Mdot);
 /* The same, writing only the 15 of 16 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_mass_matrix_dot). */
 void arm4_mass_matrix_dot_update(const double *q, const double *qd, double *Mdot);
+/* The same two with the work array passed in (ARM4_MASS_MATRIX_DOT_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_mass_matrix_dot_work(const double *q, const double *qd, double *Mdot, double *work);
+void arm4_mass_matrix_dot_update_work(const double *q, const double *qd, double *Mdot, double *work);
 void arm4_mass_matrix_dot_batch(size_t count, const double *q, const double *qd, double *Mdot);
 void arm4_mass_matrix_dot_batch_threads(size_t count, int threads, const double *q, const double *qd, double *Mdot);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_MASS_MATRIX_DOT_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_MASS_MATRIX_DOT_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 24 > 0 ? ARM4_LANES * 192 : 0)
+void arm4_mass_matrix_dot_batch_work(size_t count, const double *q, const double *qd, double *Mdot, void *work);
 
 /* Christoffel-consistent Coriolis matrix C(q, qd), (n, n), by Algorithm 1. */
 #define ARM4_CORIOLIS_MATRIX_C_SIZE (ARM4_NV * ARM4_NV)   /* C: shape (ARM4_NV, ARM4_NV), row-major */
-#define ARM4_CORIOLIS_MATRIX_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_CORIOLIS_MATRIX_WORK_BYTES 0  /* its work array (none) */
 void arm4_coriolis_matrix(const double *q, const double *qd, double *C);
 /* The same, writing only the 15 of 16 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_coriolis_matrix). */
 void arm4_coriolis_matrix_update(const double *q, const double *qd, double *C);
+/* The same two with the work array passed in (ARM4_CORIOLIS_MATRIX_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_coriolis_matrix_work(const double *q, const double *qd, double *C, double *work);
+void arm4_coriolis_matrix_update_work(const double *q, const double *qd, double *C, double *work);
 void arm4_coriolis_matrix_batch(size_t count, const double *q, const double *qd, double *C);
 void arm4_coriolis_matrix_batch_threads(size_t count, int threads, const double *q, const double *qd, double *C);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_CORIOLIS_MATRIX_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_CORIOLIS_MATRIX_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 24 > 0 ? ARM4_LANES * 192 : 0)
+void arm4_coriolis_matrix_batch_work(size_t count, const double *q, const double *qd, double *C, void *work);
 
 /* Christoffel symbols Gamma[i, j, k], (n, n, n): C = sum_k Gamma[:, :, k] qd[k]. */
 #define ARM4_CHRISTOFFEL_GAMMA_SIZE (ARM4_NV * ARM4_NV * ARM4_NV)   /* Gamma: shape (ARM4_NV, ARM4_NV, ARM4_NV), row-major */
-#define ARM4_CHRISTOFFEL_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_CHRISTOFFEL_WORK_BYTES 0  /* its work array (none) */
 void arm4_christoffel(const double *q, double *Gamma);
 /* The same, writing only the 48 of 64 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_christoffel). */
 void arm4_christoffel_update(const double *q, double *Gamma);
+/* The same two with the work array passed in (ARM4_CHRISTOFFEL_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_christoffel_work(const double *q, double *Gamma, double *work);
+void arm4_christoffel_update_work(const double *q, double *Gamma, double *work);
 void arm4_christoffel_batch(size_t count, const double *q, double *Gamma);
 void arm4_christoffel_batch_threads(size_t count, int threads, const double *q, double *Gamma);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_CHRISTOFFEL_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_CHRISTOFFEL_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 68 > 0 ? ARM4_LANES * 544 : 0)
+void arm4_christoffel_batch_work(size_t count, const double *q, double *Gamma, void *work);
 
 /* Inverse dynamics tau = M qdd + C qd + g, (n,), by RNEA. */
 #define ARM4_INVERSE_DYNAMICS_TAU_SIZE ARM4_NV   /* tau: shape (ARM4_NV,), row-major */
-#define ARM4_INVERSE_DYNAMICS_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_INVERSE_DYNAMICS_WORK_BYTES 0  /* its work array (none) */
 void arm4_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau);
 /* The same, writing only the 4 of 4 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_inverse_dynamics). */
 void arm4_inverse_dynamics_update(const double *q, const double *qd, const double *qdd, double *tau);
+/* The same two with the work array passed in (ARM4_INVERSE_DYNAMICS_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_inverse_dynamics_work(const double *q, const double *qd, const double *qdd, double *tau, double *work);
+void arm4_inverse_dynamics_update_work(const double *q, const double *qd, const double *qdd, double *tau, double *work);
 void arm4_inverse_dynamics_batch(size_t count, const double *q, const double *qd, const double *qdd, double *tau);
 void arm4_inverse_dynamics_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qdd, double *tau);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_INVERSE_DYNAMICS_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_INVERSE_DYNAMICS_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 16 > 0 ? ARM4_LANES * 128 : 0)
+void arm4_inverse_dynamics_batch_work(size_t count, const double *q, const double *qd, const double *qdd, double *tau, void *work);
 
 /* Generalized gravity g(q) = tau(q, 0, 0), (n,), from composite gravity forces. */
 #define ARM4_GRAVITY_G_SIZE ARM4_NV   /* g: shape (ARM4_NV,), row-major */
-#define ARM4_GRAVITY_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_GRAVITY_WORK_BYTES 0  /* its work array (none) */
 void arm4_gravity(const double *q, double *g);
 /* The same, writing only the 3 of 4 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_gravity). */
 void arm4_gravity_update(const double *q, double *g);
+/* The same two with the work array passed in (ARM4_GRAVITY_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_gravity_work(const double *q, double *g, double *work);
+void arm4_gravity_update_work(const double *q, double *g, double *work);
 void arm4_gravity_batch(size_t count, const double *q, double *g);
 void arm4_gravity_batch_threads(size_t count, int threads, const double *q, double *g);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_GRAVITY_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_GRAVITY_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 8 > 0 ? ARM4_LANES * 64 : 0)
+void arm4_gravity_batch_work(size_t count, const double *q, double *g, void *work);
 
 /* Slotine-Li torque M(q) qdd_r + C(q, qd) qd_r + g(q), (n,), by the O(N) recursion (Wensing & Slotine, Algorithm 3), without forming M or C. */
 #define ARM4_SLOTINE_LI_TAU_SL_SIZE ARM4_NV   /* tau_sl: shape (ARM4_NV,), row-major */
-#define ARM4_SLOTINE_LI_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_SLOTINE_LI_WORK_BYTES 0  /* its work array (none) */
 void arm4_slotine_li(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl);
 /* The same, writing only the 4 of 4 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_slotine_li). */
 void arm4_slotine_li_update(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl);
+/* The same two with the work array passed in (ARM4_SLOTINE_LI_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_slotine_li_work(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl, double *work);
+void arm4_slotine_li_update_work(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl, double *work);
 void arm4_slotine_li_batch(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl);
 void arm4_slotine_li_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_SLOTINE_LI_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_SLOTINE_LI_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 20 > 0 ? ARM4_LANES * 160 : 0)
+void arm4_slotine_li_batch_work(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *tau_sl, void *work);
 
 /* Slotine-Li regressor Y, (n, 10 bodies): Y @ parameters = slotine_li(q, qd, qd_r, qdd_r); 10 columns per body in link_names order, Pinocchio's toDynamicParameters order. */
 #define ARM4_REGRESSOR_Y_SIZE (ARM4_NV * ARM4_NPARAMS)   /* Y: shape (ARM4_NV, ARM4_NPARAMS), row-major */
-#define ARM4_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_REGRESSOR_WORK_BYTES 0  /* its work array (none) */
 void arm4_regressor(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
 /* The same, writing only the 81 of 160 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_regressor). */
 void arm4_regressor_update(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
+/* The same two with the work array passed in (ARM4_REGRESSOR_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_regressor_work(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y, double *work);
+void arm4_regressor_update_work(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y, double *work);
 void arm4_regressor_batch(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
 void arm4_regressor_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_REGRESSOR_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_REGRESSOR_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 176 > 0 ? ARM4_LANES * 1408 : 0)
+void arm4_regressor_batch_work(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Y, void *work);
 
 /* Forward dynamics qdd = M^-1 (tau - C qd - g), (n,), by the articulated-body algorithm or the tree-sparse L^T D L factorization of M, whichever costs less for the robot. */
 #define ARM4_FORWARD_DYNAMICS_QDD_SIZE ARM4_NV   /* qdd: shape (ARM4_NV,), row-major */
-#define ARM4_FORWARD_DYNAMICS_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_FORWARD_DYNAMICS_WORK_BYTES 0  /* its work array (none) */
 void arm4_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd);
 /* The same, writing only the 4 of 4 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_forward_dynamics). */
 void arm4_forward_dynamics_update(const double *q, const double *qd, const double *tau, double *qdd);
+/* The same two with the work array passed in (ARM4_FORWARD_DYNAMICS_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_forward_dynamics_work(const double *q, const double *qd, const double *tau, double *qdd, double *work);
+void arm4_forward_dynamics_update_work(const double *q, const double *qd, const double *tau, double *qdd, double *work);
 void arm4_forward_dynamics_batch(size_t count, const double *q, const double *qd, const double *tau, double *qdd);
 void arm4_forward_dynamics_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *tau, double *qdd);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_FORWARD_DYNAMICS_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_FORWARD_DYNAMICS_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 16 > 0 ? ARM4_LANES * 128 : 0)
+void arm4_forward_dynamics_batch_work(size_t count, const double *q, const double *qd, const double *tau, double *qdd, void *work);
 
 /* Inverse mass matrix M(q)^-1, (n, n), exactly symmetric, by the tree-sparse L^T D L factorization of M or the ABA-like dedicated algorithm, whichever costs less for the robot. */
 #define ARM4_MASS_MATRIX_INVERSE_MINV_SIZE (ARM4_NV * ARM4_NV)   /* Minv: shape (ARM4_NV, ARM4_NV), row-major */
-#define ARM4_MASS_MATRIX_INVERSE_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_MASS_MATRIX_INVERSE_WORK_BYTES 0  /* its work array (none) */
 void arm4_mass_matrix_inverse(const double *q, double *Minv);
 /* The same, writing only the 16 of 16 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_mass_matrix_inverse). */
 void arm4_mass_matrix_inverse_update(const double *q, double *Minv);
+/* The same two with the work array passed in (ARM4_MASS_MATRIX_INVERSE_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_mass_matrix_inverse_work(const double *q, double *Minv, double *work);
+void arm4_mass_matrix_inverse_update_work(const double *q, double *Minv, double *work);
 void arm4_mass_matrix_inverse_batch(size_t count, const double *q, double *Minv);
 void arm4_mass_matrix_inverse_batch_threads(size_t count, int threads, const double *q, double *Minv);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_MASS_MATRIX_INVERSE_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_MASS_MATRIX_INVERSE_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 20 > 0 ? ARM4_LANES * 160 : 0)
+void arm4_mass_matrix_inverse_batch_work(size_t count, const double *q, double *Minv, void *work);
 
 /* (M, C, g) from one sweep: Algorithm 1's M and Christoffel-consistent C and the gravity vector, sharing the kinematics and composite inertias. */
 #define ARM4_ALL_TERMS_M_SIZE (ARM4_NV * ARM4_NV)   /* M: shape (ARM4_NV, ARM4_NV), row-major */
 #define ARM4_ALL_TERMS_C_SIZE (ARM4_NV * ARM4_NV)   /* C: shape (ARM4_NV, ARM4_NV), row-major */
 #define ARM4_ALL_TERMS_G_SIZE ARM4_NV   /* g: shape (ARM4_NV,), row-major */
-#define ARM4_ALL_TERMS_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_ALL_TERMS_WORK_BYTES 0  /* its work array (none) */
 void arm4_all_terms(const double *q, const double *qd, double *M, double *C, double *g);
 /* The same, writing only the 30 of 36 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_all_terms). */
 void arm4_all_terms_update(const double *q, const double *qd, double *M, double *C, double *g);
+/* The same two with the work array passed in (ARM4_ALL_TERMS_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_all_terms_work(const double *q, const double *qd, double *M, double *C, double *g, double *work);
+void arm4_all_terms_update_work(const double *q, const double *qd, double *M, double *C, double *g, double *work);
 void arm4_all_terms_batch(size_t count, const double *q, const double *qd, double *M, double *C, double *g);
 void arm4_all_terms_batch_threads(size_t count, int threads, const double *q, const double *qd, double *M, double *C, double *g);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_ALL_TERMS_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_ALL_TERMS_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 44 > 0 ? ARM4_LANES * 352 : 0)
+void arm4_all_terms_batch_work(size_t count, const double *q, const double *qd, double *M, double *C, double *g, void *work);
 
 /* (dtau/dq, dtau/dqd) of inverse dynamics, each (n, n), by the analytical RNEA derivatives (Carpentier & Mansard) in ground coordinates. */
 #define ARM4_INVERSE_DYNAMICS_DERIVATIVES_DTAU_DQ_SIZE (ARM4_NV * ARM4_NV)   /* dtau_dq: shape (ARM4_NV, ARM4_NV), row-major */
 #define ARM4_INVERSE_DYNAMICS_DERIVATIVES_DTAU_DQD_SIZE (ARM4_NV * ARM4_NV)   /* dtau_dqd: shape (ARM4_NV, ARM4_NV), row-major */
-#define ARM4_INVERSE_DYNAMICS_DERIVATIVES_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_INVERSE_DYNAMICS_DERIVATIVES_WORK_BYTES 0  /* its work array (none) */
 void arm4_inverse_dynamics_derivatives(const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd);
 /* The same, writing only the 28 of 32 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_inverse_dynamics_derivatives). */
 void arm4_inverse_dynamics_derivatives_update(const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd);
+/* The same two with the work array passed in (ARM4_INVERSE_DYNAMICS_DERIVATIVES_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_inverse_dynamics_derivatives_work(const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd, double *work);
+void arm4_inverse_dynamics_derivatives_update_work(const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd, double *work);
 void arm4_inverse_dynamics_derivatives_batch(size_t count, const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd);
 void arm4_inverse_dynamics_derivatives_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_INVERSE_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_INVERSE_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 44 > 0 ? ARM4_LANES * 352 : 0)
+void arm4_inverse_dynamics_derivatives_batch_work(size_t count, const double *q, const double *qd, const double *qdd, double *dtau_dq, double *dtau_dqd, void *work);
 
 /* (dqdd/dq, dqdd/dqd) of forward dynamics, each (n, n): -M^-1 (dtau/dq, dtau/dqd) at qdd = FD(q, qd, tau), through the tree-sparse L^T D L factors. */
 #define ARM4_FORWARD_DYNAMICS_DERIVATIVES_DQDD_DQ_SIZE (ARM4_NV * ARM4_NV)   /* dqdd_dq: shape (ARM4_NV, ARM4_NV), row-major */
 #define ARM4_FORWARD_DYNAMICS_DERIVATIVES_DQDD_DQD_SIZE (ARM4_NV * ARM4_NV)   /* dqdd_dqd: shape (ARM4_NV, ARM4_NV), row-major */
-#define ARM4_FORWARD_DYNAMICS_DERIVATIVES_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_FORWARD_DYNAMICS_DERIVATIVES_WORK_BYTES 0  /* its work array (none) */
 void arm4_forward_dynamics_derivatives(const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);
 /* The same, writing only the 32 of 32 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_forward_dynamics_derivatives). */
 void arm4_forward_dynamics_derivatives_update(const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);
+/* The same two with the work array passed in (ARM4_FORWARD_DYNAMICS_DERIVATIVES_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_forward_dynamics_derivatives_work(const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd, double *work);
+void arm4_forward_dynamics_derivatives_update_work(const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd, double *work);
 void arm4_forward_dynamics_derivatives_batch(size_t count, const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);
 void arm4_forward_dynamics_derivatives_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES 0
+void arm4_forward_dynamics_derivatives_batch_work(size_t count, const double *q, const double *qd, const double *tau, double *dqdd_dq, double *dqdd_dqd, void *work);
 
 /* Placement of each frame (see frames), (frames, 4, 4): world <- frame homogeneous transform. */
 #define ARM4_FRAME_PLACEMENT_OMF_SIZE (ARM4_NFRAMES * 4 * 4)   /* oMf: shape (ARM4_NFRAMES, 4, 4), row-major */
-#define ARM4_FRAME_PLACEMENT_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_FRAME_PLACEMENT_WORK_BYTES 0  /* its work array (none) */
 void arm4_frame_placement(const double *q, double *oMf);
 /* The same, writing only the 13 of 16 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_frame_placement). */
 void arm4_frame_placement_update(const double *q, double *oMf);
+/* The same two with the work array passed in (ARM4_FRAME_PLACEMENT_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_frame_placement_work(const double *q, double *oMf, double *work);
+void arm4_frame_placement_update_work(const double *q, double *oMf, double *work);
 void arm4_frame_placement_batch(size_t count, const double *q, double *oMf);
 void arm4_frame_placement_batch_threads(size_t count, int threads, const double *q, double *oMf);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_FRAME_PLACEMENT_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_FRAME_PLACEMENT_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 20 > 0 ? ARM4_LANES * 160 : 0)
+void arm4_frame_placement_batch_work(size_t count, const double *q, double *oMf, void *work);
 
 /* Jacobian of each frame (see frames), (frames, 6, n): rows [linear; angular], LOCAL_WORLD_ALIGNED (origin at the frame, world axes). */
 #define ARM4_FRAME_JACOBIAN_J_SIZE (ARM4_NFRAMES * 6 * ARM4_NV)   /* J: shape (ARM4_NFRAMES, 6, ARM4_NV), row-major */
-#define ARM4_FRAME_JACOBIAN_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_FRAME_JACOBIAN_WORK_BYTES 0  /* its work array (none) */
 void arm4_frame_jacobian(const double *q, double *J);
 /* The same, writing only the 19 of 24 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_frame_jacobian). */
 void arm4_frame_jacobian_update(const double *q, double *J);
+/* The same two with the work array passed in (ARM4_FRAME_JACOBIAN_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_frame_jacobian_work(const double *q, double *J, double *work);
+void arm4_frame_jacobian_update_work(const double *q, double *J, double *work);
 void arm4_frame_jacobian_batch(size_t count, const double *q, double *J);
 void arm4_frame_jacobian_batch_threads(size_t count, int threads, const double *q, double *J);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_FRAME_JACOBIAN_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_FRAME_JACOBIAN_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 28 > 0 ? ARM4_LANES * 224 : 0)
+void arm4_frame_jacobian_batch_work(size_t count, const double *q, double *J, void *work);
 
 /* Centre of mass c(q) in world coordinates, (3,). */
 #define ARM4_CENTER_OF_MASS_COM_SIZE 3   /* com: shape (3,), row-major */
-#define ARM4_CENTER_OF_MASS_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_CENTER_OF_MASS_WORK_BYTES 0  /* its work array (none) */
 void arm4_center_of_mass(const double *q, double *com);
 /* The same, writing only the 3 of 3 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_center_of_mass). */
 void arm4_center_of_mass_update(const double *q, double *com);
+/* The same two with the work array passed in (ARM4_CENTER_OF_MASS_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_center_of_mass_work(const double *q, double *com, double *work);
+void arm4_center_of_mass_update_work(const double *q, double *com, double *work);
 void arm4_center_of_mass_batch(size_t count, const double *q, double *com);
 void arm4_center_of_mass_batch_threads(size_t count, int threads, const double *q, double *com);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_CENTER_OF_MASS_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_CENTER_OF_MASS_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 7 > 0 ? ARM4_LANES * 56 : 0)
+void arm4_center_of_mass_batch_work(size_t count, const double *q, double *com, void *work);
 
 /* Jacobian of the centre of mass, (3, n): d c / dt = Jcom qd (world axes). */
 #define ARM4_COM_JACOBIAN_JCOM_SIZE (3 * ARM4_NV)   /* Jcom: shape (3, ARM4_NV), row-major */
-#define ARM4_COM_JACOBIAN_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_COM_JACOBIAN_WORK_BYTES 0  /* its work array (none) */
 void arm4_com_jacobian(const double *q, double *Jcom);
 /* The same, writing only the 11 of 12 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_com_jacobian). */
 void arm4_com_jacobian_update(const double *q, double *Jcom);
+/* The same two with the work array passed in (ARM4_COM_JACOBIAN_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_com_jacobian_work(const double *q, double *Jcom, double *work);
+void arm4_com_jacobian_update_work(const double *q, double *Jcom, double *work);
 void arm4_com_jacobian_batch(size_t count, const double *q, double *Jcom);
 void arm4_com_jacobian_batch_threads(size_t count, int threads, const double *q, double *Jcom);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_COM_JACOBIAN_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_COM_JACOBIAN_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 16 > 0 ? ARM4_LANES * 128 : 0)
+void arm4_com_jacobian_batch_work(size_t count, const double *q, double *Jcom, void *work);
 
 /* Centroidal momentum matrix A_G(q), (6, n): h_G = A_G qd, [linear; angular] at the CoM, world axes, from the CRBA's composite inertias (Wensing & Orin). */
 #define ARM4_CENTROIDAL_MAP_AG_SIZE (6 * ARM4_NV)   /* Ag: shape (6, ARM4_NV), row-major */
-#define ARM4_CENTROIDAL_MAP_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_CENTROIDAL_MAP_WORK_BYTES 0  /* its work array (none) */
 void arm4_centroidal_map(const double *q, double *Ag);
 /* The same, writing only the 23 of 24 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_centroidal_map). */
 void arm4_centroidal_map_update(const double *q, double *Ag);
+/* The same two with the work array passed in (ARM4_CENTROIDAL_MAP_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_centroidal_map_work(const double *q, double *Ag, double *work);
+void arm4_centroidal_map_update_work(const double *q, double *Ag, double *work);
 void arm4_centroidal_map_batch(size_t count, const double *q, double *Ag);
 void arm4_centroidal_map_batch_threads(size_t count, int threads, const double *q, double *Ag);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_CENTROIDAL_MAP_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_CENTROIDAL_MAP_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 28 > 0 ? ARM4_LANES * 224 : 0)
+void arm4_centroidal_map_batch_work(size_t count, const double *q, double *Ag, void *work);
 
 /* Composite centroidal inertia I_G(q), (6, 6): [[m 1, 0], [0, I_c]] about the CoM, world axes (Pinocchio's data.Ig after ccrba). */
 #define ARM4_CENTROIDAL_INERTIA_IG_SIZE (6 * 6)   /* Ig: shape (6, 6), row-major */
-#define ARM4_CENTROIDAL_INERTIA_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_CENTROIDAL_INERTIA_WORK_BYTES 0  /* its work array (none) */
 void arm4_centroidal_inertia(const double *q, double *Ig);
 /* The same, writing only the 12 of 36 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_centroidal_inertia). */
 void arm4_centroidal_inertia_update(const double *q, double *Ig);
+/* The same two with the work array passed in (ARM4_CENTROIDAL_INERTIA_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_centroidal_inertia_work(const double *q, double *Ig, double *work);
+void arm4_centroidal_inertia_update_work(const double *q, double *Ig, double *work);
 void arm4_centroidal_inertia_batch(size_t count, const double *q, double *Ig);
 void arm4_centroidal_inertia_batch_threads(size_t count, int threads, const double *q, double *Ig);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_CENTROIDAL_INERTIA_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_CENTROIDAL_INERTIA_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 40 > 0 ? ARM4_LANES * 320 : 0)
+void arm4_centroidal_inertia_batch_work(size_t count, const double *q, double *Ig, void *work);
 
 /* Centroidal momentum h_G = A_G qd, (6,): [linear; angular] at the CoM, world axes. */
 #define ARM4_CENTROIDAL_MOMENTUM_HG_SIZE 6   /* hg: shape (6,), row-major */
-#define ARM4_CENTROIDAL_MOMENTUM_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_CENTROIDAL_MOMENTUM_WORK_BYTES 0  /* its work array (none) */
 void arm4_centroidal_momentum(const double *q, const double *qd, double *hg);
 /* The same, writing only the 6 of 6 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_centroidal_momentum). */
 void arm4_centroidal_momentum_update(const double *q, const double *qd, double *hg);
+/* The same two with the work array passed in (ARM4_CENTROIDAL_MOMENTUM_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_centroidal_momentum_work(const double *q, const double *qd, double *hg, double *work);
+void arm4_centroidal_momentum_update_work(const double *q, const double *qd, double *hg, double *work);
 void arm4_centroidal_momentum_batch(size_t count, const double *q, const double *qd, double *hg);
 void arm4_centroidal_momentum_batch_threads(size_t count, int threads, const double *q, const double *qd, double *hg);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_CENTROIDAL_MOMENTUM_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_CENTROIDAL_MOMENTUM_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 14 > 0 ? ARM4_LANES * 112 : 0)
+void arm4_centroidal_momentum_batch_work(size_t count, const double *q, const double *qd, double *hg, void *work);
 
 /* Centroidal momentum bias A_G_dot qd, (6,): the rate of h_G at qdd = 0 (gravity not included). */
 #define ARM4_CENTROIDAL_BIAS_DHG_SIZE 6   /* dhg: shape (6,), row-major */
-#define ARM4_CENTROIDAL_BIAS_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_CENTROIDAL_BIAS_WORK_BYTES 0  /* its work array (none) */
 void arm4_centroidal_bias(const double *q, const double *qd, double *dhg);
 /* The same, writing only the 6 of 6 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_centroidal_bias). */
 void arm4_centroidal_bias_update(const double *q, const double *qd, double *dhg);
+/* The same two with the work array passed in (ARM4_CENTROIDAL_BIAS_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_centroidal_bias_work(const double *q, const double *qd, double *dhg, double *work);
+void arm4_centroidal_bias_update_work(const double *q, const double *qd, double *dhg, double *work);
 void arm4_centroidal_bias_batch(size_t count, const double *q, const double *qd, double *dhg);
 void arm4_centroidal_bias_batch_threads(size_t count, int threads, const double *q, const double *qd, double *dhg);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_CENTROIDAL_BIAS_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_CENTROIDAL_BIAS_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 14 > 0 ? ARM4_LANES * 112 : 0)
+void arm4_centroidal_bias_batch_work(size_t count, const double *q, const double *qd, double *dhg, void *work);
 
 /* Velocity of each frame (see frames), (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED. */
 #define ARM4_FRAME_VELOCITY_VF_SIZE (ARM4_NFRAMES * 6)   /* vf: shape (ARM4_NFRAMES, 6), row-major */
-#define ARM4_FRAME_VELOCITY_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_FRAME_VELOCITY_WORK_BYTES 0  /* its work array (none) */
 void arm4_frame_velocity(const double *q, const double *qd, double *vf);
 /* The same, writing only the 6 of 6 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_frame_velocity). */
 void arm4_frame_velocity_update(const double *q, const double *qd, double *vf);
+/* The same two with the work array passed in (ARM4_FRAME_VELOCITY_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_frame_velocity_work(const double *q, const double *qd, double *vf, double *work);
+void arm4_frame_velocity_update_work(const double *q, const double *qd, double *vf, double *work);
 void arm4_frame_velocity_batch(size_t count, const double *q, const double *qd, double *vf);
 void arm4_frame_velocity_batch_threads(size_t count, int threads, const double *q, const double *qd, double *vf);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_FRAME_VELOCITY_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_FRAME_VELOCITY_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 14 > 0 ? ARM4_LANES * 112 : 0)
+void arm4_frame_velocity_batch_work(size_t count, const double *q, const double *qd, double *vf, void *work);
 
 /* Classical acceleration of each frame at qdd = 0, J_dot qd, (frames, 6): [linear; angular], LOCAL_WORLD_ALIGNED (not the spatial acceleration: the linear part includes w x v). */
 #define ARM4_FRAME_ACCELERATION_BIAS_AF_SIZE (ARM4_NFRAMES * 6)   /* af: shape (ARM4_NFRAMES, 6), row-major */
-#define ARM4_FRAME_ACCELERATION_BIAS_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_FRAME_ACCELERATION_BIAS_WORK_BYTES 0  /* its work array (none) */
 void arm4_frame_acceleration_bias(const double *q, const double *qd, double *af);
 /* The same, writing only the 6 of 6 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_frame_acceleration_bias). */
 void arm4_frame_acceleration_bias_update(const double *q, const double *qd, double *af);
+/* The same two with the work array passed in (ARM4_FRAME_ACCELERATION_BIAS_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_frame_acceleration_bias_work(const double *q, const double *qd, double *af, double *work);
+void arm4_frame_acceleration_bias_update_work(const double *q, const double *qd, double *af, double *work);
 void arm4_frame_acceleration_bias_batch(size_t count, const double *q, const double *qd, double *af);
 void arm4_frame_acceleration_bias_batch_threads(size_t count, int threads, const double *q, const double *qd, double *af);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_FRAME_ACCELERATION_BIAS_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_FRAME_ACCELERATION_BIAS_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 14 > 0 ? ARM4_LANES * 112 : 0)
+void arm4_frame_acceleration_bias_batch_work(size_t count, const double *q, const double *qd, double *af, void *work);
 
 /* Time derivative of each frame's Jacobian (see frame_jacobian), (frames, 6, n), LOCAL_WORLD_ALIGNED. */
 #define ARM4_FRAME_JACOBIAN_DOT_DJ_SIZE (ARM4_NFRAMES * 6 * ARM4_NV)   /* dJ: shape (ARM4_NFRAMES, 6, ARM4_NV), row-major */
-#define ARM4_FRAME_JACOBIAN_DOT_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_FRAME_JACOBIAN_DOT_WORK_BYTES 0  /* its work array (none) */
 void arm4_frame_jacobian_dot(const double *q, const double *qd, double *dJ);
 /* The same, writing only the 19 of 24 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_frame_jacobian_dot). */
 void arm4_frame_jacobian_dot_update(const double *q, const double *qd, double *dJ);
+/* The same two with the work array passed in (ARM4_FRAME_JACOBIAN_DOT_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_frame_jacobian_dot_work(const double *q, const double *qd, double *dJ, double *work);
+void arm4_frame_jacobian_dot_update_work(const double *q, const double *qd, double *dJ, double *work);
 void arm4_frame_jacobian_dot_batch(size_t count, const double *q, const double *qd, double *dJ);
 void arm4_frame_jacobian_dot_batch_threads(size_t count, int threads, const double *q, const double *qd, double *dJ);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_FRAME_JACOBIAN_DOT_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_FRAME_JACOBIAN_DOT_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 32 > 0 ? ARM4_LANES * 256 : 0)
+void arm4_frame_jacobian_dot_batch_work(size_t count, const double *q, const double *qd, double *dJ, void *work);
 
 /* Adaptation term Y(q, qd, qd_r, qdd_r)^T (qd - qd_r), (10 bodies,), in O(N) without forming Y (Wensing & Slotine, Algorithm 3, line 9): the Slotine-Li law's theta-hat-dot = -Gamma Y^T s. */
 #define ARM4_ADAPTATION_TERM_YTS_SIZE ARM4_NPARAMS   /* Yts: shape (ARM4_NPARAMS,), row-major */
-#define ARM4_ADAPTATION_TERM_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_ADAPTATION_TERM_WORK_BYTES 0  /* its work array (none) */
 void arm4_adaptation_term(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Yts);
 /* The same, writing only the 30 of 40 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_adaptation_term). */
 void arm4_adaptation_term_update(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Yts);
+/* The same two with the work array passed in (ARM4_ADAPTATION_TERM_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_adaptation_term_work(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Yts, double *work);
+void arm4_adaptation_term_update_work(const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Yts, double *work);
 void arm4_adaptation_term_batch(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Yts);
 void arm4_adaptation_term_batch_threads(size_t count, int threads, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Yts);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_ADAPTATION_TERM_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_ADAPTATION_TERM_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 56 > 0 ? ARM4_LANES * 448 : 0)
+void arm4_adaptation_term_batch_work(size_t count, const double *q, const double *qd, const double *qd_r, const double *qdd_r, double *Yts, void *work);
 
 /* Generalized momentum p = M(q) qd, (n,), in O(N) without forming M (composite spatial momenta). */
 #define ARM4_MOMENTUM_P_SIZE ARM4_NV   /* p: shape (ARM4_NV,), row-major */
-#define ARM4_MOMENTUM_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_MOMENTUM_WORK_BYTES 0  /* its work array (none) */
 void arm4_momentum(const double *q, const double *qd, double *p);
 /* The same, writing only the 4 of 4 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_momentum). */
 void arm4_momentum_update(const double *q, const double *qd, double *p);
+/* The same two with the work array passed in (ARM4_MOMENTUM_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_momentum_work(const double *q, const double *qd, double *p, double *work);
+void arm4_momentum_update_work(const double *q, const double *qd, double *p, double *work);
 void arm4_momentum_batch(size_t count, const double *q, const double *qd, double *p);
 void arm4_momentum_batch_threads(size_t count, int threads, const double *q, const double *qd, double *p);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_MOMENTUM_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_MOMENTUM_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 12 > 0 ? ARM4_LANES * 96 : 0)
+void arm4_momentum_batch_work(size_t count, const double *q, const double *qd, double *p, void *work);
 
 /* C(q, qd)^T qd, (n,), in O(N) (Wensing & Slotine, eq. (38)); the same for every C with Mdot = C + C^T (the momentum observer's term: p-dot = tau + C^T qd - g). */
 #define ARM4_CORIOLIS_TRANSPOSE_PRODUCT_CTV_SIZE ARM4_NV   /* CTv: shape (ARM4_NV,), row-major */
-#define ARM4_CORIOLIS_TRANSPOSE_PRODUCT_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_CORIOLIS_TRANSPOSE_PRODUCT_WORK_BYTES 0  /* its work array (none) */
 void arm4_coriolis_transpose_product(const double *q, const double *qd, double *CTv);
 /* The same, writing only the 3 of 4 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_coriolis_transpose_product). */
 void arm4_coriolis_transpose_product_update(const double *q, const double *qd, double *CTv);
+/* The same two with the work array passed in (ARM4_CORIOLIS_TRANSPOSE_PRODUCT_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_coriolis_transpose_product_work(const double *q, const double *qd, double *CTv, double *work);
+void arm4_coriolis_transpose_product_update_work(const double *q, const double *qd, double *CTv, double *work);
 void arm4_coriolis_transpose_product_batch(size_t count, const double *q, const double *qd, double *CTv);
 void arm4_coriolis_transpose_product_batch_threads(size_t count, int threads, const double *q, const double *qd, double *CTv);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_CORIOLIS_TRANSPOSE_PRODUCT_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_CORIOLIS_TRANSPOSE_PRODUCT_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 12 > 0 ? ARM4_LANES * 96 : 0)
+void arm4_coriolis_transpose_product_batch_work(size_t count, const double *q, const double *qd, double *CTv, void *work);
 
 /* Kinetic energy T = 1/2 qd^T M(q) qd, a scalar, in O(N). */
 #define ARM4_KINETIC_ENERGY_T_SIZE 1   /* T: shape (), row-major */
-#define ARM4_KINETIC_ENERGY_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_KINETIC_ENERGY_WORK_BYTES 0  /* its work array (none) */
 void arm4_kinetic_energy(const double *q, const double *qd, double *T);
 /* The same, writing only the 1 of 1 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_kinetic_energy). */
 void arm4_kinetic_energy_update(const double *q, const double *qd, double *T);
+/* The same two with the work array passed in (ARM4_KINETIC_ENERGY_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_kinetic_energy_work(const double *q, const double *qd, double *T, double *work);
+void arm4_kinetic_energy_update_work(const double *q, const double *qd, double *T, double *work);
 void arm4_kinetic_energy_batch(size_t count, const double *q, const double *qd, double *T);
 void arm4_kinetic_energy_batch_threads(size_t count, int threads, const double *q, const double *qd, double *T);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_KINETIC_ENERGY_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_KINETIC_ENERGY_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 9 > 0 ? ARM4_LANES * 72 : 0)
+void arm4_kinetic_energy_batch_work(size_t count, const double *q, const double *qd, double *T, void *work);
 
 /* Potential energy of gravity V = -sum_i m_i g . c_i (world CoMs; zero at the world origin), a scalar. */
 #define ARM4_POTENTIAL_ENERGY_V_SIZE 1   /* V: shape (), row-major */
-#define ARM4_POTENTIAL_ENERGY_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_POTENTIAL_ENERGY_WORK_BYTES 0  /* its work array (none) */
 void arm4_potential_energy(const double *q, double *V);
 /* The same, writing only the 1 of 1 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_potential_energy). */
 void arm4_potential_energy_update(const double *q, double *V);
+/* The same two with the work array passed in (ARM4_POTENTIAL_ENERGY_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_potential_energy_work(const double *q, double *V, double *work);
+void arm4_potential_energy_update_work(const double *q, double *V, double *work);
 void arm4_potential_energy_batch(size_t count, const double *q, double *V);
 void arm4_potential_energy_batch_threads(size_t count, int threads, const double *q, double *V);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_POTENTIAL_ENERGY_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_POTENTIAL_ENERGY_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 5 > 0 ? ARM4_LANES * 40 : 0)
+void arm4_potential_energy_batch_work(size_t count, const double *q, double *V, void *work);
 
 /* Gravity regressor Y_g, (n, 10 bodies): Y_g @ parameters = g(q) (Algorithm 4, line 21). */
 #define ARM4_GRAVITY_REGRESSOR_Y_G_SIZE (ARM4_NV * ARM4_NPARAMS)   /* Y_g: shape (ARM4_NV, ARM4_NPARAMS), row-major */
-#define ARM4_GRAVITY_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_GRAVITY_REGRESSOR_WORK_BYTES 0  /* its work array (none) */
 void arm4_gravity_regressor(const double *q, double *Y_g);
 /* The same, writing only the 22 of 160 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_gravity_regressor). */
 void arm4_gravity_regressor_update(const double *q, double *Y_g);
+/* The same two with the work array passed in (ARM4_GRAVITY_REGRESSOR_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_gravity_regressor_work(const double *q, double *Y_g, double *work);
+void arm4_gravity_regressor_update_work(const double *q, double *Y_g, double *work);
 void arm4_gravity_regressor_batch(size_t count, const double *q, double *Y_g);
 void arm4_gravity_regressor_batch_threads(size_t count, int threads, const double *q, double *Y_g);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_GRAVITY_REGRESSOR_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_GRAVITY_REGRESSOR_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 164 > 0 ? ARM4_LANES * 1312 : 0)
+void arm4_gravity_regressor_batch_work(size_t count, const double *q, double *Y_g, void *work);
 
 /* Kinetic energy regressor Y_T, (10 bodies,): Y_T @ parameters = T without the armature's 1/2 armature . qd^2 (Algorithm 4, line 12). */
 #define ARM4_KINETIC_ENERGY_REGRESSOR_Y_T_SIZE ARM4_NPARAMS   /* Y_T: shape (ARM4_NPARAMS,), row-major */
-#define ARM4_KINETIC_ENERGY_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_KINETIC_ENERGY_REGRESSOR_WORK_BYTES 0  /* its work array (none) */
 void arm4_kinetic_energy_regressor(const double *q, const double *qd, double *Y_T);
 /* The same, writing only the 27 of 40 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_kinetic_energy_regressor). */
 void arm4_kinetic_energy_regressor_update(const double *q, const double *qd, double *Y_T);
+/* The same two with the work array passed in (ARM4_KINETIC_ENERGY_REGRESSOR_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_kinetic_energy_regressor_work(const double *q, const double *qd, double *Y_T, double *work);
+void arm4_kinetic_energy_regressor_update_work(const double *q, const double *qd, double *Y_T, double *work);
 void arm4_kinetic_energy_regressor_batch(size_t count, const double *q, const double *qd, double *Y_T);
 void arm4_kinetic_energy_regressor_batch_threads(size_t count, int threads, const double *q, const double *qd, double *Y_T);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_KINETIC_ENERGY_REGRESSOR_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_KINETIC_ENERGY_REGRESSOR_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 48 > 0 ? ARM4_LANES * 384 : 0)
+void arm4_kinetic_energy_regressor_batch_work(size_t count, const double *q, const double *qd, double *Y_T, void *work);
 
 /* Potential energy regressor Y_V, (10 bodies,): Y_V @ parameters = V. */
 #define ARM4_POTENTIAL_ENERGY_REGRESSOR_Y_V_SIZE ARM4_NPARAMS   /* Y_V: shape (ARM4_NPARAMS,), row-major */
-#define ARM4_POTENTIAL_ENERGY_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_POTENTIAL_ENERGY_REGRESSOR_WORK_BYTES 0  /* its work array (none) */
 void arm4_potential_energy_regressor(const double *q, double *Y_V);
 /* The same, writing only the 12 of 40 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_potential_energy_regressor). */
 void arm4_potential_energy_regressor_update(const double *q, double *Y_V);
+/* The same two with the work array passed in (ARM4_POTENTIAL_ENERGY_REGRESSOR_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_potential_energy_regressor_work(const double *q, double *Y_V, double *work);
+void arm4_potential_energy_regressor_update_work(const double *q, double *Y_V, double *work);
 void arm4_potential_energy_regressor_batch(size_t count, const double *q, double *Y_V);
 void arm4_potential_energy_regressor_batch_threads(size_t count, int threads, const double *q, double *Y_V);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_POTENTIAL_ENERGY_REGRESSOR_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_POTENTIAL_ENERGY_REGRESSOR_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 44 > 0 ? ARM4_LANES * 352 : 0)
+void arm4_potential_energy_regressor_batch_work(size_t count, const double *q, double *Y_V, void *work);
 
 /* Power of gravity's regressor qd^T Y_g, (10 bodies,): Y_Vdot @ parameters = qd^T g = dV/dt (Algorithm 4, line 13). */
 #define ARM4_GRAVITY_POWER_REGRESSOR_Y_VDOT_SIZE ARM4_NPARAMS   /* Y_Vdot: shape (ARM4_NPARAMS,), row-major */
-#define ARM4_GRAVITY_POWER_REGRESSOR_WORK_BYTES 0  /* its work array on the stack */
+#define ARM4_GRAVITY_POWER_REGRESSOR_WORK_BYTES 0  /* its work array (none) */
 void arm4_gravity_power_regressor(const double *q, const double *qd, double *Y_Vdot);
 /* The same, writing only the 11 of 40 entries that can be nonzero: the others must
  * already be zero (a buffer zeroed once, or last filled by arm4_gravity_power_regressor). */
 void arm4_gravity_power_regressor_update(const double *q, const double *qd, double *Y_Vdot);
+/* The same two with the work array passed in (ARM4_GRAVITY_POWER_REGRESSOR_WORK_BYTES bytes, e.g. static or
+ * per thread; none here: work may be NULL), for threads whose stack cannot hold it. */
+void arm4_gravity_power_regressor_work(const double *q, const double *qd, double *Y_Vdot, double *work);
+void arm4_gravity_power_regressor_update_work(const double *q, const double *qd, double *Y_Vdot, double *work);
 void arm4_gravity_power_regressor_batch(size_t count, const double *q, const double *qd, double *Y_Vdot);
 void arm4_gravity_power_regressor_batch_threads(size_t count, int threads, const double *q, const double *qd, double *Y_Vdot);
+/* The serial batch (in the caller's thread) with its work off the stack: work holds
+ * ARM4_GRAVITY_POWER_REGRESSOR_BATCH_WORK_BYTES bytes aligned to ARM4_WORK_ALIGN (a group's inputs,
+ * outputs and work array of lanes); each thread of a caller's own pool passes its own. */
+#define ARM4_GRAVITY_POWER_REGRESSOR_BATCH_WORK_BYTES (ARM4_LANES > 1 && ARM4_LANES * 48 > 0 ? ARM4_LANES * 384 : 0)
+void arm4_gravity_power_regressor_batch_work(size_t count, const double *q, const double *qd, double *Y_Vdot, void *work);
 /* Configuration space, as Pinocchio's (q and v as laid out above): out = q (+) v (ARM4_NQ entries; integrate), the velocity
  * v with q0 (+) v = q1 (ARM4_NV; difference), q with unit quaternions (and planar cos, sin;
  * normalize), the neutral configuration (neutral). out must not overlap an input. */
