@@ -140,6 +140,10 @@ def delete_bodies(mujoco, path, bodies):
     refers to them) deleted from its specification, compiled again."""
     spec = mujoco.MjSpec.from_file(str(path))
     doomed = [spec.bodies[b] for b in bodies]            # (the spec lists bodies in compiled order)
+    gone = {body.name for top in doomed for body in [top, *top.find_all(mujoco.mjtObj.mjOBJ_BODY)]}
+    for element in [*spec.cameras, *spec.lights]:         # a camera or light aimed at a body left out
+        if element.targetbody in gone:                   # (it moves nothing)
+            spec.delete(element)
     for body in doomed:
         spec.delete(body)
     return spec.compile()
