@@ -3,7 +3,9 @@
 batch, equals the package's NumPy module to 1e-10 (relative to max(1, max |NumPy|)). The vector sin
 and cos (lanes_sincos, used by one-state code too whenever NAME_LANES > 1) round to an integer with
 x 2/pi + 0x1.8p52 - 0x1.8p52, which reassociation deleted before it was made opaque (arm4's M off by
-100 %). In CI: arm4 and its free-flyer on a few quantities; panda and solo12 whole with -m slow."""
+100 %). In CI: arm4 and its free-flyer on a few quantities, panda (fixed base) whole with -O3 -ffast-math
+and solo12 (free-flyer) whole with -Ofast, and that the two flag sets give gcc the same object code;
+the other two pairs with -m slow (measured: panda's objects are byte-identical under both)."""
 from __future__ import annotations
 
 import json
@@ -49,10 +51,26 @@ def test_fast_math_builds_equal_numpy(c_package, tmp_path, label, flags):
     check_flags(folder, pkg, robot, label, FLAGS[flags], tmp_path)
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(3600)                   # the default build of panda or solo12 and its -O3 compile: minutes
-@pytest.mark.parametrize("label", ["panda", "solo12"])
-@pytest.mark.parametrize("flags", ["O3-fast-math", "Ofast"])
+@pytest.mark.timeout(3600)                   # the default build of panda or solo12 and its -O3 compile: a minute
+@pytest.mark.parametrize("label,flags", [("panda", "O3-fast-math"), ("solo12", "Ofast"),
+                                         pytest.param("panda", "Ofast", marks=pytest.mark.slow),
+                                         pytest.param("solo12", "O3-fast-math", marks=pytest.mark.slow)])
 def test_fast_math_builds_of_panda_and_solo12_equal_numpy(c_package, tmp_path, label, flags):
     folder, pkg, robot = c_package(label)
     check_flags(folder, pkg, robot, label, FLAGS[flags], tmp_path)
+
+
+def test_o3_fast_math_and_ofast_give_the_same_object_code(c_package, tmp_path):
+    """gcc's -Ofast is -O3 -ffast-math with -fallow-store-data-races and without
+    -fsemantic-interposition: on the generated C (no shared stores between threads, every helper
+    static) the objects are byte-identical, so each big robot is compiled with one of the two."""
+    import subprocess
+
+    folder, _, _ = c_package("arm4_ff")
+    objects = []
+    for k, flags in enumerate((FLAGS["O3-fast-math"], FLAGS["Ofast"])):
+        obj = tmp_path / f"arm4_ff_{k}.o"
+        subprocess.run([_cc(), *flags.split(), "-c", str(folder / "arm4_ff.c"), f"-I{folder}", "-o", str(obj)],
+                       check=True, capture_output=True, timeout=600)
+        objects.append(obj.read_bytes())
+    assert objects[0] == objects[1], "-O3 -ffast-math and -Ofast compiled arm4_ff.c differently"

@@ -16,7 +16,7 @@ import numpy as np
 from .. import oracle_operational_space as oos
 from ..algorithms.operational_space import DAMPING, SIZE, task_rows
 from .base import Output, PinCall, Quantity, Sweep
-from .sweeps import frames_of
+from .sweeps import frame_shape, frames_of
 
 
 def _run(what, mass=None):
@@ -50,15 +50,6 @@ SWEEPS = (
     _sweep("opspace_bias", ("q", "qd"), "bias"),
     _sweep("opspace_force", ("q", "tau"), "force"),
 )
-
-
-def _shape(*dims):
-    """An output shape from fixed sizes, "n" (nv) and "F" (the frames)."""
-    def shape(robot, opts):
-        size = {"n": robot.nv, "F": len(frames_of(robot, opts.frames)) if "F" in dims else 0}
-        return tuple(size.get(d, d) for d in dims)
-    shape.dims = dims                        # the header's size macros (codegen/files.py: shape_text)
-    return shape
 
 
 #: eps lambda_max(Lambda) above which a task counts as damped (at or near a singular configuration)
@@ -100,7 +91,7 @@ _POLICY = ("Lambda = (J M^-1 J^T + eps 1)^-1, eps the build's --opspace-damping 
 _BLOCK = "a point frame's in the top-left 3 x 3 block (its linear rows), the rest zero"
 
 QUANTITIES = (
-    Quantity("Lambda", "operational_space_inertia", ("q",), (Output("Lambda", _shape("F", SIZE, SIZE), embed="none"),),
+    Quantity("Lambda", "operational_space_inertia", ("q",), (Output("Lambda", frame_shape("F", SIZE, SIZE), embed="none"),),
              f"Operational-space inertia of each frame (see frames), (frames, 6, 6): {_POLICY}; J the frame's "
              f"Jacobian [linear; angular], LOCAL_WORLD_ALIGNED, {_BLOCK}; through the tree-sparse L^T D L factors "
              "of M, never forming M^-1.", "opspace_inertia",
@@ -108,17 +99,17 @@ QUANTITIES = (
              pin_call=PinCall(("computeMinverse",), ("q",), {"Lambda": ("pin_cpp", _CPP_LAMBDA)},
                               note="Pinocchio's route: computeMinverse, computeFrameJacobian, J M^-1 J^T and one "
                                    "Cholesky in C++ (through its Python binding: computeMinverse alone)")),
-    Quantity("Jbar", "dynamically_consistent_inverse", ("q",), (Output("Jbar", _shape("F", "n", SIZE), embed="none"),),
+    Quantity("Jbar", "dynamically_consistent_inverse", ("q",), (Output("Jbar", frame_shape("F", "n", SIZE), embed="none"),),
              f"Dynamically consistent inverse of each frame's Jacobian, Jbar = M^-1 J^T Lambda, (frames, n, 6): "
              f"J Jbar = 1 - eps Lambda (1 without damping); {_BLOCK} (columns).", "opspace_inertia",
              pinocchio=lambda o, s: oos.dynamically_consistent_inverse(o, s["q"]), conditioned=True, task=True,
              default=False),
-    Quantity("mu_p", "operational_space_bias", ("q", "qd"), (Output("mu_p", _shape("F", SIZE), embed="none"),),
+    Quantity("mu_p", "operational_space_bias", ("q", "qd"), (Output("mu_p", frame_shape("F", SIZE), embed="none"),),
              f"Operational-space bias of each frame, mu + p = Lambda (J M^-1 (C qd + g) - J_dot qd), (frames, 6): "
              f"F = Lambda xdd + mu + p (Khatib; p = frame_force_from_torque(q, g) alone), {_BLOCK}.",
              "opspace_bias",
              pinocchio=lambda o, s: oos.bias(o, s["q"], s["qd"]), conditioned=True, task=True, default=False),
-    Quantity("f_tau", "frame_force_from_torque", ("q", "tau"), (Output("f_tau", _shape("F", SIZE), embed="none"),),
+    Quantity("f_tau", "frame_force_from_torque", ("q", "tau"), (Output("f_tau", frame_shape("F", SIZE), embed="none"),),
              f"Force at each frame that joint forces tau are worth, Jbar^T tau = Lambda J M^-1 tau, (frames, 6): "
              f"the dynamically consistent inverse of tau = J^T F (F = frame_force_from_torque(q, J^T F) up to "
              f"eps), {_BLOCK}.", "opspace_force",

@@ -406,6 +406,15 @@ SWEEPS = (
 )
 
 
+def frame_shape(*dims):
+    """An output shape from fixed sizes, "n" (nv) and "F" (the frames of the build)."""
+    def shape(robot, opts):
+        size = {"n": robot.nv, "F": len(frames_of(robot, opts.frames)) if "F" in dims else 0}
+        return tuple(size.get(d, d) for d in dims)
+    shape.dims = dims                        # the header's size macros (codegen/files.py: shape_text)
+    return shape
+
+
 def frames_of(robot, names=None) -> tuple:
     """The :class:`~symgen.model.Frame` of each of ``names`` (links or joints, a link winning a
     shared name; a point ``name=LINK@x,y,z``, see :func:`point_frame`; repeats dropped), by
