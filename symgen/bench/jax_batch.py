@@ -10,7 +10,8 @@ PACKAGE is a folder built with ``symgen build ... --target numpy,c,jax``. Two me
   batch, the C batch (one thread, and the binding's default threads), and with ``--adam URDF``
   adam-robotics' JAX backend (``KinDynComputations``, ``jax.jit(jax.vmap(...))``; adam's dynamics
   are floating-base: on a fixed-base package it computes the (6 + n) mass matrix and bias forces
-  at an identity base, on a free-flyer at the state's base); with ``--compare FOLDER`` also the JAX
+  at an identity base, on a free-flyer at the state's base), and with ``--jaxsim URDF`` jaxsim's
+  (M, ID and FD, in its body-fixed velocities, float64); with ``--compare FOLDER`` also the JAX
   module of another build of the robot (before/after a change, in one process).
 
 Each time is the median of ``--repeats`` runs of the whole batch, divided by its size; the
@@ -96,7 +97,8 @@ def warm_calls(pkg, batch: int, threads: int, functions=None) -> tuple:
     return (out[0][0], out[1][0], out[0][1], out[1][1])
 
 
-def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urdf=None, compare=None) -> dict:
+def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urdf=None, compare=None,
+              jaxsim_urdf=None) -> dict:
     """{function: {method: microseconds per state}} in a batch of ``batch`` states; ``compare``: the
     JAX module of another build of the robot (``jax_module_of``), timed as "jax (compare)". When the
     package's JAX functions run its C through XLA's FFI ("jax"), the same module's own jax code is
@@ -115,6 +117,7 @@ def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urd
         except ImportError as error:
             print(f"adam-robotics skipped: {error} (pip install --no-deps adam-robotics, see docs/results/jax.md)",
                   file=sys.stderr)
+    rival = _jaxsim(jaxsim_urdf, pkg, functions) if jaxsim_urdf else {}
     for f in functions:
         args = _states(pkg, manifest["functions"][f]["inputs"], batch)
         jargs = [jnp.asarray(a) for a in args]
@@ -129,11 +132,25 @@ def per_state(pkg, manifest: dict, functions, batch: int, repeats: int, adam_urd
             fns["c (default threads)"] = lambda: getattr(pkg.c, f)(*args)
         if adam is not None and f in adam:
             fns["adam-robotics jax"] = lambda: jax.block_until_ready(adam[f](*jargs))
+        if f in rival:
+            fns["jaxsim"] = lambda: jax.block_until_ready(rival[f](*jargs))
         times = _medians(fns, repeats)
         results[f] = {k: v[0] / batch * 1e6 for k, v in times.items()}
         # the fastest run: under load the noise only adds, so the steadier figure of the code's speed
         results[f].update({f"{k}, min": v[1] / batch * 1e6 for k, v in times.items()})
     return results
+
+
+def _jaxsim(urdf, pkg, timed) -> dict:
+    """jaxsim's functions of the package's robot (read from ``urdf`` as the package was), checked
+    against symgen's numeric reference before they are timed."""
+    from .. import load_robot
+    from . import jaxsim
+
+    robot = load_robot(urdf, floating_base=pkg.nq != pkg.nv)
+    fns = {f: fn for f, fn in jaxsim.functions(robot).items() if f in timed}
+    print("jaxsim against symgen (relative): " + ", ".join(f"{k} {v:.1e}" for k, v in jaxsim.check(fns, robot).items()))
+    return fns
 
 
 def _adam(urdf, pkg) -> dict:
@@ -202,6 +219,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help="JAX's persistent compilation cache in DIR (a second process reads it)")
     parser.add_argument("--adam", metavar="URDF", default=None, help="also time adam-robotics' JAX backend")
+    parser.add_argument("--jaxsim", metavar="URDF", default=None,
+                        help="also time jaxsim (M, ID, FD; float64: needs --x64, jaxsim turns jax_enable_x64 on)")
     parser.add_argument("--compare", metavar="FOLDER", default=None,
                         help="also time the JAX module of another build of the robot (before/after, one process)")
     parser.add_argument("--x64", action="store_true", help="float64 (jax_enable_x64) [default: float32 for jax]")
@@ -211,6 +230,10 @@ def main(argv=None) -> int:
 
     from ..codegen.package import import_package, jax_module_of
 
+    if a.jaxsim and not a.x64:
+        print("--jaxsim: jaxsim computes in float64 (importing it turns on jax_enable_x64): pass --x64 so that "
+              "every row is float64", file=sys.stderr)
+        return 2
     if a.x64:
         jax.config.update("jax_enable_x64", True)
     pkg = import_package(a.package)
@@ -256,7 +279,7 @@ def main(argv=None) -> int:
     if compare is not None:
         report["compare"] = str(a.compare)
     report["load_before"] = os.getloadavg()
-    timings = per_state(pkg, manifest, a.functions.split(","), a.batch, a.repeats, a.adam, compare)
+    timings = per_state(pkg, manifest, a.functions.split(","), a.batch, a.repeats, a.adam, compare, a.jaxsim)
     report["load_after"] = os.getloadavg()
     report["us_per_state"] = timings
     for f, row in timings.items():
