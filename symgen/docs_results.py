@@ -23,7 +23,7 @@ RIVALS = {
     "casadi": "CasADi's generated C",
     "mujoco": "MuJoCo's C library",
     "drake": "Drake from Python",
-    "jax": "adam-robotics (JAX)",
+    "jax": "adam-robotics and jaxsim (JAX)",
     "batch": "one-state calls (the C batch)",
 }
 
@@ -151,9 +151,11 @@ def rows(rival: str, robot_runs: list[Run]) -> list[Row]:
                                                 us["c_loop"] * 1e3, run)
         elif rival == "jax":
             for name, us in d.get("us_per_state", {}).items():
-                if "adam-robotics jax" in us:
-                    found[name] = Row(name, "adam-robotics", us["jax"], us["adam-robotics jax"], run,
-                                      {"own jax code": us.get("jax (own code)"), "C binding, 1 thread": us.get("c (1 thread)")})
+                for column, label in (("adam-robotics jax", "adam-robotics"), ("jaxsim", "jaxsim")):
+                    if column in us:
+                        found[f"{name}/{label}"] = Row(name, label, us["jax"], us[column], run,
+                                                       {"own jax code": us.get("jax (own code)"),
+                                                        "C binding, 1 thread": us.get("c (1 thread)")})
     return list(found.values())
 
 
