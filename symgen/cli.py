@@ -471,8 +471,11 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
 @click.option("--drake", is_flag=True, help="Also time Drake's MultibodyPlant from Python (M, g, tau, contact-free "
               "forward dynamics) beside the package's binding called from Python, checked against it first (a "
               "fixed-base package, --model its URDF; the drake package).")
+@click.option("--idyntree", is_flag=True, help="Also time iDynTree's KinDynComputations from Python (M, C, g, tau) in "
+              "the package's --base-velocity representation beside the package's binding called from Python, checked "
+              "against it first (a floating-base package, --model its URDF; the idyntree package).")
 def bench_command(package, urdf, functions, flags, repeats, min_time, compile_timeout, pin_cpp, json_path, casadi,
-                  processes, cppadcg, mujoco, c_batch, drake):
+                  processes, cppadcg, mujoco, c_batch, drake, idyntree):
     """Time a generated package: its C in a C loop and from Python, beside Pinocchio."""
     from .bench import bench_package, format_report
     from .bench.cloop import DEFAULT_FLAGS, read_manifest
@@ -480,7 +483,7 @@ def bench_command(package, urdf, functions, flags, repeats, min_time, compile_ti
     result = bench_package(package, urdf=urdf, quantities=Q.parse(functions, "--functions"),
                            flags=flags or DEFAULT_FLAGS, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
                            pin_cpp=pin_cpp, casadi=casadi, processes=processes, cppadcg=cppadcg,
-                           mujoco=mujoco, c_batch=c_batch, drake=drake)
+                           mujoco=mujoco, c_batch=c_batch, drake=drake, idyntree=idyntree)
     click.echo(format_report(result))
     contacts = read_manifest(package).get("contacts")
     if contacts and urdf and pin_cpp != "off":      # the contact functions beside Pinocchio's contact algorithms

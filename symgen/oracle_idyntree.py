@@ -82,7 +82,11 @@ class IDynTreeOracle:
         return self._generalized(self.kd.generalizedBiasForces)
 
     def gravity_forces(self, q):
-        self.set_state(q, np.zeros(6 + self.n))
+        """g(q). In MIXED and INERTIAL, iDynTree 15's generalizedGravityForces right after
+        setRobotState returns base wrenches off by 40-160 N on arm4 (not in BODY_FIXED) until a call
+        such as getFreeFloatingMassMatrix has refreshed what it caches; that call comes first here,
+        and then it equals its own inverseDynamics(q, 0, 0)."""
+        self.mass_matrix(q)
         return self._generalized(self.kd.generalizedGravityForces)
 
     def inverse_dynamics(self, q, nu, nud):
