@@ -265,3 +265,18 @@ def test_refusals(tmp_path):
     with pytest.raises(OptionError, match="--base-velocity"):
         build(symgen.load_urdf(ARM4), tmp_path, opts=BuildOptions(quantities=("M",), base_velocity="mixed", compile=False))
 
+
+
+def test_bench_beside_idyntree(packages):
+    """symgen bench --idyntree times iDynTree's M, C and tau in the package's representation beside
+    the binding's Python call, after checking them (M, tau; C nu) against the package."""
+    _idyntree()
+    from symgen.bench import bench_package
+
+    _, _, path = packages["mixed"]
+    result = bench_package(path, urdf=str(ARM4), quantities=("M", "C", "tau"), pin_cpp="off", c_batch=0,
+                           repeats=1, min_time=0.001, idyntree=True)
+    assert result["idyntree"]["representation"] == "mixed"
+    assert all(error <= 1e-9 for error in result["idyntree"]["check"].values()), result["idyntree"]
+    for qty in ("M", "C", "tau"):
+        assert result["us"][qty]["idyntree_py"] > 0 and "idyntree_py/c_py_single" in result["ratios"][qty]
