@@ -23,10 +23,11 @@ a change of generalized speeds v = G ν; seed 000 Sec. 3.3), the same rules as a
 block, so each product touches the base's rows or columns only (a few operations, not an n³
 product). The same code runs on numbers and on symbols (``bk``).
 
-What needs more than these rules is not generated for a non-body package yet (:data:`UNSUPPORTED`;
-asked for by name it is a one-line error): the ID/FD derivatives (∂G/∂q in the chain rule), the
-frame acceleration bias and J̇ (a J Ġ ν term), the centroidal bias, Cᵀν's regressor, the contact
-and operational-space families, and the frame derivatives.
+The frame acceleration bias and J̇ (LOCAL_WORLD_ALIGNED) add J Ġ ν and J Ġ, the centroidal bias
+A_G Ġ ν, Cᵀν adds Ġᵀ M v. What needs more than these rules is not generated for a non-body
+package yet (not in :data:`SUPPORTED`; asked for by name it is a one-line error): the ID/FD
+derivatives (∂G/∂q in the chain rule), the drift and J̇ in the LOCAL and WORLD references, Cᵀν's
+regressor, the contact and operational-space families, and the frame derivatives.
 """
 from __future__ import annotations
 
@@ -39,11 +40,11 @@ from .errors import OptionError
 #: the choices of ``--base-velocity`` (body: Pinocchio's free-flyer speeds, the default)
 CHOICES = ("body", "mixed", "inertial")
 
-#: the quantity keys a package in the new speeds has (the rest: :data:`UNSUPPORTED`)
+#: the quantity keys a package in the new speeds has (the rest: not generated in them yet)
 SUPPORTED = frozenset({
     "M", "Mdot", "C", "Gamma", "tau", "g", "tau_sl", "Y", "qdd", "Minv", "MCg", "oMf", "J", "tau_p",
     "com", "Jcom", "Ag", "Ig", "hg", "vf", "Yts", "p", "CTv", "T", "V", "Y_p", "Y_g", "Y_T", "Y_V",
-    "Y_Vdot", "J_local", "J_world", "vf_local", "vf_world"})
+    "Y_Vdot", "J_local", "J_world", "vf_local", "vf_world", "af", "dJ", "dhg"})
 
 
 def unsupported(keys) -> frozenset:
@@ -176,12 +177,18 @@ def run_rebased(sweep, robot, args: dict, bk, opts, rules: dict, run_full, outpu
         rule = rules.get(name, "none")
         if rule == "none":
             out[name] = value
+            if name == "af":                              # at nu_dot = 0 the body speeds move: v_dot = Gdot nu
+                out[name] = value + np.matmul(_jacobian(robot, fa, bk, body, run_full)[..., :6], Gd @ nu[:6])
+            elif name == "dhg":                           # h_G = A_G v: its rate adds A_G Gdot nu
+                out[name] = value + _centroidal_map(robot, fa, bk, body, run_full)[:, :6] @ (Gd @ nu[:6])
         elif rule in ("vector", "rows"):
             out[name] = forces_to_new(Gb, value)
             if name == "CTv":                             # C̄ᵀν = Gᵀ Cᵀ v + Ġᵀ M v, M v = p
                 out[name] = out[name] + _pad(Gd.T @ values["p"][:6], len(nu), bk)
         elif rule == "columns":
             out[name] = _right(value, Gb)
+            if name == "dJ":                              # d/dt (J G) = J_dot G + J Gdot
+                out[name] = out[name] + _base_columns(_jacobian(robot, fa, bk, body, run_full), Gd, bk)
         elif rule == "matrix":
             out[name] = _matrix(Gb, value)
             if name in ("C", "Mdot"):
@@ -193,6 +200,21 @@ def run_rebased(sweep, robot, args: dict, bk, opts, rules: dict, run_full, outpu
         else:
             raise OptionError(f"--base-velocity {kind}: output {name!r} of sweep {sweep.name!r} has no rule")
     return out
+
+
+def _jacobian(robot, fa, bk, opts, run_full):
+    """The body speeds' frame Jacobians (LOCAL_WORLD_ALIGNED) at q, from the frames sweep."""
+    from .quantities import SWEEPS
+
+    return run_full(SWEEPS["frames"], robot, {"q": fa["q"]}, bk, opts)["J"]
+
+
+def _centroidal_map(robot, fa, bk, opts, run_full):
+    """The body speeds' A_G at q, from the centroidal sweep."""
+    from .quantities import SWEEPS
+
+    args = {"q": fa["q"], **({"params": fa["params"]} if "params" in fa else {})}
+    return run_full(SWEEPS["centroidal"], robot, args, bk, opts)["Ag"]
 
 
 def _pad(x6, n, bk):

@@ -108,6 +108,12 @@ class IDynTreeOracle:
         self.kd.getFrameFreeFloatingJacobian(index, J)
         return J.toNumPy()
 
+    def frame_bias_acceleration(self, q, nu, frame: str):
+        """J̇ ν of the frame in this representation (getFrameBiasAcc): in MIXED the classical
+        acceleration at ν̇ = 0 in world axes (Pinocchio's LOCAL_WORLD_ALIGNED)."""
+        self.set_state(q, nu)
+        return self.kd.getFrameBiasAcc(frame).toNumPy()
+
     def _generalized(self, method):
         out = self.idt.FreeFloatingGeneralizedTorques(self.kd.model())
         method(out)

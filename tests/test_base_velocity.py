@@ -4,11 +4,12 @@ symgen/base_velocity.py): body (Pinocchio's), mixed and inertial (iDynTree's).
 - The numeric reference in each representation against iDynTree's KinDynComputations
   (symgen/oracle_idyntree.py): M, the bias C nu + g, g, inverse dynamics and the frame Jacobians
   (MIXED = LOCAL_WORLD_ALIGNED, INERTIAL = WORLD, BODY_FIXED = LOCAL), to 1e-9, on a free-flying
-  arm4, a general-axis serial chain with a free-flyer and solo12 (talos: slow). BODY_FIXED equal to
-  symgen's body speeds checks the harness itself.
+  arm4, a general-axis serial chain with a free-flyer and solo12 (talos: slow), and in MIXED J̇ ν
+  against getFrameBiasAcc. BODY_FIXED equal to symgen's body speeds checks the harness itself.
 - The identities in the new speeds: Mdot (central differences of M along q moved by those speeds)
-  = C + C^T, C = Gamma nu, ID(FD(tau)) = tau, M Minv = 1, and the body values mapped by G equal the
-  new ones (M = G^T M_b G, tau = G^T tau_b(q, G nu, G nudot + Gdot nu), J = J_b G).
+  = C + C^T, C = Gamma nu, ID(FD(tau)) = tau, M Minv = 1, J_dot and the centroidal bias against
+  differences of J and h_G, and the body values mapped by G equal the new ones (M = G^T M_b G,
+  tau = G^T tau_b(q, G nu, G nudot + Gdot nu), J = J_b G).
 - A generated package (NumPy and C) in mixed and inertial speeds against the reference and
   iDynTree; its integrate/difference against finite differences of the configuration and against
   the velocity map; base_velocity in the package, the manifest and the header; symgen verify.
@@ -106,6 +107,11 @@ def test_reference_against_idyntree(name, kind, tmp_path):
         support.assert_close(tau, oracle.inverse_dynamics(s["q"], s["qd"], s["qdd"]), "tau", ctx, against="iDynTree")
         for k, f in enumerate(frames):
             support.assert_close(J[k], oracle.frame_jacobian(s["q"], f), f"J {f}", ctx, against="iDynTree")
+        if kind == "mixed":                 # J_dot nu in MIXED: the classical acceleration, world axes
+            af = Q.evaluate(robot, "af", s, o)
+            for k, f in enumerate(frames):
+                support.assert_close(af[k], oracle.frame_bias_acceleration(s["q"], s["qd"], f), f"J_dot nu {f}", ctx,
+                                     against="iDynTree")
 
 
 # ---------------------------------------------------------------- identities in the new speeds
@@ -143,6 +149,16 @@ def test_identities(name, kind, tmp_path):
         qdd_b = Q.evaluate(robot, "qdd", {**b, "tau": Ginv.T @ s["tau"]}, body)
         support.assert_close(Q.evaluate(robot, "qdd", s, o), Ginv @ (qdd_b - Gd @ nu), "G^-1 (FD_b - Gdot nu)", ctx,
                              rtol=Q.tolerance(Q.QUANTITIES["qdd"], M), against="FD")
+        # J_dot and the centroidal bias: the rates of J and h_G = A_G nu along the same motion
+        def along(key, t):
+            return Q.evaluate(robot, key, {**s, "q": support.move(robot, q, G @ nu, t)}, o)
+        dJ = Q.evaluate(robot, "dJ", s, o)
+        support.assert_close(dJ, (along("J", h) - along("J", -h)) / (2 * h), "J_dot", ctx, rtol=1e-6,
+                             against="differences")
+        support.assert_close(np.einsum("fij,j->fi", dJ, nu), Q.evaluate(robot, "af", s, o), "J_dot nu", ctx,
+                             against="frame_acceleration_bias")
+        support.assert_close(Q.evaluate(robot, "dhg", s, o), (along("hg", h) - along("hg", -h)) / (2 * h),
+                             "centroidal bias", ctx, rtol=1e-6, against="differences")
         # Gdot against central differences of G along the same motion
         Gfd = (_G(robot, support.move(robot, q, G @ nu, h), kind)[0]
                - _G(robot, support.move(robot, q, G @ nu, -h), kind)[0]) / (2 * h)
@@ -256,7 +272,8 @@ def test_refusals(tmp_path):
     assert result.exit_code == 2 and "arm4.urdf" in result.output and "floating base" in result.output, result.output
     assert len(result.output.strip().splitlines()) == 1, result.output
     robot = symgen.load_urdf(ARM4, floating_base=True)
-    for keys, word in ((("dtau",), "inverse_dynamics_derivatives"), (("af",), "frame_acceleration_bias")):
+    for keys, word in ((("dtau",), "inverse_dynamics_derivatives"), (("Y_c",), "coriolis_transpose_regressor"),
+                       (("af_local",), "frame_acceleration_bias_local")):
         with pytest.raises(OptionError, match=f"--base-velocity mixed: {word} not generated"):
             build(robot, tmp_path, opts=BuildOptions(quantities=keys, base_velocity="mixed", compile=False))
     with pytest.raises(OptionError, match="casadi"):
