@@ -169,13 +169,14 @@ def test_identities(name, kind, tmp_path):
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory):
-    """{kind: (robot, package)}: arm4 with a free-flyer in mixed and inertial speeds, every default
-    function plus LOCAL and WORLD Jacobians."""
+    """{kind: (robot, package, folder)}: arm4 with a free-flyer in mixed and inertial speeds, every
+    default function plus LOCAL and WORLD Jacobians; the inertial one with a JAX module too."""
     out = {}
     robot = symgen.load_urdf(ARM4, floating_base=True)
     for kind in KINDS:
         folder = tmp_path_factory.mktemp(f"bv-{kind}")
-        opts = BuildOptions(copt="-O1", base_velocity=kind, references=("local_world_aligned", "local", "world"))
+        opts = BuildOptions(copt="-O1", base_velocity=kind, references=("local_world_aligned", "local", "world"),
+                            targets=("numpy", "c", "jax") if kind == "inertial" else ("numpy", "c"))
         result = build(robot, folder, name=f"arm4_{kind}", opts=opts)
         out[kind] = (robot, import_package(result.path), result.path)
     return out
@@ -241,6 +242,46 @@ def test_package_integrate_difference(packages, kind):
             support.assert_close(rate, nu, f"{backend} d difference / dt", ctx, rtol=1e-7, against="nu")
         support.assert_close(pkg.c.integrate(q, nu), pkg.numpy.integrate(q, nu), "C vs NumPy integrate", ctx,
                              against="NumPy")
+
+
+def test_jax_module(packages):
+    """The --target jax module of an inertial package: the same functions and integrate/difference."""
+    try:
+        from jax import enable_x64                  # jax >= 0.7
+    except ImportError:
+        from jax.experimental import enable_x64
+
+    robot, pkg, _ = packages["inertial"]
+    assert pkg.jax.base_velocity == "inertial"
+    seed, states = support.seeded_states("jax inertial", robot, 2, unit_base=True)
+    with enable_x64():
+        for t, s in enumerate(states):
+            ctx = f"arm4 inertial seed {seed} state {t}"
+            for key in ("M", "C", "tau", "qdd", "J", "af"):
+                support.assert_close(np.asarray(Q.call(pkg.jax, key, s)), Q.call(pkg.c, key, s), f"jax {key}", ctx,
+                                     against="C")
+            support.assert_close(np.asarray(pkg.jax.integrate(s["q"], s["qd"])), pkg.c.integrate(s["q"], s["qd"]),
+                                 "jax integrate", ctx, against="C")
+
+
+def test_external_forces_in_new_speeds():
+    """With f_ext the new speeds' tau and FD are the body ones mapped by G (the forces are the links')."""
+    robot = symgen.load_urdf(ARM4, floating_base=True)
+    seed, states = support.seeded_states("fext mixed", robot, 2, unit_base=True)
+    rng = np.random.default_rng(seed)
+    for kind in KINDS:
+        o = Q.SweepOptions(frame="body", base_velocity=kind, external_forces=True)
+        body = Q.SweepOptions(frame="body", external_forces=True)
+        for t, s in enumerate(states):
+            ctx = f"arm4 {kind} seed {seed} state {t}"
+            f = rng.uniform(-10, 10, (len(robot.link_names), 6))
+            G, Ginv = _G(robot, s["q"], kind)
+            Gd = _Gdot(robot, s["q"], s["qd"], kind)
+            b = {**s, "qd": G @ s["qd"], "qdd": G @ s["qdd"] + Gd @ s["qd"], "f_ext": f}
+            tau = Q.evaluate(robot, "tau", {**s, "f_ext": f}, o)
+            support.assert_close(tau, G.T @ Q.evaluate(robot, "tau", b, body), "G^T tau(f)", ctx, against="tau")
+            support.assert_close(Q.evaluate(robot, "qdd", {**s, "tau": tau, "f_ext": f}, o), s["qdd"], "FD(ID) with f",
+                                 ctx, rtol=1e-8, against="nudot")
 
 
 @pytest.mark.parametrize("kind", KINDS)
