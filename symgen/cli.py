@@ -327,6 +327,13 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
                         force=force, command=shlex.join(words), open_loops=open_loops, trees=trees,
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,
                         cache=not no_cache, scalar=scalar, base_velocity=base_velocity)
+    if base_velocity != "body" and set(Q.DEFAULT) <= set(wanted):      # a default build leaves some out: say which
+        from .base_velocity import unsupported
+
+        left = unsupported(Q.references.with_references(wanted, references))
+        if left:
+            click.echo(f"symgen: note: --base-velocity {base_velocity}: not generated in these speeds yet: "
+                       f"{', '.join(Q.QUANTITIES[k].function for k in wanted if k in left)}", err=True)
     progress = _progress(quiet)
     if not quiet and progress is None:           # (a terminal's progress prints it in the build)
         from .codegen.build import estimate_of
