@@ -24,10 +24,13 @@ block, so each product touches the base's rows or columns only (a few operations
 product). The same code runs on numbers and on symbols (``bk``).
 
 The frame acceleration bias and J̇ (LOCAL_WORLD_ALIGNED) add J Ġ ν and J Ġ, the centroidal bias
-A_G Ġ ν, Cᵀν adds Ġᵀ M v. What needs more than these rules is not generated for a non-body
-package yet (not in :data:`SUPPORTED`; asked for by name it is a one-line error): the ID/FD
-derivatives (∂G/∂q in the chain rule), the drift and J̇ in the LOCAL and WORLD references, Cᵀν's
-regressor, the contact and operational-space families, and the frame derivatives.
+A_G Ġ ν, Cᵀν adds Ġᵀ M v. The ID derivatives take the chain rule through G(q) and Ġ(q, ν) (the
+derivatives of G's base block along the free-flyer's tangent, :func:`tangent_rates`; q moves
+along the new speeds' tangent, body tangent G δν), the FD derivatives are -M̄⁻¹ times them at
+ν̇ = FD. What needs more than these rules is not generated for a non-body package yet (not in
+:data:`SUPPORTED`; asked for by name it is a one-line error): the drift and J̇ in the LOCAL and
+WORLD references, Cᵀν's regressor, the contact and operational-space families, and the frame
+derivatives.
 """
 from __future__ import annotations
 
@@ -44,7 +47,7 @@ CHOICES = ("body", "mixed", "inertial")
 SUPPORTED = frozenset({
     "M", "Mdot", "C", "Gamma", "tau", "g", "tau_sl", "Y", "qdd", "Minv", "MCg", "oMf", "J", "tau_p",
     "com", "Jcom", "Ag", "Ig", "hg", "vf", "Yts", "p", "CTv", "T", "V", "Y_p", "Y_g", "Y_T", "Y_V",
-    "Y_Vdot", "J_local", "J_world", "vf_local", "vf_world", "af", "dJ", "dhg"})
+    "Y_Vdot", "J_local", "J_world", "vf_local", "vf_world", "af", "dJ", "dhg", "dtau", "dqdd"})
 
 
 def unsupported(keys) -> frozenset:
@@ -95,6 +98,38 @@ def embedding_rate(robot, q, nu, kind: str, bk):
         pd = lin - cross(p, ang, bk)                      # ṗ = ν_lin - p × ν_ang
         Gd[:3, 3:] = bk.bind(-(Rd @ skew(p, bk)) - R.T @ skew(pd, bk), "Gdp")
     return Gd
+
+
+def tangent_rates(robot, q, nu, k: int, kind: str, bk):
+    """(D_k G_b, D_k Ġ_b(ν)): the derivatives of the base blocks of G and Ġ along the body
+    tangent e_k of the free-flyer (k < 6; Pinocchio's q ⊕ ε e_k: R ← R exp(ε [δω]), p ← p + ε R δp),
+    from D Rᵀ = -[δω] Rᵀ, D p = R δp and, with INERTIAL, D ṗ = -(R δp) × ν_ang."""
+    from .spatial import skew
+
+    R, p = _placement(robot, q, bk)
+    ang = nu[3:6]
+    e = np.zeros(3)
+    e[k % 3] = 1.0
+    E = skew(e, bk)
+    dG, dGd = bk.zeros((6, 6)), bk.zeros((6, 6))
+    if k >= 3:                                            # a turn: Rᵀ and Ṙᵀ = -Rᵀ [ν_ang] change
+        dRt = -(E @ R.T)
+        dRd = E @ R.T @ skew(ang, bk)
+        dG[:3, :3] = dG[3:, 3:] = dRt
+        dGd[:3, :3] = dGd[3:, 3:] = dRd
+    if kind == "inertial":
+        from .spatial import cross
+
+        Rd = -(R.T @ skew(ang, bk))
+        pd = nu[:3] - cross(p, ang, bk)
+        if k >= 3:                                        # -Rᵀ[p] and -Ṙᵀ[p] - Rᵀ[ṗ], p and ṗ fixed
+            dG[:3, 3:] = -(dRt @ skew(p, bk))
+            dGd[:3, 3:] = -(dRd @ skew(p, bk)) - dRt @ skew(pd, bk)
+        else:                                             # a shift: D p = R e, D ṗ = -(R e) × ν_ang
+            dp = R[:, k]
+            dG[:3, 3:] = -(R.T @ skew(dp, bk))
+            dGd[:3, 3:] = -(Rd @ skew(dp, bk)) + R.T @ skew(cross(dp, ang, bk), bk)
+    return dG, dGd
 
 
 def _left(B, x):
@@ -167,6 +202,10 @@ def run_rebased(sweep, robot, args: dict, bk, opts, rules: dict, run_full, outpu
             a = values["qdd"] - _pad(Gd @ nu[:6], len(nu), bk)
             return {"qdd": _left(Gi, a)}
         return {"Minv": _right(_left(Gi, values["Minv"]), Gi.T)}
+    if sweep.name == "id_derivatives":
+        return _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full)
+    if sweep.name == "fd_derivatives":
+        return _fd_derivatives(robot, args, fa, Gb, Gi, Gd, kind, bk, body, run_full)
     if "solve" in rules.values():
         raise OptionError(f"--base-velocity {kind}: sweep {sweep.name!r} is not generated in these speeds yet")
     values = run_full(sweep, robot, fa, bk, body)
@@ -215,6 +254,57 @@ def _centroidal_map(robot, fa, bk, opts, run_full):
 
     args = {"q": fa["q"], **({"params": fa["params"]} if "params" in fa else {})}
     return run_full(SWEEPS["centroidal"], robot, args, bk, opts)["Ag"]
+
+
+def _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full, values=None):
+    """(∂τ̄/∂q, ∂τ̄/∂ν) of τ̄ = Gᵀ τ(q, Gν, Gν̇ + Ġν), q moved along the new speeds' tangent:
+    X G with X = Gᵀ(∂τ/∂q + ∂τ/∂v V + M A) + T, V, A and T the derivatives of Gν, Gν̇ + Ġν and Gᵀ
+    along the body tangent (:func:`tangent_rates`, base columns only), and Gᵀ(∂τ/∂v G + M W),
+    W = ∂(Ġ(ν)ν)/∂ν."""
+    from .quantities import SWEEPS
+
+    q, nu, nud = args["q"], args["qd"], args["qdd"]
+    values = values or run_full(sweep, robot, fa, bk, body)
+    dq, dv = values["dtau_dq"], values["dtau_dqd"]
+    tau = run_full(SWEEPS["rnea"], robot, {k: fa[k] for k in ("q", "qd", "qdd", "f_ext", "params") if k in fa},
+                   bk, body)["tau"]
+    M = _mass({}, robot, fa, bk, body)
+    V, A, T, W = (bk.zeros((6, 6)) for _ in range(4))
+    for k in range(6):
+        dG, dGd = tangent_rates(robot, q, nu, k, kind, bk)
+        V[:, k] = dG @ nu[:6]
+        A[:, k] = dG @ nud[:6] + dGd @ nu[:6]
+        T[:, k] = dG.T @ tau[:6]
+        e = np.zeros(6)
+        e[k] = 1.0
+        W[:, k] = embedding_rate(robot, q, e, kind, bk) @ nu[:6]
+    W = W + Gd
+    X = dq + _base_columns(dv, V, bk) + _base_columns(M, A, bk)
+    X = forces_to_new(Gb, X)
+    X[:6, :6] = X[:6, :6] + T
+    return {"dtau_dq": bk.bind(_right(X, Gb), "dtaubar_dq"),
+            "dtau_dqd": forces_to_new(Gb, _right(dv, Gb) + _base_columns(M, W, bk))}
+
+
+def _fd_derivatives(robot, args, fa, Gb, Gi, Gd, kind, bk, body, run_full):
+    """(∂ν̇/∂q, ∂ν̇/∂ν) = -M̄⁻¹ (∂τ̄/∂q, ∂τ̄/∂ν) at ν̇ = FD(q, ν, τ̄) (FD inverts ID in any speeds)."""
+    from .quantities import SWEEPS
+
+    if body.passive:
+        raise OptionError(f"--base-velocity {kind}: forward_dynamics_derivatives with --passive is not generated in "
+                          f"these speeds yet")
+    n = len(args["qd"])
+    fd = run_full(SWEEPS["forward_dynamics"], robot, fa, bk, body)
+    nud = bk.bind(_left(Gi, fd["qdd"] - _pad(Gd @ args["qd"][:6], n, bk)), "nudot")
+    at = {**args, "qdd": nud}
+    at.pop("tau", None)
+    fa2 = {k: v for k, v in fa.items() if k != "tau"}
+    fa2["qdd"] = bk.bind(speeds_to_body(Gb, nud) + _pad(Gd @ args["qd"][:6], n, bk), "Gbnudot")
+    d = _id_derivatives(SWEEPS["id_derivatives"], robot, at, fa2, Gb, Gd, kind, bk, body, run_full)
+    Minv = run_full(SWEEPS["mass_matrix_inverse"], robot, {"q": fa["q"], **({"params": fa["params"]} if "params" in fa
+                                                                          else {})}, bk, body)["Minv"]
+    Minv = _right(_left(Gi, Minv), Gi.T)
+    return {"dqdd_dq": -(Minv @ d["dtau_dq"]), "dqdd_dqd": -(Minv @ d["dtau_dqd"])}
 
 
 def _pad(x6, n, bk):

@@ -50,11 +50,16 @@ def _idyntree():
 
 
 def _chain_urdf(tmp_path) -> Path:
-    """A 6-joint spatial serial chain with general axes (symgen.robots' serial, seed 7) as URDF."""
+    """A 6-joint spatial serial chain with general axes (symgen.robots' serial, seed 7) as URDF, its
+    root link given a body (a free-flyer on a massless root has a singular M)."""
     from symgen.urdf import urdf_string
 
     path = tmp_path / "chain6.urdf"
-    path.write_text(urdf_string(robots.make("serial", 6, seed=7)))
+    root = ('<link name="base"><inertial><origin xyz="0.02 -0.01 0.03"/><mass value="3.0"/>'
+            '<inertia ixx="0.03" ixy="0.001" ixz="0" iyy="0.04" iyz="0.002" izz="0.05"/></inertial></link>')
+    text = urdf_string(robots.make("serial", 6, seed=7))
+    assert '<link name="base"/>' in text
+    path.write_text(text.replace('<link name="base"/>', root))
     return path
 
 
@@ -159,6 +164,18 @@ def test_identities(name, kind, tmp_path):
                              against="frame_acceleration_bias")
         support.assert_close(Q.evaluate(robot, "dhg", s, o), (along("hg", h) - along("hg", -h)) / (2 * h),
                              "centroidal bias", ctx, rtol=1e-6, against="differences")
+        # the ID and FD derivatives: q moved along the new speeds' tangent (body tangent G dnu), nu itself
+        def column(key, dq, dnu):
+            def at(t):
+                return Q.evaluate(robot, key, {**s, "q": support.move(robot, q, G @ dq, t), "qd": nu + t * dnu}, o)
+            return (at(1e-5) - at(-1e-5)) / 2e-5
+        eye = np.eye(robot.nv)
+        for key, outputs in (("tau", Q.evaluate(robot, "dtau", s, o)), ("qdd", Q.evaluate(robot, "dqdd", s, o))):
+            numeric = (np.column_stack([column(key, e, 0 * e) for e in eye]),
+                       np.column_stack([column(key, 0 * e, e) for e in eye]))
+            for wrt, mine, theirs in zip(("d/dq", "d/dnu"), outputs, numeric):   # (FD: a solve, looser)
+                support.assert_close(mine, theirs, f"{key} {wrt}", ctx, rtol=1e-7 if key == "tau" else 1e-6,
+                                     against="differences")
         # Gdot against central differences of G along the same motion
         Gfd = (_G(robot, support.move(robot, q, G @ nu, h), kind)[0]
                - _G(robot, support.move(robot, q, G @ nu, -h), kind)[0]) / (2 * h)
@@ -195,7 +212,7 @@ def test_package_against_reference_and_idyntree(packages, kind):
     present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
     assert {"mass_matrix", "coriolis_matrix", "christoffel", "inverse_dynamics", "forward_dynamics",
             "frame_jacobian"} <= {x.function for x in present}
-    assert "inverse_dynamics_derivatives" not in manifest["functions"]       # left out of a default build
+    assert "frame_acceleration_bias_local" not in manifest["functions"]      # left out of a default build
     seed, states = support.seeded_states(f"package {kind}", robot, 2, unit_base=True)
     reference = {"mixed": "J", "inertial": "J_world"}[kind]
     for t, s in enumerate(states):
@@ -313,7 +330,7 @@ def test_refusals(tmp_path):
     assert result.exit_code == 2 and "arm4.urdf" in result.output and "floating base" in result.output, result.output
     assert len(result.output.strip().splitlines()) == 1, result.output
     robot = symgen.load_urdf(ARM4, floating_base=True)
-    for keys, word in ((("dtau",), "inverse_dynamics_derivatives"), (("Y_c",), "coriolis_transpose_regressor"),
+    for keys, word in ((("dvf",), "frame_velocity_derivatives"), (("Y_c",), "coriolis_transpose_regressor"),
                        (("af_local",), "frame_acceleration_bias_local")):
         with pytest.raises(OptionError, match=f"--base-velocity mixed: {word} not generated"):
             build(robot, tmp_path, opts=BuildOptions(quantities=keys, base_velocity="mixed", compile=False))
