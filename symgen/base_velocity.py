@@ -283,7 +283,7 @@ def _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full, va
     X = forces_to_new(Gb, X)
     X[:6, :6] = X[:6, :6] + T
     return {"dtau_dq": bk.bind(_right(X, Gb), "dtaubar_dq"),
-            "dtau_dqd": forces_to_new(Gb, _right(dv, Gb) + _base_columns(M, W, bk))}
+            "dtau_dqd": bk.bind(forces_to_new(Gb, _right(dv, Gb) + _base_columns(M, W, bk)), "dtaubar_dnu")}
 
 
 def _fd_derivatives(robot, args, fa, Gb, Gi, Gd, kind, bk, body, run_full):
@@ -303,7 +303,7 @@ def _fd_derivatives(robot, args, fa, Gb, Gi, Gd, kind, bk, body, run_full):
     d = _id_derivatives(SWEEPS["id_derivatives"], robot, at, fa2, Gb, Gd, kind, bk, body, run_full)
     Minv = run_full(SWEEPS["mass_matrix_inverse"], robot, {"q": fa["q"], **({"params": fa["params"]} if "params" in fa
                                                                           else {})}, bk, body)["Minv"]
-    Minv = _right(_left(Gi, Minv), Gi.T)
+    Minv = bk.bind(_right(_left(Gi, Minv), Gi.T), "Mbarinv")
     return {"dqdd_dq": -(Minv @ d["dtau_dq"]), "dqdd_dqd": -(Minv @ d["dtau_dqd"])}
 
 
