@@ -11,7 +11,7 @@ symgen/base_velocity.py): body (Pinocchio's), mixed and inertial (iDynTree's).
   differences of J and h_G, the ID and FD derivatives against differences along the new speeds, and the body values mapped by G equal the new ones (M = G^T M_b G,
   tau = G^T tau_b(q, G nu, G nudot + Gdot nu), J = J_b G).
 - A generated package (NumPy and C) in mixed and inertial speeds against the reference and
-  iDynTree; its integrate/difference against finite differences of the configuration and against
+  iDynTree (arm4 with every function, solo12's M, C, g, tau and feet Jacobians); its integrate/difference against finite differences of the configuration and against
   the velocity map; base_velocity in the package, the manifest and the header; symgen verify.
 - The default body build is unchanged; what is not supported is refused in one line.
 """
@@ -355,3 +355,29 @@ def test_bench_beside_idyntree(packages):
     assert all(error <= 1e-9 for error in result["idyntree"]["check"].values()), result["idyntree"]
     for qty in ("M", "C", "tau"):
         assert result["us"][qty]["idyntree_py"] > 0 and "idyntree_py/c_py_single" in result["ratios"][qty]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_solo12_package_against_idyntree(kind, tmp_path):
+    """solo12's M, C nu + g, g, tau and feet Jacobians, generated NumPy and C, against iDynTree."""
+    oracle_class = _idyntree()
+    path = _robot_path("solo12", tmp_path)
+    robot = symgen.load_urdf(path, floating_base=True)
+    reference = {"mixed": "J", "inertial": "J_world"}[kind]
+    result = build(robot, tmp_path, name=f"solo12_{kind}",
+                   opts=BuildOptions(quantities=("M", "C", "g", "tau", reference), copt="-O1", base_velocity=kind,
+                                     references=("local_world_aligned", "world"), jobs=2))
+    pkg, oracle = import_package(result.path), oracle_class(path, robot.joint_names[1:], kind)
+    seed, states = support.seeded_states(f"solo12 package {kind}", robot, 2, unit_base=True)
+    for t, s in enumerate(states):
+        ctx = f"solo12 {kind} seed {seed} state {t}"
+        for backend in ("numpy", "c"):
+            mod = getattr(pkg, backend)
+            support.assert_close(mod.mass_matrix(s["q"]), oracle.mass_matrix(s["q"]), f"{backend} M", ctx, against="iDynTree")
+            support.assert_close(mod.coriolis_matrix(s["q"], s["qd"]) @ s["qd"] + mod.gravity(s["q"]),
+                                 oracle.bias(s["q"], s["qd"]), f"{backend} C nu + g", ctx, against="iDynTree")
+            support.assert_close(mod.inverse_dynamics(s["q"], s["qd"], s["qdd"]),
+                                 oracle.inverse_dynamics(s["q"], s["qd"], s["qdd"]), f"{backend} tau", ctx, against="iDynTree")
+            J = Q.call(mod, reference, s)
+            for k, f in enumerate(pkg.frames):
+                support.assert_close(J[k], oracle.frame_jacobian(s["q"], f), f"{backend} J {f}", ctx, against="iDynTree")
