@@ -207,6 +207,11 @@ def _progress(quiet):
               "springs, as MuJoCo simulates; off for URDF, as Pinocchio's aba].")
 @click.option("--external-forces", is_flag=True, help="inverse_dynamics, forward_dynamics and their derivatives "
               "take f_ext last: one [force; torque] per link in its frame, as Pinocchio's fext [default: none].")
+@click.option("--base-velocity", "base_velocity", type=click.Choice(("body", "mixed", "inertial")), default="body",
+              show_default=True, help="A floating base's speeds: body (Pinocchio's free-flyer: base linear and angular "
+              "velocity in the base frame), mixed (iDynTree's and adam's default: the base origin's velocity and the "
+              "angular velocity in world axes) or inertial (the base's spatial velocity in the world frame); every "
+              "function in those speeds.")
 @click.option("--opspace-damping", "opspace_damping", type=click.FloatRange(0), default=Q.SweepOptions.opspace_damping,
               show_default=True, help="eps of the operational-space functions' Lambda = (J M^-1 J^T + eps 1)^-1: "
               "every output finite at a singular configuration (0: Khatib's exact Lambda, inf or NaN there).")
@@ -223,7 +228,7 @@ def _progress(quiet):
 def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_method, cse, frame, frame_names, contact_names,
           reference_names, max_dof,
           budget, gravity_text, parametric, no_compile, copt, jobs, timeout, portable, force, targets, quiet, mimic, open_loops,
-          armature_text, passive, external_forces, opspace_damping, timings, no_cache, xacro_args, package_paths, scalar):
+          armature_text, passive, external_forces, base_velocity, opspace_damping, timings, no_cache, xacro_args, package_paths, scalar):
     """Generate the package of a robot (a URDF, URDF+, MJCF or xacro file): unrolled NumPy and C (and
     the --target extras) in OUT/NAME/."""
     import hashlib
@@ -271,6 +276,9 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
             from .armature import with_armature
 
             robot = with_armature(robot, armature_text)
+    if base_velocity != "body" and not robot.floating_base:
+        raise OptionError(f"{urdf}: --base-velocity {base_velocity} needs a floating base, and robot {robot.name!r} "
+                          f"has none (add --floating-base)")
     from .passive import constrained, has_passive
 
     if has_passive(robot) and constrained(robot) and getattr(robot, "mujoco_qpos0", None) is not None and not passive:
@@ -307,6 +315,7 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
     words += ["--armature", armature_text] if armature_text is not None else []
     words += [] if passive is None else ["--passive" if passive else "--no-passive"]
     words += ["--external-forces"] if external_forces else []
+    words += ["--base-velocity", base_velocity] if base_velocity != "body" else []
     words += ["--scalar", scalar] if scalar != "double" else []
     words += ["--opspace-damping", repr(opspace_damping)] if opspace_damping != Q.SweepOptions.opspace_damping else []
     limit = {} if max_dof is None else {"max_dof": max_dof}
@@ -317,7 +326,14 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
                         targets=targets, compile=not no_compile, copt=copt, jobs=jobs, timeout=timeout, portable=portable,
                         force=force, command=shlex.join(words), open_loops=open_loops, trees=trees,
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,
-                        cache=not no_cache, scalar=scalar)
+                        cache=not no_cache, scalar=scalar, base_velocity=base_velocity)
+    if base_velocity != "body" and set(Q.DEFAULT) <= set(wanted):      # a default build leaves some out: say which
+        from .base_velocity import unsupported
+
+        left = unsupported(Q.references.with_references(wanted, references))
+        if left:
+            click.echo(f"symgen: note: --base-velocity {base_velocity}: not generated in these speeds yet: "
+                       f"{', '.join(Q.QUANTITIES[k].function for k in wanted if k in left)}", err=True)
     progress = _progress(quiet)
     if not quiet and progress is None:           # (a terminal's progress prints it in the build)
         from .codegen.build import estimate_of
@@ -474,8 +490,11 @@ def tables(which, figures, out_dir, timeout, build_timeout, compile_timeout, fla
 @click.option("--drake", is_flag=True, help="Also time Drake's MultibodyPlant from Python (M, g, tau, contact-free "
               "forward dynamics) beside the package's binding called from Python, checked against it first (a "
               "fixed-base package, --model its URDF; the drake package).")
+@click.option("--idyntree", is_flag=True, help="Also time iDynTree's KinDynComputations from Python (M, C, g, tau) in "
+              "the package's --base-velocity representation beside the package's binding called from Python, checked "
+              "against it first (a floating-base package, --model its URDF; the idyntree package).")
 def bench_command(package, urdf, functions, flags, repeats, min_time, compile_timeout, pin_cpp, json_path, casadi,
-                  processes, cppadcg, mujoco, c_batch, drake):
+                  processes, cppadcg, mujoco, c_batch, drake, idyntree):
     """Time a generated package: its C in a C loop and from Python, beside Pinocchio."""
     from .bench import bench_package, format_report
     from .bench.cloop import DEFAULT_FLAGS, read_manifest
@@ -483,7 +502,7 @@ def bench_command(package, urdf, functions, flags, repeats, min_time, compile_ti
     result = bench_package(package, urdf=urdf, quantities=Q.parse(functions, "--functions"),
                            flags=flags or DEFAULT_FLAGS, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
                            pin_cpp=pin_cpp, casadi=casadi, processes=processes, cppadcg=cppadcg,
-                           mujoco=mujoco, c_batch=c_batch, drake=drake)
+                           mujoco=mujoco, c_batch=c_batch, drake=drake, idyntree=idyntree)
     click.echo(format_report(result))
     contacts = read_manifest(package).get("contacts")
     if contacts and urdf and pin_cpp != "off":      # the contact functions beside Pinocchio's contact algorithms

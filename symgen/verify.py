@@ -309,6 +309,44 @@ def _tasked(check: str) -> bool:
     return any(x.task and f": {x.function}" in check for x in Q.QUANTITIES.values())
 
 
+def _idyntree(urdf, robot, kind, gravity):
+    """(iDynTree's oracle in representation ``kind``, or None, and a note saying which)."""
+    if is_mjcf(urdf):
+        return None, "iDynTree not used (it reads URDF)"
+    try:
+        from .oracle_idyntree import IDynTreeOracle
+
+        oracle = IDynTreeOracle(urdf, robot.joint_names[1:], kind, gravity)
+    except ImportError:
+        return None, "iDynTree not installed (pip install idyntree)"
+    except SymgenError as exc:
+        return None, f"iDynTree not used ({exc})"
+    return oracle, f"M, C qd + g, g, tau and the frame Jacobians against iDynTree's {kind} representation"
+
+
+def _idyntree_values(oracle, present, state, manifest) -> dict:
+    """iDynTree's value of each function of ``present`` it computes in its representation: M, g,
+    inverse dynamics (which holds C qd + g) and the frame Jacobian in the matching reference (when
+    iDynTree knows every frame by name). C itself iDynTree has not: the identities and the reference
+    check it."""
+    from .oracle_idyntree import FRAME_REFERENCE
+
+    functions = {x.key: x.function for x in present}
+    out = {}
+    q, nu = state["q"], state["qd"]
+    if "M" in functions:
+        out[functions["M"]] = oracle.mass_matrix(q)
+    if "g" in functions:
+        out[functions["g"]] = oracle.gravity_forces(q)
+    if "tau" in functions and "f_ext" not in state:
+        out[functions["tau"]] = oracle.inverse_dynamics(q, nu, state["qdd"])
+    key = {"local": "J_local", "world": "J_world", "local_world_aligned": "J"}[FRAME_REFERENCE[oracle.kind]]
+    frames = manifest.get("frames") or ()
+    if key in functions and frames and all(oracle.kd.getFrameIndex(f) >= 0 for f in frames):
+        out[functions[key]] = np.stack([oracle.frame_jacobian(q, f) for f in frames])
+    return out
+
+
 def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     """Return (report text, ok). First, before anything is imported: the files against the sha256
     the manifest records, the manifest against the package, and with a URDF, its joints against
@@ -345,9 +383,10 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     passive = bool(manifest["options"].get("passive", False))    # FD with the passive forces (--passive)
     external = bool(manifest["options"].get("external_forces", False))     # f_ext (--external-forces)
     damping = float(manifest["options"].get("opspace_damping", Q.SweepOptions.opspace_damping))
+    base_velocity = manifest["options"].get("base_velocity", "body")      # the free-flyer's speeds (--base-velocity)
     reference_opts = Q.SweepOptions(frame="body", frames=frames, gravity=gravity, contacts=contacts, passive=passive,
-                                    external_forces=external, opspace_damping=damping)
-    robot = oracle = own = None
+                                    external_forces=external, opspace_damping=damping, base_velocity=base_velocity)
+    robot = oracle = own = idyntree = None
     if urdf:
         read = load_robot if is_mjcf(urdf) else symgen.load_urdf                  # MJCF through MuJoCo
         robot = read(urdf, floating_base=built_floating,
@@ -363,6 +402,11 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             oracle_operational_space.with_damping(oracle, damping)
         own, own_note = _pinocchio_own_parse(robot, urdf, gravity)
         notes += [n for n in (pin_note, own_note) if n]
+        if base_velocity != "body":               # Pinocchio's free-flyer has body speeds: iDynTree's instead
+            oracle = own = None
+            idyntree, idyntree_note = _idyntree(urdf, robot, base_velocity, gravity)
+            notes.append(f"base velocity {base_velocity}: checked against the reference and the identities; "
+                         f"Pinocchio (body speeds) left out; {idyntree_note}")
     rng = np.random.default_rng(seed)
     worst: dict[str, float] = {}                    # check -> worst relative error
     ratio: dict[str, float] = {}                    # check -> worst error / its tolerance
@@ -443,6 +487,8 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             active = verify_contact.active_set(contact_rng, len(getattr(pkg, "contacts", ())), trial)
             verify_contact.check(pkg, backends, oracle, state, active, record)
             verify_contact.check_derivatives(pkg, backends, oracle, state, active, record)
+            if idyntree is not None:
+                outside["iDynTree"] = _idyntree_values(idyntree, present, state, manifest)
             if own is not None:
                 memo = _Memo(own)
                 outside["Pinocchio (own parse)"] = {x.function: x.pinocchio(memo, state) for x in present

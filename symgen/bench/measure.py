@@ -235,13 +235,16 @@ def prepare_mujoco(m: Measurement, package_dir, model, manifest: dict, quantitie
 def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str = DEFAULT_FLAGS,
                   repeats: int = 7, min_time: float = 0.05, compile_timeout: float | None = None,
                   pin_cpp: str = "build", batch: int = 10_000, casadi: bool = False, processes: int = 1,
-                  cppadcg: bool = False, mujoco: bool = False, c_batch: int = 256, drake: bool = False) -> dict:
+                  cppadcg: bool = False, mujoco: bool = False, c_batch: int = 256, drake: bool = False,
+                  idyntree: bool = False) -> dict:
     """Everything ``symgen bench`` reports for one package, as a JSON-ready dict: per quantity,
     µs per call of the C loop, the Python call (one state; per state in a batch), and Pinocchio
     from Python and C++ on ``urdf`` when given; with ``casadi``, CasADi's generated C of the same
     robot in the same C loop (op counts beside ours); with ``cppadcg``, Pinocchio's own generated
     code (CppADCodeGen, :mod:`symgen.bench.cppadcg`); with ``drake``, Drake's MultibodyPlant from
-    Python beside our binding's Python call (:mod:`symgen.bench.drake`). ``c_batch``: also the C batch of that many
+    Python beside our binding's Python call (:mod:`symgen.bench.drake`); with ``idyntree``, iDynTree's
+    KinDynComputations from Python in the package's base-velocity representation
+    (:mod:`symgen.bench.idyntree`). ``c_batch``: also the C batch of that many
     states in the C loop, per state, one thread (0: not), and the machine's FMA rate
     (:mod:`symgen.bench.fma`) to read it against."""
     settings = Settings(flags=flags, repeats=repeats, min_time=min_time, compile_timeout=compile_timeout,
@@ -275,6 +278,9 @@ def bench_package(package_dir, urdf=None, quantities=("C", "Gamma"), flags: str 
     if drake:                                   # Drake's MultibodyPlant from Python (symgen.bench.drake)
         from . import drake as dk
         dk.measure(m, package_dir, urdf, manifest, quantities, settings)
+    if idyntree:                                # iDynTree's KinDynComputations from Python (symgen.bench.idyntree)
+        from . import idyntree as idt
+        idt.measure(m, package_dir, urdf, manifest, quantities, settings)
     result = bench_result(m, package_dir, manifest, quantities, flags)
     if "fma" in m.info:
         result["fma"] = m.info["fma"]

@@ -17,7 +17,8 @@ from .pin import pin_version
 
 RATIO_PAIRS = (("pin_cpp", "c_loop"), ("pin_cpp_n_c", "c_loop"), ("pin_py", "c_py_single"), ("casadi_c", "c_loop"),
                ("casadi_pin_c", "c_loop"), ("cppadcg", "c_loop"), ("cppadcg_eval", "c_loop"),
-               ("mujoco_c", "c_loop"), ("drake_py", "c_py_single"), ("c_loop", "c_loop_batch"))
+               ("mujoco_c", "c_loop"), ("drake_py", "c_py_single"), ("idyntree_py", "c_py_single"),
+               ("c_loop", "c_loop_batch"))
 
 BENCH_LABELS = {"c_loop": "generated C, C loop",
                 "c_loop_update": "generated C, C loop, _update (no zeroing)",
@@ -29,6 +30,7 @@ BENCH_LABELS = {"c_loop": "generated C, C loop",
                 "casadi_pin_c": "CasADi's generated C (Pinocchio's algorithms taped), same C loop",
                 "mujoco_c": "MuJoCo's C library, same C loop",
                 "drake_py": "Drake's MultibodyPlant from Python",
+                "idyntree_py": "iDynTree's KinDynComputations from Python",
                 "cppadcg": "Pinocchio's generated code (CppADCodeGen)",
                 "cppadcg_eval": "... through Pinocchio's evalFunction"}
 
@@ -58,7 +60,7 @@ def bench_result(measurement, package_dir, manifest: dict, quantities, flags: st
     for label in ("casadi", "casadi_pin"):
         if label in measurement.info:
             result[label] = casadi_summary(measurement.info[label], manifest, quantities)
-    for label in ("mujoco", "drake"):
+    for label in ("mujoco", "drake", "idyntree"):
         if label in measurement.info:
             result[label] = measurement.info[label]
     if "cppadcg" in measurement.info:

@@ -88,6 +88,9 @@ class BuildOptions:
     cache: bool = False
     #: the C's scalar, "double" or "float" (--scalar; :mod:`.scalar`)
     scalar: str = "double"
+    #: the floating base's speeds: body (Pinocchio's), mixed or inertial (--base-velocity;
+    #: :mod:`symgen.base_velocity`)
+    base_velocity: str = "body"
 
     @property
     def sweep(self) -> Q.SweepOptions:
@@ -95,7 +98,7 @@ class BuildOptions:
                               gravity=tuple(float(x) for x in self.gravity), parametric=self.parametric,
                               contacts=tuple(self.contacts), passive=bool(self.passive),
                               external_forces=bool(self.external_forces),
-                              opspace_damping=float(self.opspace_damping))
+                              opspace_damping=float(self.opspace_damping), base_velocity=self.base_velocity)
 
     @property
     def reference_frames(self) -> tuple:
@@ -279,6 +282,33 @@ def _supported(robot, opts: BuildOptions) -> BuildOptions:
     return dataclasses.replace(opts, quantities=tuple(k for k in opts.quantities if k not in unsupported))
 
 
+def _base_velocity_supported(robot, opts: BuildOptions) -> BuildOptions:
+    """The options of a build in MIXED or INERTIAL speeds (:mod:`symgen.base_velocity`): a
+    free-flyer tree only; the quantities not generated in those speeds yet left out of a default
+    build, and asked for by name an OptionError."""
+    from .. import base_velocity as B
+
+    kind = B.check_choice(opts.base_velocity)
+    if kind == "body":
+        return opts
+    if not robot.floating_base:
+        raise OptionError(f"--base-velocity {kind}: robot {robot.name!r} has no floating base (build it with "
+                          f"--floating-base, or an MJCF free joint)")
+    if Q.constrained(robot) or getattr(robot, "has_inner_groups", False):
+        raise OptionError(f"--base-velocity {kind}: not supported for robot {robot.name!r} with --mimic, URDF+ "
+                          f"couplings, loops or inner joints of several velocities yet")
+    if "casadi" in opts.targets:
+        raise OptionError(f"--base-velocity {kind}: --target casadi's jac_ functions know the body speeds' "
+                          f"tangent map only")
+    left = B.unsupported(opts.quantities) | ({"dqdd"} & set(opts.quantities) if opts.passive else set())
+    wanted = tuple(k for k in opts.quantities if k not in left)
+    if left and not set(Q.DEFAULT) <= set(opts.quantities):       # asked for by name (a default build drops them)
+        functions = [Q.QUANTITIES[k].function for k in opts.quantities if k in left]
+        raise OptionError(f"--base-velocity {kind}: {', '.join(functions)} not generated in these speeds yet "
+                          f"(build them with --base-velocity body)")
+    return dataclasses.replace(opts, quantities=wanted)
+
+
 def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = None,
           progress: Progress | None = None, clock: Timings | None = None) -> BuildResult:
     """Generate, write and (unless ``opts.compile`` is false) compile the package of ``robot`` as
@@ -302,6 +332,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
     opts = _supported(robot, opts)
     # each frame function in each reference asked (--reference)
     opts = dataclasses.replace(opts, quantities=Q.references.with_references(opts.quantities, opts.references))
+    opts = _base_velocity_supported(robot, opts)
     if opts.external_forces and Q.constrained(robot):
         raise OptionError(f"--external-forces: not supported for robot {robot.name!r} with --mimic, URDF+ couplings "
                           f"or loops yet (the forces act on the spanning tree's bodies)")

@@ -294,7 +294,8 @@ def header_lines(robot, opts, version: str) -> list[str]:
         + (" mimic=True" if _relations(robot) else "")
         + (f" couplings={','.join(_loops(robot))}" if _loops(robot) else "")
         + "".join(f" {k}=True" for k in ("open_loops", "passive", "external_forces") if getattr(opts, k, False))
-        + (" scalar=float" if opts.scalar == "float" else ""),
+        + (" scalar=float" if opts.scalar == "float" else "")
+        + (f" base_velocity={opts.sweep.base_velocity}" if opts.sweep.base_velocity != "body" else ""),
         *([f"armature: {' '.join(repr(float(a)) for a in armature_of(robot))}"] if robot.has_armature else []),
         *passive_lines(robot),
         f"SymPy {sp.__version__}",
@@ -307,10 +308,13 @@ def armature_of(robot) -> np.ndarray:
     return robot.armature_vector if robot.has_armature and not _embedding(robot) else np.zeros(robot.n)
 
 
-def _mujoco_qpos0(robot):
+def _mujoco_qpos0(robot, opts=None):
     """MuJoCo's qpos0 of a model read from MJCF (from_mujoco/to_mujoco), else None; None too with
-    --mimic and with loops (reduced coordinates or speeds: those two are not generated yet)."""
+    --mimic, with loops and in mixed or inertial base speeds (reduced coordinates or other speeds:
+    those two are not generated there yet)."""
     if _embedding(robot) or robot.system is not None:    # v is not MuJoCo's qvel there
+        return None
+    if opts is not None and opts.sweep.base_velocity != "body":
         return None
     return getattr(robot, "mujoco_qpos0", None)
 
@@ -414,7 +418,10 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "joint_models_literal": "(" + "".join(f"({py_literal(j[0])}, {j[1]!r}, {j[2]}, {j[3]}, {j[4]}, {j[5]}), "
                                               for j in layout) + ")",
         # integrate & co. on a tree's coordinates; a mechanism with loops (v: independent speeds) has none yet
-        "lie_joints": [{"kind": j[1], "iq": j[2], "iv": j[4]} for j in layout],
+        "lie_joints": [{"kind": j[1], "iq": j[2], "iv": j[4],
+                        "world": robot.floating_base and j[2] == 0 and opts.sweep.base_velocity != "body"} for j in layout],
+        # a floating base's speeds (--base-velocity): body, mixed or inertial; None without a floating base
+        "base_velocity": opts.sweep.base_velocity if robot.floating_base else None,
         "has_lie": robot.system is None,
         "loop_dependent": (repr(tuple(robot.loop_dependent_q)) if robot.loops
                            and "loop_residual" in [f["name"] for f in contexts] else None),
@@ -424,7 +431,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "empty_outputs": any(o["size"] == 0 for f in contexts for o in f["outputs"]),
         "mujoco_balls": [j[2] for j in layout if j[1] == "spherical"],
         "mujoco_frees": free_slots(layout),                 # every free joint (of a scene: symgen.scenes)
-        "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot) is None
+        "mujoco_qpos0_literal": (None if _mujoco_qpos0(robot, opts) is None
                                  else "[" + "".join(repr(float(x)) + ", " for x in robot.mujoco_qpos0) + "]"),
         "parametric": opts.parametric, "nparams": len(parameters),
         "parameters_c": [repr(float(x)) for x in parameters],
@@ -460,7 +467,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "options": {"quantities": list(opts.quantities), "gamma_method": opts.gamma_method,
                     "frame": opts.frame, "cse": opts.cse, "gravity": [float(x) for x in opts.gravity],
                     "parametric": opts.parametric, "targets": list(opts.targets), "passive": bool(opts.passive),
-                    "external_forces": bool(opts.external_forces), **Q.operational_space.manifest_options(opts.sweep)},
+                    "external_forces": bool(opts.external_forces), **Q.operational_space.manifest_options(opts.sweep),
+                    **({"base_velocity": opts.sweep.base_velocity} if robot.floating_base else {})},
         "functions": {f["name"]: {"quantity": f["quantity"], "inputs": f["params"],
                                   "outputs": [[o["name"], list(o["shape"])] for o in f["outputs"]],
                                   "ops": ops[f["name"]], "route": f["route"], "c_shape": f["c_shape"]}
@@ -469,7 +477,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
     }
     if ctx["contacts_literal"] != "()":        # contact functions: their frames and types (--contacts)
         manifest["contacts"] = [[f.name, kind] for f, kind in Q.contact.contacts_of(robot, opts.sweep)]
-    if _mujoco_qpos0(robot) is not None:       # read from MJCF: from_mujoco/to_mujoco
+    if _mujoco_qpos0(robot, opts) is not None:       # read from MJCF: from_mujoco/to_mujoco
         manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
     if scene is not None:               # a scene: its moving trees (symgen.scenes)
         manifest["trees"] = [[t.root, t.kind, list(t.bodies)] for t in scene]

@@ -42,7 +42,8 @@ def trace_all(robot, keys, opts: Q.SweepOptions = Q.SweepOptions(), naming: bool
         runs.setdefault(Q.QUANTITIES[key].sweep, []).append(key)
     jobs = [(name, k, tuple(group)) for name, group in runs.items()
             for k in range(1 + (len(Q.SWEEPS[name].variants) if opts.frame == "ground" else 0))
-            if not k or getattr(Q.SWEEPS[name].variants[k - 1], "applies", lambda r: True)(robot)]
+            if not k or getattr(Q.SWEEPS[name].variants[k - 1], "applies", lambda r: True)(robot)
+            and not (opts.base_velocity != "body" and getattr(Q.SWEEPS[name].variants[k - 1], "column_loops", False))]
     # (forking the candidates over the cores was tried: SymPy's unpickling of the results costs
     # about as much as the tracing it saves — 2.0 s for dqdd of a 20-DoF chain traced in 3.3 s)
     out = {}

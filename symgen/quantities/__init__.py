@@ -64,6 +64,11 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
     # the model's inertias: rotors need not turn, unless a force on them turns with them
     if sweep.inertial and args.get("params") is None and args.get("f_ext") is None:
         robot = inertial_view(robot)
+    if opts.base_velocity != "body" and robot.floating_base:     # MIXED/INERTIAL speeds: v = G(q) nu
+        from ..base_velocity import run_rebased
+
+        return run_rebased(sweep, robot, args, bk, opts, embed_rules(sweep.name), run_sweep,
+                           {k: x.output_names for k, x in QUANTITIES.items() if x.sweep == sweep.name})
     if robot.system is not None:          # loops: G(q) (symgen.closed)
         from ..closed import run_closed
 

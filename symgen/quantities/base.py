@@ -179,6 +179,9 @@ class SweepOptions:
     #: eps of the operational-space inertia Lambda = (J M^-1 J^T + eps 1)^-1 (``--opspace-damping``,
     #: :mod:`symgen.algorithms.operational_space`: the singular-configuration policy)
     opspace_damping: float = DAMPING
+    #: the floating base's generalized speeds (``--base-velocity``, :mod:`symgen.base_velocity`):
+    #: body (Pinocchio's), mixed or inertial (iDynTree's); every sweep's inputs and outputs in them
+    base_velocity: str = "body"
 
 
 FRAMES = ("ground", "body")

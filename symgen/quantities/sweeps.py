@@ -286,6 +286,11 @@ def _minverse_aba_dense(robot, args, bk, opts):
     return {"Minv": minverse_dense(robot, args["q"], bk)}
 
 
+#: M^-1 in column loops: a change of the base's speeds (G^-1 M^-1 G^-T, symgen.base_velocity) reads
+#: their results entry by entry, which a column loop's outputs do not allow
+_minverse_dense.column_loops = _minverse_aba_dense.column_loops = True
+
+
 def _all_terms(robot, args, bk, opts):
     """Algorithm 1 and the gravity sweep on one backend: value numbering gives the kinematics and
     composite inertias both read one name each, so the fused call pays for them once."""

@@ -1,0 +1,383 @@
+"""The floating base's velocity representations (``symgen build --base-velocity``,
+symgen/base_velocity.py): body (Pinocchio's), mixed and inertial (iDynTree's).
+
+- The numeric reference in each representation against iDynTree's KinDynComputations
+  (symgen/oracle_idyntree.py): M, the bias C nu + g, g, inverse dynamics and the frame Jacobians
+  (MIXED = LOCAL_WORLD_ALIGNED, INERTIAL = WORLD, BODY_FIXED = LOCAL), to 1e-9, on a free-flying
+  arm4, a general-axis serial chain with a free-flyer and solo12 (talos: slow), and in MIXED J̇ ν
+  against getFrameBiasAcc. BODY_FIXED equal to symgen's body speeds checks the harness itself.
+- The identities in the new speeds: Mdot (central differences of M along q moved by those speeds)
+  = C + C^T, C = Gamma nu, ID(FD(tau)) = tau, M Minv = 1, J_dot and the centroidal bias against
+  differences of J and h_G, the ID and FD derivatives against differences along the new speeds, and the body values mapped by G equal the new ones (M = G^T M_b G,
+  tau = G^T tau_b(q, G nu, G nudot + Gdot nu), J = J_b G).
+- A generated package (NumPy and C) in mixed and inertial speeds against the reference and
+  iDynTree (arm4 with every function, solo12's M, C, g, tau and feet Jacobians); its integrate/difference against finite differences of the configuration and against
+  the velocity map; base_velocity in the package, the manifest and the header; symgen verify.
+- The default body build is unchanged; what is not supported is refused in one line.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import symgen
+from symgen import quantities as Q
+from symgen import robots
+from symgen.backend import NUMERIC
+from symgen.base_velocity import embedding, embedding_rate
+from symgen.cli import main
+from symgen.codegen.build import BuildOptions, build, import_package
+from symgen.errors import OptionError
+
+import support
+
+pytestmark = pytest.mark.timeout(900)
+
+ARM4 = Path(symgen.__file__).parent / "examples" / "arm4.urdf"
+KINDS = ("mixed", "inertial")
+
+
+def _idyntree():
+    try:
+        import idyntree.bindings  # noqa: F401
+    except ImportError:
+        support.require("idyntree", False)
+    from symgen.oracle_idyntree import IDynTreeOracle
+    return IDynTreeOracle
+
+
+def _chain_urdf(tmp_path) -> Path:
+    """A 6-joint spatial serial chain with general axes (symgen.robots' serial, seed 7) as URDF, its
+    root link given a body (a free-flyer on a massless root has a singular M)."""
+    from symgen.urdf import urdf_string
+
+    path = tmp_path / "chain6.urdf"
+    root = ('<link name="base"><inertial><origin xyz="0.02 -0.01 0.03"/><mass value="3.0"/>'
+            '<inertia ixx="0.03" ixy="0.001" ixz="0" iyy="0.04" iyz="0.002" izz="0.05"/></inertial></link>')
+    text = urdf_string(robots.make("serial", 6, seed=7))
+    assert '<link name="base"/>' in text
+    path.write_text(text.replace('<link name="base"/>', root))
+    return path
+
+
+def _robot_path(name, tmp_path):
+    if name == "arm4":
+        return ARM4
+    if name == "chain6":
+        return _chain_urdf(tmp_path)
+    return support.erd_path({"solo12": "solo_description/robots/solo12.urdf",
+                             "talos": "talos_data/robots/talos_reduced.urdf"}[name])
+
+
+def _G(robot, q, kind):
+    """The full G and G^-1 at q (n x n), from the base blocks."""
+    Gb, Gi = embedding(robot, q, kind, NUMERIC)
+    G, Ginv = np.eye(robot.nv), np.eye(robot.nv)
+    G[:6, :6], Ginv[:6, :6] = Gb, Gi
+    return G, Ginv
+
+
+def _Gdot(robot, q, nu, kind):
+    Gd = np.zeros((robot.nv, robot.nv))
+    Gd[:6, :6] = embedding_rate(robot, q, nu, kind, NUMERIC)
+    return Gd
+
+
+def _opts(kind, frames=None):
+    return Q.SweepOptions(frame="body", base_velocity=kind, frames=frames)
+
+
+# ---------------------------------------------------------------- the reference against iDynTree
+
+@pytest.mark.parametrize("kind", ("body",) + KINDS)
+@pytest.mark.parametrize("name", ["arm4", "chain6", "solo12", pytest.param("talos", marks=pytest.mark.slow)])
+def test_reference_against_idyntree(name, kind, tmp_path):
+    oracle_class = _idyntree()
+    path = _robot_path(name, tmp_path)
+    robot = symgen.load_urdf(path, floating_base=True)
+    frames = robot.leaf_links
+    oracle = oracle_class(path, robot.joint_names[1:], kind)
+    reference = {"body": "J_local", "mixed": "J", "inertial": "J_world"}[kind]
+    seed, states = support.seeded_states(f"idyntree {name} {kind}", robot, 2, unit_base=True)
+    for t, s in enumerate(states):
+        ctx = f"{name} {kind} seed {seed} state {t}"
+        o = _opts(kind, frames)
+        M, C, g, tau, J = (Q.evaluate(robot, k, s, o) for k in ("M", "C", "g", "tau", reference))
+        support.assert_close(M, oracle.mass_matrix(s["q"]), "M", ctx, against="iDynTree")
+        support.assert_close(C @ s["qd"] + g, oracle.bias(s["q"], s["qd"]), "C nu + g", ctx, against="iDynTree")
+        support.assert_close(g, oracle.gravity_forces(s["q"]), "g", ctx, against="iDynTree")
+        support.assert_close(tau, oracle.inverse_dynamics(s["q"], s["qd"], s["qdd"]), "tau", ctx, against="iDynTree")
+        for k, f in enumerate(frames):
+            support.assert_close(J[k], oracle.frame_jacobian(s["q"], f), f"J {f}", ctx, against="iDynTree")
+        if kind == "mixed":                 # J_dot nu in MIXED: the classical acceleration, world axes
+            af = Q.evaluate(robot, "af", s, o)
+            for k, f in enumerate(frames):
+                support.assert_close(af[k], oracle.frame_bias_acceleration(s["q"], s["qd"], f), f"J_dot nu {f}", ctx,
+                                     against="iDynTree")
+
+
+# ---------------------------------------------------------------- identities in the new speeds
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", ["arm4", "chain6"])
+def test_identities(name, kind, tmp_path):
+    robot = symgen.load_urdf(_robot_path(name, tmp_path), floating_base=True)
+    seed, states = support.seeded_states(f"identities {name} {kind}", robot, 3, unit_base=True)
+    o, body = _opts(kind), _opts("body")
+    for t, s in enumerate(states):
+        ctx = f"{name} {kind} seed {seed} state {t}"
+        q, nu, nud = s["q"], s["qd"], s["qdd"]
+        G, Ginv = _G(robot, q, kind)
+        Gd = _Gdot(robot, q, nu, kind)
+        M, Mdot, C, Gamma = (Q.evaluate(robot, k, s, o) for k in ("M", "Mdot", "C", "Gamma"))
+        h = 1e-6                                    # q moved with body speeds G nu: the tangent of the new speeds
+        Mfd = (Q.evaluate(robot, "M", {**s, "q": support.move(robot, q, G @ nu, h)}, o)
+               - Q.evaluate(robot, "M", {**s, "q": support.move(robot, q, G @ nu, -h)}, o)) / (2 * h)
+        support.assert_close(Mdot, Mfd, "Mdot vs central differences", ctx, rtol=1e-6, against="differences")
+        support.assert_close(C + C.T, Mdot, "C + C^T", ctx, against="Mdot")
+        support.assert_close(np.einsum("ijk,k->ij", Gamma, nu), C, "Gamma nu", ctx, against="C")
+        tau = Q.evaluate(robot, "tau", s, o)
+        support.assert_close(Q.evaluate(robot, "qdd", {**s, "tau": tau}, o), nud, "FD(ID)", ctx,
+                             rtol=Q.tolerance(Q.QUANTITIES["qdd"], M), against="nudot")
+        support.assert_close(M @ Q.evaluate(robot, "Minv", s, o), np.eye(robot.nv), "M Minv", ctx,
+                             rtol=Q.tolerance(Q.QUANTITIES["Minv"], M), against="1")
+        # the body values mapped by G
+        b = {**s, "qd": G @ nu, "qdd": G @ nud + Gd @ nu}
+        Mb, Cb = Q.evaluate(robot, "M", b, body), Q.evaluate(robot, "C", b, body)
+        support.assert_close(M, G.T @ Mb @ G, "G^T M G", ctx, against="M")
+        support.assert_close(C, G.T @ Cb @ G + G.T @ Mb @ Gd, "G^T C G + G^T M Gdot", ctx, against="C")
+        support.assert_close(tau, G.T @ Q.evaluate(robot, "tau", b, body), "G^T tau", ctx, against="tau")
+        support.assert_close(Q.evaluate(robot, "J", s, o), Q.evaluate(robot, "J", s, body) @ G, "J G", ctx, against="J")
+        qdd_b = Q.evaluate(robot, "qdd", {**b, "tau": Ginv.T @ s["tau"]}, body)
+        support.assert_close(Q.evaluate(robot, "qdd", s, o), Ginv @ (qdd_b - Gd @ nu), "G^-1 (FD_b - Gdot nu)", ctx,
+                             rtol=Q.tolerance(Q.QUANTITIES["qdd"], M), against="FD")
+        # J_dot and the centroidal bias: the rates of J and h_G = A_G nu along the same motion
+        def along(key, t):
+            return Q.evaluate(robot, key, {**s, "q": support.move(robot, q, G @ nu, t)}, o)
+        dJ = Q.evaluate(robot, "dJ", s, o)
+        support.assert_close(dJ, (along("J", h) - along("J", -h)) / (2 * h), "J_dot", ctx, rtol=1e-6,
+                             against="differences")
+        support.assert_close(np.einsum("fij,j->fi", dJ, nu), Q.evaluate(robot, "af", s, o), "J_dot nu", ctx,
+                             against="frame_acceleration_bias")
+        support.assert_close(Q.evaluate(robot, "dhg", s, o), (along("hg", h) - along("hg", -h)) / (2 * h),
+                             "centroidal bias", ctx, rtol=1e-6, against="differences")
+        # the ID and FD derivatives: q moved along the new speeds' tangent (body tangent G dnu), nu itself
+        def column(key, dq, dnu):
+            def at(t):
+                return Q.evaluate(robot, key, {**s, "q": support.move(robot, q, G @ dq, t), "qd": nu + t * dnu}, o)
+            return (at(1e-5) - at(-1e-5)) / 2e-5
+        eye = np.eye(robot.nv)
+        for key, outputs in (("tau", Q.evaluate(robot, "dtau", s, o)), ("qdd", Q.evaluate(robot, "dqdd", s, o))):
+            numeric = (np.column_stack([column(key, e, 0 * e) for e in eye]),
+                       np.column_stack([column(key, 0 * e, e) for e in eye]))
+            for wrt, mine, theirs in zip(("d/dq", "d/dnu"), outputs, numeric):   # (FD: a solve, looser)
+                support.assert_close(mine, theirs, f"{key} {wrt}", ctx, rtol=1e-7 if key == "tau" else 1e-6,
+                                     against="differences")
+        # Gdot against central differences of G along the same motion
+        Gfd = (_G(robot, support.move(robot, q, G @ nu, h), kind)[0]
+               - _G(robot, support.move(robot, q, G @ nu, -h), kind)[0]) / (2 * h)
+        support.assert_close(Gd, Gfd, "Gdot", ctx, rtol=1e-6, against="differences")
+
+
+# ---------------------------------------------------------------- generated packages
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory):
+    """{kind: (robot, package, folder)}: arm4 with a free-flyer in mixed and inertial speeds, every
+    default function plus LOCAL and WORLD Jacobians; the inertial one with a JAX module too."""
+    out = {}
+    robot = symgen.load_urdf(ARM4, floating_base=True)
+    for kind in KINDS:
+        folder = tmp_path_factory.mktemp(f"bv-{kind}")
+        opts = BuildOptions(copt="-O1", base_velocity=kind, references=("local_world_aligned", "local", "world"),
+                            targets=("numpy", "c", "jax") if kind == "inertial" else ("numpy", "c"))
+        result = build(robot, folder, name=f"arm4_{kind}", opts=opts)
+        out[kind] = (robot, import_package(result.path), result.path)
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_package_against_reference_and_idyntree(packages, kind):
+    robot, pkg, path = packages[kind]
+    oracle = _idyntree()(ARM4, robot.joint_names[1:], kind)
+    assert pkg.base_velocity == pkg.numpy.base_velocity == pkg.c.base_velocity == kind
+    import json
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest["options"]["base_velocity"] == kind
+    assert f"#define {pkg.__name__.upper()}_BASE_VELOCITY {KINDS.index(kind) + 1}" in (path / f"{pkg.__name__}.h").read_text()
+    opts = _opts(kind, tuple(manifest["frames"]))
+    present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
+    assert {"mass_matrix", "coriolis_matrix", "christoffel", "inverse_dynamics", "forward_dynamics",
+            "frame_jacobian"} <= {x.function for x in present}
+    assert "frame_acceleration_bias_local" not in manifest["functions"]      # left out of a default build
+    seed, states = support.seeded_states(f"package {kind}", robot, 2, unit_base=True)
+    reference = {"mixed": "J", "inertial": "J_world"}[kind]
+    for t, s in enumerate(states):
+        ctx = f"arm4 {kind} seed {seed} state {t}"
+        M = Q.evaluate(robot, "M", s, opts)
+        for x in present:
+            expected = Q.evaluate(robot, x.key, s, opts)
+            for backend in ("numpy", "c"):
+                support.assert_close(Q.call(getattr(pkg, backend), x.key, s), expected, f"{backend} {x.function}", ctx,
+                                     rtol=Q.tolerance(x, M), against="reference")
+        for backend in ("numpy", "c"):
+            mod = getattr(pkg, backend)
+            support.assert_close(mod.mass_matrix(s["q"]), oracle.mass_matrix(s["q"]), f"{backend} M", ctx, against="iDynTree")
+            C, g = mod.coriolis_matrix(s["q"], s["qd"]), mod.gravity(s["q"])
+            support.assert_close(C @ s["qd"] + g, oracle.bias(s["q"], s["qd"]), f"{backend} C nu + g", ctx,
+                                 against="iDynTree")
+            J = Q.call(mod, reference, s)
+            for k, f in enumerate(manifest["frames"]):
+                support.assert_close(J[k], oracle.frame_jacobian(s["q"], f), f"{backend} J {f}", ctx, against="iDynTree")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_package_integrate_difference(packages, kind):
+    robot, pkg, _ = packages[kind]
+    seed, states = support.seeded_states(f"lie {kind}", robot, 3, unit_base=True)
+    for t, s in enumerate(states):
+        ctx = f"arm4 {kind} seed {seed} state {t}"
+        q, nu = s["q"], s["qd"] / 10
+        G, _ = _G(robot, q, kind)
+        for backend in ("numpy", "c"):
+            mod = getattr(pkg, backend)
+            q1 = mod.integrate(q, nu)
+            support.assert_close(mod.difference(q, q1), nu, f"{backend} difference(q, integrate(q, nu))", ctx,
+                                 against="nu")
+            if kind == "mixed":                       # p + nu_lin exactly
+                support.assert_close(q1[:3], q[:3] + nu[:3], f"{backend} mixed position", ctx, against="p + nu_lin")
+            h = 1e-6                                  # the velocity map: d/dt integrate(q, t nu) = the motion of G nu
+            for a, b in ((mod.integrate(q, h * nu), support.move(robot, q, G @ nu, h)),
+                         (mod.integrate(q, -h * nu), support.move(robot, q, G @ nu, -h))):
+                support.assert_close(a, b, f"{backend} integrate(q, h nu) vs q moved by G nu", ctx, rtol=1e-10,
+                                     against="body motion")
+            rate = (mod.difference(q, support.move(robot, q, G @ nu, h))
+                    - mod.difference(q, support.move(robot, q, G @ nu, -h))) / (2 * h)
+            support.assert_close(rate, nu, f"{backend} d difference / dt", ctx, rtol=1e-7, against="nu")
+        support.assert_close(pkg.c.integrate(q, nu), pkg.numpy.integrate(q, nu), "C vs NumPy integrate", ctx,
+                             against="NumPy")
+
+
+def test_jax_module(packages):
+    """The --target jax module of an inertial package: the same functions and integrate/difference."""
+    try:
+        from jax import enable_x64                  # jax >= 0.7
+    except ImportError:
+        from jax.experimental import enable_x64
+
+    robot, pkg, _ = packages["inertial"]
+    assert pkg.jax.base_velocity == "inertial"
+    seed, states = support.seeded_states("jax inertial", robot, 2, unit_base=True)
+    with enable_x64():
+        for t, s in enumerate(states):
+            ctx = f"arm4 inertial seed {seed} state {t}"
+            for key in ("M", "C", "tau", "qdd", "J", "af"):
+                support.assert_close(np.asarray(Q.call(pkg.jax, key, s)), Q.call(pkg.c, key, s), f"jax {key}", ctx,
+                                     against="C")
+            support.assert_close(np.asarray(pkg.jax.integrate(s["q"], s["qd"])), pkg.c.integrate(s["q"], s["qd"]),
+                                 "jax integrate", ctx, against="C")
+
+
+def test_external_forces_in_new_speeds():
+    """With f_ext the new speeds' tau and FD are the body ones mapped by G (the forces are the links')."""
+    robot = symgen.load_urdf(ARM4, floating_base=True)
+    seed, states = support.seeded_states("fext mixed", robot, 2, unit_base=True)
+    rng = np.random.default_rng(seed)
+    for kind in KINDS:
+        o = Q.SweepOptions(frame="body", base_velocity=kind, external_forces=True)
+        body = Q.SweepOptions(frame="body", external_forces=True)
+        for t, s in enumerate(states):
+            ctx = f"arm4 {kind} seed {seed} state {t}"
+            f = rng.uniform(-10, 10, (len(robot.link_names), 6))
+            G, Ginv = _G(robot, s["q"], kind)
+            Gd = _Gdot(robot, s["q"], s["qd"], kind)
+            b = {**s, "qd": G @ s["qd"], "qdd": G @ s["qdd"] + Gd @ s["qd"], "f_ext": f}
+            tau = Q.evaluate(robot, "tau", {**s, "f_ext": f}, o)
+            support.assert_close(tau, G.T @ Q.evaluate(robot, "tau", b, body), "G^T tau(f)", ctx, against="tau")
+            support.assert_close(Q.evaluate(robot, "qdd", {**s, "tau": tau, "f_ext": f}, o), s["qdd"], "FD(ID) with f",
+                                 ctx, rtol=1e-8, against="nudot")
+
+
+@pytest.mark.parametrize("kind", ["mixed"])      # (the inertial package's JAX module makes verify jit every function)
+def test_verify_passes(packages, kind):
+    _idyntree()
+    from symgen.verify import verify_package
+
+    _, _, path = packages[kind]
+    report, ok = verify_package(path, trials=2, urdf=str(ARM4))
+    assert ok, report
+    assert "iDynTree" in report and f"base velocity {kind}" in report
+
+
+# ---------------------------------------------------------------- the default build and refusals
+
+def test_body_build_unchanged(tmp_path):
+    """A body (default) build of a fixed-base robot prints what it printed before: the bundled arm4
+    byte for byte as committed in generated/arm4."""
+    result = CliRunner().invoke(main, ["build", str(ARM4), "--out", str(tmp_path), "--force", "--no-compile"])
+    assert result.exit_code == 0, result.output
+    committed = Path(__file__).parent.parent / "generated" / "arm4"
+    for f in ("arm4.c", "arm4.h", "arm4_numpy.py", "__init__.py", "arm4_c.py"):
+        assert (tmp_path / "arm4" / f).read_bytes() == (committed / f).read_bytes(), f
+
+
+def test_refusals(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(main, ["build", str(ARM4), "--base-velocity", "mixed", "--out", str(tmp_path), "--no-compile"])
+    assert result.exit_code == 2 and "arm4.urdf" in result.output and "floating base" in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    robot = symgen.load_urdf(ARM4, floating_base=True)
+    for keys, word in ((("dvf",), "frame_velocity_derivatives"), (("Y_c",), "coriolis_transpose_regressor"),
+                       (("af_local",), "frame_acceleration_bias_local")):
+        with pytest.raises(OptionError, match=f"--base-velocity mixed: {word} not generated"):
+            build(robot, tmp_path, opts=BuildOptions(quantities=keys, base_velocity="mixed", compile=False))
+    with pytest.raises(OptionError, match="casadi"):
+        build(robot, tmp_path, opts=BuildOptions(quantities=("M",), base_velocity="inertial", compile=False,
+                                                 targets=("numpy", "c", "casadi")))
+    with pytest.raises(OptionError, match="--base-velocity"):
+        build(symgen.load_urdf(ARM4), tmp_path, opts=BuildOptions(quantities=("M",), base_velocity="mixed", compile=False))
+
+
+
+def test_bench_beside_idyntree(packages):
+    """symgen bench --idyntree times iDynTree's M, C and tau in the package's representation beside
+    the binding's Python call, after checking them (M, tau; C nu) against the package."""
+    _idyntree()
+    from symgen.bench import bench_package
+
+    _, _, path = packages["mixed"]
+    result = bench_package(path, urdf=str(ARM4), quantities=("M", "C", "tau"), pin_cpp="off", c_batch=0,
+                           repeats=1, min_time=0.001, idyntree=True)
+    assert result["idyntree"]["representation"] == "mixed"
+    assert all(error <= 1e-9 for error in result["idyntree"]["check"].values()), result["idyntree"]
+    for qty in ("M", "C", "tau"):
+        assert result["us"][qty]["idyntree_py"] > 0 and "idyntree_py/c_py_single" in result["ratios"][qty]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_solo12_package_against_idyntree(kind, tmp_path):
+    """solo12's M, C nu + g, g, tau and feet Jacobians, generated NumPy and C, against iDynTree."""
+    oracle_class = _idyntree()
+    path = _robot_path("solo12", tmp_path)
+    robot = symgen.load_urdf(path, floating_base=True)
+    reference = {"mixed": "J", "inertial": "J_world"}[kind]
+    result = build(robot, tmp_path, name=f"solo12_{kind}",
+                   opts=BuildOptions(quantities=("M", "C", "g", "tau", reference), copt="-O1", base_velocity=kind,
+                                     references=("local_world_aligned", "world"), jobs=2))
+    pkg, oracle = import_package(result.path), oracle_class(path, robot.joint_names[1:], kind)
+    seed, states = support.seeded_states(f"solo12 package {kind}", robot, 2, unit_base=True)
+    for t, s in enumerate(states):
+        ctx = f"solo12 {kind} seed {seed} state {t}"
+        for backend in ("numpy", "c"):
+            mod = getattr(pkg, backend)
+            support.assert_close(mod.mass_matrix(s["q"]), oracle.mass_matrix(s["q"]), f"{backend} M", ctx, against="iDynTree")
+            support.assert_close(mod.coriolis_matrix(s["q"], s["qd"]) @ s["qd"] + mod.gravity(s["q"]),
+                                 oracle.bias(s["q"], s["qd"]), f"{backend} C nu + g", ctx, against="iDynTree")
+            support.assert_close(mod.inverse_dynamics(s["q"], s["qd"], s["qdd"]),
+                                 oracle.inverse_dynamics(s["q"], s["qd"], s["qdd"]), f"{backend} tau", ctx, against="iDynTree")
+            J = Q.call(mod, reference, s)
+            for k, f in enumerate(pkg.frames):
+                support.assert_close(J[k], oracle.frame_jacobian(s["q"], f), f"{backend} J {f}", ctx, against="iDynTree")
