@@ -16,6 +16,8 @@ placements and Jacobians (:mod:`symgen.algorithms.frames`), the regressors (gene
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 #: relative tolerance of the symmetry checks (per body, on its own scale)
@@ -59,30 +61,16 @@ def axisymmetric_rotors(robot) -> tuple[int, ...]:
     return tuple(out)
 
 
-class _ReducedView:
-    """A constrained robot (couplings, ``--mimic``, loops: a view with a ``full`` model) whose full
-    model is seen through :func:`inertial_view`, so that its reduced solves (forward dynamics,
-    M^-1, their derivatives), which run the full model's algorithms themselves, see it too."""
-
-    def __init__(self, robot, full):
-        self._robot, self.full = robot, full
-
-    def __getattr__(self, name):
-        return getattr(self._robot, name)
-
-
 def inertial_view(robot):
     """``robot`` for a sweep whose values depend on its (constant) inertias only through the
     algorithms: its axisymmetric rotors (:attr:`symgen.model.Robot.axisymmetric`) turn-free
     (:meth:`symgen.model.Robot.inertial`), those of the full model for a constrained robot; the
     robot itself when it has none."""
-    if isinstance(robot, _ReducedView):
-        return robot
     full = robot.full
     if full is robot:
         return robot.inertial()
     view = full.inertial()
-    return robot if view is full else _ReducedView(robot, view)
+    return robot if view is full else replace(robot, full=view)
 
 
 def turns(robot, i: int) -> bool:
