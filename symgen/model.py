@@ -225,11 +225,13 @@ class Robot:
             return self
         return replace(self, root_as_base=True)
 
-    # -- what a constrained robot (--mimic, couplings, loops) also answers, for a tree
+    # -- what every robot kind answers (:class:`symgen.constrained.ConstrainedSystem`), for a tree
     full = property(lambda self: self, doc="The tree the algorithms run on: the robot itself.")
     embedding = property(lambda self: None, doc="The constant embedding q_full = G q + o: none.")
     system = property(lambda self: None, doc="The loop system G(q) (:class:`symgen.loops.LoopSystem`): none.")
     loops = property(lambda self: (), doc="The URDF+ couplings and loops embedded (and their functions): none.")
+    unsupported = property(lambda self: frozenset(), doc="The quantity keys a build leaves out: none.")
+    velocity_joint_names = property(lambda self: self.joint_names, doc="The joints of v: those of q.")
 
     # -- sizes and order
     @property

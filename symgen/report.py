@@ -27,11 +27,11 @@ def describe(robot) -> str:
                 lines.append(f"    q[{joint.idx_q}:{joint.idx_q + joint.nq}] {b.joint_name:<{width}}  {_GROUPS[joint.kind]}; "
                              f"v[{joint.idx_v}:{joint.idx_v + joint.nv}]  {parent} -> {last.name}  "
                              f"mass {last.inertia.mass:g}" + (f"  armature {robot.armature[i]:g}"
-                                                              if getattr(robot, "armature", ()) and robot.armature[i] else ""))
+                                                              if robot.armature and robot.armature[i] else ""))
             continue
         parent = robot.bodies[b.parent].name if b.parent >= 0 else robot.root_link
         axis = " ".join(f"{a:g}" for a in b.axis)
-        armature = getattr(robot, "armature", ())
+        armature = robot.armature
         lines.append(f"    {labels[i]} {b.joint_name:<{width}}  {b.joint_type:<10} axis ({axis})  "
                      f"{parent} -> {b.name}  mass {b.inertia.mass:g}"
                      + (f"  armature {armature[i]:g}" if armature and armature[i] else ""))
@@ -44,7 +44,7 @@ def describe(robot) -> str:
     lines.append(f"  snapped to exact values: {len(robot.snapped)}")
     lines += [f"    {item}" for item in robot.snapped]
     lines += [f"  note: {item}" for item in robot.notes]
-    full = getattr(robot, "full", robot)
+    full = robot.full
     if full.axisymmetric:                               # symgen.axisymmetric
         lines.append(f"  axisymmetric leaf rotors (their angle leaves M, C, tau, FD): {len(full.axisymmetric)}: "
                      + ", ".join(full.bodies[i].name for i in full.axisymmetric))

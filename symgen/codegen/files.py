@@ -312,7 +312,7 @@ def _mujoco_qpos0(robot):
     --mimic and with loops (reduced coordinates or speeds: those two are not generated yet)."""
     if _embedding(robot) or robot.system is not None:    # v is not MuJoCo's qvel there
         return None
-    return getattr(robot, "mujoco_qpos0", None)
+    return robot.mujoco_qpos0
 
 
 def _embedding(robot):
@@ -327,7 +327,7 @@ def _relations(robot):
 
 def _loops(robot):
     """The URDF+ couplings and loops embedded (:mod:`symgen.couplings`, :mod:`symgen.closed`), else ()."""
-    return tuple(getattr(robot, "loops", ()) or ())
+    return tuple(robot.loops)
 
 
 def _loop_solve(robot, contexts):
@@ -343,7 +343,7 @@ def _loop_solve(robot, contexts):
 
 def _velocity_joint_names(robot):
     """The joints whose speeds v holds: the independent ones of a mechanism with loops."""
-    return tuple(getattr(robot, "velocity_joint_names", None) or robot.joint_names)
+    return tuple(robot.velocity_joint_names)
 
 
 #: a joint's coordinates as the header states them (q entries, then v entries)
