@@ -47,6 +47,9 @@ class ConstrainedSystem:
     joint_models = _of_tree("joint_models")
     joint_layout = _of_tree("joint_layout")
     joint_of = _of_tree("joint_of")
+    #: per spanning body, its entry of the spanning tree's q (a mechanism with loops keeps that q)
+    q_index = _of_tree("q_index")
+    axisymmetric = _of_tree("axisymmetric")
     has_inner_groups = _of_tree("has_inner_groups")
     inertial_bodies = _of_tree("inertial_bodies")
     link_names = _of_tree("link_names")
@@ -78,6 +81,10 @@ class ConstrainedSystem:
     def is_free(self, i: int) -> bool:
         """Whether body i of the spanning tree is a free-flyer's."""
         return self.full.is_free(i)
+
+    def in_group(self, i: int) -> bool:
+        """Whether body i of the spanning tree is one velocity of a joint with several."""
+        return self.full.in_group(i)
 
     # -- what a build asks of every robot kind
     @property
