@@ -115,6 +115,14 @@ class Embedding(Sizes):
                 cols[self.lead_v + r].append((self.lead_v + j, m))
         return tuple(tuple(c) for c in cols)
 
+    def label(self, j: int) -> str:
+        """Full joint j's coordinate: ``q[3]``, or for a mimicking one ``= -1 q[3] + 0.01``
+        (``symgen info``; :meth:`symgen.couplings.LinearEmbedding.label` likewise)."""
+        r, m, o = self.source[j]
+        if self._is_own(j):
+            return f"q[{self.lead_q + r}]"
+        return f"= {m:g} q[{self.lead_q + r}] {'-' if o < 0 else '+'} {abs(o):g}"
+
     def offsets(self) -> np.ndarray:
         """o of q_full = G q + o over the joint entries (zeros before them)."""
         return np.array([0.0] * self.lead_q + [o for _, _, o in self.source])

@@ -78,11 +78,7 @@ def _coordinates(robot) -> list[str]:
     emb = robot.embedding
     if emb is None:
         return [f"q[{k}]" if k is not None else "" for k in robot.q_index]
-    own = set(emb.independent)
     labels = [""] * emb.lead_v                           # the free-flyer: described on its own line
-    if hasattr(emb, "label"):                           # couplings: symgen.couplings.LinearEmbedding
-        labels += [emb.label(j) for j in range(len(emb.names))]
-    for j, (r, m, o) in enumerate(getattr(emb, "source", ())):
-        labels.append(f"q[{emb.lead_q + r}]" if j in own else f"= {m:g} q[{emb.lead_q + r}] {'-' if o < 0 else '+'} {abs(o):g}")
+    labels += [emb.label(j) for j in range(len(emb.names))]
     width = max(len(x) for x in labels)
     return [x.ljust(width) for x in labels]

@@ -322,7 +322,7 @@ def _embedding(robot):
 
 def _relations(robot):
     """The mimic relations embedded (--mimic), else ()."""
-    return getattr(_embedding(robot), "relations", ())
+    return _embedding(robot).relations if _embedding(robot) is not None else ()
 
 
 def _loops(robot):
