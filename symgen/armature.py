@@ -13,6 +13,8 @@ def with_armature(robot: Robot, text: str) -> Robot:
     sets its six velocities); the others keep theirs. An OptionError names what is wrong."""
     if robot.embedding is not None:
         raise OptionError("--armature: not supported with --mimic yet")
+    if robot.system is not None:
+        raise OptionError("--armature: not supported on a mechanism with loops yet")
     values = list(robot.armature_vector)
 
     def number(word, what):

@@ -16,6 +16,8 @@ placements and Jacobians (:mod:`symgen.algorithms.frames`), the regressors (gene
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 #: relative tolerance of the symmetry checks (per body, on its own scale)
@@ -59,44 +61,19 @@ def axisymmetric_rotors(robot) -> tuple[int, ...]:
     return tuple(out)
 
 
-class _InertialView:
-    """``robot`` as the inertial sweeps see it: the bodies of :attr:`turn_free` do not turn by
-    their joint angle (everything else is the robot's own)."""
-
-    def __init__(self, robot, bodies):
-        self._robot, self.turn_free = robot, frozenset(bodies)
-
-    def __getattr__(self, name):
-        return getattr(self._robot, name)
-
-
-class _ReducedView:
-    """A constrained robot (couplings, ``--mimic``, loops: a view with a ``full`` model) whose full
-    model is seen through :func:`inertial_view`, so that its reduced solves (forward dynamics,
-    M^-1, their derivatives), which run the full model's algorithms themselves, see it too."""
-
-    def __init__(self, robot, full):
-        self._robot, self.full = robot, full
-
-    def __getattr__(self, name):
-        return getattr(self._robot, name)
-
-
 def inertial_view(robot):
     """``robot`` for a sweep whose values depend on its (constant) inertias only through the
-    algorithms: its axisymmetric rotors (:attr:`symgen.model.Robot.axisymmetric`) turn-free, those
-    of the full model for a constrained robot; the robot itself when it has none."""
-    if isinstance(robot, (_InertialView, _ReducedView)):
-        return robot
-    full = getattr(robot, "full", None)
-    if full is not None:
-        view = inertial_view(full)
-        return robot if view is full else _ReducedView(robot, view)
-    bodies = getattr(robot, "axisymmetric", ())
-    return _InertialView(robot, bodies) if bodies else robot
+    algorithms: its axisymmetric rotors (:attr:`symgen.model.Robot.axisymmetric`) turn-free
+    (:meth:`symgen.model.Robot.inertial`), those of the full model for a constrained robot; the
+    robot itself when it has none."""
+    full = robot.full
+    if full is robot:
+        return robot.inertial()
+    view = full.inertial()
+    return robot if view is full else replace(robot, full=view)
 
 
 def turns(robot, i: int) -> bool:
     """Whether a sweep on ``robot`` must turn body i by its joint angle: False only for the rotors
-    of an :func:`inertial_view`."""
-    return i not in getattr(robot, "turn_free", ())
+    of an :func:`inertial_view` (:attr:`symgen.model.Robot.turn_free`)."""
+    return i not in robot.turn_free

@@ -281,7 +281,7 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
                           f"has none (add --floating-base)")
     from .passive import constrained, has_passive
 
-    if has_passive(robot) and constrained(robot) and getattr(robot, "mujoco_qpos0", None) is not None and not passive:
+    if has_passive(robot) and constrained(robot) and robot.mujoco_qpos0 is not None and not passive:
         click.echo("symgen: note: the joints' dampers and springs are left out (MuJoCo applies them; not supported "
                    "with couplings or loops yet)", err=True)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):

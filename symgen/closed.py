@@ -14,7 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .constrained import ConstrainedSystem
 from .errors import ModelError, OptionError
+
+if TYPE_CHECKING:
+    from .loops import LoopSystem
+    from .model import Robot
 
 #: quantity keys not generated for mechanisms with loops yet (their embedding needs Ġ terms or
 #: derivatives of G that are not written)
@@ -24,18 +32,24 @@ UNSUPPORTED |= {"af_local", "af_world", "dJ_local", "dJ_world",
                 *(k + s for k in ("dvf", "daf") for s in ("", "_local", "_world"))}
 
 
-class Closed:
+@dataclass(frozen=True)
+class Closed(ConstrainedSystem):
     """The registry's view of a :class:`~symgen.loops.LoopSystem`: ``nq`` (spanning), ``nv`` =
-    ``n`` (independent), ``joint_names`` (q), ``velocity_joint_names`` (v), ``loops``; the rest is
-    the spanning tree's (``full``)."""
+    ``n`` (independent), ``joint_names`` (q), ``velocity_joint_names`` (v), ``loops``; the tree's
+    attributes (:class:`~symgen.constrained.ConstrainedSystem`) are the spanning tree's (``full``:
+    the system's tree, or that tree as a sweep sees it, :func:`symgen.axisymmetric.inertial_view`)."""
 
-    def __init__(self, system):
-        self.system, self.full = system, system.tree
+    system: LoopSystem
+    full: Robot = None
 
-    def __getattr__(self, name):
-        if name in ("full", "system"):       # not set yet: an unpickled copy asks
-            raise AttributeError(name)
-        return getattr(self.full, name)
+    def __post_init__(self):
+        if self.full is None:
+            object.__setattr__(self, "full", self.system.tree)
+
+    @property
+    def embedding(self):
+        """The constant embedding: none (G depends on q: :attr:`system`)."""
+        return None
 
     def __repr__(self):
         return f"Closed({self.full.name!r}, {self.nq} coordinates, {self.nv} independent speeds)"

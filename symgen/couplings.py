@@ -149,16 +149,13 @@ def solve(names, constraints, dependent, lead_q=0, lead_v=0, relations=(), error
                            tuple(relations), lead_q, lead_v)
 
 
+@dataclass(frozen=True)
 class Coupled(Embedded):
     """A robot with couplings (and possibly mimic joints) in reduced coordinates: an
-    :class:`~symgen.mimic.Embedded` view whose embedding is a :class:`LinearEmbedding`."""
+    :class:`~symgen.mimic.Embedded` system whose embedding is a :class:`LinearEmbedding`."""
 
     def __repr__(self):
         return f"Coupled({self.full.name!r}, {self.nv} of {self.embedding.nv_full} joint speeds independent)"
-
-    @property
-    def velocity_joint_names(self) -> tuple[str, ...]:
-        return self.joint_names
 
     @property
     def loops(self) -> tuple[str, ...]:

@@ -35,31 +35,16 @@ from .turns import turned_columns
 from .spatial import axis_angle, cross, inertia_form, inertia_parts, mcI, plux, rotate_symmetric, skew
 
 
-class _WithParameters:
-    """A robot whose inertias are those of the parameters ``theta`` (everything else is the
-    robot's own)."""
-
-    def __init__(self, robot, theta):
-        self._robot, self.theta = robot, theta
-
-    def __getattr__(self, name):
-        return getattr(self._robot, name)
-
-
 def with_parameters(robot, theta=None):
-    """``robot`` seen with the inertial parameters ``theta`` (10 per body, numbers or symbols)
-    instead of its URDF's; ``theta`` None: the robot itself."""
-    if theta is None:
-        return robot
-    size = 10 * len(robot.inertial_bodies)
-    if len(theta) != size:
-        raise ValueError(f"params must have {size} entries (10 per body), got {len(theta)}")
-    return _WithParameters(getattr(robot, "_robot", robot), theta)
+    """``robot`` (a tree) with the inertial parameters ``theta`` (10 per body, numbers or symbols)
+    instead of its URDF's (:meth:`symgen.model.Robot.with_parameters`); ``theta`` None: the robot
+    itself."""
+    return robot.with_parameters(theta)
 
 
 def parameters_of(robot, i: int):
-    """theta_i (10 entries) of a robot seen through :func:`with_parameters`, or None."""
-    theta = getattr(robot, "theta", None)
+    """theta_i (10 entries) of a robot with parameters (:func:`with_parameters`), or None."""
+    theta = robot.theta
     if theta is None or i not in robot.inertial_bodies:     # (a massless body of a joint with several speeds)
         return None
     k = robot.inertial_bodies.index(i)
@@ -70,7 +55,7 @@ def armature(robot, i) -> float:
     """The armature of velocity i (0.0 when the robot has none): the reflected rotor inertia that
     Pinocchio's ``model.armature`` adds to M's diagonal. Every algorithm that forms M, a joint-space
     pivot (ABA's D_i) or tau adds it through :func:`plus_armature`."""
-    values = getattr(robot, "armature", ())
+    values = robot.armature
     return float(values[i]) if values else 0.0
 
 

@@ -25,16 +25,21 @@ tree when M keeps its sparsity, a dense one when a mimic or belt across branches
 on numbers and symbols alike (value numbering shares what the projections repeat), by the
 ``embed`` rule each :class:`~symgen.quantities.Output` declares.
 
-A robot read with ``mimic=True`` is an :class:`Embedded` view of the full model (see there).
+A robot read with ``mimic=True`` is an :class:`Embedded` system of the full model (see there).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .constrained import ConstrainedSystem
 from .errors import ModelError, OptionError
 from .reduced_tree import factor_parent, named_matrix as _named_matrix
+
+if TYPE_CHECKING:
+    from .model import Robot
 
 #: the projection rules an :class:`~symgen.quantities.Output` may declare (``embed``)
 RULES = ("matrix", "vector", "christoffel", "rows", "columns", "none", "solve")
@@ -109,6 +114,14 @@ class Embedding(Sizes):
             if m != 0.0:
                 cols[self.lead_v + r].append((self.lead_v + j, m))
         return tuple(tuple(c) for c in cols)
+
+    def label(self, j: int) -> str:
+        """Full joint j's coordinate: ``q[3]``, or for a mimicking one ``= -1 q[3] + 0.01``
+        (``symgen info``; :meth:`symgen.couplings.LinearEmbedding.label` likewise)."""
+        r, m, o = self.source[j]
+        if self._is_own(j):
+            return f"q[{self.lead_q + r}]"
+        return f"= {m:g} q[{self.lead_q + r}] {'-' if o < 0 else '+'} {abs(o):g}"
 
     def offsets(self) -> np.ndarray:
         """o of q_full = G q + o over the joint entries (zeros before them)."""
@@ -210,19 +223,20 @@ def build(joint_names, relations, defined, fixed, error, lead_q: int = 0, lead_v
     return Embedding(tuple(joint_names), tuple(source), tuple(relations), lead_q, lead_v)
 
 
-class Embedded:
+@dataclass(frozen=True)
+class Embedded(ConstrainedSystem):
     """A robot with mimic joints, seen in reduced coordinates: ``n``, ``nq``, ``nv``,
-    ``joint_names`` and ``check_state`` are those of the independent joints; everything else
-    (``bodies``, ``link_names``, ``frames``, inertias, topology) is the full model's
-    (``full``), which the algorithms run on (:func:`run_embedded`)."""
+    ``joint_names`` and ``check_state`` are those of the independent joints; the tree's attributes
+    (``bodies``, ``link_names``, ``frames``, ...: :class:`~symgen.constrained.ConstrainedSystem`) are
+    the full model's (``full``), which the algorithms run on (:func:`run_embedded`)."""
 
-    def __init__(self, full, embedding: Embedding):
-        self.full, self.embedding = full, embedding
+    full: Robot
+    embedding: Embedding
 
-    def __getattr__(self, name):
-        if name == "full":          # not set yet: an unpickled copy (a build's worker process) asks
-            raise AttributeError(name)
-        return getattr(self.full, name)
+    @property
+    def system(self):
+        """The loop system: none (the embedding is constant)."""
+        return None
 
     def __repr__(self):
         return f"Embedded({self.full.name!r}, {self.nv} of {self.embedding.nv_full} joints independent)"
@@ -254,7 +268,7 @@ class Embedded:
 
 def full_model(robot):
     """``robot`` itself, or for an :class:`Embedded` one its full model."""
-    return getattr(robot, "full", robot)
+    return robot.full
 
 
 # -------------------------------------------------------------------------------- projections

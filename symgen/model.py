@@ -9,7 +9,7 @@ they were snapped). Workspaces for the algorithms are separate and built per cal
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -163,6 +163,14 @@ class Robot:
     #: the moving trees as the file names them (:class:`symgen.scenes.Tree`: root body, its joint,
     #: the bodies it holds), in q order; () for a robot built in Python (:func:`symgen.scenes.trees_of`)
     trees: tuple = ()
+    # -- per-build choices, set by the methods below (each returns a Robot of the same tree, in any order)
+    #: inertial parameters used instead of the bodies' inertias (10 per inertial body, Pinocchio's
+    #: ``toDynamicParameters`` order; numbers or symbols: not compared), or None
+    theta: object = field(default=None, compare=False)
+    #: bodies whose joint rotation the algorithms take as the identity (:mod:`symgen.axisymmetric`)
+    turn_free: frozenset = frozenset()
+    #: the root joint's bodies (several velocities) seen as a floating base's (:attr:`free`)
+    root_as_base: bool = False
 
     def __post_init__(self):
         if not self.frames:         # a robot built in Python: one joint and one link per body
@@ -195,24 +203,35 @@ class Robot:
                 raise ModelError(f"robot {self.name!r}: frame {f.name!r} ({f.kind}) is mounted on body "
                                  f"{f.body} below frame {f.parent}, which is not a body and an earlier frame")
 
-    @property
-    def embedding(self):
-        """The constant embedding q_full = G q + o of a robot in reduced coordinates: none on a tree
-        (:class:`~symgen.mimic.Embedded` and :class:`~symgen.couplings.Coupled` hold theirs)."""
-        return None
+    def with_parameters(self, theta) -> "Robot":
+        """This tree with the inertial parameters ``theta`` (None: itself); no body turn-free then
+        (a rotor's symmetry is that of its own inertia)."""
+        if theta is None:
+            return self
+        size = 10 * len(self.inertial_bodies)
+        if len(theta) != size:
+            raise ValueError(f"params must have {size} entries (10 per body), got {len(theta)}")
+        return replace(self, theta=theta, turn_free=frozenset())
 
-    @property
-    def system(self):
-        """The loop system of a mechanism with nonlinear loops: none on a tree
-        (:class:`~symgen.closed.Closed` holds its :class:`~symgen.loops.LoopSystem`)."""
-        return None
+    def inertial(self) -> "Robot":
+        """This tree for a sweep on its own inertias: its :attr:`axisymmetric` rotors turn-free."""
+        return self if self.theta is not None or not self.axisymmetric or self.turn_free else self._inertial
 
-    @property
-    def loops(self) -> tuple[str, ...]:
-        """The URDF+ couplings and loops embedded: none on a tree (the constrained views,
-        :class:`~symgen.couplings.Coupled` and :class:`~symgen.closed.Closed`, name theirs and have
-        the loop functions: ``loop_rows``, ``loop_residual``, ``solve_loops``, ``spanning_velocity``)."""
-        return ()
+    _inertial = cached_property(lambda self: replace(self, turn_free=frozenset(self.axisymmetric)))
+
+    def as_root_base(self) -> "Robot":
+        """This tree with a root joint of several velocities (not the free-flyer) as its base."""
+        if not self.n or self.root_as_base or self.joint_models[0].nv == 1 or self.floating_base:
+            return self
+        return replace(self, root_as_base=True)
+
+    # -- what every robot kind answers (:class:`symgen.constrained.ConstrainedSystem`), for a tree
+    full = property(lambda self: self, doc="The tree the algorithms run on: the robot itself.")
+    embedding = property(lambda self: None, doc="The constant embedding q_full = G q + o: none.")
+    system = property(lambda self: None, doc="The loop system G(q) (:class:`symgen.loops.LoopSystem`): none.")
+    loops = property(lambda self: (), doc="The URDF+ couplings and loops embedded (and their functions): none.")
+    unsupported = property(lambda self: frozenset(), doc="The quantity keys a build leaves out: none.")
+    velocity_joint_names = property(lambda self: self.joint_names, doc="The joints of v: those of q.")
 
     # -- sizes and order
     @property
@@ -294,7 +313,9 @@ class Robot:
     def free(self) -> int:
         """The number of leading bodies that make up the free-flyer (6 with a floating base, else
         0): one per velocity of the base, all sharing the base frame (see :func:`free_flyer_bodies`)."""
-        return FREE_DOFS if self.floating_base else 0
+        if self.floating_base:
+            return FREE_DOFS
+        return self.joint_models[0].nv if self.root_as_base else 0
 
     def is_free(self, i: int) -> bool:
         """Whether body i is one of the free-flyer's six velocity directions."""

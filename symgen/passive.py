@@ -43,7 +43,7 @@ def check_passive(robot) -> None:
 
 def has_passive(robot) -> bool:
     """Whether the robot (or, with --mimic, couplings or loops, its spanning tree) has dampers or springs."""
-    return getattr(robot, "full", robot).has_passive
+    return robot.full.has_passive
 
 
 def constrained(robot) -> bool:
@@ -54,7 +54,7 @@ def constrained(robot) -> bool:
 def default_passive(robot) -> bool:
     """``--passive``'s default: on for a model read from MJCF with dampers or springs (MuJoCo
     simulates them) unless it is constrained (not supported there yet), off otherwise (Pinocchio)."""
-    return getattr(robot, "mujoco_qpos0", None) is not None and has_passive(robot) and not constrained(robot)
+    return robot.mujoco_qpos0 is not None and has_passive(robot) and not constrained(robot)
 
 
 def resolve(robot, passive: bool | None) -> bool:
@@ -64,7 +64,7 @@ def resolve(robot, passive: bool | None) -> bool:
         return default_passive(robot)
     if passive and has_passive(robot) and constrained(robot):
         raise OptionError(f"--passive: not supported with --mimic, URDF+ couplings or loops yet (robot "
-                          f"{getattr(robot, 'full', robot).name!r}: the projected passive force Gᵀ tau_p is not in "
+                          f"{robot.name!r}: the projected passive force Gᵀ tau_p is not in "
                           f"forward dynamics); --no-passive builds without it")
     return bool(passive)
 
@@ -88,7 +88,7 @@ def header_lines(robot) -> list[str]:
 
 def describe(robot) -> list[str]:
     """``symgen info``'s lines on the passive forces: per joint its damping and spring."""
-    full = getattr(robot, "full", robot)
+    full = robot.full
     if not full.has_passive:
         return []
     fd = ("in forward_dynamics by default (MJCF; --no-passive)" if default_passive(robot) else

@@ -190,7 +190,7 @@ class PinOracle:
         if gravity is not None:
             self.model = pin.Model(self.model)
             self.model.gravity.linear = np.asarray(gravity, dtype=float)
-        if getattr(robot, "has_armature", False):         # Pinocchio's model.armature, in its v order
+        if robot.has_armature:                            # Pinocchio's model.armature, in its v order
             self.model = pin.Model(self.model) if self.model is model else self.model
             self.model.armature = self.map.P @ robot.armature_vector
         self.data = self.model.createData()
@@ -393,7 +393,7 @@ class EmbeddedPinOracle:
     algorithms are not used: in Pinocchio 4.1 its computeCoriolisMatrix breaks C v = rnea - g and
     Mdot = C + C^T, and aba, computeMinverse, the derivatives and the regressor refuse mimic joints.
 
-    ``robot``: the :class:`symgen.mimic.Embedded` view (its ``full`` model is matched with
+    ``robot``: the :class:`symgen.mimic.Embedded` system (its ``full`` model is matched with
     ``model``); ``G``, ``offset``: the embedding (default: the robot's own)."""
 
     def __init__(self, robot, model, pin=None, frames=None, gravity=None, G=None, offset=None):

@@ -70,7 +70,7 @@ def fits(full, columns, parent) -> bool:
 
 def reduced_parent(robot):
     """The independent joints' parent array when M̄ of the embedded ``robot`` (an
-    :class:`~symgen.mimic.Embedded` view) has their tree sparsity, else None."""
+    :class:`~symgen.mimic.Embedded` system) has their tree sparsity, else None."""
     emb = robot.embedding
     parent = candidate_parent(robot.full.parent, emb)
     return parent if fits(robot.full, emb.columns(), parent) else None

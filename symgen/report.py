@@ -27,11 +27,11 @@ def describe(robot) -> str:
                 lines.append(f"    q[{joint.idx_q}:{joint.idx_q + joint.nq}] {b.joint_name:<{width}}  {_GROUPS[joint.kind]}; "
                              f"v[{joint.idx_v}:{joint.idx_v + joint.nv}]  {parent} -> {last.name}  "
                              f"mass {last.inertia.mass:g}" + (f"  armature {robot.armature[i]:g}"
-                                                              if getattr(robot, "armature", ()) and robot.armature[i] else ""))
+                                                              if robot.armature and robot.armature[i] else ""))
             continue
         parent = robot.bodies[b.parent].name if b.parent >= 0 else robot.root_link
         axis = " ".join(f"{a:g}" for a in b.axis)
-        armature = getattr(robot, "armature", ())
+        armature = robot.armature
         lines.append(f"    {labels[i]} {b.joint_name:<{width}}  {b.joint_type:<10} axis ({axis})  "
                      f"{parent} -> {b.name}  mass {b.inertia.mass:g}"
                      + (f"  armature {armature[i]:g}" if armature and armature[i] else ""))
@@ -44,7 +44,7 @@ def describe(robot) -> str:
     lines.append(f"  snapped to exact values: {len(robot.snapped)}")
     lines += [f"    {item}" for item in robot.snapped]
     lines += [f"  note: {item}" for item in robot.notes]
-    full = getattr(robot, "full", robot)
+    full = robot.full
     if full.axisymmetric:                               # symgen.axisymmetric
         lines.append(f"  axisymmetric leaf rotors (their angle leaves M, C, tau, FD): {len(full.axisymmetric)}: "
                      + ", ".join(full.bodies[i].name for i in full.axisymmetric))
@@ -78,11 +78,7 @@ def _coordinates(robot) -> list[str]:
     emb = robot.embedding
     if emb is None:
         return [f"q[{k}]" if k is not None else "" for k in robot.q_index]
-    own = set(emb.independent)
     labels = [""] * emb.lead_v                           # the free-flyer: described on its own line
-    if hasattr(emb, "label"):                           # couplings: symgen.couplings.LinearEmbedding
-        labels += [emb.label(j) for j in range(len(emb.names))]
-    for j, (r, m, o) in enumerate(getattr(emb, "source", ())):
-        labels.append(f"q[{emb.lead_q + r}]" if j in own else f"= {m:g} q[{emb.lead_q + r}] {'-' if o < 0 else '+'} {abs(o):g}")
+    labels += [emb.label(j) for j in range(len(emb.names))]
     width = max(len(x) for x in labels)
     return [x.ljust(width) for x in labels]

@@ -29,9 +29,12 @@ from .spatial import z_turn
 
 def z_turns(robot) -> tuple:
     """Per body, the rotation T (T e_z = its joint axis) from its turned frame to its body frame:
-    ``z_turn`` of the axis (the identity for a body of a joint with several velocities), turned
-    about z by the angle that puts its first revolute child with a general axis in the y-z plane."""
-    base = [np.eye(3) if b.group and not robot.is_free(i) else z_turn(b.axis) for i, b in enumerate(robot.bodies)]
+    ``z_turn`` of the axis (the identity for a body of a joint with several velocities but the
+    floating base's free-flyer: the tree's geometry, also with its root joint seen as the base,
+    :meth:`~symgen.model.Robot.as_root_base`), turned about z by the angle that puts its first
+    revolute child with a general axis in the y-z plane."""
+    free = robot.free if robot.floating_base else 0
+    base = [np.eye(3) if b.group and i >= free else z_turn(b.axis) for i, b in enumerate(robot.bodies)]
     out = list(base)
     for c, child in enumerate(robot.bodies):
         p = child.parent

@@ -80,7 +80,7 @@ def _pinocchio_own_parse(robot, urdf, gravity=None):
         return None, None
     from .oracle_loops import oracle_for
 
-    if getattr(robot, "mujoco_qpos0", None) is not None:
+    if robot.mujoco_qpos0 is not None:
         return None, "Pinocchio's own reading of the file: skipped for MJCF (buildModelFromMJCF merges a body's joints)"
     try:
         model = (pinocchio.buildModelFromUrdf(str(urdf), pinocchio.JointModelFreeFlyer()) if robot.floating_base
@@ -234,7 +234,7 @@ def with_manifest_armature(robot, manifest: dict):
     import dataclasses
 
     armature = tuple(float(a) for a in manifest.get("armature") or ())
-    if not any(armature) or not dataclasses.is_dataclass(robot) or tuple(robot.armature_vector) == armature:
+    if not any(armature) or robot.full is not robot or tuple(robot.armature_vector) == armature:
         return robot
     return dataclasses.replace(robot, armature=armature)
 
@@ -443,7 +443,7 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
                                    layout=getattr(pkg, "joint_models", None))
             if external:                                # one force per link, as the state's other entries
                 state["f_ext"] = Q.ARGUMENTS["f_ext"].draw(rng, pkg.nq, pkg.nv, links=len(pkg.link_names))
-            if hasattr(robot, "solve_loops"):           # loops: a consistent configuration (symgen.closed)
+            if robot is not None and robot.loops:       # loops: a consistent configuration (symgen.closed)
                 state["q"] = robot.solve_loops(state["q"])
                 for o in (oracle, own):
                     getattr(o, "at", lambda q: None)(state["q"])

@@ -110,22 +110,6 @@ def cluster_crba_ground(robot, q, columns, bk):
     return _columns(robot, columns, Phi, F, lambda i, f, s: f, bk)
 
 
-class _RootAsBase:
-    """``robot`` with the bodies of its root joint of several velocities seen as a floating base's
-    free-flyer bodies (:attr:`~symgen.model.Robot.free`, :meth:`~symgen.model.Robot.is_free`),
-    sharing the base frame."""
-
-    def __init__(self, robot):
-        self._robot, self.free = robot, robot.joint_models[0].nv
-        self.has_inner_groups = any(j.first > 0 and j.nv > 1 for j in robot.joint_models)
-
-    def __getattr__(self, name):
-        return getattr(self._robot, name)
-
-    def is_free(self, i: int) -> bool:
-        return i < self.free
-
-
 def root_as_base(robot):
     """``robot`` for M, Ṁ and C in the local convention: a root joint with several velocities (a
     URDF ``floating`` root joint, read as a joint model, not as ``floating_base``) moves the whole
@@ -134,10 +118,7 @@ def root_as_base(robot):
     base's free-flyer bodies are (:class:`~symgen.kinematics.LocalFrame` does not turn them, and
     Algorithm 1 turns their columns with the base's whole velocity). Not for gravity (the RNEA needs
     the root's orientation). A robot without such a joint is returned as it is."""
-    first = robot.joint_models[0] if robot.n else None
-    if first is None or first.nv == 1 or robot.is_free(0):
-        return robot
-    return _RootAsBase(robot)
+    return robot.as_root_base()
 
 
 def local_pays(robot) -> bool:

@@ -50,7 +50,7 @@ def _robot_and_oracle(urdf, manifest):
 
     pin = _pin()
     robot = symgen.load_urdf(urdf, floating_base=bool(manifest.get("floating_base")))   # as verify reads it
-    full = getattr(robot, "full", robot)
+    full = robot.full
     model = pin_model(urdf)
     if model.nv + 6 == full.n:
         model = pin_model(urdf, floating=True)
@@ -71,7 +71,7 @@ def loop_states(robot, oracle, manifest, count: int, seed: int = 0) -> dict:
         for attempt in range(100):          # a draw of the independent coordinates may admit no closure
             state = Q.random_state(rng, nq, nv, names=("q", "qd", "qdd", "tau"), layout=manifest.get("joint_models"))
             try:
-                if hasattr(robot, "solve_loops"):
+                if robot.loops:
                     state["q"] = robot.solve_loops(state["q"])
                 break
             except ModelError:

@@ -257,7 +257,7 @@ _SWEEP_WEIGHT = {"forward_dynamics": 10, "regressor": 9, "algorithm1": 9, "fd_de
 def _supported(robot, opts: BuildOptions) -> BuildOptions:
     """The options with the quantities ``robot`` does not generate left out of a default build
     (a mechanism with loops: :data:`symgen.closed.UNSUPPORTED`); asked for by name, an OptionError."""
-    unsupported = getattr(robot, "unsupported", frozenset())
+    unsupported = robot.unsupported
     asked = [k for k in opts.quantities if k in unsupported]
     stray = [Q.QUANTITIES[k].function for k in opts.quantities
              if k in Q.loops.LOOP_KEYS and k not in Q.loops.loop_keys(robot)]
@@ -326,7 +326,7 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
     opts = dataclasses.replace(opts, passive=Q.resolve(robot, opts.passive))    # --passive, or the model's default
     check_options(opts)
     check_size(robot, opts)
-    if "casadi" in opts.targets and getattr(robot, "has_inner_groups", False):
+    if "casadi" in opts.targets and robot.has_inner_groups:
         raise OptionError("--target: casadi's jac_ functions know the root free-flyer's tangent map only; a "
                           "spherical, planar or inner free-flyer joint is not supported there yet")
     opts = _supported(robot, opts)
@@ -348,8 +348,8 @@ def build(robot, out_dir, name: str | None = None, opts: BuildOptions | None = N
     progress.message(estimate_of(robot, opts).summary())     # every check passed: the work's first message
     if not opts.source_sha256:
         from ..urdf import urdf_string
-        spherical = any(j.kind == "spherical" for j in getattr(robot, "full", robot).joint_models)
-        text = repr(getattr(robot, "full", robot).bodies) if spherical else urdf_string(robot)   # (no URDF form)
+        spherical = any(j.kind == "spherical" for j in robot.full.joint_models)
+        text = repr(robot.full.bodies) if spherical else urdf_string(robot)   # (no URDF form)
         opts = dataclasses.replace(opts, source_sha256=hashlib.sha256(text.encode()).hexdigest())
     clock.add("prepare", time.perf_counter() - t_prepare)
     from . import cache as build_cache

@@ -60,7 +60,7 @@ COMPILE_SECONDS_PER_OP = 2.5e-4
 
 def shape(robot) -> tuple[int, int, int]:
     """(n, S1, S2) of the tree the algorithms run on (an embedded robot's full tree)."""
-    full = getattr(robot, "full", None) or getattr(robot, "tree", None) or robot
+    full = robot.full
     depths = []
     for i, body in enumerate(full.bodies):
         d, p = 1, body.parent

@@ -316,7 +316,7 @@ def _mujoco_qpos0(robot, opts=None):
         return None
     if opts is not None and opts.sweep.base_velocity != "body":
         return None
-    return getattr(robot, "mujoco_qpos0", None)
+    return robot.mujoco_qpos0
 
 
 def _embedding(robot):
@@ -326,12 +326,12 @@ def _embedding(robot):
 
 def _relations(robot):
     """The mimic relations embedded (--mimic), else ()."""
-    return getattr(_embedding(robot), "relations", ())
+    return _embedding(robot).relations if _embedding(robot) is not None else ()
 
 
 def _loops(robot):
     """The URDF+ couplings and loops embedded (:mod:`symgen.couplings`, :mod:`symgen.closed`), else ()."""
-    return tuple(getattr(robot, "loops", ()) or ())
+    return tuple(robot.loops)
 
 
 def _loop_solve(robot, contexts):
@@ -347,7 +347,7 @@ def _loop_solve(robot, contexts):
 
 def _velocity_joint_names(robot):
     """The joints whose speeds v holds: the independent ones of a mechanism with loops."""
-    return tuple(getattr(robot, "velocity_joint_names", None) or robot.joint_names)
+    return tuple(robot.velocity_joint_names)
 
 
 #: a joint's coordinates as the header states them (q entries, then v entries)

@@ -93,7 +93,7 @@ def available(robot) -> tuple[str, ...]:
     own = loops.loop_keys(robot)
     out = []
     for key in QUANTITIES:
-        if key in loops.LOOP_KEYS and key not in own or key in getattr(robot, "unsupported", ()):
+        if key in loops.LOOP_KEYS and key not in own or key in robot.unsupported:
             continue
         if key in PASSIVE_KEYS and not passive_generated(robot):
             continue

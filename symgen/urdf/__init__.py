@@ -25,7 +25,7 @@ Conventions (URDF's own, made explicit):
   ``--mimic``). As for urdfdom, ``<mimic>`` needs a ``joint`` attribute and ``multiplier``/``offset``
   (defaults 1 and 0), if present, must be numbers; the mimicked joint need not exist (the note
   then says so). With ``mimic=True`` (``--mimic``) the relations are embedded: the result is a
-  :class:`symgen.mimic.Embedded` view in reduced coordinates, and a mimic of a missing or fixed
+  :class:`symgen.mimic.Embedded` system in reduced coordinates, and a mimic of a missing or fixed
   joint, or a cycle of mimics, is a URDFError naming the joint.
 - Joint order (the order of q): depth first from the root link, the child joints of every link
   taken in order of joint name. That is how urdfdom builds its tree (a ``std::map`` of joints),
@@ -60,7 +60,7 @@ A floating-base Robot is written without its free-flyer (the base link is the fi
 so it reads back with ``floating_base=True``, and Pinocchio loads it with ``JointModelFreeFlyer``.
 
 URDF+ (GRBDA's ``<coupling>``, ``<loop>`` and ``independent="false"``): :mod:`.plus`. Couplings
-are embedded (a :class:`symgen.couplings.Coupled` view in the independent coordinates); a loop is
+are embedded (a :class:`symgen.couplings.Coupled` system in the independent coordinates); a loop is
 refused unless ``open_loops=True``; a link of mass 0 with an inertia is a rotor (docs/LOOPS.md).
 
 The package: :mod:`.parse` reads the XML (strict numbers, snapping), :mod:`.validate` checks

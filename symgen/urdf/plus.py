@@ -178,7 +178,7 @@ def clusters(constraints, up) -> list[tuple[list, set[str]]]:
 
 def embed(robot, plus: Plus, joints, ctx, mimic: bool = False, open_loops: bool = False):
     """``robot`` (the full tree the reader built) with the URDF+ constraints of ``plus`` honoured:
-    a :class:`~symgen.couplings.Coupled` view when there are couplings (or mimic joints with
+    a :class:`~symgen.couplings.Coupled` system when there are couplings (or mimic joints with
     ``mimic``), the robot itself (with notes) otherwise. A loop is refused unless ``open_loops``."""
     from ..couplings import Constraint, Coupled, solve
     from ..mimic import Relation

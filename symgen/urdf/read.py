@@ -55,7 +55,7 @@ def parse_urdf_string(text: str, source: str | None = None, floating_base: bool 
     warnings). ``strict_inertia``: refuse inertias that are invalid beyond round-off instead of
     tolerating small violations with a warning (:mod:`symgen.urdf.validate`). ``mimic``: the
     ``<mimic>`` relations are embedded (reduced coordinates): the result is then a
-    :class:`symgen.mimic.Embedded` view of the full Robot (when the file has any movable mimic
+    :class:`symgen.mimic.Embedded` system of the full Robot (when the file has any movable mimic
     joint). URDF+ (``<coupling>``, ``<loop>``, ``independent``): :mod:`.plus`; ``open_loops`` builds
     the open spanning tree of a file with loops instead of refusing it. ``trees``: the child links
     of the root link whose moving trees are kept, the others left out (:mod:`symgen.scenes`)."""
