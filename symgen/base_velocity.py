@@ -55,6 +55,18 @@ def unsupported(keys) -> frozenset:
     return frozenset(k for k in keys if k not in SUPPORTED)
 
 
+def build_notes(source, robot, choice: str, wanted, default: bool, function_of) -> list[str]:
+    """``symgen build --base-velocity CHOICE``: a one-line OptionError on a robot without a floating
+    base; else the note naming the functions (``function_of(key)``) a default build leaves out in
+    these speeds."""
+    if not robot.floating_base:
+        raise OptionError(f"{source}: --base-velocity {choice} needs a floating base, and robot {robot.name!r} "
+                          f"has none (add --floating-base)")
+    left = unsupported(wanted) if default else ()
+    return [f"symgen: note: --base-velocity {choice}: not generated in these speeds yet: "
+            f"{', '.join(function_of(k) for k in wanted if k in left)}"] if left else []
+
+
 def check_choice(value: str) -> str:
     if value not in CHOICES:
         raise OptionError(f"--base-velocity: {value!r} is not one of {', '.join(CHOICES)}")
@@ -174,7 +186,8 @@ def _base_columns(X, Bd, bk):
 def run_rebased(sweep, robot, args: dict, bk, opts, rules: dict, run_full, outputs: dict) -> dict:
     """``sweep`` in the speeds ``opts.base_velocity`` of the free-flyer ``robot``: the body sweep
     run at (q, Gν, Gν̇ + Ġν, G⁻ᵀτ̄) and its outputs mapped by each output's rule (``rules``:
-    ``{output name: rule}``; ``outputs``: per quantity key of the sweep, its output names)."""
+    ``{output name: rule}``; ``outputs``: per quantity key of the sweep, its output names).
+    ``run_full(sweep or its name, robot, args, bk, opts)``: the registry's run, in body speeds."""
     kind = opts.base_velocity
     body = replace(opts, base_velocity="body")
     mine = [k for k in outputs if k not in SUPPORTED]
@@ -243,17 +256,13 @@ def run_rebased(sweep, robot, args: dict, bk, opts, rules: dict, run_full, outpu
 
 def _jacobian(robot, fa, bk, opts, run_full):
     """The body speeds' frame Jacobians (LOCAL_WORLD_ALIGNED) at q, from the frames sweep."""
-    from .quantities import SWEEPS
-
-    return run_full(SWEEPS["frames"], robot, {"q": fa["q"]}, bk, opts)["J"]
+    return run_full("frames", robot, {"q": fa["q"]}, bk, opts)["J"]
 
 
 def _centroidal_map(robot, fa, bk, opts, run_full):
     """The body speeds' A_G at q, from the centroidal sweep."""
-    from .quantities import SWEEPS
-
     args = {"q": fa["q"], **({"params": fa["params"]} if "params" in fa else {})}
-    return run_full(SWEEPS["centroidal"], robot, args, bk, opts)["Ag"]
+    return run_full("centroidal", robot, args, bk, opts)["Ag"]
 
 
 def _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full, values=None):
@@ -261,12 +270,10 @@ def _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full, va
     X G with X = Gᵀ(∂τ/∂q + ∂τ/∂v V + M A) + T, V, A and T the derivatives of Gν, Gν̇ + Ġν and Gᵀ
     along the body tangent (:func:`tangent_rates`, base columns only), and Gᵀ(∂τ/∂v G + M W),
     W = ∂(Ġ(ν)ν)/∂ν."""
-    from .quantities import SWEEPS
-
     q, nu, nud = args["q"], args["qd"], args["qdd"]
     values = values or run_full(sweep, robot, fa, bk, body)
     dq, dv = values["dtau_dq"], values["dtau_dqd"]
-    tau = run_full(SWEEPS["rnea"], robot, {k: fa[k] for k in ("q", "qd", "qdd", "f_ext", "params") if k in fa},
+    tau = run_full("rnea", robot, {k: fa[k] for k in ("q", "qd", "qdd", "f_ext", "params") if k in fa},
                    bk, body)["tau"]
     M = _mass({}, robot, fa, bk, body)
     V, A, T, W = (bk.zeros((6, 6)) for _ in range(4))
@@ -288,20 +295,18 @@ def _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full, va
 
 def _fd_derivatives(robot, args, fa, Gb, Gi, Gd, kind, bk, body, run_full):
     """(∂ν̇/∂q, ∂ν̇/∂ν) = -M̄⁻¹ (∂τ̄/∂q, ∂τ̄/∂ν) at ν̇ = FD(q, ν, τ̄) (FD inverts ID in any speeds)."""
-    from .quantities import SWEEPS
-
     if body.passive:
         raise OptionError(f"--base-velocity {kind}: forward_dynamics_derivatives with --passive is not generated in "
                           f"these speeds yet")
     n = len(args["qd"])
-    fd = run_full(SWEEPS["forward_dynamics"], robot, fa, bk, body)
+    fd = run_full("forward_dynamics", robot, fa, bk, body)
     nud = bk.bind(_left(Gi, fd["qdd"] - _pad(Gd @ args["qd"][:6], n, bk)), "nudot")
     at = {**args, "qdd": nud}
     at.pop("tau", None)
     fa2 = {k: v for k, v in fa.items() if k != "tau"}
     fa2["qdd"] = bk.bind(speeds_to_body(Gb, nud) + _pad(Gd @ args["qd"][:6], n, bk), "Gbnudot")
-    d = _id_derivatives(SWEEPS["id_derivatives"], robot, at, fa2, Gb, Gd, kind, bk, body, run_full)
-    Minv = run_full(SWEEPS["mass_matrix_inverse"], robot, {"q": fa["q"], **({"params": fa["params"]} if "params" in fa
+    d = _id_derivatives("id_derivatives", robot, at, fa2, Gb, Gd, kind, bk, body, run_full)
+    Minv = run_full("mass_matrix_inverse", robot, {"q": fa["q"], **({"params": fa["params"]} if "params" in fa
                                                                           else {})}, bk, body)["Minv"]
     Minv = bk.bind(_right(_left(Gi, Minv), Gi.T), "Mbarinv")
     return {"dqdd_dq": -(Minv @ d["dtau_dq"]), "dqdd_dqd": -(Minv @ d["dtau_dqd"])}

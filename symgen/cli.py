@@ -238,7 +238,7 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
     from pathlib import Path
 
     from .codegen.build import DEFAULT_TARGETS, BuildOptions, build as run_build, check_targets, parse_targets
-    from .codegen.names import identifier
+    from .codegen.names import check_package_name, identifier
     from .codegen.scalar import check_scalar
     from .codegen.timings import Timings, process_start
     from .mjcf import load_robot
@@ -254,10 +254,7 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
         if signum is not None:
             signal.signal(signum, lambda signum, frame: sys.exit(128 + signum))
     t0 = time.perf_counter()
-    if name is not None and identifier(name) != name:   # the package is called as asked, or not built
-        raise OptionError(f"--name {name!r}: not a package name as given (it would become {identifier(name)!r}); "
-                          f"use lowercase letters, digits and single underscores, not starting with a digit, "
-                          f"nor a Python or C keyword or a module's name")
+    check_package_name(name)
     gravity = Q.parse_gravity(gravity_text)         # a bad option stops the build before the URDF is read
     references = Q.references.parse_references(reference_names)
     targets = parse_targets(targets)
@@ -276,14 +273,10 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
             from .armature import with_armature
 
             robot = with_armature(robot, armature_text)
-    if base_velocity != "body" and not robot.floating_base:
-        raise OptionError(f"{urdf}: --base-velocity {base_velocity} needs a floating base, and robot {robot.name!r} "
-                          f"has none (add --floating-base)")
-    from .passive import constrained, has_passive
+    from .passive import left_out_note
 
-    if has_passive(robot) and constrained(robot) and robot.mujoco_qpos0 is not None and not passive:
-        click.echo("symgen: note: the joints' dampers and springs are left out (MuJoCo applies them; not supported "
-                   "with couplings or loops yet)", err=True)
+    if left_out_note(robot, passive):
+        click.echo(left_out_note(robot, passive), err=True)
     if name is None and identifier(robot.name) != identifier(Path(urdf).stem):
         click.echo(f"symgen: note: package name {identifier(robot.name)!r} from the robot's name in "
                    f"{Path(urdf).name!r}; --name to choose another", err=True)
@@ -293,10 +286,8 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
     words += ["--tree", ",".join(trees)] if trees else []
     words += ["--mimic"] if mimic else []
     words += ["--open-loops"] if open_loops else []
-    for key, value in xacro.items():            # the header records the xacro arguments
-        words += ["--xacro-arg", f"{key}:={value}"]
-    for folder in package_paths:
-        words += ["--package-path", folder]
+    words += [w for key, value in xacro.items() for w in ("--xacro-arg", f"{key}:={value}")]   # (the header's record)
+    words += [w for folder in package_paths for w in ("--package-path", folder)]
     contacts = Q.contact.parse_contacts(contact_names)
     wanted = Q.parse(quantities)
     if contacts and click.get_current_context().get_parameter_source("quantities").name == "DEFAULT":
@@ -318,8 +309,7 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
     words += ["--base-velocity", base_velocity] if base_velocity != "body" else []
     words += ["--scalar", scalar] if scalar != "double" else []
     words += ["--opspace-damping", repr(opspace_damping)] if opspace_damping != Q.SweepOptions.opspace_damping else []
-    limit = {} if max_dof is None else {"max_dof": max_dof}
-    limit.update({} if budget is None else {"budget": budget})
+    limit = {k: v for k, v in (("max_dof", max_dof), ("budget", budget)) if v is not None}
     opts = BuildOptions(quantities=wanted, gamma_method=gamma_method, cse=cse, frame=frame, frames=frames, contacts=contacts,
                         references=references, external_forces=external_forces,
                         gravity=gravity, parametric=parametric, passive=passive, opspace_damping=opspace_damping, **limit,
@@ -327,13 +317,12 @@ def build(urdf, out_dir, name, floating_base, tree_names, quantities, gamma_meth
                         force=force, command=shlex.join(words), open_loops=open_loops, trees=trees,
                         source_sha256=hashlib.sha256(Path(urdf).read_bytes()).hexdigest(), timings=timings,
                         cache=not no_cache, scalar=scalar, base_velocity=base_velocity)
-    if base_velocity != "body" and set(Q.DEFAULT) <= set(wanted):      # a default build leaves some out: say which
-        from .base_velocity import unsupported
+    if base_velocity != "body":                  # a fixed base refused; what a default build leaves out, said
+        from .base_velocity import build_notes
 
-        left = unsupported(Q.references.with_references(wanted, references))
-        if left:
-            click.echo(f"symgen: note: --base-velocity {base_velocity}: not generated in these speeds yet: "
-                       f"{', '.join(Q.QUANTITIES[k].function for k in wanted if k in left)}", err=True)
+        for note in build_notes(urdf, robot, base_velocity, Q.references.with_references(wanted, references),
+                                set(Q.DEFAULT) <= set(wanted), lambda k: Q.QUANTITIES[k].function):
+            click.echo(note, err=True)
     progress = _progress(quiet)
     if not quiet and progress is None:           # (a terminal's progress prints it in the build)
         from .codegen.build import estimate_of
@@ -366,29 +355,17 @@ def cache():
 @cache.command("info")
 def cache_info():
     """Where the build cache is, its entries and their size."""
-    from .codegen import cache as C
+    from .codegen.cache import info_text
 
-    root = C.folder()
-    if root is None:
-        click.echo("build cache: off (SYMGEN_BUILD_CACHE)")
-        return
-    found = C.entries(root)
-    size = sum(s for _, s, _ in found)
-    click.echo(f"build cache: {root}: {len(found)} entries, {size / 1e6:.1f} MB (at most {C.max_bytes() / 1e6:.0f} MB, "
-               f"SYMGEN_BUILD_CACHE_MAX)")
+    click.echo(info_text())
 
 
 @cache.command("clear")
 def cache_clear():
     """Remove every entry of the build cache (the benchmarks' harnesses in $SYMGEN_CACHE are kept)."""
-    from .codegen import cache as C
+    from .codegen.cache import clear_text
 
-    root = C.folder()
-    if root is None:
-        click.echo("build cache: off (SYMGEN_BUILD_CACHE); nothing to clear")
-        return
-    count, size = C.clear(root)
-    click.echo(f"build cache: removed {count} entries, {size / 1e6:.1f} MB from {root}")
+    click.echo(clear_text())
 
 
 @main.command()

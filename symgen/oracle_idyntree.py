@@ -118,3 +118,24 @@ class IDynTreeOracle:
         out = self.idt.FreeFloatingGeneralizedTorques(self.kd.model())
         method(out)
         return np.concatenate([out.baseWrench().asVector().toNumPy(), out.jointTorques().toNumPy()])
+
+
+def package_values(oracle, present, state, manifest) -> dict:
+    """iDynTree's value of each function of ``present`` (the package's registry quantities) it computes in its representation: M, g,
+    inverse dynamics (which holds C qd + g) and the frame Jacobian in the matching reference (when
+    iDynTree knows every frame by name). C itself iDynTree has not: the identities and the reference
+    check it."""
+    functions = {x.key: x.function for x in present}
+    out = {}
+    q, nu = state["q"], state["qd"]
+    if "M" in functions:
+        out[functions["M"]] = oracle.mass_matrix(q)
+    if "g" in functions:
+        out[functions["g"]] = oracle.gravity_forces(q)
+    if "tau" in functions and "f_ext" not in state:
+        out[functions["tau"]] = oracle.inverse_dynamics(q, nu, state["qdd"])
+    key = {"local": "J_local", "world": "J_world", "local_world_aligned": "J"}[FRAME_REFERENCE[oracle.kind]]
+    frames = manifest.get("frames") or ()
+    if key in functions and frames and all(oracle.kd.getFrameIndex(f) >= 0 for f in frames):
+        out[functions[key]] = np.stack([oracle.frame_jacobian(q, f) for f in frames])
+    return out

@@ -51,6 +51,14 @@ def constrained(robot) -> bool:
     return robot.embedding is not None or robot.system is not None
 
 
+def left_out_note(robot, passive) -> str | None:
+    """The build's note when an MJCF model's dampers and springs are left out (constrained), if so."""
+    if has_passive(robot) and constrained(robot) and robot.mujoco_qpos0 is not None and not passive:
+        return ("symgen: note: the joints' dampers and springs are left out (MuJoCo applies them; not supported "
+                "with couplings or loops yet)")
+    return None
+
+
 def default_passive(robot) -> bool:
     """``--passive``'s default: on for a model read from MJCF with dampers or springs (MuJoCo
     simulates them) unless it is constrained (not supported there yet), off otherwise (Pinocchio)."""

@@ -324,29 +324,6 @@ def _idyntree(urdf, robot, kind, gravity):
     return oracle, f"M, C qd + g, g, tau and the frame Jacobians against iDynTree's {kind} representation"
 
 
-def _idyntree_values(oracle, present, state, manifest) -> dict:
-    """iDynTree's value of each function of ``present`` it computes in its representation: M, g,
-    inverse dynamics (which holds C qd + g) and the frame Jacobian in the matching reference (when
-    iDynTree knows every frame by name). C itself iDynTree has not: the identities and the reference
-    check it."""
-    from .oracle_idyntree import FRAME_REFERENCE
-
-    functions = {x.key: x.function for x in present}
-    out = {}
-    q, nu = state["q"], state["qd"]
-    if "M" in functions:
-        out[functions["M"]] = oracle.mass_matrix(q)
-    if "g" in functions:
-        out[functions["g"]] = oracle.gravity_forces(q)
-    if "tau" in functions and "f_ext" not in state:
-        out[functions["tau"]] = oracle.inverse_dynamics(q, nu, state["qdd"])
-    key = {"local": "J_local", "world": "J_world", "local_world_aligned": "J"}[FRAME_REFERENCE[oracle.kind]]
-    frames = manifest.get("frames") or ()
-    if key in functions and frames and all(oracle.kd.getFrameIndex(f) >= 0 for f in frames):
-        out[functions[key]] = np.stack([oracle.frame_jacobian(q, f) for f in frames])
-    return out
-
-
 def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
     """Return (report text, ok). First, before anything is imported: the files against the sha256
     the manifest records, the manifest against the package, and with a URDF, its joints against
@@ -488,7 +465,9 @@ def verify_package(path, trials=20, seed=0, urdf=None, floating_base=None):
             verify_contact.check(pkg, backends, oracle, state, active, record)
             verify_contact.check_derivatives(pkg, backends, oracle, state, active, record)
             if idyntree is not None:
-                outside["iDynTree"] = _idyntree_values(idyntree, present, state, manifest)
+                from .oracle_idyntree import package_values
+
+                outside["iDynTree"] = package_values(idyntree, present, state, manifest)
             if own is not None:
                 memo = _Memo(own)
                 outside["Pinocchio (own parse)"] = {x.function: x.pinocchio(memo, state) for x in present

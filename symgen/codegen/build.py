@@ -294,7 +294,7 @@ def _base_velocity_supported(robot, opts: BuildOptions) -> BuildOptions:
     if not robot.floating_base:
         raise OptionError(f"--base-velocity {kind}: robot {robot.name!r} has no floating base (build it with "
                           f"--floating-base, or an MJCF free joint)")
-    if Q.constrained(robot) or getattr(robot, "has_inner_groups", False):
+    if Q.constrained(robot) or robot.has_inner_groups:
         raise OptionError(f"--base-velocity {kind}: not supported for robot {robot.name!r} with --mimic, URDF+ "
                           f"couplings, loops or inner joints of several velocities yet")
     if "casadi" in opts.targets:

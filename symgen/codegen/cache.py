@@ -323,3 +323,23 @@ def sweep_key(robot, opts, keys) -> str:
     parts = ["sweep", versions(), sweep.name, tuple(keys), digest(opts.sweep), bool(opts.cse), digest(robot, skip)]
     parts += [opts.scalar] if opts.scalar != "double" else []     # (a double sweep keeps its key of before)
     return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def info_text() -> str:
+    """``symgen cache info``: where the build cache is, its entries and their size."""
+    root = folder()
+    if root is None:
+        return "build cache: off (SYMGEN_BUILD_CACHE)"
+    found = entries(root)
+    size = sum(s for _, s, _ in found)
+    return (f"build cache: {root}: {len(found)} entries, {size / 1e6:.1f} MB (at most {max_bytes() / 1e6:.0f} MB, "
+            f"SYMGEN_BUILD_CACHE_MAX)")
+
+
+def clear_text() -> str:
+    """``symgen cache clear``: every entry removed, and what that freed."""
+    root = folder()
+    if root is None:
+        return "build cache: off (SYMGEN_BUILD_CACHE); nothing to clear"
+    count, size = clear(root)
+    return f"build cache: removed {count} entries, {size / 1e6:.1f} MB from {root}"

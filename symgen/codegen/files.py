@@ -292,7 +292,7 @@ def header_lines(robot, opts, version: str) -> list[str]:
         f"frame={opts.frame} floating_base={robot.floating_base} cse={opts.cse} "
         f"gravity={Q.gravity_text(opts.gravity)} parametric={opts.parametric}"
         + (" mimic=True" if _relations(robot) else "")
-        + (f" couplings={','.join(_loops(robot))}" if _loops(robot) else "")
+        + (f" couplings={','.join(tuple(robot.loops))}" if tuple(robot.loops) else "")
         + "".join(f" {k}=True" for k in ("open_loops", "passive", "external_forces") if getattr(opts, k, False))
         + (" scalar=float" if opts.scalar == "float" else "")
         + (f" base_velocity={opts.sweep.base_velocity}" if opts.sweep.base_velocity != "body" else ""),
@@ -305,33 +305,21 @@ def header_lines(robot, opts, version: str) -> list[str]:
 def armature_of(robot) -> np.ndarray:
     """The armature per velocity of the package (nv,): zeros when none (an embedded robot's
     reduced velocities have none: --mimic with --armature is refused)."""
-    return robot.armature_vector if robot.has_armature and not _embedding(robot) else np.zeros(robot.n)
+    return robot.armature_vector if robot.has_armature and not robot.embedding else np.zeros(robot.n)
 
 
 def _mujoco_qpos0(robot, opts=None):
     """MuJoCo's qpos0 of a model read from MJCF (from_mujoco/to_mujoco), else None; None too with
     --mimic, with loops and in mixed or inertial base speeds (reduced coordinates or other speeds:
     those two are not generated there yet)."""
-    if _embedding(robot) or robot.system is not None:    # v is not MuJoCo's qvel there
-        return None
-    if opts is not None and opts.sweep.base_velocity != "body":
-        return None
+    if robot.embedding or robot.system is not None or opts is not None and opts.sweep.base_velocity != "body":
+        return None                               # v is not MuJoCo's qvel there
     return robot.mujoco_qpos0
-
-
-def _embedding(robot):
-    """The mimic embedding of a robot read with --mimic (:mod:`symgen.mimic`), else None."""
-    return robot.embedding
 
 
 def _relations(robot):
     """The mimic relations embedded (--mimic), else ()."""
-    return _embedding(robot).relations if _embedding(robot) is not None else ()
-
-
-def _loops(robot):
-    """The URDF+ couplings and loops embedded (:mod:`symgen.couplings`, :mod:`symgen.closed`), else ()."""
-    return tuple(robot.loops)
+    return robot.embedding.relations if robot.embedding is not None else ()
 
 
 def _loop_solve(robot, contexts):
@@ -447,7 +435,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "has_jax": "jax" in opts.targets,
         "trees_literal": None if scene is None else "(" + "".join(py_literal(t.root) + ", " for t in scene) + ")",
         "tree_velocities_literal": None if scene is None else repr(tuple(t.bodies for t in scene)),
-        "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in _loops(robot)) + ")") if _loops(robot) else None,
+        "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in tuple(robot.loops)) + ")") if tuple(robot.loops) else None,
         "velocity_joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in _velocity_joint_names(robot)) + ")",
         **contact_context(robot, opts.sweep, [f["name"] for f in contexts]),
         **template_context(opts.scalar, name, {"gravity": opts.gravity, "armature": armature_of(robot), **passive_of(robot)}),
@@ -481,8 +469,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
     if scene is not None:               # a scene: its moving trees (symgen.scenes)
         manifest["trees"] = [[t.root, t.kind, list(t.bodies)] for t in scene]
-    if _loops(robot):                   # URDF+ couplings (symgen.couplings)
-        manifest["loops"] = list(_loops(robot))
+    if tuple(robot.loops):                   # URDF+ couplings (symgen.couplings)
+        manifest["loops"] = list(tuple(robot.loops))
         manifest["velocity_joint_names"] = list(_velocity_joint_names(robot))
     if getattr(opts, "trees", ()):      # --tree: the trees kept (verify reads the model so)
         manifest["options"]["trees"] = list(opts.trees)

@@ -43,6 +43,16 @@ def identifier(name: str) -> str:
     return ident
 
 
+def check_package_name(name) -> None:
+    """``--name``: the package is called as asked or not built (an OptionError naming what it would become)."""
+    from ..errors import OptionError
+
+    if name is not None and identifier(name) != name:
+        raise OptionError(f"--name {name!r}: not a package name as given (it would become {identifier(name)!r}); "
+                          f"use lowercase letters, digits and single underscores, not starting with a digit, "
+                          f"nor a Python or C keyword or a module's name")
+
+
 def comment_text(text: str) -> str:
     """Text safe inside a one-line Python '#' comment and a C '/* */' comment."""
     escaped = text.encode("unicode_escape").decode("ascii")

@@ -67,7 +67,8 @@ def run_sweep(sweep: Sweep, robot, args: dict, bk, opts: SweepOptions) -> dict:
     if opts.base_velocity != "body" and robot.floating_base:     # MIXED/INERTIAL speeds: v = G(q) nu
         from ..base_velocity import run_rebased
 
-        return run_rebased(sweep, robot, args, bk, opts, embed_rules(sweep.name), run_sweep,
+        return run_rebased(sweep, robot, args, bk, opts, embed_rules(sweep.name),
+                           lambda s, *rest: run_sweep(SWEEPS[s] if isinstance(s, str) else s, *rest),
                            {k: x.output_names for k, x in QUANTITIES.items() if x.sweep == sweep.name})
     if robot.system is not None:          # loops: G(q) (symgen.closed)
         from ..closed import run_closed
