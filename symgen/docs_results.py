@@ -181,7 +181,7 @@ def page(rival: str, directory: Path = RESULTS) -> str:
         return (f"No run against {RIVALS[rival]} is recorded in `docs/results/` yet: there is no figure to show. "
                 "A run's JSON named `" + rival + "_ROBOT.json` there would appear on this page.")
     unit = "ns per state" if rival == "batch" else "µs per state" if rival == "jax" else "µs per call"
-    theirs_head = "one state" if rival == "batch" else RIVALS[rival]
+    theirs_head = "one state" if rival == "batch" else "the rival" if rival == "jax" else RIVALS[rival]
     ours_head = "batch, per state" if rival == "batch" else "symgen"
     out = [f"![{RIVALS[rival]} / symgen per function]({rival}.svg)", ""]
     if _by_dof(rival, directory):
