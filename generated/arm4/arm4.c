@@ -626,54 +626,10 @@ static int arm4_mass_matrix_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_mass_matrix_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_M[16];
-        lanes_load(q + b_ * 4, 4, in_q);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_M[7] = lanes_splat(0.0);
-        out_M[11] = lanes_splat(0.0);
-        out_M[13] = lanes_splat(0.0);
-        out_M[14] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_mass_matrix_lanes(in_q, out_M), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_mass_matrix(q + l_ * 4, M + l_ * 16);
-            continue;
-        }
-#if ARM4_LANES == 2   /* M back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_M, 16, 0, 6, M + b_ * 16);
-        lanes_store_mask(out_M + 6, 1u, M + b_ * 16 + 6, 16);
-        lanes_store_range(out_M, 16, 8, 10, M + b_ * 16);
-        lanes_store_mask(out_M + 10, 1u, M + b_ * 16 + 10, 16);
-        lanes_store_mask(out_M + 12, 1u, M + b_ * 16 + 12, 16);
-        lanes_store_mask(out_M + 14, 2u, M + b_ * 16 + 14, 16);
-#elif ARM4_LANES == 4   /* M back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_M, 16, 0, 4, M + b_ * 16);
-        lanes_store_mask(out_M + 4, 7u, M + b_ * 16 + 4, 16);
-        lanes_store_mask(out_M + 8, 7u, M + b_ * 16 + 8, 16);
-        lanes_store_mask(out_M + 12, 9u, M + b_ * 16 + 12, 16);
-#elif ARM4_LANES == 8   /* M back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_M + 0, 127u, M + b_ * 16 + 0, 16);
-        lanes_store_mask(out_M + 8, 151u, M + b_ * 16 + 8, 16);
-#else
-        lanes_store(out_M, 16, M + b_ * 16);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_mass_matrix(q + b_ * 4, M + b_ * 16);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_MASS_MATRIX_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_MASS_MATRIX_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_mass_matrix_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -719,6 +675,17 @@ void arm4_mass_matrix_batch_work(size_t count, const double *ARM4_RESTRICT q, do
     for (; b_ < count; ++b_) {
         arm4_mass_matrix_work(q + b_ * 4, M + b_ * 16, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_mass_matrix_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT M)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_MASS_MATRIX_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_MASS_MATRIX_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_mass_matrix_batch_work(count, q, M, w_);
 }
 
 
@@ -1139,47 +1106,10 @@ static int arm4_mass_matrix_dot_lanes(const lanes_t *ARM4_RESTRICT q, const lane
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_mass_matrix_dot_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_Mdot[16];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_Mdot[15] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_mass_matrix_dot_lanes(in_q, in_qd, out_Mdot), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_mass_matrix_dot(q + l_ * 4, qd + l_ * 4, Mdot + l_ * 16);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Mdot back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Mdot, 16, 0, 14, Mdot + b_ * 16);
-        lanes_store_mask(out_Mdot + 14, 1u, Mdot + b_ * 16 + 14, 16);
-#elif ARM4_LANES == 4   /* Mdot back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Mdot, 16, 0, 12, Mdot + b_ * 16);
-        lanes_store_mask(out_Mdot + 12, 7u, Mdot + b_ * 16 + 12, 16);
-#elif ARM4_LANES == 8   /* Mdot back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Mdot, 16, 0, 8, Mdot + b_ * 16);
-        lanes_store_mask(out_Mdot + 8, 127u, Mdot + b_ * 16 + 8, 16);
-#else
-        lanes_store(out_Mdot, 16, Mdot + b_ * 16);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_mass_matrix_dot(q + b_ * 4, qd + b_ * 4, Mdot + b_ * 16);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_MASS_MATRIX_DOT_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_MASS_MATRIX_DOT_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_mass_matrix_dot_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -1218,6 +1148,17 @@ void arm4_mass_matrix_dot_batch_work(size_t count, const double *ARM4_RESTRICT q
     for (; b_ < count; ++b_) {
         arm4_mass_matrix_dot_work(q + b_ * 4, qd + b_ * 4, Mdot + b_ * 16, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_mass_matrix_dot_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Mdot)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_MASS_MATRIX_DOT_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_MASS_MATRIX_DOT_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_mass_matrix_dot_batch_work(count, q, qd, Mdot, w_);
 }
 
 
@@ -1626,47 +1567,10 @@ static int arm4_coriolis_matrix_lanes(const lanes_t *ARM4_RESTRICT q, const lane
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_coriolis_matrix_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_C[16];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_C[15] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_coriolis_matrix_lanes(in_q, in_qd, out_C), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_coriolis_matrix(q + l_ * 4, qd + l_ * 4, C + l_ * 16);
-            continue;
-        }
-#if ARM4_LANES == 2   /* C back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_C, 16, 0, 14, C + b_ * 16);
-        lanes_store_mask(out_C + 14, 1u, C + b_ * 16 + 14, 16);
-#elif ARM4_LANES == 4   /* C back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_C, 16, 0, 12, C + b_ * 16);
-        lanes_store_mask(out_C + 12, 7u, C + b_ * 16 + 12, 16);
-#elif ARM4_LANES == 8   /* C back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_C, 16, 0, 8, C + b_ * 16);
-        lanes_store_mask(out_C + 8, 127u, C + b_ * 16 + 8, 16);
-#else
-        lanes_store(out_C, 16, C + b_ * 16);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_coriolis_matrix(q + b_ * 4, qd + b_ * 4, C + b_ * 16);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_CORIOLIS_MATRIX_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_CORIOLIS_MATRIX_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_coriolis_matrix_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -1705,6 +1609,17 @@ void arm4_coriolis_matrix_batch_work(size_t count, const double *ARM4_RESTRICT q
     for (; b_ < count; ++b_) {
         arm4_coriolis_matrix_work(q + b_ * 4, qd + b_ * 4, C + b_ * 16, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_coriolis_matrix_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT C)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_CORIOLIS_MATRIX_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_CORIOLIS_MATRIX_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_coriolis_matrix_batch_work(count, q, qd, C, w_);
 }
 
 
@@ -2341,93 +2256,10 @@ static int arm4_christoffel_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_christoffel_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_Gamma[64];
-        lanes_load(q + b_ * 4, 4, in_q);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_Gamma[0] = lanes_splat(0.0);
-        out_Gamma[17] = lanes_splat(0.0);
-        out_Gamma[20] = lanes_splat(0.0);
-        out_Gamma[21] = lanes_splat(0.0);
-        out_Gamma[34] = lanes_splat(0.0);
-        out_Gamma[38] = lanes_splat(0.0);
-        out_Gamma[40] = lanes_splat(0.0);
-        out_Gamma[41] = lanes_splat(0.0);
-        out_Gamma[42] = lanes_splat(0.0);
-        out_Gamma[51] = lanes_splat(0.0);
-        out_Gamma[55] = lanes_splat(0.0);
-        out_Gamma[59] = lanes_splat(0.0);
-        out_Gamma[60] = lanes_splat(0.0);
-        out_Gamma[61] = lanes_splat(0.0);
-        out_Gamma[62] = lanes_splat(0.0);
-        out_Gamma[63] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_christoffel_lanes(in_q, out_Gamma), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_christoffel(q + l_ * 4, Gamma + l_ * 64);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Gamma back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_Gamma + 0, 2u, Gamma + b_ * 64 + 0, 64);
-        lanes_store_range(out_Gamma, 64, 2, 16, Gamma + b_ * 64);
-        lanes_store_mask(out_Gamma + 16, 1u, Gamma + b_ * 64 + 16, 64);
-        lanes_store_range(out_Gamma, 64, 18, 20, Gamma + b_ * 64);
-        lanes_zero(Gamma + b_ * 64 + 20, 64, 2);
-        lanes_store_range(out_Gamma, 64, 22, 34, Gamma + b_ * 64);
-        lanes_store_mask(out_Gamma + 34, 2u, Gamma + b_ * 64 + 34, 64);
-        lanes_store_range(out_Gamma, 64, 36, 38, Gamma + b_ * 64);
-        lanes_store_mask(out_Gamma + 38, 2u, Gamma + b_ * 64 + 38, 64);
-        lanes_zero(Gamma + b_ * 64 + 40, 64, 2);
-        lanes_store_mask(out_Gamma + 42, 2u, Gamma + b_ * 64 + 42, 64);
-        lanes_store_range(out_Gamma, 64, 44, 50, Gamma + b_ * 64);
-        lanes_store_mask(out_Gamma + 50, 1u, Gamma + b_ * 64 + 50, 64);
-        lanes_store_range(out_Gamma, 64, 52, 54, Gamma + b_ * 64);
-        lanes_store_mask(out_Gamma + 54, 1u, Gamma + b_ * 64 + 54, 64);
-        lanes_store_range(out_Gamma, 64, 56, 58, Gamma + b_ * 64);
-        lanes_store_mask(out_Gamma + 58, 1u, Gamma + b_ * 64 + 58, 64);
-        lanes_zero(Gamma + b_ * 64 + 60, 64, 4);
-#elif ARM4_LANES == 4   /* Gamma back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_Gamma + 0, 14u, Gamma + b_ * 64 + 0, 64);
-        lanes_store_range(out_Gamma, 64, 4, 16, Gamma + b_ * 64);
-        lanes_store_mask(out_Gamma + 16, 13u, Gamma + b_ * 64 + 16, 64);
-        lanes_store_mask(out_Gamma + 20, 12u, Gamma + b_ * 64 + 20, 64);
-        lanes_store_range(out_Gamma, 64, 24, 32, Gamma + b_ * 64);
-        lanes_store_mask(out_Gamma + 32, 11u, Gamma + b_ * 64 + 32, 64);
-        lanes_store_mask(out_Gamma + 36, 11u, Gamma + b_ * 64 + 36, 64);
-        lanes_store_mask(out_Gamma + 40, 8u, Gamma + b_ * 64 + 40, 64);
-        lanes_store_range(out_Gamma, 64, 44, 48, Gamma + b_ * 64);
-        lanes_store_mask(out_Gamma + 48, 7u, Gamma + b_ * 64 + 48, 64);
-        lanes_store_mask(out_Gamma + 52, 7u, Gamma + b_ * 64 + 52, 64);
-        lanes_store_mask(out_Gamma + 56, 7u, Gamma + b_ * 64 + 56, 64);
-        lanes_zero(Gamma + b_ * 64 + 60, 64, 4);
-#elif ARM4_LANES == 8   /* Gamma back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_Gamma + 0, 254u, Gamma + b_ * 64 + 0, 64);
-        lanes_store_range(out_Gamma, 64, 8, 16, Gamma + b_ * 64);
-        lanes_store_mask(out_Gamma + 16, 205u, Gamma + b_ * 64 + 16, 64);
-        lanes_store_range(out_Gamma, 64, 24, 32, Gamma + b_ * 64);
-        lanes_store_mask(out_Gamma + 32, 187u, Gamma + b_ * 64 + 32, 64);
-        lanes_store_mask(out_Gamma + 40, 248u, Gamma + b_ * 64 + 40, 64);
-        lanes_store_mask(out_Gamma + 48, 119u, Gamma + b_ * 64 + 48, 64);
-        lanes_store_mask(out_Gamma + 56, 7u, Gamma + b_ * 64 + 56, 64);
-#else
-        lanes_store(out_Gamma, 64, Gamma + b_ * 64);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_christoffel(q + b_ * 4, Gamma + b_ * 64);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_CHRISTOFFEL_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_CHRISTOFFEL_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_christoffel_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -2512,6 +2344,17 @@ void arm4_christoffel_batch_work(size_t count, const double *ARM4_RESTRICT q, do
     for (; b_ < count; ++b_) {
         arm4_christoffel_work(q + b_ * 4, Gamma + b_ * 64, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_christoffel_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Gamma)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_CHRISTOFFEL_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_CHRISTOFFEL_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_christoffel_batch_work(count, q, Gamma, w_);
 }
 
 
@@ -2765,46 +2608,10 @@ static int arm4_inverse_dynamics_lanes(const lanes_t *ARM4_RESTRICT q, const lan
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_inverse_dynamics_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t in_qdd[4];
-        lanes_t out_tau[4];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        lanes_load(qdd + b_ * 4, 4, in_qdd);
-        if (__builtin_expect(arm4_inverse_dynamics_lanes(in_q, in_qd, in_qdd, out_tau), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_inverse_dynamics(q + l_ * 4, qd + l_ * 4, qdd + l_ * 4, tau + l_ * 4);
-            continue;
-        }
-#if ARM4_LANES == 2   /* tau back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_tau, 4, 0, 4, tau + b_ * 4);
-#elif ARM4_LANES == 4   /* tau back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_tau, 4, 0, 4, tau + b_ * 4);
-#elif ARM4_LANES == 8   /* tau back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_tau, 4, 0, tau + b_ * 4);
-        lanes_store_one(out_tau, 4, 1, tau + b_ * 4);
-        lanes_store_one(out_tau, 4, 2, tau + b_ * 4);
-        lanes_store_one(out_tau, 4, 3, tau + b_ * 4);
-#else
-        lanes_store(out_tau, 4, tau + b_ * 4);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_inverse_dynamics(q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, tau + b_ * 4);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_INVERSE_DYNAMICS_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_INVERSE_DYNAMICS_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_inverse_dynamics_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -2842,6 +2649,17 @@ void arm4_inverse_dynamics_batch_work(size_t count, const double *ARM4_RESTRICT 
     for (; b_ < count; ++b_) {
         arm4_inverse_dynamics_work(q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, tau + b_ * 4, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_inverse_dynamics_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT tau)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_INVERSE_DYNAMICS_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_INVERSE_DYNAMICS_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_inverse_dynamics_batch_work(count, q, qd, qdd, tau, w_);
 }
 
 
@@ -2996,46 +2814,10 @@ static int arm4_gravity_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4_REST
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_gravity_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_g[4];
-        lanes_load(q + b_ * 4, 4, in_q);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_g[3] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_gravity_lanes(in_q, out_g), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_gravity(q + l_ * 4, g + l_ * 4);
-            continue;
-        }
-#if ARM4_LANES == 2   /* g back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_g, 4, 0, 2, g + b_ * 4);
-        lanes_store_mask(out_g + 2, 1u, g + b_ * 4 + 2, 4);
-#elif ARM4_LANES == 4   /* g back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_g + 0, 7u, g + b_ * 4 + 0, 4);
-#elif ARM4_LANES == 8   /* g back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_g, 4, 0, g + b_ * 4);
-        lanes_store_one(out_g, 4, 1, g + b_ * 4);
-        lanes_store_one(out_g, 4, 2, g + b_ * 4);
-        lanes_zero(g + b_ * 4 + 3, 4, 1);
-#else
-        lanes_store(out_g, 4, g + b_ * 4);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_gravity(q + b_ * 4, g + b_ * 4);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_GRAVITY_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_GRAVITY_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_gravity_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -3073,6 +2855,17 @@ void arm4_gravity_batch_work(size_t count, const double *ARM4_RESTRICT q, double
     for (; b_ < count; ++b_) {
         arm4_gravity_work(q + b_ * 4, g + b_ * 4, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_gravity_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT g)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_GRAVITY_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_GRAVITY_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_gravity_batch_work(count, q, g, w_);
 }
 
 
@@ -3327,48 +3120,10 @@ static int arm4_slotine_li_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_slotine_li_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t in_qd_r[4];
-        lanes_t in_qdd_r[4];
-        lanes_t out_tau_sl[4];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        lanes_load(qd_r + b_ * 4, 4, in_qd_r);
-        lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
-        if (__builtin_expect(arm4_slotine_li_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_tau_sl), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_slotine_li(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, tau_sl + l_ * 4);
-            continue;
-        }
-#if ARM4_LANES == 2   /* tau_sl back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_tau_sl, 4, 0, 4, tau_sl + b_ * 4);
-#elif ARM4_LANES == 4   /* tau_sl back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_tau_sl, 4, 0, 4, tau_sl + b_ * 4);
-#elif ARM4_LANES == 8   /* tau_sl back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_tau_sl, 4, 0, tau_sl + b_ * 4);
-        lanes_store_one(out_tau_sl, 4, 1, tau_sl + b_ * 4);
-        lanes_store_one(out_tau_sl, 4, 2, tau_sl + b_ * 4);
-        lanes_store_one(out_tau_sl, 4, 3, tau_sl + b_ * 4);
-#else
-        lanes_store(out_tau_sl, 4, tau_sl + b_ * 4);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_slotine_li(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, tau_sl + b_ * 4);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_SLOTINE_LI_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_SLOTINE_LI_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_slotine_li_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -3408,6 +3163,17 @@ void arm4_slotine_li_batch_work(size_t count, const double *ARM4_RESTRICT q, con
     for (; b_ < count; ++b_) {
         arm4_slotine_li_work(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, tau_sl + b_ * 4, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_slotine_li_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT tau_sl)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_SLOTINE_LI_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_SLOTINE_LI_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_slotine_li_batch_work(count, q, qd, qd_r, qdd_r, tau_sl, w_);
 }
 
 
@@ -4167,166 +3933,10 @@ ARM4_LANES_INLINE int arm4_regressor_lanes(const lanes_t *ARM4_RESTRICT q, const
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_regressor_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t in_qd_r[4];
-        lanes_t in_qdd_r[4];
-        lanes_t out_Y[160];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        lanes_load(qd_r + b_ * 4, 4, in_qd_r);
-        lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_Y[0] = lanes_splat(0.0);
-        out_Y[1] = lanes_splat(0.0);
-        out_Y[2] = lanes_splat(0.0);
-        out_Y[3] = lanes_splat(0.0);
-        out_Y[4] = lanes_splat(0.0);
-        out_Y[5] = lanes_splat(0.0);
-        out_Y[6] = lanes_splat(0.0);
-        out_Y[7] = lanes_splat(0.0);
-        out_Y[8] = lanes_splat(0.0);
-        out_Y[10] = lanes_splat(0.0);
-        out_Y[11] = lanes_splat(0.0);
-        out_Y[12] = lanes_splat(0.0);
-        out_Y[13] = lanes_splat(0.0);
-        out_Y[40] = lanes_splat(0.0);
-        out_Y[41] = lanes_splat(0.0);
-        out_Y[42] = lanes_splat(0.0);
-        out_Y[43] = lanes_splat(0.0);
-        out_Y[44] = lanes_splat(0.0);
-        out_Y[45] = lanes_splat(0.0);
-        out_Y[46] = lanes_splat(0.0);
-        out_Y[47] = lanes_splat(0.0);
-        out_Y[48] = lanes_splat(0.0);
-        out_Y[49] = lanes_splat(0.0);
-        out_Y[50] = lanes_splat(0.0);
-        out_Y[53] = lanes_splat(0.0);
-        out_Y[80] = lanes_splat(0.0);
-        out_Y[81] = lanes_splat(0.0);
-        out_Y[82] = lanes_splat(0.0);
-        out_Y[83] = lanes_splat(0.0);
-        out_Y[84] = lanes_splat(0.0);
-        out_Y[85] = lanes_splat(0.0);
-        out_Y[86] = lanes_splat(0.0);
-        out_Y[87] = lanes_splat(0.0);
-        out_Y[88] = lanes_splat(0.0);
-        out_Y[89] = lanes_splat(0.0);
-        out_Y[90] = lanes_splat(0.0);
-        out_Y[91] = lanes_splat(0.0);
-        out_Y[92] = lanes_splat(0.0);
-        out_Y[93] = lanes_splat(0.0);
-        out_Y[94] = lanes_splat(0.0);
-        out_Y[95] = lanes_splat(0.0);
-        out_Y[96] = lanes_splat(0.0);
-        out_Y[97] = lanes_splat(0.0);
-        out_Y[98] = lanes_splat(0.0);
-        out_Y[99] = lanes_splat(0.0);
-        out_Y[100] = lanes_splat(0.0);
-        out_Y[103] = lanes_splat(0.0);
-        out_Y[120] = lanes_splat(0.0);
-        out_Y[121] = lanes_splat(0.0);
-        out_Y[122] = lanes_splat(0.0);
-        out_Y[123] = lanes_splat(0.0);
-        out_Y[124] = lanes_splat(0.0);
-        out_Y[125] = lanes_splat(0.0);
-        out_Y[126] = lanes_splat(0.0);
-        out_Y[127] = lanes_splat(0.0);
-        out_Y[128] = lanes_splat(0.0);
-        out_Y[129] = lanes_splat(0.0);
-        out_Y[130] = lanes_splat(0.0);
-        out_Y[131] = lanes_splat(0.0);
-        out_Y[132] = lanes_splat(0.0);
-        out_Y[133] = lanes_splat(0.0);
-        out_Y[134] = lanes_splat(0.0);
-        out_Y[135] = lanes_splat(0.0);
-        out_Y[136] = lanes_splat(0.0);
-        out_Y[137] = lanes_splat(0.0);
-        out_Y[138] = lanes_splat(0.0);
-        out_Y[139] = lanes_splat(0.0);
-        out_Y[140] = lanes_splat(0.0);
-        out_Y[141] = lanes_splat(0.0);
-        out_Y[142] = lanes_splat(0.0);
-        out_Y[143] = lanes_splat(0.0);
-        out_Y[144] = lanes_splat(0.0);
-        out_Y[145] = lanes_splat(0.0);
-        out_Y[146] = lanes_splat(0.0);
-        out_Y[147] = lanes_splat(0.0);
-        out_Y[148] = lanes_splat(0.0);
-        out_Y[149] = lanes_splat(0.0);
-        out_Y[150] = lanes_splat(0.0);
-        out_Y[153] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_regressor_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Y), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_regressor(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, Y + l_ * 160);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Y back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y + b_ * 160 + 0, 160, 8);
-        lanes_store_mask(out_Y + 8, 2u, Y + b_ * 160 + 8, 160);
-        lanes_zero(Y + b_ * 160 + 10, 160, 4);
-        lanes_store_range(out_Y, 160, 14, 40, Y + b_ * 160);
-        lanes_zero(Y + b_ * 160 + 40, 160, 10);
-        lanes_store_mask(out_Y + 50, 2u, Y + b_ * 160 + 50, 160);
-        lanes_store_mask(out_Y + 52, 1u, Y + b_ * 160 + 52, 160);
-        lanes_store_range(out_Y, 160, 54, 80, Y + b_ * 160);
-        lanes_zero(Y + b_ * 160 + 80, 160, 20);
-        lanes_store_mask(out_Y + 100, 2u, Y + b_ * 160 + 100, 160);
-        lanes_store_mask(out_Y + 102, 1u, Y + b_ * 160 + 102, 160);
-        lanes_store_range(out_Y, 160, 104, 120, Y + b_ * 160);
-        lanes_zero(Y + b_ * 160 + 120, 160, 30);
-        lanes_store_mask(out_Y + 150, 2u, Y + b_ * 160 + 150, 160);
-        lanes_store_mask(out_Y + 152, 1u, Y + b_ * 160 + 152, 160);
-        lanes_store_range(out_Y, 160, 154, 160, Y + b_ * 160);
-#elif ARM4_LANES == 4   /* Y back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y + b_ * 160 + 0, 160, 8);
-        lanes_store_mask(out_Y + 8, 2u, Y + b_ * 160 + 8, 160);
-        lanes_store_mask(out_Y + 12, 12u, Y + b_ * 160 + 12, 160);
-        lanes_store_range(out_Y, 160, 16, 40, Y + b_ * 160);
-        lanes_zero(Y + b_ * 160 + 40, 160, 8);
-        lanes_store_mask(out_Y + 48, 8u, Y + b_ * 160 + 48, 160);
-        lanes_store_mask(out_Y + 52, 13u, Y + b_ * 160 + 52, 160);
-        lanes_store_range(out_Y, 160, 56, 80, Y + b_ * 160);
-        lanes_zero(Y + b_ * 160 + 80, 160, 20);
-        lanes_store_mask(out_Y + 100, 6u, Y + b_ * 160 + 100, 160);
-        lanes_store_range(out_Y, 160, 104, 120, Y + b_ * 160);
-        lanes_zero(Y + b_ * 160 + 120, 160, 28);
-        lanes_store_mask(out_Y + 148, 8u, Y + b_ * 160 + 148, 160);
-        lanes_store_mask(out_Y + 152, 13u, Y + b_ * 160 + 152, 160);
-        lanes_store_range(out_Y, 160, 156, 160, Y + b_ * 160);
-#elif ARM4_LANES == 8   /* Y back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y + b_ * 160 + 0, 160, 8);
-        lanes_store_mask(out_Y + 8, 194u, Y + b_ * 160 + 8, 160);
-        lanes_store_range(out_Y, 160, 16, 40, Y + b_ * 160);
-        lanes_zero(Y + b_ * 160 + 40, 160, 8);
-        lanes_store_mask(out_Y + 48, 216u, Y + b_ * 160 + 48, 160);
-        lanes_store_range(out_Y, 160, 56, 80, Y + b_ * 160);
-        lanes_zero(Y + b_ * 160 + 80, 160, 16);
-        lanes_store_mask(out_Y + 96, 96u, Y + b_ * 160 + 96, 160);
-        lanes_store_range(out_Y, 160, 104, 120, Y + b_ * 160);
-        lanes_zero(Y + b_ * 160 + 120, 160, 24);
-        lanes_store_mask(out_Y + 144, 128u, Y + b_ * 160 + 144, 160);
-        lanes_store_mask(out_Y + 152, 253u, Y + b_ * 160 + 152, 160);
-#else
-        lanes_store(out_Y, 160, Y + b_ * 160);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_regressor(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Y + b_ * 160);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_REGRESSOR_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_REGRESSOR_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_regressor_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -4484,6 +4094,17 @@ void arm4_regressor_batch_work(size_t count, const double *ARM4_RESTRICT q, cons
     for (; b_ < count; ++b_) {
         arm4_regressor_work(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Y + b_ * 160, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_regressor_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Y)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_REGRESSOR_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_REGRESSOR_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_regressor_batch_work(count, q, qd, qd_r, qdd_r, Y, w_);
 }
 
 
@@ -4847,46 +4468,10 @@ static int arm4_forward_dynamics_lanes(const lanes_t *ARM4_RESTRICT q, const lan
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_forward_dynamics_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t in_tau[4];
-        lanes_t out_qdd[4];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        lanes_load(tau + b_ * 4, 4, in_tau);
-        if (__builtin_expect(arm4_forward_dynamics_lanes(in_q, in_qd, in_tau, out_qdd), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_forward_dynamics(q + l_ * 4, qd + l_ * 4, tau + l_ * 4, qdd + l_ * 4);
-            continue;
-        }
-#if ARM4_LANES == 2   /* qdd back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_qdd, 4, 0, 4, qdd + b_ * 4);
-#elif ARM4_LANES == 4   /* qdd back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_qdd, 4, 0, 4, qdd + b_ * 4);
-#elif ARM4_LANES == 8   /* qdd back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_qdd, 4, 0, qdd + b_ * 4);
-        lanes_store_one(out_qdd, 4, 1, qdd + b_ * 4);
-        lanes_store_one(out_qdd, 4, 2, qdd + b_ * 4);
-        lanes_store_one(out_qdd, 4, 3, qdd + b_ * 4);
-#else
-        lanes_store(out_qdd, 4, qdd + b_ * 4);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_forward_dynamics(q + b_ * 4, qd + b_ * 4, tau + b_ * 4, qdd + b_ * 4);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_FORWARD_DYNAMICS_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_FORWARD_DYNAMICS_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_forward_dynamics_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -4924,6 +4509,17 @@ void arm4_forward_dynamics_batch_work(size_t count, const double *ARM4_RESTRICT 
     for (; b_ < count; ++b_) {
         arm4_forward_dynamics_work(q + b_ * 4, qd + b_ * 4, tau + b_ * 4, qdd + b_ * 4, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_forward_dynamics_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT qdd)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_FORWARD_DYNAMICS_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_FORWARD_DYNAMICS_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_forward_dynamics_batch_work(count, q, qd, tau, qdd, w_);
 }
 
 
@@ -5176,39 +4772,10 @@ static int arm4_mass_matrix_inverse_lanes(const lanes_t *ARM4_RESTRICT q, lanes_
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_mass_matrix_inverse_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_Minv[16];
-        lanes_load(q + b_ * 4, 4, in_q);
-        if (__builtin_expect(arm4_mass_matrix_inverse_lanes(in_q, out_Minv), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_mass_matrix_inverse(q + l_ * 4, Minv + l_ * 16);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Minv back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Minv, 16, 0, 16, Minv + b_ * 16);
-#elif ARM4_LANES == 4   /* Minv back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Minv, 16, 0, 16, Minv + b_ * 16);
-#elif ARM4_LANES == 8   /* Minv back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Minv, 16, 0, 16, Minv + b_ * 16);
-#else
-        lanes_store(out_Minv, 16, Minv + b_ * 16);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_mass_matrix_inverse(q + b_ * 4, Minv + b_ * 16);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_MASS_MATRIX_INVERSE_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_MASS_MATRIX_INVERSE_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_mass_matrix_inverse_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -5239,6 +4806,17 @@ void arm4_mass_matrix_inverse_batch_work(size_t count, const double *ARM4_RESTRI
     for (; b_ < count; ++b_) {
         arm4_mass_matrix_inverse_work(q + b_ * 4, Minv + b_ * 16, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_mass_matrix_inverse_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Minv)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_MASS_MATRIX_INVERSE_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_MASS_MATRIX_INVERSE_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_mass_matrix_inverse_batch_work(count, q, Minv, w_);
 }
 
 
@@ -5765,85 +5343,10 @@ static int arm4_all_terms_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *A
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_all_terms_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_M[16];
-        lanes_t out_C[16];
-        lanes_t out_g[4];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_M[7] = lanes_splat(0.0);
-        out_M[11] = lanes_splat(0.0);
-        out_M[13] = lanes_splat(0.0);
-        out_M[14] = lanes_splat(0.0);
-        out_C[15] = lanes_splat(0.0);
-        out_g[0] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_all_terms_lanes(in_q, in_qd, out_M, out_C, out_g), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_all_terms(q + l_ * 4, qd + l_ * 4, M + l_ * 16, C + l_ * 16, g + l_ * 4);
-            continue;
-        }
-#if ARM4_LANES == 2   /* M back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_M, 16, 0, 6, M + b_ * 16);
-        lanes_store_mask(out_M + 6, 1u, M + b_ * 16 + 6, 16);
-        lanes_store_range(out_M, 16, 8, 10, M + b_ * 16);
-        lanes_store_mask(out_M + 10, 1u, M + b_ * 16 + 10, 16);
-        lanes_store_mask(out_M + 12, 1u, M + b_ * 16 + 12, 16);
-        lanes_store_mask(out_M + 14, 2u, M + b_ * 16 + 14, 16);
-#elif ARM4_LANES == 4   /* M back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_M, 16, 0, 4, M + b_ * 16);
-        lanes_store_mask(out_M + 4, 7u, M + b_ * 16 + 4, 16);
-        lanes_store_mask(out_M + 8, 7u, M + b_ * 16 + 8, 16);
-        lanes_store_mask(out_M + 12, 9u, M + b_ * 16 + 12, 16);
-#elif ARM4_LANES == 8   /* M back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_M + 0, 127u, M + b_ * 16 + 0, 16);
-        lanes_store_mask(out_M + 8, 151u, M + b_ * 16 + 8, 16);
-#else
-        lanes_store(out_M, 16, M + b_ * 16);
-#endif
-#if ARM4_LANES == 2   /* C back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_C, 16, 0, 14, C + b_ * 16);
-        lanes_store_mask(out_C + 14, 1u, C + b_ * 16 + 14, 16);
-#elif ARM4_LANES == 4   /* C back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_C, 16, 0, 12, C + b_ * 16);
-        lanes_store_mask(out_C + 12, 7u, C + b_ * 16 + 12, 16);
-#elif ARM4_LANES == 8   /* C back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_C, 16, 0, 8, C + b_ * 16);
-        lanes_store_mask(out_C + 8, 127u, C + b_ * 16 + 8, 16);
-#else
-        lanes_store(out_C, 16, C + b_ * 16);
-#endif
-#if ARM4_LANES == 2   /* g back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_g + 0, 2u, g + b_ * 4 + 0, 4);
-        lanes_store_range(out_g, 4, 2, 4, g + b_ * 4);
-#elif ARM4_LANES == 4   /* g back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_g + 0, 14u, g + b_ * 4 + 0, 4);
-#elif ARM4_LANES == 8   /* g back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(g + b_ * 4 + 0, 4, 1);
-        lanes_store_one(out_g, 4, 1, g + b_ * 4);
-        lanes_store_one(out_g, 4, 2, g + b_ * 4);
-        lanes_store_one(out_g, 4, 3, g + b_ * 4);
-#else
-        lanes_store(out_g, 4, g + b_ * 4);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_all_terms(q + b_ * 4, qd + b_ * 4, M + b_ * 16, C + b_ * 16, g + b_ * 4);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_ALL_TERMS_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_ALL_TERMS_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_all_terms_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -5920,6 +5423,17 @@ void arm4_all_terms_batch_work(size_t count, const double *ARM4_RESTRICT q, cons
     for (; b_ < count; ++b_) {
         arm4_all_terms_work(q + b_ * 4, qd + b_ * 4, M + b_ * 16, C + b_ * 16, g + b_ * 4, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_all_terms_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT M, double *ARM4_RESTRICT C, double *ARM4_RESTRICT g)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_ALL_TERMS_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_ALL_TERMS_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_all_terms_batch_work(count, q, qd, M, C, g, w_);
 }
 
 
@@ -6782,70 +6296,10 @@ static int arm4_inverse_dynamics_derivatives_lanes(const lanes_t *ARM4_RESTRICT 
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_inverse_dynamics_derivatives_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t in_qdd[4];
-        lanes_t out_dtau_dq[16];
-        lanes_t out_dtau_dqd[16];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        lanes_load(qdd + b_ * 4, 4, in_qdd);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_dtau_dq[0] = lanes_splat(0.0);
-        out_dtau_dq[4] = lanes_splat(0.0);
-        out_dtau_dq[8] = lanes_splat(0.0);
-        out_dtau_dq[12] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_inverse_dynamics_derivatives_lanes(in_q, in_qd, in_qdd, out_dtau_dq, out_dtau_dqd), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_inverse_dynamics_derivatives(q + l_ * 4, qd + l_ * 4, qdd + l_ * 4, dtau_dq + l_ * 16, dtau_dqd + l_ * 16);
-            continue;
-        }
-#if ARM4_LANES == 2   /* dtau_dq back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_dtau_dq + 0, 2u, dtau_dq + b_ * 16 + 0, 16);
-        lanes_store_range(out_dtau_dq, 16, 2, 4, dtau_dq + b_ * 16);
-        lanes_store_mask(out_dtau_dq + 4, 2u, dtau_dq + b_ * 16 + 4, 16);
-        lanes_store_range(out_dtau_dq, 16, 6, 8, dtau_dq + b_ * 16);
-        lanes_store_mask(out_dtau_dq + 8, 2u, dtau_dq + b_ * 16 + 8, 16);
-        lanes_store_range(out_dtau_dq, 16, 10, 12, dtau_dq + b_ * 16);
-        lanes_store_mask(out_dtau_dq + 12, 2u, dtau_dq + b_ * 16 + 12, 16);
-        lanes_store_range(out_dtau_dq, 16, 14, 16, dtau_dq + b_ * 16);
-#elif ARM4_LANES == 4   /* dtau_dq back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_dtau_dq + 0, 14u, dtau_dq + b_ * 16 + 0, 16);
-        lanes_store_mask(out_dtau_dq + 4, 14u, dtau_dq + b_ * 16 + 4, 16);
-        lanes_store_mask(out_dtau_dq + 8, 14u, dtau_dq + b_ * 16 + 8, 16);
-        lanes_store_mask(out_dtau_dq + 12, 14u, dtau_dq + b_ * 16 + 12, 16);
-#elif ARM4_LANES == 8   /* dtau_dq back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_dtau_dq + 0, 238u, dtau_dq + b_ * 16 + 0, 16);
-        lanes_store_mask(out_dtau_dq + 8, 238u, dtau_dq + b_ * 16 + 8, 16);
-#else
-        lanes_store(out_dtau_dq, 16, dtau_dq + b_ * 16);
-#endif
-#if ARM4_LANES == 2   /* dtau_dqd back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_dtau_dqd, 16, 0, 16, dtau_dqd + b_ * 16);
-#elif ARM4_LANES == 4   /* dtau_dqd back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_dtau_dqd, 16, 0, 16, dtau_dqd + b_ * 16);
-#elif ARM4_LANES == 8   /* dtau_dqd back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_dtau_dqd, 16, 0, 16, dtau_dqd + b_ * 16);
-#else
-        lanes_store(out_dtau_dqd, 16, dtau_dqd + b_ * 16);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_inverse_dynamics_derivatives(q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, dtau_dq + b_ * 16, dtau_dqd + b_ * 16);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_INVERSE_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_INVERSE_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_inverse_dynamics_derivatives_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -6907,6 +6361,17 @@ void arm4_inverse_dynamics_derivatives_batch_work(size_t count, const double *AR
     for (; b_ < count; ++b_) {
         arm4_inverse_dynamics_derivatives_work(q + b_ * 4, qd + b_ * 4, qdd + b_ * 4, dtau_dq + b_ * 16, dtau_dqd + b_ * 16, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_inverse_dynamics_derivatives_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qdd, double *ARM4_RESTRICT dtau_dq, double *ARM4_RESTRICT dtau_dqd)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_INVERSE_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_INVERSE_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_inverse_dynamics_derivatives_batch_work(count, q, qd, qdd, dtau_dq, dtau_dqd, w_);
 }
 
 
@@ -7528,18 +6993,10 @@ void arm4_forward_dynamics_derivatives_work(const double *ARM4_RESTRICT q, const
 }
 
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_forward_dynamics_derivatives_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd)
-{
-    size_t b_ = 0;
-    for (; b_ < count; ++b_) {
-        arm4_forward_dynamics_derivatives(q + b_ * 4, qd + b_ * 4, tau + b_ * 4, dqdd_dq + b_ * 16, dqdd_dqd + b_ * 16);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_forward_dynamics_derivatives_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -7548,6 +7005,17 @@ void arm4_forward_dynamics_derivatives_batch_work(size_t count, const double *AR
     for (; b_ < count; ++b_) {
         arm4_forward_dynamics_derivatives_work(q + b_ * 4, qd + b_ * 4, tau + b_ * 4, dqdd_dq + b_ * 16, dqdd_dqd + b_ * 16, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_forward_dynamics_derivatives_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd)
+{
+#if ARM4_LANES > 1 && 0
+    lanes_t w_[ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_forward_dynamics_derivatives_batch_work(count, q, qd, tau, dqdd_dq, dqdd_dqd, w_);
 }
 
 
@@ -7758,48 +7226,10 @@ static int arm4_frame_placement_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *A
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_frame_placement_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_oMf[16];
-        lanes_load(q + b_ * 4, 4, in_q);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_oMf[12] = lanes_splat(0.0);
-        out_oMf[13] = lanes_splat(0.0);
-        out_oMf[14] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_frame_placement_lanes(in_q, out_oMf), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_frame_placement(q + l_ * 4, oMf + l_ * 16);
-            continue;
-        }
-#if ARM4_LANES == 2   /* oMf back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_oMf, 16, 0, 12, oMf + b_ * 16);
-        lanes_zero(oMf + b_ * 16 + 12, 16, 2);
-        lanes_store_mask(out_oMf + 14, 2u, oMf + b_ * 16 + 14, 16);
-#elif ARM4_LANES == 4   /* oMf back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_oMf, 16, 0, 12, oMf + b_ * 16);
-        lanes_store_mask(out_oMf + 12, 8u, oMf + b_ * 16 + 12, 16);
-#elif ARM4_LANES == 8   /* oMf back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_oMf, 16, 0, 8, oMf + b_ * 16);
-        lanes_store_mask(out_oMf + 8, 143u, oMf + b_ * 16 + 8, 16);
-#else
-        lanes_store(out_oMf, 16, oMf + b_ * 16);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_frame_placement(q + b_ * 4, oMf + b_ * 16);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_FRAME_PLACEMENT_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_FRAME_PLACEMENT_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_frame_placement_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -7839,6 +7269,17 @@ void arm4_frame_placement_batch_work(size_t count, const double *ARM4_RESTRICT q
     for (; b_ < count; ++b_) {
         arm4_frame_placement_work(q + b_ * 4, oMf + b_ * 16, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_frame_placement_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT oMf)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_FRAME_PLACEMENT_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_FRAME_PLACEMENT_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_frame_placement_batch_work(count, q, oMf, w_);
 }
 
 
@@ -8055,60 +7496,10 @@ ARM4_LANES_INLINE int arm4_frame_jacobian_lanes(const lanes_t *ARM4_RESTRICT q, 
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_frame_jacobian_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_J[24];
-        lanes_load(q + b_ * 4, 4, in_q);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_J[8] = lanes_splat(0.0);
-        out_J[12] = lanes_splat(0.0);
-        out_J[16] = lanes_splat(0.0);
-        out_J[21] = lanes_splat(0.0);
-        out_J[22] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_frame_jacobian_lanes(in_q, out_J), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_frame_jacobian(q + l_ * 4, J + l_ * 24);
-            continue;
-        }
-#if ARM4_LANES == 2   /* J back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_J, 24, 0, 8, J + b_ * 24);
-        lanes_store_mask(out_J + 8, 2u, J + b_ * 24 + 8, 24);
-        lanes_store_range(out_J, 24, 10, 12, J + b_ * 24);
-        lanes_store_mask(out_J + 12, 2u, J + b_ * 24 + 12, 24);
-        lanes_store_range(out_J, 24, 14, 16, J + b_ * 24);
-        lanes_store_mask(out_J + 16, 2u, J + b_ * 24 + 16, 24);
-        lanes_store_range(out_J, 24, 18, 20, J + b_ * 24);
-        lanes_store_mask(out_J + 20, 1u, J + b_ * 24 + 20, 24);
-        lanes_store_mask(out_J + 22, 2u, J + b_ * 24 + 22, 24);
-#elif ARM4_LANES == 4   /* J back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_J, 24, 0, 8, J + b_ * 24);
-        lanes_store_mask(out_J + 8, 14u, J + b_ * 24 + 8, 24);
-        lanes_store_mask(out_J + 12, 14u, J + b_ * 24 + 12, 24);
-        lanes_store_mask(out_J + 16, 14u, J + b_ * 24 + 16, 24);
-        lanes_store_mask(out_J + 20, 9u, J + b_ * 24 + 20, 24);
-#elif ARM4_LANES == 8   /* J back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_J, 24, 0, 8, J + b_ * 24);
-        lanes_store_mask(out_J + 8, 238u, J + b_ * 24 + 8, 24);
-        lanes_store_mask(out_J + 16, 158u, J + b_ * 24 + 16, 24);
-#else
-        lanes_store(out_J, 24, J + b_ * 24);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_frame_jacobian(q + b_ * 4, J + b_ * 24);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_FRAME_JACOBIAN_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_FRAME_JACOBIAN_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_frame_jacobian_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -8160,6 +7551,17 @@ void arm4_frame_jacobian_batch_work(size_t count, const double *ARM4_RESTRICT q,
     for (; b_ < count; ++b_) {
         arm4_frame_jacobian_work(q + b_ * 4, J + b_ * 24, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_frame_jacobian_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT J)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_FRAME_JACOBIAN_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_FRAME_JACOBIAN_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_frame_jacobian_batch_work(count, q, J, w_);
 }
 
 
@@ -8339,44 +7741,10 @@ static int arm4_center_of_mass_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *AR
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_center_of_mass_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_com[3];
-        lanes_load(q + b_ * 4, 4, in_q);
-        if (__builtin_expect(arm4_center_of_mass_lanes(in_q, out_com), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_center_of_mass(q + l_ * 4, com + l_ * 3);
-            continue;
-        }
-#if ARM4_LANES == 2   /* com back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_com, 3, 0, 2, com + b_ * 3);
-        lanes_store_one(out_com, 3, 2, com + b_ * 3);
-#elif ARM4_LANES == 4   /* com back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_com, 3, 0, com + b_ * 3);
-        lanes_store_one(out_com, 3, 1, com + b_ * 3);
-        lanes_store_one(out_com, 3, 2, com + b_ * 3);
-#elif ARM4_LANES == 8   /* com back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_com, 3, 0, com + b_ * 3);
-        lanes_store_one(out_com, 3, 1, com + b_ * 3);
-        lanes_store_one(out_com, 3, 2, com + b_ * 3);
-#else
-        lanes_store(out_com, 3, com + b_ * 3);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_center_of_mass(q + b_ * 4, com + b_ * 3);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_CENTER_OF_MASS_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_CENTER_OF_MASS_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_center_of_mass_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -8412,6 +7780,17 @@ void arm4_center_of_mass_batch_work(size_t count, const double *ARM4_RESTRICT q,
     for (; b_ < count; ++b_) {
         arm4_center_of_mass_work(q + b_ * 4, com + b_ * 3, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_center_of_mass_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT com)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_CENTER_OF_MASS_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_CENTER_OF_MASS_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_center_of_mass_batch_work(count, q, com, w_);
 }
 
 
@@ -8638,49 +8017,10 @@ static int arm4_com_jacobian_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *ARM4
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_com_jacobian_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_Jcom[12];
-        lanes_load(q + b_ * 4, 4, in_q);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_Jcom[8] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_com_jacobian_lanes(in_q, out_Jcom), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_com_jacobian(q + l_ * 4, Jcom + l_ * 12);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Jcom back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Jcom, 12, 0, 8, Jcom + b_ * 12);
-        lanes_store_mask(out_Jcom + 8, 2u, Jcom + b_ * 12 + 8, 12);
-        lanes_store_range(out_Jcom, 12, 10, 12, Jcom + b_ * 12);
-#elif ARM4_LANES == 4   /* Jcom back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Jcom, 12, 0, 8, Jcom + b_ * 12);
-        lanes_store_mask(out_Jcom + 8, 14u, Jcom + b_ * 12 + 8, 12);
-#elif ARM4_LANES == 8   /* Jcom back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Jcom, 12, 0, 8, Jcom + b_ * 12);
-        lanes_zero(Jcom + b_ * 12 + 8, 12, 1);
-        lanes_store_one(out_Jcom, 12, 9, Jcom + b_ * 12);
-        lanes_store_one(out_Jcom, 12, 10, Jcom + b_ * 12);
-        lanes_store_one(out_Jcom, 12, 11, Jcom + b_ * 12);
-#else
-        lanes_store(out_Jcom, 12, Jcom + b_ * 12);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_com_jacobian(q + b_ * 4, Jcom + b_ * 12);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_COM_JACOBIAN_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_COM_JACOBIAN_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_com_jacobian_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -8721,6 +8061,17 @@ void arm4_com_jacobian_batch_work(size_t count, const double *ARM4_RESTRICT q, d
     for (; b_ < count; ++b_) {
         arm4_com_jacobian_work(q + b_ * 4, Jcom + b_ * 12, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_com_jacobian_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Jcom)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_COM_JACOBIAN_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_COM_JACOBIAN_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_com_jacobian_batch_work(count, q, Jcom, w_);
 }
 
 
@@ -9145,48 +8496,10 @@ static int arm4_centroidal_map_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *AR
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_centroidal_map_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_Ag[24];
-        lanes_load(q + b_ * 4, 4, in_q);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_Ag[8] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_centroidal_map_lanes(in_q, out_Ag), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_centroidal_map(q + l_ * 4, Ag + l_ * 24);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Ag back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Ag, 24, 0, 8, Ag + b_ * 24);
-        lanes_store_mask(out_Ag + 8, 2u, Ag + b_ * 24 + 8, 24);
-        lanes_store_range(out_Ag, 24, 10, 24, Ag + b_ * 24);
-#elif ARM4_LANES == 4   /* Ag back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Ag, 24, 0, 8, Ag + b_ * 24);
-        lanes_store_mask(out_Ag + 8, 14u, Ag + b_ * 24 + 8, 24);
-        lanes_store_range(out_Ag, 24, 12, 24, Ag + b_ * 24);
-#elif ARM4_LANES == 8   /* Ag back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_Ag, 24, 0, 8, Ag + b_ * 24);
-        lanes_store_mask(out_Ag + 8, 254u, Ag + b_ * 24 + 8, 24);
-        lanes_store_range(out_Ag, 24, 16, 24, Ag + b_ * 24);
-#else
-        lanes_store(out_Ag, 24, Ag + b_ * 24);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_centroidal_map(q + b_ * 4, Ag + b_ * 24);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_CENTROIDAL_MAP_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_CENTROIDAL_MAP_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_centroidal_map_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -9226,6 +8539,17 @@ void arm4_centroidal_map_batch_work(size_t count, const double *ARM4_RESTRICT q,
     for (; b_ < count; ++b_) {
         arm4_centroidal_map_work(q + b_ * 4, Ag + b_ * 24, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_centroidal_map_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ag)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_CENTROIDAL_MAP_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_CENTROIDAL_MAP_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_centroidal_map_batch_work(count, q, Ag, w_);
 }
 
 
@@ -9576,70 +8900,10 @@ static int arm4_centroidal_inertia_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_centroidal_inertia_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_Ig[36];
-        lanes_load(q + b_ * 4, 4, in_q);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        memset(out_Ig, 0, sizeof(lanes_t) * 36);
-#endif
-        if (__builtin_expect(arm4_centroidal_inertia_lanes(in_q, out_Ig), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_centroidal_inertia(q + l_ * 4, Ig + l_ * 36);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Ig back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_Ig + 0, 1u, Ig + b_ * 36 + 0, 36);
-        lanes_zero(Ig + b_ * 36 + 2, 36, 4);
-        lanes_store_mask(out_Ig + 6, 2u, Ig + b_ * 36 + 6, 36);
-        lanes_zero(Ig + b_ * 36 + 8, 36, 6);
-        lanes_store_mask(out_Ig + 14, 1u, Ig + b_ * 36 + 14, 36);
-        lanes_zero(Ig + b_ * 36 + 16, 36, 4);
-        lanes_store_mask(out_Ig + 20, 2u, Ig + b_ * 36 + 20, 36);
-        lanes_store_range(out_Ig, 36, 22, 24, Ig + b_ * 36);
-        lanes_zero(Ig + b_ * 36 + 24, 36, 2);
-        lanes_store_mask(out_Ig + 26, 2u, Ig + b_ * 36 + 26, 36);
-        lanes_store_range(out_Ig, 36, 28, 30, Ig + b_ * 36);
-        lanes_zero(Ig + b_ * 36 + 30, 36, 2);
-        lanes_store_mask(out_Ig + 32, 2u, Ig + b_ * 36 + 32, 36);
-        lanes_store_range(out_Ig, 36, 34, 36, Ig + b_ * 36);
-#elif ARM4_LANES == 4   /* Ig back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_Ig + 0, 1u, Ig + b_ * 36 + 0, 36);
-        lanes_store_mask(out_Ig + 4, 8u, Ig + b_ * 36 + 4, 36);
-        lanes_zero(Ig + b_ * 36 + 8, 36, 4);
-        lanes_store_mask(out_Ig + 12, 4u, Ig + b_ * 36 + 12, 36);
-        lanes_zero(Ig + b_ * 36 + 16, 36, 4);
-        lanes_store_mask(out_Ig + 20, 14u, Ig + b_ * 36 + 20, 36);
-        lanes_store_mask(out_Ig + 24, 8u, Ig + b_ * 36 + 24, 36);
-        lanes_store_mask(out_Ig + 28, 3u, Ig + b_ * 36 + 28, 36);
-        lanes_store_mask(out_Ig + 32, 14u, Ig + b_ * 36 + 32, 36);
-#elif ARM4_LANES == 8   /* Ig back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_Ig + 0, 129u, Ig + b_ * 36 + 0, 36);
-        lanes_store_mask(out_Ig + 8, 64u, Ig + b_ * 36 + 8, 36);
-        lanes_store_mask(out_Ig + 16, 224u, Ig + b_ * 36 + 16, 36);
-        lanes_store_mask(out_Ig + 24, 56u, Ig + b_ * 36 + 24, 36);
-        lanes_zero(Ig + b_ * 36 + 32, 36, 1);
-        lanes_store_one(out_Ig, 36, 33, Ig + b_ * 36);
-        lanes_store_one(out_Ig, 36, 34, Ig + b_ * 36);
-        lanes_store_one(out_Ig, 36, 35, Ig + b_ * 36);
-#else
-        lanes_store(out_Ig, 36, Ig + b_ * 36);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_centroidal_inertia(q + b_ * 4, Ig + b_ * 36);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_CENTROIDAL_INERTIA_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_CENTROIDAL_INERTIA_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_centroidal_inertia_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -9701,6 +8965,17 @@ void arm4_centroidal_inertia_batch_work(size_t count, const double *ARM4_RESTRIC
     for (; b_ < count; ++b_) {
         arm4_centroidal_inertia_work(q + b_ * 4, Ig + b_ * 36, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_centroidal_inertia_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Ig)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_CENTROIDAL_INERTIA_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_CENTROIDAL_INERTIA_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_centroidal_inertia_batch_work(count, q, Ig, w_);
 }
 
 
@@ -10078,48 +9353,10 @@ static int arm4_centroidal_momentum_lanes(const lanes_t *ARM4_RESTRICT q, const 
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_centroidal_momentum_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_hg[6];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(arm4_centroidal_momentum_lanes(in_q, in_qd, out_hg), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_centroidal_momentum(q + l_ * 4, qd + l_ * 4, hg + l_ * 6);
-            continue;
-        }
-#if ARM4_LANES == 2   /* hg back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_hg, 6, 0, 6, hg + b_ * 6);
-#elif ARM4_LANES == 4   /* hg back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_hg, 6, 0, 4, hg + b_ * 6);
-        lanes_store_one(out_hg, 6, 4, hg + b_ * 6);
-        lanes_store_one(out_hg, 6, 5, hg + b_ * 6);
-#elif ARM4_LANES == 8   /* hg back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_hg, 6, 0, hg + b_ * 6);
-        lanes_store_one(out_hg, 6, 1, hg + b_ * 6);
-        lanes_store_one(out_hg, 6, 2, hg + b_ * 6);
-        lanes_store_one(out_hg, 6, 3, hg + b_ * 6);
-        lanes_store_one(out_hg, 6, 4, hg + b_ * 6);
-        lanes_store_one(out_hg, 6, 5, hg + b_ * 6);
-#else
-        lanes_store(out_hg, 6, hg + b_ * 6);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_centroidal_momentum(q + b_ * 4, qd + b_ * 4, hg + b_ * 6);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_CENTROIDAL_MOMENTUM_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_CENTROIDAL_MOMENTUM_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_centroidal_momentum_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -10159,6 +9396,17 @@ void arm4_centroidal_momentum_batch_work(size_t count, const double *ARM4_RESTRI
     for (; b_ < count; ++b_) {
         arm4_centroidal_momentum_work(q + b_ * 4, qd + b_ * 4, hg + b_ * 6, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_centroidal_momentum_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT hg)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_CENTROIDAL_MOMENTUM_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_CENTROIDAL_MOMENTUM_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_centroidal_momentum_batch_work(count, q, qd, hg, w_);
 }
 
 
@@ -10632,48 +9880,10 @@ static int arm4_centroidal_bias_lanes(const lanes_t *ARM4_RESTRICT q, const lane
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_centroidal_bias_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_dhg[6];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(arm4_centroidal_bias_lanes(in_q, in_qd, out_dhg), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_centroidal_bias(q + l_ * 4, qd + l_ * 4, dhg + l_ * 6);
-            continue;
-        }
-#if ARM4_LANES == 2   /* dhg back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_dhg, 6, 0, 6, dhg + b_ * 6);
-#elif ARM4_LANES == 4   /* dhg back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_dhg, 6, 0, 4, dhg + b_ * 6);
-        lanes_store_one(out_dhg, 6, 4, dhg + b_ * 6);
-        lanes_store_one(out_dhg, 6, 5, dhg + b_ * 6);
-#elif ARM4_LANES == 8   /* dhg back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_dhg, 6, 0, dhg + b_ * 6);
-        lanes_store_one(out_dhg, 6, 1, dhg + b_ * 6);
-        lanes_store_one(out_dhg, 6, 2, dhg + b_ * 6);
-        lanes_store_one(out_dhg, 6, 3, dhg + b_ * 6);
-        lanes_store_one(out_dhg, 6, 4, dhg + b_ * 6);
-        lanes_store_one(out_dhg, 6, 5, dhg + b_ * 6);
-#else
-        lanes_store(out_dhg, 6, dhg + b_ * 6);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_centroidal_bias(q + b_ * 4, qd + b_ * 4, dhg + b_ * 6);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_CENTROIDAL_BIAS_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_CENTROIDAL_BIAS_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_centroidal_bias_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -10713,6 +9923,17 @@ void arm4_centroidal_bias_batch_work(size_t count, const double *ARM4_RESTRICT q
     for (; b_ < count; ++b_) {
         arm4_centroidal_bias_work(q + b_ * 4, qd + b_ * 4, dhg + b_ * 6, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_centroidal_bias_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dhg)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_CENTROIDAL_BIAS_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_CENTROIDAL_BIAS_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_centroidal_bias_batch_work(count, q, qd, dhg, w_);
 }
 
 
@@ -10926,48 +10147,10 @@ static int arm4_frame_velocity_lanes(const lanes_t *ARM4_RESTRICT q, const lanes
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_frame_velocity_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_vf[6];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(arm4_frame_velocity_lanes(in_q, in_qd, out_vf), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_frame_velocity(q + l_ * 4, qd + l_ * 4, vf + l_ * 6);
-            continue;
-        }
-#if ARM4_LANES == 2   /* vf back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_vf, 6, 0, 6, vf + b_ * 6);
-#elif ARM4_LANES == 4   /* vf back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_vf, 6, 0, 4, vf + b_ * 6);
-        lanes_store_one(out_vf, 6, 4, vf + b_ * 6);
-        lanes_store_one(out_vf, 6, 5, vf + b_ * 6);
-#elif ARM4_LANES == 8   /* vf back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_vf, 6, 0, vf + b_ * 6);
-        lanes_store_one(out_vf, 6, 1, vf + b_ * 6);
-        lanes_store_one(out_vf, 6, 2, vf + b_ * 6);
-        lanes_store_one(out_vf, 6, 3, vf + b_ * 6);
-        lanes_store_one(out_vf, 6, 4, vf + b_ * 6);
-        lanes_store_one(out_vf, 6, 5, vf + b_ * 6);
-#else
-        lanes_store(out_vf, 6, vf + b_ * 6);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_frame_velocity(q + b_ * 4, qd + b_ * 4, vf + b_ * 6);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_FRAME_VELOCITY_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_FRAME_VELOCITY_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_frame_velocity_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -11007,6 +10190,17 @@ void arm4_frame_velocity_batch_work(size_t count, const double *ARM4_RESTRICT q,
     for (; b_ < count; ++b_) {
         arm4_frame_velocity_work(q + b_ * 4, qd + b_ * 4, vf + b_ * 6, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_frame_velocity_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT vf)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_FRAME_VELOCITY_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_FRAME_VELOCITY_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_frame_velocity_batch_work(count, q, qd, vf, w_);
 }
 
 
@@ -11283,48 +10477,10 @@ static int arm4_frame_acceleration_bias_lanes(const lanes_t *ARM4_RESTRICT q, co
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_frame_acceleration_bias_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_af[6];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(arm4_frame_acceleration_bias_lanes(in_q, in_qd, out_af), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_frame_acceleration_bias(q + l_ * 4, qd + l_ * 4, af + l_ * 6);
-            continue;
-        }
-#if ARM4_LANES == 2   /* af back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_af, 6, 0, 6, af + b_ * 6);
-#elif ARM4_LANES == 4   /* af back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_af, 6, 0, 4, af + b_ * 6);
-        lanes_store_one(out_af, 6, 4, af + b_ * 6);
-        lanes_store_one(out_af, 6, 5, af + b_ * 6);
-#elif ARM4_LANES == 8   /* af back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_af, 6, 0, af + b_ * 6);
-        lanes_store_one(out_af, 6, 1, af + b_ * 6);
-        lanes_store_one(out_af, 6, 2, af + b_ * 6);
-        lanes_store_one(out_af, 6, 3, af + b_ * 6);
-        lanes_store_one(out_af, 6, 4, af + b_ * 6);
-        lanes_store_one(out_af, 6, 5, af + b_ * 6);
-#else
-        lanes_store(out_af, 6, af + b_ * 6);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_frame_acceleration_bias(q + b_ * 4, qd + b_ * 4, af + b_ * 6);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_FRAME_ACCELERATION_BIAS_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_FRAME_ACCELERATION_BIAS_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_frame_acceleration_bias_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -11364,6 +10520,17 @@ void arm4_frame_acceleration_bias_batch_work(size_t count, const double *ARM4_RE
     for (; b_ < count; ++b_) {
         arm4_frame_acceleration_bias_work(q + b_ * 4, qd + b_ * 4, af + b_ * 6, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_frame_acceleration_bias_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT af)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_FRAME_ACCELERATION_BIAS_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_FRAME_ACCELERATION_BIAS_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_frame_acceleration_bias_batch_work(count, q, qd, af, w_);
 }
 
 
@@ -11644,62 +10811,10 @@ static int arm4_frame_jacobian_dot_lanes(const lanes_t *ARM4_RESTRICT q, const l
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_frame_jacobian_dot_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_dJ[24];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_dJ[8] = lanes_splat(0.0);
-        out_dJ[12] = lanes_splat(0.0);
-        out_dJ[16] = lanes_splat(0.0);
-        out_dJ[20] = lanes_splat(0.0);
-        out_dJ[21] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_frame_jacobian_dot_lanes(in_q, in_qd, out_dJ), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_frame_jacobian_dot(q + l_ * 4, qd + l_ * 4, dJ + l_ * 24);
-            continue;
-        }
-#if ARM4_LANES == 2   /* dJ back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_dJ, 24, 0, 8, dJ + b_ * 24);
-        lanes_store_mask(out_dJ + 8, 2u, dJ + b_ * 24 + 8, 24);
-        lanes_store_range(out_dJ, 24, 10, 12, dJ + b_ * 24);
-        lanes_store_mask(out_dJ + 12, 2u, dJ + b_ * 24 + 12, 24);
-        lanes_store_range(out_dJ, 24, 14, 16, dJ + b_ * 24);
-        lanes_store_mask(out_dJ + 16, 2u, dJ + b_ * 24 + 16, 24);
-        lanes_store_range(out_dJ, 24, 18, 20, dJ + b_ * 24);
-        lanes_zero(dJ + b_ * 24 + 20, 24, 2);
-        lanes_store_range(out_dJ, 24, 22, 24, dJ + b_ * 24);
-#elif ARM4_LANES == 4   /* dJ back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_dJ, 24, 0, 8, dJ + b_ * 24);
-        lanes_store_mask(out_dJ + 8, 14u, dJ + b_ * 24 + 8, 24);
-        lanes_store_mask(out_dJ + 12, 14u, dJ + b_ * 24 + 12, 24);
-        lanes_store_mask(out_dJ + 16, 14u, dJ + b_ * 24 + 16, 24);
-        lanes_store_mask(out_dJ + 20, 12u, dJ + b_ * 24 + 20, 24);
-#elif ARM4_LANES == 8   /* dJ back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_dJ, 24, 0, 8, dJ + b_ * 24);
-        lanes_store_mask(out_dJ + 8, 238u, dJ + b_ * 24 + 8, 24);
-        lanes_store_mask(out_dJ + 16, 206u, dJ + b_ * 24 + 16, 24);
-#else
-        lanes_store(out_dJ, 24, dJ + b_ * 24);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_frame_jacobian_dot(q + b_ * 4, qd + b_ * 4, dJ + b_ * 24);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_FRAME_JACOBIAN_DOT_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_FRAME_JACOBIAN_DOT_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_frame_jacobian_dot_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -11753,6 +10868,17 @@ void arm4_frame_jacobian_dot_batch_work(size_t count, const double *ARM4_RESTRIC
     for (; b_ < count; ++b_) {
         arm4_frame_jacobian_dot_work(q + b_ * 4, qd + b_ * 4, dJ + b_ * 24, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_frame_jacobian_dot_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT dJ)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_FRAME_JACOBIAN_DOT_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_FRAME_JACOBIAN_DOT_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_frame_jacobian_dot_batch_work(count, q, qd, dJ, w_);
 }
 
 
@@ -12251,64 +11377,10 @@ static int arm4_adaptation_term_lanes(const lanes_t *ARM4_RESTRICT q, const lane
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_adaptation_term_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t in_qd_r[4];
-        lanes_t in_qdd_r[4];
-        lanes_t out_Yts[40];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        lanes_load(qd_r + b_ * 4, 4, in_qd_r);
-        lanes_load(qdd_r + b_ * 4, 4, in_qdd_r);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_Yts[0] = lanes_splat(0.0);
-        out_Yts[1] = lanes_splat(0.0);
-        out_Yts[2] = lanes_splat(0.0);
-        out_Yts[3] = lanes_splat(0.0);
-        out_Yts[4] = lanes_splat(0.0);
-        out_Yts[5] = lanes_splat(0.0);
-        out_Yts[6] = lanes_splat(0.0);
-        out_Yts[7] = lanes_splat(0.0);
-        out_Yts[8] = lanes_splat(0.0);
-        out_Yts[10] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_adaptation_term_lanes(in_q, in_qd, in_qd_r, in_qdd_r, out_Yts), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_adaptation_term(q + l_ * 4, qd + l_ * 4, qd_r + l_ * 4, qdd_r + l_ * 4, Yts + l_ * 40);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Yts back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Yts + b_ * 40 + 0, 40, 8);
-        lanes_store_mask(out_Yts + 8, 2u, Yts + b_ * 40 + 8, 40);
-        lanes_store_mask(out_Yts + 10, 2u, Yts + b_ * 40 + 10, 40);
-        lanes_store_range(out_Yts, 40, 12, 40, Yts + b_ * 40);
-#elif ARM4_LANES == 4   /* Yts back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Yts + b_ * 40 + 0, 40, 8);
-        lanes_store_mask(out_Yts + 8, 10u, Yts + b_ * 40 + 8, 40);
-        lanes_store_range(out_Yts, 40, 12, 40, Yts + b_ * 40);
-#elif ARM4_LANES == 8   /* Yts back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Yts + b_ * 40 + 0, 40, 8);
-        lanes_store_mask(out_Yts + 8, 250u, Yts + b_ * 40 + 8, 40);
-        lanes_store_range(out_Yts, 40, 16, 40, Yts + b_ * 40);
-#else
-        lanes_store(out_Yts, 40, Yts + b_ * 40);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_adaptation_term(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Yts + b_ * 40);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_ADAPTATION_TERM_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_ADAPTATION_TERM_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_adaptation_term_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -12364,6 +11436,17 @@ void arm4_adaptation_term_batch_work(size_t count, const double *ARM4_RESTRICT q
     for (; b_ < count; ++b_) {
         arm4_adaptation_term_work(q + b_ * 4, qd + b_ * 4, qd_r + b_ * 4, qdd_r + b_ * 4, Yts + b_ * 40, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_adaptation_term_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT qd_r, const double *ARM4_RESTRICT qdd_r, double *ARM4_RESTRICT Yts)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_ADAPTATION_TERM_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_ADAPTATION_TERM_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_adaptation_term_batch_work(count, q, qd, qd_r, qdd_r, Yts, w_);
 }
 
 
@@ -12557,44 +11640,10 @@ static int arm4_momentum_lanes(const lanes_t *ARM4_RESTRICT q, const lanes_t *AR
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_momentum_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_p[4];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(arm4_momentum_lanes(in_q, in_qd, out_p), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_momentum(q + l_ * 4, qd + l_ * 4, p + l_ * 4);
-            continue;
-        }
-#if ARM4_LANES == 2   /* p back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_p, 4, 0, 4, p + b_ * 4);
-#elif ARM4_LANES == 4   /* p back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_range(out_p, 4, 0, 4, p + b_ * 4);
-#elif ARM4_LANES == 8   /* p back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_p, 4, 0, p + b_ * 4);
-        lanes_store_one(out_p, 4, 1, p + b_ * 4);
-        lanes_store_one(out_p, 4, 2, p + b_ * 4);
-        lanes_store_one(out_p, 4, 3, p + b_ * 4);
-#else
-        lanes_store(out_p, 4, p + b_ * 4);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_momentum(q + b_ * 4, qd + b_ * 4, p + b_ * 4);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_MOMENTUM_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_MOMENTUM_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_momentum_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -12630,6 +11679,17 @@ void arm4_momentum_batch_work(size_t count, const double *ARM4_RESTRICT q, const
     for (; b_ < count; ++b_) {
         arm4_momentum_work(q + b_ * 4, qd + b_ * 4, p + b_ * 4, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_momentum_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT p)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_MOMENTUM_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_MOMENTUM_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_momentum_batch_work(count, q, qd, p, w_);
 }
 
 
@@ -12814,48 +11874,10 @@ static int arm4_coriolis_transpose_product_lanes(const lanes_t *ARM4_RESTRICT q,
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_coriolis_transpose_product_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_CTv[4];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_CTv[0] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_coriolis_transpose_product_lanes(in_q, in_qd, out_CTv), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_coriolis_transpose_product(q + l_ * 4, qd + l_ * 4, CTv + l_ * 4);
-            continue;
-        }
-#if ARM4_LANES == 2   /* CTv back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_CTv + 0, 2u, CTv + b_ * 4 + 0, 4);
-        lanes_store_range(out_CTv, 4, 2, 4, CTv + b_ * 4);
-#elif ARM4_LANES == 4   /* CTv back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_CTv + 0, 14u, CTv + b_ * 4 + 0, 4);
-#elif ARM4_LANES == 8   /* CTv back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(CTv + b_ * 4 + 0, 4, 1);
-        lanes_store_one(out_CTv, 4, 1, CTv + b_ * 4);
-        lanes_store_one(out_CTv, 4, 2, CTv + b_ * 4);
-        lanes_store_one(out_CTv, 4, 3, CTv + b_ * 4);
-#else
-        lanes_store(out_CTv, 4, CTv + b_ * 4);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_coriolis_transpose_product(q + b_ * 4, qd + b_ * 4, CTv + b_ * 4);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_CORIOLIS_TRANSPOSE_PRODUCT_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_CORIOLIS_TRANSPOSE_PRODUCT_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_coriolis_transpose_product_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -12895,6 +11917,17 @@ void arm4_coriolis_transpose_product_batch_work(size_t count, const double *ARM4
     for (; b_ < count; ++b_) {
         arm4_coriolis_transpose_product_work(q + b_ * 4, qd + b_ * 4, CTv + b_ * 4, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_coriolis_transpose_product_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT CTv)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_CORIOLIS_TRANSPOSE_PRODUCT_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_CORIOLIS_TRANSPOSE_PRODUCT_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_coriolis_transpose_product_batch_work(count, q, qd, CTv, w_);
 }
 
 
@@ -13043,41 +12076,10 @@ static int arm4_kinetic_energy_lanes(const lanes_t *ARM4_RESTRICT q, const lanes
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_kinetic_energy_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_T[1];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-        if (__builtin_expect(arm4_kinetic_energy_lanes(in_q, in_qd, out_T), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_kinetic_energy(q + l_ * 4, qd + l_ * 4, T + l_ * 1);
-            continue;
-        }
-#if ARM4_LANES == 2   /* T back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_T, 1, 0, T + b_ * 1);
-#elif ARM4_LANES == 4   /* T back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_T, 1, 0, T + b_ * 1);
-#elif ARM4_LANES == 8   /* T back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_T, 1, 0, T + b_ * 1);
-#else
-        lanes_store(out_T, 1, T + b_ * 1);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_kinetic_energy(q + b_ * 4, qd + b_ * 4, T + b_ * 1);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_KINETIC_ENERGY_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_KINETIC_ENERGY_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_kinetic_energy_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -13110,6 +12112,17 @@ void arm4_kinetic_energy_batch_work(size_t count, const double *ARM4_RESTRICT q,
     for (; b_ < count; ++b_) {
         arm4_kinetic_energy_work(q + b_ * 4, qd + b_ * 4, T + b_ * 1, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_kinetic_energy_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT T)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_KINETIC_ENERGY_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_KINETIC_ENERGY_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_kinetic_energy_batch_work(count, q, qd, T, w_);
 }
 
 
@@ -13225,39 +12238,10 @@ static int arm4_potential_energy_lanes(const lanes_t *ARM4_RESTRICT q, lanes_t *
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_potential_energy_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_V[1];
-        lanes_load(q + b_ * 4, 4, in_q);
-        if (__builtin_expect(arm4_potential_energy_lanes(in_q, out_V), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_potential_energy(q + l_ * 4, V + l_ * 1);
-            continue;
-        }
-#if ARM4_LANES == 2   /* V back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_V, 1, 0, V + b_ * 1);
-#elif ARM4_LANES == 4   /* V back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_V, 1, 0, V + b_ * 1);
-#elif ARM4_LANES == 8   /* V back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_one(out_V, 1, 0, V + b_ * 1);
-#else
-        lanes_store(out_V, 1, V + b_ * 1);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_potential_energy(q + b_ * 4, V + b_ * 1);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_POTENTIAL_ENERGY_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_POTENTIAL_ENERGY_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_potential_energy_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -13288,6 +12272,17 @@ void arm4_potential_energy_batch_work(size_t count, const double *ARM4_RESTRICT 
     for (; b_ < count; ++b_) {
         arm4_potential_energy_work(q + b_ * 4, V + b_ * 1, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_potential_energy_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT V)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_POTENTIAL_ENERGY_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_POTENTIAL_ENERGY_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_potential_energy_batch_work(count, q, V, w_);
 }
 
 
@@ -13515,98 +12510,10 @@ ARM4_LANES_INLINE int arm4_gravity_regressor_lanes(const lanes_t *ARM4_RESTRICT 
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_gravity_regressor_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_Y_g[160];
-        lanes_load(q + b_ * 4, 4, in_q);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        memset(out_Y_g, 0, sizeof(lanes_t) * 160);
-#endif
-        if (__builtin_expect(arm4_gravity_regressor_lanes(in_q, out_Y_g), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_gravity_regressor(q + l_ * 4, Y_g + l_ * 160);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Y_g back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y_g + b_ * 160 + 0, 160, 22);
-        lanes_store_mask(out_Y_g + 22, 2u, Y_g + b_ * 160 + 22, 160);
-        lanes_zero(Y_g + b_ * 160 + 24, 160, 6);
-        lanes_store_range(out_Y_g, 160, 30, 34, Y_g + b_ * 160);
-        lanes_zero(Y_g + b_ * 160 + 34, 160, 16);
-        lanes_store_mask(out_Y_g + 50, 2u, Y_g + b_ * 160 + 50, 160);
-        lanes_store_mask(out_Y_g + 52, 1u, Y_g + b_ * 160 + 52, 160);
-        lanes_zero(Y_g + b_ * 160 + 54, 160, 6);
-        lanes_store_range(out_Y_g, 160, 60, 62, Y_g + b_ * 160);
-        lanes_store_mask(out_Y_g + 62, 1u, Y_g + b_ * 160 + 62, 160);
-        lanes_zero(Y_g + b_ * 160 + 64, 160, 6);
-        lanes_store_range(out_Y_g, 160, 70, 74, Y_g + b_ * 160);
-        lanes_zero(Y_g + b_ * 160 + 74, 160, 26);
-        lanes_store_mask(out_Y_g + 100, 2u, Y_g + b_ * 160 + 100, 160);
-        lanes_store_mask(out_Y_g + 102, 1u, Y_g + b_ * 160 + 102, 160);
-        lanes_zero(Y_g + b_ * 160 + 104, 160, 6);
-        lanes_store_range(out_Y_g, 160, 110, 114, Y_g + b_ * 160);
-        lanes_zero(Y_g + b_ * 160 + 114, 160, 36);
-        lanes_store_mask(out_Y_g + 150, 2u, Y_g + b_ * 160 + 150, 160);
-        lanes_store_mask(out_Y_g + 152, 1u, Y_g + b_ * 160 + 152, 160);
-        lanes_zero(Y_g + b_ * 160 + 154, 160, 6);
-#elif ARM4_LANES == 4   /* Y_g back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y_g + b_ * 160 + 0, 160, 20);
-        lanes_store_mask(out_Y_g + 20, 8u, Y_g + b_ * 160 + 20, 160);
-        lanes_zero(Y_g + b_ * 160 + 24, 160, 4);
-        lanes_store_mask(out_Y_g + 28, 12u, Y_g + b_ * 160 + 28, 160);
-        lanes_store_mask(out_Y_g + 32, 3u, Y_g + b_ * 160 + 32, 160);
-        lanes_zero(Y_g + b_ * 160 + 36, 160, 12);
-        lanes_store_mask(out_Y_g + 48, 8u, Y_g + b_ * 160 + 48, 160);
-        lanes_store_mask(out_Y_g + 52, 1u, Y_g + b_ * 160 + 52, 160);
-        lanes_zero(Y_g + b_ * 160 + 56, 160, 4);
-        lanes_store_mask(out_Y_g + 60, 7u, Y_g + b_ * 160 + 60, 160);
-        lanes_zero(Y_g + b_ * 160 + 64, 160, 4);
-        lanes_store_mask(out_Y_g + 68, 12u, Y_g + b_ * 160 + 68, 160);
-        lanes_store_mask(out_Y_g + 72, 3u, Y_g + b_ * 160 + 72, 160);
-        lanes_zero(Y_g + b_ * 160 + 76, 160, 24);
-        lanes_store_mask(out_Y_g + 100, 6u, Y_g + b_ * 160 + 100, 160);
-        lanes_zero(Y_g + b_ * 160 + 104, 160, 4);
-        lanes_store_mask(out_Y_g + 108, 12u, Y_g + b_ * 160 + 108, 160);
-        lanes_store_mask(out_Y_g + 112, 3u, Y_g + b_ * 160 + 112, 160);
-        lanes_zero(Y_g + b_ * 160 + 116, 160, 32);
-        lanes_store_mask(out_Y_g + 148, 8u, Y_g + b_ * 160 + 148, 160);
-        lanes_store_mask(out_Y_g + 152, 1u, Y_g + b_ * 160 + 152, 160);
-        lanes_zero(Y_g + b_ * 160 + 156, 160, 4);
-#elif ARM4_LANES == 8   /* Y_g back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y_g + b_ * 160 + 0, 160, 16);
-        lanes_store_mask(out_Y_g + 16, 128u, Y_g + b_ * 160 + 16, 160);
-        lanes_store_mask(out_Y_g + 24, 192u, Y_g + b_ * 160 + 24, 160);
-        lanes_store_mask(out_Y_g + 32, 3u, Y_g + b_ * 160 + 32, 160);
-        lanes_zero(Y_g + b_ * 160 + 40, 160, 8);
-        lanes_store_mask(out_Y_g + 48, 24u, Y_g + b_ * 160 + 48, 160);
-        lanes_store_mask(out_Y_g + 56, 112u, Y_g + b_ * 160 + 56, 160);
-        lanes_store_mask(out_Y_g + 64, 192u, Y_g + b_ * 160 + 64, 160);
-        lanes_store_mask(out_Y_g + 72, 3u, Y_g + b_ * 160 + 72, 160);
-        lanes_zero(Y_g + b_ * 160 + 80, 160, 16);
-        lanes_store_mask(out_Y_g + 96, 96u, Y_g + b_ * 160 + 96, 160);
-        lanes_store_mask(out_Y_g + 104, 192u, Y_g + b_ * 160 + 104, 160);
-        lanes_store_mask(out_Y_g + 112, 3u, Y_g + b_ * 160 + 112, 160);
-        lanes_zero(Y_g + b_ * 160 + 120, 160, 24);
-        lanes_store_mask(out_Y_g + 144, 128u, Y_g + b_ * 160 + 144, 160);
-        lanes_store_mask(out_Y_g + 152, 1u, Y_g + b_ * 160 + 152, 160);
-#else
-        lanes_store(out_Y_g, 160, Y_g + b_ * 160);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_gravity_regressor(q + b_ * 4, Y_g + b_ * 160);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_GRAVITY_REGRESSOR_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_GRAVITY_REGRESSOR_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_gravity_regressor_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -13696,6 +12603,17 @@ void arm4_gravity_regressor_batch_work(size_t count, const double *ARM4_RESTRICT
     for (; b_ < count; ++b_) {
         arm4_gravity_regressor_work(q + b_ * 4, Y_g + b_ * 160, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_gravity_regressor_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_g)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_GRAVITY_REGRESSOR_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_GRAVITY_REGRESSOR_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_gravity_regressor_batch_work(count, q, Y_g, w_);
 }
 
 
@@ -13922,64 +12840,10 @@ ARM4_LANES_INLINE int arm4_kinetic_energy_regressor_lanes(const lanes_t *ARM4_RE
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_kinetic_energy_regressor_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_Y_T[40];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        out_Y_T[0] = lanes_splat(0.0);
-        out_Y_T[1] = lanes_splat(0.0);
-        out_Y_T[2] = lanes_splat(0.0);
-        out_Y_T[3] = lanes_splat(0.0);
-        out_Y_T[4] = lanes_splat(0.0);
-        out_Y_T[5] = lanes_splat(0.0);
-        out_Y_T[6] = lanes_splat(0.0);
-        out_Y_T[7] = lanes_splat(0.0);
-        out_Y_T[8] = lanes_splat(0.0);
-        out_Y_T[10] = lanes_splat(0.0);
-        out_Y_T[11] = lanes_splat(0.0);
-        out_Y_T[12] = lanes_splat(0.0);
-        out_Y_T[13] = lanes_splat(0.0);
-#endif
-        if (__builtin_expect(arm4_kinetic_energy_regressor_lanes(in_q, in_qd, out_Y_T), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_kinetic_energy_regressor(q + l_ * 4, qd + l_ * 4, Y_T + l_ * 40);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Y_T back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y_T + b_ * 40 + 0, 40, 8);
-        lanes_store_mask(out_Y_T + 8, 2u, Y_T + b_ * 40 + 8, 40);
-        lanes_zero(Y_T + b_ * 40 + 10, 40, 4);
-        lanes_store_range(out_Y_T, 40, 14, 40, Y_T + b_ * 40);
-#elif ARM4_LANES == 4   /* Y_T back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y_T + b_ * 40 + 0, 40, 8);
-        lanes_store_mask(out_Y_T + 8, 2u, Y_T + b_ * 40 + 8, 40);
-        lanes_store_mask(out_Y_T + 12, 12u, Y_T + b_ * 40 + 12, 40);
-        lanes_store_range(out_Y_T, 40, 16, 40, Y_T + b_ * 40);
-#elif ARM4_LANES == 8   /* Y_T back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y_T + b_ * 40 + 0, 40, 8);
-        lanes_store_mask(out_Y_T + 8, 194u, Y_T + b_ * 40 + 8, 40);
-        lanes_store_range(out_Y_T, 40, 16, 40, Y_T + b_ * 40);
-#else
-        lanes_store(out_Y_T, 40, Y_T + b_ * 40);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_kinetic_energy_regressor(q + b_ * 4, qd + b_ * 4, Y_T + b_ * 40);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_KINETIC_ENERGY_REGRESSOR_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_KINETIC_ENERGY_REGRESSOR_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_kinetic_energy_regressor_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -14035,6 +12899,17 @@ void arm4_kinetic_energy_regressor_batch_work(size_t count, const double *ARM4_R
     for (; b_ < count; ++b_) {
         arm4_kinetic_energy_regressor_work(q + b_ * 4, qd + b_ * 4, Y_T + b_ * 40, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_kinetic_energy_regressor_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_T)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_KINETIC_ENERGY_REGRESSOR_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_KINETIC_ENERGY_REGRESSOR_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_kinetic_energy_regressor_batch_work(count, q, qd, Y_T, w_);
 }
 
 
@@ -14194,65 +13069,10 @@ ARM4_LANES_INLINE int arm4_potential_energy_regressor_lanes(const lanes_t *ARM4_
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_potential_energy_regressor_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t out_Y_V[40];
-        lanes_load(q + b_ * 4, 4, in_q);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        memset(out_Y_V, 0, sizeof(lanes_t) * 40);
-#endif
-        if (__builtin_expect(arm4_potential_energy_regressor_lanes(in_q, out_Y_V), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_potential_energy_regressor(q + l_ * 4, Y_V + l_ * 40);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Y_V back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_Y_V + 0, 1u, Y_V + b_ * 40 + 0, 40);
-        lanes_store_mask(out_Y_V + 2, 2u, Y_V + b_ * 40 + 2, 40);
-        lanes_zero(Y_V + b_ * 40 + 4, 40, 6);
-        lanes_store_range(out_Y_V, 40, 10, 12, Y_V + b_ * 40);
-        lanes_store_mask(out_Y_V + 12, 1u, Y_V + b_ * 40 + 12, 40);
-        lanes_zero(Y_V + b_ * 40 + 14, 40, 6);
-        lanes_store_range(out_Y_V, 40, 20, 22, Y_V + b_ * 40);
-        lanes_store_mask(out_Y_V + 22, 1u, Y_V + b_ * 40 + 22, 40);
-        lanes_zero(Y_V + b_ * 40 + 24, 40, 6);
-        lanes_store_range(out_Y_V, 40, 30, 34, Y_V + b_ * 40);
-        lanes_zero(Y_V + b_ * 40 + 34, 40, 6);
-#elif ARM4_LANES == 4   /* Y_V back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_Y_V + 0, 9u, Y_V + b_ * 40 + 0, 40);
-        lanes_zero(Y_V + b_ * 40 + 4, 40, 4);
-        lanes_store_mask(out_Y_V + 8, 12u, Y_V + b_ * 40 + 8, 40);
-        lanes_store_mask(out_Y_V + 12, 1u, Y_V + b_ * 40 + 12, 40);
-        lanes_zero(Y_V + b_ * 40 + 16, 40, 4);
-        lanes_store_mask(out_Y_V + 20, 7u, Y_V + b_ * 40 + 20, 40);
-        lanes_zero(Y_V + b_ * 40 + 24, 40, 4);
-        lanes_store_mask(out_Y_V + 28, 12u, Y_V + b_ * 40 + 28, 40);
-        lanes_store_mask(out_Y_V + 32, 3u, Y_V + b_ * 40 + 32, 40);
-        lanes_zero(Y_V + b_ * 40 + 36, 40, 4);
-#elif ARM4_LANES == 8   /* Y_V back to the states: computed groups transposed, structural zeros stored */
-        lanes_store_mask(out_Y_V + 0, 9u, Y_V + b_ * 40 + 0, 40);
-        lanes_store_mask(out_Y_V + 8, 28u, Y_V + b_ * 40 + 8, 40);
-        lanes_store_mask(out_Y_V + 16, 112u, Y_V + b_ * 40 + 16, 40);
-        lanes_store_mask(out_Y_V + 24, 192u, Y_V + b_ * 40 + 24, 40);
-        lanes_store_mask(out_Y_V + 32, 3u, Y_V + b_ * 40 + 32, 40);
-#else
-        lanes_store(out_Y_V, 40, Y_V + b_ * 40);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_potential_energy_regressor(q + b_ * 4, Y_V + b_ * 40);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_POTENTIAL_ENERGY_REGRESSOR_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_POTENTIAL_ENERGY_REGRESSOR_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_potential_energy_regressor_batch_work(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -14309,6 +13129,17 @@ void arm4_potential_energy_regressor_batch_work(size_t count, const double *ARM4
     for (; b_ < count; ++b_) {
         arm4_potential_energy_regressor_work(q + b_ * 4, Y_V + b_ * 40, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_potential_energy_regressor_span(size_t count, const double *ARM4_RESTRICT q, double *ARM4_RESTRICT Y_V)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_POTENTIAL_ENERGY_REGRESSOR_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_POTENTIAL_ENERGY_REGRESSOR_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_potential_energy_regressor_batch_work(count, q, Y_V, w_);
 }
 
 
@@ -14489,63 +13320,10 @@ ARM4_LANES_INLINE int arm4_gravity_power_regressor_lanes(const lanes_t *ARM4_RES
 }
 #endif
 
-/* count packed states: whole groups of ARM4_LANES through the lanes, the rest one by one. */
-static void arm4_gravity_power_regressor_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot)
-{
-    size_t b_ = 0;
-#if ARM4_LANES > 1
-    for (; b_ + ARM4_LANES <= count; b_ += ARM4_LANES) {
-        lanes_t in_q[4];
-        lanes_t in_qd[4];
-        lanes_t out_Y_Vdot[40];
-        lanes_load(q + b_ * 4, 4, in_q);
-        lanes_load(qd + b_ * 4, 4, in_qd);
-#if ARM4_LANES != 2 && ARM4_LANES != 4 && ARM4_LANES != 8
-        memset(out_Y_Vdot, 0, sizeof(lanes_t) * 40);
-#endif
-        if (__builtin_expect(arm4_gravity_power_regressor_lanes(in_q, in_qd, out_Y_Vdot), 0)) {
-            for (size_t l_ = b_; l_ < b_ + ARM4_LANES; ++l_)      /* libm's sin and cos */
-                arm4_gravity_power_regressor(q + l_ * 4, qd + l_ * 4, Y_Vdot + l_ * 40);
-            continue;
-        }
-#if ARM4_LANES == 2   /* Y_Vdot back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y_Vdot + b_ * 40 + 0, 40, 10);
-        lanes_store_mask(out_Y_Vdot + 10, 2u, Y_Vdot + b_ * 40 + 10, 40);
-        lanes_store_range(out_Y_Vdot, 40, 12, 14, Y_Vdot + b_ * 40);
-        lanes_zero(Y_Vdot + b_ * 40 + 14, 40, 6);
-        lanes_store_range(out_Y_Vdot, 40, 20, 24, Y_Vdot + b_ * 40);
-        lanes_zero(Y_Vdot + b_ * 40 + 24, 40, 6);
-        lanes_store_range(out_Y_Vdot, 40, 30, 34, Y_Vdot + b_ * 40);
-        lanes_zero(Y_Vdot + b_ * 40 + 34, 40, 6);
-#elif ARM4_LANES == 4   /* Y_Vdot back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y_Vdot + b_ * 40 + 0, 40, 8);
-        lanes_store_mask(out_Y_Vdot + 8, 8u, Y_Vdot + b_ * 40 + 8, 40);
-        lanes_store_mask(out_Y_Vdot + 12, 3u, Y_Vdot + b_ * 40 + 12, 40);
-        lanes_zero(Y_Vdot + b_ * 40 + 16, 40, 4);
-        lanes_store_range(out_Y_Vdot, 40, 20, 24, Y_Vdot + b_ * 40);
-        lanes_zero(Y_Vdot + b_ * 40 + 24, 40, 4);
-        lanes_store_mask(out_Y_Vdot + 28, 12u, Y_Vdot + b_ * 40 + 28, 40);
-        lanes_store_mask(out_Y_Vdot + 32, 3u, Y_Vdot + b_ * 40 + 32, 40);
-        lanes_zero(Y_Vdot + b_ * 40 + 36, 40, 4);
-#elif ARM4_LANES == 8   /* Y_Vdot back to the states: computed groups transposed, structural zeros stored */
-        lanes_zero(Y_Vdot + b_ * 40 + 0, 40, 8);
-        lanes_store_mask(out_Y_Vdot + 8, 56u, Y_Vdot + b_ * 40 + 8, 40);
-        lanes_store_mask(out_Y_Vdot + 16, 240u, Y_Vdot + b_ * 40 + 16, 40);
-        lanes_store_mask(out_Y_Vdot + 24, 192u, Y_Vdot + b_ * 40 + 24, 40);
-        lanes_store_mask(out_Y_Vdot + 32, 3u, Y_Vdot + b_ * 40 + 32, 40);
-#else
-        lanes_store(out_Y_Vdot, 40, Y_Vdot + b_ * 40);
-#endif
-    }
-#endif
-    for (; b_ < count; ++b_) {
-        arm4_gravity_power_regressor(q + b_ * 4, qd + b_ * 4, Y_Vdot + b_ * 40);
-    }
-}
-
-/* The same with the caller's work (the header's ARM4_GRAVITY_POWER_REGRESSOR_BATCH_WORK_BYTES): a group's
- * inputs, outputs of lanes in it, and a state's work array
- * where a group falls back to one-state calls. */
+/* count packed states with the caller's work (the header's ARM4_GRAVITY_POWER_REGRESSOR_BATCH_WORK_BYTES):
+ * whole groups of ARM4_LANES through the lanes, a group's inputs, outputs
+ * of lanes in it, the rest one by one (and a group past the vector sin/cos's range) with a state's
+ * work array in it. */
 void arm4_gravity_power_regressor_batch_work(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot, void *ARM4_RESTRICT work)
 {
     size_t b_ = 0;
@@ -14600,6 +13378,17 @@ void arm4_gravity_power_regressor_batch_work(size_t count, const double *ARM4_RE
     for (; b_ < count; ++b_) {
         arm4_gravity_power_regressor_work(q + b_ * 4, qd + b_ * 4, Y_Vdot + b_ * 40, ws_);
     }
+}
+
+/* the same with the work on the stack (one copy of the batch's code for both) */
+static void arm4_gravity_power_regressor_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, double *ARM4_RESTRICT Y_Vdot)
+{
+#if ARM4_LANES > 1
+    lanes_t w_[ARM4_GRAVITY_POWER_REGRESSOR_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
+#else
+    double w_[ARM4_GRAVITY_POWER_REGRESSOR_BATCH_WORK_BYTES / sizeof(double) + 1];
+#endif
+    arm4_gravity_power_regressor_batch_work(count, q, qd, Y_Vdot, w_);
 }
 
 
