@@ -106,3 +106,6 @@ def test_stack_command_errors_are_one_line(tmp_path, in_parts):
     assert result.exit_code == 2 and "manifest.json" in result.output and len(result.output.strip().splitlines()) == 1
     result = runner.invoke(main, ["stack", str(folder), "--cc", "no-such-cc-here"])
     assert result.exit_code == 2 and "no-such-cc-here" in result.output and len(result.output.strip().splitlines()) == 1
+    if shutil.which("clang"):                       # no -fcallgraph-info: said in one line
+        result = runner.invoke(main, ["stack", str(folder), "--cc", "clang"])
+        assert result.exit_code == 2 and "GCC 10" in result.output and len(result.output.strip().splitlines()) == 1

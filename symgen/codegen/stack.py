@@ -56,6 +56,13 @@ def worst(title: str, frames: dict, calls: dict, memo: dict | None = None, path:
     return memo[title]
 
 
+def _last(stderr: str) -> str:
+    """A compiler's complaint on one line: its first error, else its last line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line]
+    return (errors or lines or ["(no message)"])[0][:300]
+
+
 def _work_bytes(folder: Path, name: str, functions, cc: list, flags: list, tmp: Path) -> dict:
     """Each function's work bytes (one state, batch) as the header's macros give them for this target."""
     P = name.upper()
@@ -65,7 +72,7 @@ def _work_bytes(folder: Path, name: str, functions, cc: list, flags: list, tmp: 
     done = subprocess.run([*cc, *flags, "-E", "-P", f"-I{folder}", str(probe)], capture_output=True, text=True,
                           timeout=120)
     if done.returncode != 0:
-        raise SymgenError(f"{folder / (name + '.h')}: {' '.join(cc)} -E failed: {done.stderr.strip()[-500:]}")
+        raise SymgenError(f"{folder / (name + '.h')}: {' '.join(cc)} -E failed: {_last(done.stderr)}")
     out = {}
     for line in done.stdout.splitlines():
         m = re.fullmatch(r"(\w+) (\d+) (.+) (\d+)", line.strip())
@@ -106,7 +113,8 @@ def stack_usage(package, cc: str = "gcc", cflags: str = "-O2", timeout: float = 
         except FileNotFoundError as exc:
             raise SymgenError(f"--cc {cc}: no such compiler") from exc
         if done.returncode != 0:
-            raise SymgenError(f"{source}: {' '.join(words + flags)} failed: {done.stderr.strip()[-500:]}")
+            raise SymgenError(f"{source}: {' '.join(words + flags)} failed (-fcallgraph-info needs GCC 10 or newer): "
+                              f"{_last(done.stderr)}")
         graphs = list(tmp.glob("*.ci"))
         if not graphs:
             raise SymgenError(f"--cc {cc}: wrote no call graph (-fcallgraph-info needs GCC 10 or newer)")
