@@ -16,6 +16,15 @@ import math
 import numpy as np
 
 
+def is_zero(x) -> bool:
+    """Whether an entry is exactly zero: a number equal to 0 or a SymPy expression that is 0
+    (one whose truth cannot be decided, e.g. an array, is not)."""
+    try:
+        return bool(x == 0)
+    except TypeError:
+        return False
+
+
 class NumericBackend:
     """float64 arrays; ``bind`` is the identity."""
 

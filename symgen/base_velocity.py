@@ -38,6 +38,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .backend import is_zero
 from .errors import OptionError
 
 #: the choices of ``--base-velocity`` (body: Pinocchio's free-flyer speeds, the default)
@@ -338,7 +339,7 @@ def _christoffel(Gamma, Gb, robot, q, kind, fa, bk, opts):
         if k < 6:
             Gk = bk.zeros((n, n))
             for c in range(6):
-                if not _is_zero(Gb[c, k]):
+                if not is_zero(Gb[c, k]):
                     Gk = Gk + Gamma[:, :, c] * Gb[c, k]
             e = np.zeros(6)
             e[k] = 1.0
@@ -347,10 +348,3 @@ def _christoffel(Gamma, Gb, robot, q, kind, fa, bk, opts):
         else:
             out[:, :, k] = _matrix(Gb, Gamma[:, :, k])
     return out
-
-
-def _is_zero(x) -> bool:
-    try:
-        return bool(x == 0)
-    except TypeError:
-        return False

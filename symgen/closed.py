@@ -17,6 +17,7 @@ import numpy as np
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .backend import is_zero
 from .constrained import ConstrainedSystem
 from .errors import ModelError, OptionError
 
@@ -191,18 +192,11 @@ def _christoffel(Gamma, G, robot, fa, bk, opts):
     for k in range(m):
         Gamma_k = bk.zeros((n, n))
         for c in range(n):
-            if G[c, k] is not None and not _is_zero(G[c, k]):
+            if G[c, k] is not None and not is_zero(G[c, k]):
                 Gamma_k = Gamma_k + Gamma[:, :, c] * G[c, k]
         _, Gd = robot.system.embedding(fa["q"], np.eye(m)[k], bk)
         out[:, :, k] = G.T @ Gamma_k @ G + G.T @ M @ Gd
     return out
-
-
-def _is_zero(x) -> bool:
-    try:
-        return bool(x == 0)
-    except TypeError:
-        return False
 
 
 def _solve(sweep, robot, args, fa, G, Gd, bk, opts):
