@@ -54,7 +54,7 @@ except ImportError as _error:  # not compiled (symgen build --no-compile, or no 
     c = None
     import os as _os
 
-    _ext = "_arm4_ext_e2649350"
+    _ext = "_arm4_ext_0c6efa61"
     _built = [f for f in _os.listdir(_os.path.dirname(__file__)) if f.startswith(_ext + ".") and f[-2:] != ".c"]
     if _built:  # compiled, but for another Python (ABI), or the interpreter moved, or the file is damaged
         import importlib.machinery as _machinery
@@ -77,7 +77,7 @@ armature, contacts = numpy.armature, numpy.contacts
 damping, stiffness, springref, passive = numpy.damping, numpy.stiffness, numpy.springref, numpy.passive
 external_forces = numpy.external_forces
 scalar = numpy.scalar     # the C's: "double" or "float" (symgen build --scalar)
-manifest_sha256 = "8c28dafe7f67841d8b7bc5c1194750d97172694c39234adfcbfcfe9b4f6e5635"  # manifest.json as built, without its file hashes
+manifest_sha256 = "ae1016a9634fced2e2cadda83e7f89ecb4f1c52aaff9eff7133bd582f2f57d33"  # manifest.json as built, without its file hashes
 mass_matrix = _best.mass_matrix
 mass_matrix_dot = _best.mass_matrix_dot
 coriolis_matrix = _best.coriolis_matrix

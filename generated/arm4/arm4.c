@@ -7010,11 +7010,7 @@ void arm4_forward_dynamics_derivatives_batch_work(size_t count, const double *AR
 /* the same with the work on the stack (one copy of the batch's code for both) */
 static void arm4_forward_dynamics_derivatives_span(size_t count, const double *ARM4_RESTRICT q, const double *ARM4_RESTRICT qd, const double *ARM4_RESTRICT tau, double *ARM4_RESTRICT dqdd_dq, double *ARM4_RESTRICT dqdd_dqd)
 {
-#if ARM4_LANES > 1 && 0
-    lanes_t w_[ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES / sizeof(lanes_t) + 1];
-#else
-    double w_[ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES / sizeof(double) + 1];
-#endif
+    double w_[ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES / sizeof(double) + 1];   /* no lanes: a state's work */
     arm4_forward_dynamics_derivatives_batch_work(count, q, qd, tau, dqdd_dq, dqdd_dqd, w_);
 }
 

@@ -28,7 +28,7 @@ with OpenMP (what a C or ctypes caller gets; the Python functions do not use it)
 """
 import numpy as np
 
-from . import _arm4_ext_e2649350 as _ext
+from . import _arm4_ext_0c6efa61 as _ext
 
 from .arm4_numpy import N, _out, _prepare, _threads, armature, contacts, damping, external_forces, floating_base, frames, gravity_vector, joint_names, link_names, nq, nv, parameters, passive, reference_frames, scalar, springref, stiffness  # noqa: F401
 

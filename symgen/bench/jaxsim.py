@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import FREE_DOFS
+from ..model import FREE_DOFS, Inertia
 
 #: the functions timed beside the package's, and what jaxsim computes for each
 FUNCTIONS = ("mass_matrix", "inverse_dynamics", "forward_dynamics")
@@ -48,7 +48,7 @@ def sdf_of(robot) -> str:
 
     if not robot.floating_base:                      # the fixed root link, welded to the world
         root = robot.root_link
-        link(root, np.eye(3), np.zeros(3), robot.bodies[0].inertia.zero())
+        link(root, np.eye(3), np.zeros(3), Inertia.zero())
         joints.append(f'<joint name="world_to_{root}" type="fixed"><parent>world</parent><child>{root}</child></joint>')
     for i, b in enumerate(robot.bodies[first:], start=first):
         up = b.parent >= first and i > first

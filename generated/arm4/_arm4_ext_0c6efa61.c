@@ -4968,9 +4968,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_e2649350", NULL, -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_arm4_ext_0c6efa61", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__arm4_ext_e2649350(void)
+PyMODINIT_FUNC PyInit__arm4_ext_0c6efa61(void)
 {
     PyObject *m = PyModule_Create(&module);
 #ifdef _OPENMP
