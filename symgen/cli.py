@@ -393,11 +393,12 @@ def verify(package, trials, seed, urdf, floating_base):
 @click.option("--cc", default="gcc", show_default=True, help="The C compiler (GCC 10 or newer), e.g. arm-none-eabi-gcc.")
 @click.option("--cflags", default="-O2", show_default=True, help='Its flags, e.g. "-mcpu=cortex-m7 -mfpu=fpv5-d16 -O2".')
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Also write the figures as JSON.")
-def stack(package, cc, cflags, json_path):
+@click.option("--no-record", is_flag=True, help="Do not record the figures in the package's manifest.json (under stack).")
+def stack(package, cc, cflags, json_path, no_record):
     """The stack in bytes of each C function of a package (one state, _work, batch, _batch_work)."""
     from .codegen.stack import stack_report
 
-    click.echo(stack_report(package, cc, cflags, json_path))
+    click.echo(stack_report(package, cc, cflags, json_path, keep=not no_record))
 
 
 @main.command()

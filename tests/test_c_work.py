@@ -79,13 +79,39 @@ def test_stack_report_moves_the_work_arrays_to_the_caller(in_parts):
 
 def test_stack_command_prints_every_function_and_writes_json(in_parts, tmp_path):
     folder, _, _ = in_parts
-    result = CliRunner().invoke(main, ["stack", str(folder), "--json", str(tmp_path / "stack.json")])
+    result = CliRunner().invoke(main, ["stack", str(folder), "--json", str(tmp_path / "stack.json"), "--no-record"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert "stack per call in bytes" in lines[0] and "gcc -O2" in lines[0]
     data = json.loads((tmp_path / "stack.json").read_text())
     for fn in data["functions"]:
         assert any(line.split()[:1] == [fn] for line in lines[2:]), fn
+
+
+def test_stack_command_records_each_toolchain_in_the_manifest(in_parts, tmp_path):
+    """Two toolchains' figures side by side under the manifest's ``stack``, the same as the report,
+    and the package still imports as the package its manifest describes (verify's check)."""
+    from symgen.verify import check_files, check_module, read_manifest
+
+    folder = tmp_path / "arm4p"
+    shutil.copytree(in_parts[0], folder)
+    before = json.loads((folder / "manifest.json").read_text())
+    m7 = "-mcpu=cortex-m7 -mfpu=fpv5-d16 -mfloat-abi=hard -O2"
+    runner = CliRunner()
+    for cc, flags in (("gcc", "-O2"), ("arm-none-eabi-gcc", m7), ("gcc", "-O2")):
+        result = runner.invoke(main, ["stack", str(folder), "--cc", cc, "--cflags", flags])
+        assert result.exit_code == 0, result.output
+        assert result.output.strip().splitlines()[-1].endswith(f"under stack[{cc + ' ' + flags!r}]"), result.output
+    manifest = read_manifest(folder)
+    assert set(manifest["stack"]) == {"gcc -O2", f"arm-none-eabi-gcc {m7}"}
+    assert {k: v for k, v in manifest.items() if k != "stack"} == before
+    for key, (cc, flags) in {"gcc -O2": ("gcc", "-O2"), f"arm-none-eabi-gcc {m7}": ("arm-none-eabi-gcc", m7)}.items():
+        entry, report = manifest["stack"][key], stack_usage(folder, cc=cc, cflags=flags)
+        assert entry["functions"] == report["functions"] and entry["lanes"] == report["lanes"], key
+        assert entry["version"] and entry["version"] == report["version"], key
+    assert manifest["stack"][f"arm-none-eabi-gcc {m7}"]["lanes"] == 1
+    check_files(folder, manifest)
+    check_module(import_package(folder), manifest, folder)
 
 
 def test_stack_for_a_cortex_m7(in_parts):

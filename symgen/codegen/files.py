@@ -511,6 +511,7 @@ def sha256_text(text: str) -> str:
 
 
 def manifest_digest(manifest: dict) -> str:
-    """The sha256 of a manifest without its ``files`` entry, which ``__init__.py`` records (so an
-    edit of manifest.json shows, and the file hashes cover ``__init__.py``)."""
-    return sha256_text(json.dumps({k: v for k, v in manifest.items() if k != "files"}, sort_keys=True))
+    """The sha256 of a manifest without its ``files`` and ``stack`` entries, which ``__init__.py``
+    records (so an edit of manifest.json shows, and the file hashes cover ``__init__.py``; ``stack``
+    is what ``symgen stack`` measured and recorded after the build)."""
+    return sha256_text(json.dumps({k: v for k, v in manifest.items() if k not in ("files", "stack")}, sort_keys=True))

@@ -9,7 +9,9 @@ the C library's own on a target where that matters. The figures hold for the com
 given (``symgen stack PKG --cc arm-none-eabi-gcc --cflags "-mcpu=cortex-m7 ... -O2"``): a
 controller author sizes a thread by them. Per function: the one-state call, the same with the
 caller's work array (``_work``), and a serial batch through the stack and through the caller's work
-(``_batch_work``), with the work bytes those last take from the caller.
+(``_batch_work``), with the work bytes those last take from the caller. ``symgen stack`` records
+the figures in the package's ``manifest.json`` under ``stack``, one entry per compiler and flags
+(:func:`record`), so they travel with the package.
 """
 from __future__ import annotations
 
@@ -90,6 +92,15 @@ def _evaluate(text: str, header: Path) -> int:
     return int(eval(expr, {"__builtins__": {}}))             # digits, + * < > and, if else: nothing else
 
 
+def _version(cc: list) -> str:
+    """The first line of ``cc --version`` (the figures hold for that compiler)."""
+    try:
+        done = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return (done.stdout.splitlines() or [""])[0].strip()
+
+
 def stack_usage(package, cc: str = "gcc", cflags: str = "-O2", timeout: float = 1800) -> dict:
     """Per function of the package at ``package`` (its folder), the stack of each entry point of
     :data:`ENTRIES` in bytes, and the work bytes its ``_work`` / ``_batch_work`` take; with the
@@ -131,7 +142,8 @@ def stack_usage(package, cc: str = "gcc", cflags: str = "-O2", timeout: float = 
         rows[fn] = row
     dynamic = sorted(names[t] for t, f in frames.items() if f and "dynamic" in f[1])
     external = sorted({names.get(c, c) for cs in calls.values() for c in cs if frames.get(c) is None})
-    return {"package": name, "compiler": " ".join(words), "flags": " ".join(flags), "lanes": lanes if rows else 1,
+    return {"package": name, "compiler": " ".join(words), "version": _version(words), "flags": " ".join(flags),
+            "lanes": lanes if rows else 1,
             "functions": rows, "dynamic": dynamic, "external": external}
 
 
@@ -159,9 +171,30 @@ def write_json(report: dict, path) -> None:
     tmp.replace(path)
 
 
-def stack_report(package, cc: str, cflags: str, json_path=None) -> str:
-    """``symgen stack``: the table of :func:`stack_usage` (and its JSON at ``json_path``)."""
+def record(report: dict, package) -> str:
+    """Record ``report`` in the package's ``manifest.json`` under ``stack``, keyed by its compiler
+    and flags (one entry per toolchain: a host's and a Cortex-M7's side by side; the same key
+    again replaces its entry). The manifest's digest leaves ``stack`` out (a measurement of the
+    package, like ``timings.json``), so the package still verifies. Written whole: a temporary
+    file renamed. Returns the key."""
+    path = Path(package).resolve() / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    key = f"{report['compiler']} {report['flags']}".strip()
+    entry = {k: report[k] for k in ("compiler", "version", "flags", "lanes", "functions", "external", "dynamic")}
+    manifest.setdefault("stack", {})[key] = entry
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return key
+
+
+def stack_report(package, cc: str, cflags: str, json_path=None, keep: bool = True) -> str:
+    """``symgen stack``: the table of :func:`stack_usage` (and its JSON at ``json_path``), recorded
+    in the package's manifest unless ``keep`` is false."""
     report = stack_usage(package, cc=cc, cflags=cflags)
     if json_path:
         write_json(report, json_path)
-    return format_report(report)
+    table = format_report(report)
+    if keep:
+        table += f"\nrecorded in {Path(package) / 'manifest.json'} under stack[{record(report, package)!r}]"
+    return table
