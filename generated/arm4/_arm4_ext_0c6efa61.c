@@ -18,6 +18,8 @@
 #include <Python.h>
 
 #include "arm4.h"
+#include <stdint.h>
+#include <stdlib.h>
 
 /* Acquire obj's buffer: 1 if it is C-contiguous float64 of exactly `values` doubles, 0 if it is
  * another kind of buffer (released), -1 if obj has no such buffer (a Python error is set). */
@@ -274,10 +276,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_mass_matrix;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_mass_matrix(const void *job, size_t first, size_t count)
 {
     const job_mass_matrix *j = (const job_mass_matrix *)job;
-    arm4_mass_matrix_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
+    const size_t bytes = ARM4_MASS_MATRIX_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_mass_matrix_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
+        return;
+    }
+    arm4_mass_matrix_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* mass_matrix(count, q, out[, threads]): the raw batch */
@@ -406,10 +417,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_mass_matrix_dot;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_mass_matrix_dot(const void *job, size_t first, size_t count)
 {
     const job_mass_matrix_dot *j = (const job_mass_matrix_dot *)job;
-    arm4_mass_matrix_dot_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16);
+    const size_t bytes = ARM4_MASS_MATRIX_DOT_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_mass_matrix_dot_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16);
+        return;
+    }
+    arm4_mass_matrix_dot_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* mass_matrix_dot(count, q, qd, out[, threads]): the raw batch */
@@ -541,10 +561,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_coriolis_matrix;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_coriolis_matrix(const void *job, size_t first, size_t count)
 {
     const job_coriolis_matrix *j = (const job_coriolis_matrix *)job;
-    arm4_coriolis_matrix_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16);
+    const size_t bytes = ARM4_CORIOLIS_MATRIX_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_coriolis_matrix_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16);
+        return;
+    }
+    arm4_coriolis_matrix_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* coriolis_matrix(count, q, qd, out[, threads]): the raw batch */
@@ -671,10 +700,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_christoffel;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_christoffel(const void *job, size_t first, size_t count)
 {
     const job_christoffel *j = (const job_christoffel *)job;
-    arm4_christoffel_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 64);
+    const size_t bytes = ARM4_CHRISTOFFEL_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_christoffel_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 64);
+        return;
+    }
+    arm4_christoffel_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 64, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* christoffel(count, q, out[, threads]): the raw batch */
@@ -808,10 +846,19 @@ fail:
 
 typedef struct { const double *in[3]; double *out[1]; } job_inverse_dynamics;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_inverse_dynamics(const void *job, size_t first, size_t count)
 {
     const job_inverse_dynamics *j = (const job_inverse_dynamics *)job;
-    arm4_inverse_dynamics_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4);
+    const size_t bytes = ARM4_INVERSE_DYNAMICS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_inverse_dynamics_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4);
+        return;
+    }
+    arm4_inverse_dynamics_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* inverse_dynamics(count, q, qd, qdd, out[, threads]): the raw batch */
@@ -941,10 +988,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_gravity;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_gravity(const void *job, size_t first, size_t count)
 {
     const job_gravity *j = (const job_gravity *)job;
-    arm4_gravity_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 4);
+    const size_t bytes = ARM4_GRAVITY_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_gravity_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 4);
+        return;
+    }
+    arm4_gravity_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* gravity(count, q, out[, threads]): the raw batch */
@@ -1083,10 +1139,19 @@ fail:
 
 typedef struct { const double *in[4]; double *out[1]; } job_slotine_li;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_slotine_li(const void *job, size_t first, size_t count)
 {
     const job_slotine_li *j = (const job_slotine_li *)job;
-    arm4_slotine_li_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 4);
+    const size_t bytes = ARM4_SLOTINE_LI_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_slotine_li_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 4);
+        return;
+    }
+    arm4_slotine_li_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* slotine_li(count, q, qd, qd_r, qdd_r, out[, threads]): the raw batch */
@@ -1234,10 +1299,19 @@ fail:
 
 typedef struct { const double *in[4]; double *out[1]; } job_regressor;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_regressor(const void *job, size_t first, size_t count)
 {
     const job_regressor *j = (const job_regressor *)job;
-    arm4_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 160);
+    const size_t bytes = ARM4_REGRESSOR_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 160);
+        return;
+    }
+    arm4_regressor_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 160, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* regressor(count, q, qd, qd_r, qdd_r, out[, threads]): the raw batch */
@@ -1380,10 +1454,19 @@ fail:
 
 typedef struct { const double *in[3]; double *out[1]; } job_forward_dynamics;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_forward_dynamics(const void *job, size_t first, size_t count)
 {
     const job_forward_dynamics *j = (const job_forward_dynamics *)job;
-    arm4_forward_dynamics_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4);
+    const size_t bytes = ARM4_FORWARD_DYNAMICS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_forward_dynamics_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4);
+        return;
+    }
+    arm4_forward_dynamics_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* forward_dynamics(count, q, qd, tau, out[, threads]): the raw batch */
@@ -1513,10 +1596,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_mass_matrix_inverse;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_mass_matrix_inverse(const void *job, size_t first, size_t count)
 {
     const job_mass_matrix_inverse *j = (const job_mass_matrix_inverse *)job;
-    arm4_mass_matrix_inverse_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
+    const size_t bytes = ARM4_MASS_MATRIX_INVERSE_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_mass_matrix_inverse_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
+        return;
+    }
+    arm4_mass_matrix_inverse_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* mass_matrix_inverse(count, q, out[, threads]): the raw batch */
@@ -1670,10 +1762,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[3]; } job_all_terms;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_all_terms(const void *job, size_t first, size_t count)
 {
     const job_all_terms *j = (const job_all_terms *)job;
-    arm4_all_terms_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, j->out[2] + first * 4);
+    const size_t bytes = ARM4_ALL_TERMS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_all_terms_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, j->out[2] + first * 4);
+        return;
+    }
+    arm4_all_terms_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, j->out[2] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* all_terms(count, q, qd, M, C, g[, threads]): the raw batch */
@@ -1832,10 +1933,19 @@ fail:
 
 typedef struct { const double *in[3]; double *out[2]; } job_inverse_dynamics_derivatives;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_inverse_dynamics_derivatives(const void *job, size_t first, size_t count)
 {
     const job_inverse_dynamics_derivatives *j = (const job_inverse_dynamics_derivatives *)job;
-    arm4_inverse_dynamics_derivatives_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16);
+    const size_t bytes = ARM4_INVERSE_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_inverse_dynamics_derivatives_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16);
+        return;
+    }
+    arm4_inverse_dynamics_derivatives_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* inverse_dynamics_derivatives(count, q, qd, qdd, dtau_dq, dtau_dqd[, threads]): the raw batch */
@@ -1994,10 +2104,19 @@ fail:
 
 typedef struct { const double *in[3]; double *out[2]; } job_forward_dynamics_derivatives;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_forward_dynamics_derivatives(const void *job, size_t first, size_t count)
 {
     const job_forward_dynamics_derivatives *j = (const job_forward_dynamics_derivatives *)job;
-    arm4_forward_dynamics_derivatives_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16);
+    const size_t bytes = ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_forward_dynamics_derivatives_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16);
+        return;
+    }
+    arm4_forward_dynamics_derivatives_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* forward_dynamics_derivatives(count, q, qd, tau, dqdd_dq, dqdd_dqd[, threads]): the raw batch */
@@ -2130,10 +2249,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_frame_placement;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_frame_placement(const void *job, size_t first, size_t count)
 {
     const job_frame_placement *j = (const job_frame_placement *)job;
-    arm4_frame_placement_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
+    const size_t bytes = ARM4_FRAME_PLACEMENT_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_frame_placement_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
+        return;
+    }
+    arm4_frame_placement_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* frame_placement(count, q, out[, threads]): the raw batch */
@@ -2257,10 +2385,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_frame_jacobian;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_frame_jacobian(const void *job, size_t first, size_t count)
 {
     const job_frame_jacobian *j = (const job_frame_jacobian *)job;
-    arm4_frame_jacobian_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 24);
+    const size_t bytes = ARM4_FRAME_JACOBIAN_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_frame_jacobian_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 24);
+        return;
+    }
+    arm4_frame_jacobian_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 24, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* frame_jacobian(count, q, out[, threads]): the raw batch */
@@ -2384,10 +2521,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_center_of_mass;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_center_of_mass(const void *job, size_t first, size_t count)
 {
     const job_center_of_mass *j = (const job_center_of_mass *)job;
-    arm4_center_of_mass_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 3);
+    const size_t bytes = ARM4_CENTER_OF_MASS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_center_of_mass_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 3);
+        return;
+    }
+    arm4_center_of_mass_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 3, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* center_of_mass(count, q, out[, threads]): the raw batch */
@@ -2511,10 +2657,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_com_jacobian;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_com_jacobian(const void *job, size_t first, size_t count)
 {
     const job_com_jacobian *j = (const job_com_jacobian *)job;
-    arm4_com_jacobian_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 12);
+    const size_t bytes = ARM4_COM_JACOBIAN_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_com_jacobian_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 12);
+        return;
+    }
+    arm4_com_jacobian_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 12, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* com_jacobian(count, q, out[, threads]): the raw batch */
@@ -2638,10 +2793,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_centroidal_map;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_centroidal_map(const void *job, size_t first, size_t count)
 {
     const job_centroidal_map *j = (const job_centroidal_map *)job;
-    arm4_centroidal_map_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 24);
+    const size_t bytes = ARM4_CENTROIDAL_MAP_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_centroidal_map_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 24);
+        return;
+    }
+    arm4_centroidal_map_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 24, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* centroidal_map(count, q, out[, threads]): the raw batch */
@@ -2765,10 +2929,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_centroidal_inertia;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_centroidal_inertia(const void *job, size_t first, size_t count)
 {
     const job_centroidal_inertia *j = (const job_centroidal_inertia *)job;
-    arm4_centroidal_inertia_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 36);
+    const size_t bytes = ARM4_CENTROIDAL_INERTIA_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_centroidal_inertia_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 36);
+        return;
+    }
+    arm4_centroidal_inertia_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 36, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* centroidal_inertia(count, q, out[, threads]): the raw batch */
@@ -2897,10 +3070,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_centroidal_momentum;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_centroidal_momentum(const void *job, size_t first, size_t count)
 {
     const job_centroidal_momentum *j = (const job_centroidal_momentum *)job;
-    arm4_centroidal_momentum_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
+    const size_t bytes = ARM4_CENTROIDAL_MOMENTUM_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_centroidal_momentum_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
+        return;
+    }
+    arm4_centroidal_momentum_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* centroidal_momentum(count, q, qd, out[, threads]): the raw batch */
@@ -3032,10 +3214,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_centroidal_bias;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_centroidal_bias(const void *job, size_t first, size_t count)
 {
     const job_centroidal_bias *j = (const job_centroidal_bias *)job;
-    arm4_centroidal_bias_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
+    const size_t bytes = ARM4_CENTROIDAL_BIAS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_centroidal_bias_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
+        return;
+    }
+    arm4_centroidal_bias_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* centroidal_bias(count, q, qd, out[, threads]): the raw batch */
@@ -3167,10 +3358,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_frame_velocity;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_frame_velocity(const void *job, size_t first, size_t count)
 {
     const job_frame_velocity *j = (const job_frame_velocity *)job;
-    arm4_frame_velocity_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
+    const size_t bytes = ARM4_FRAME_VELOCITY_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_frame_velocity_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
+        return;
+    }
+    arm4_frame_velocity_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* frame_velocity(count, q, qd, out[, threads]): the raw batch */
@@ -3302,10 +3502,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_frame_acceleration_bias;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_frame_acceleration_bias(const void *job, size_t first, size_t count)
 {
     const job_frame_acceleration_bias *j = (const job_frame_acceleration_bias *)job;
-    arm4_frame_acceleration_bias_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
+    const size_t bytes = ARM4_FRAME_ACCELERATION_BIAS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_frame_acceleration_bias_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
+        return;
+    }
+    arm4_frame_acceleration_bias_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* frame_acceleration_bias(count, q, qd, out[, threads]): the raw batch */
@@ -3437,10 +3646,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_frame_jacobian_dot;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_frame_jacobian_dot(const void *job, size_t first, size_t count)
 {
     const job_frame_jacobian_dot *j = (const job_frame_jacobian_dot *)job;
-    arm4_frame_jacobian_dot_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 24);
+    const size_t bytes = ARM4_FRAME_JACOBIAN_DOT_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_frame_jacobian_dot_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 24);
+        return;
+    }
+    arm4_frame_jacobian_dot_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 24, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* frame_jacobian_dot(count, q, qd, out[, threads]): the raw batch */
@@ -3582,10 +3800,19 @@ fail:
 
 typedef struct { const double *in[4]; double *out[1]; } job_adaptation_term;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_adaptation_term(const void *job, size_t first, size_t count)
 {
     const job_adaptation_term *j = (const job_adaptation_term *)job;
-    arm4_adaptation_term_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 40);
+    const size_t bytes = ARM4_ADAPTATION_TERM_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_adaptation_term_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 40);
+        return;
+    }
+    arm4_adaptation_term_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* adaptation_term(count, q, qd, qd_r, qdd_r, out[, threads]): the raw batch */
@@ -3723,10 +3950,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_momentum;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_momentum(const void *job, size_t first, size_t count)
 {
     const job_momentum *j = (const job_momentum *)job;
-    arm4_momentum_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4);
+    const size_t bytes = ARM4_MOMENTUM_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_momentum_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4);
+        return;
+    }
+    arm4_momentum_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* momentum(count, q, qd, out[, threads]): the raw batch */
@@ -3858,10 +4094,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_coriolis_transpose_product;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_coriolis_transpose_product(const void *job, size_t first, size_t count)
 {
     const job_coriolis_transpose_product *j = (const job_coriolis_transpose_product *)job;
-    arm4_coriolis_transpose_product_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4);
+    const size_t bytes = ARM4_CORIOLIS_TRANSPOSE_PRODUCT_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_coriolis_transpose_product_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4);
+        return;
+    }
+    arm4_coriolis_transpose_product_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* coriolis_transpose_product(count, q, qd, out[, threads]): the raw batch */
@@ -3993,10 +4238,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_kinetic_energy;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_kinetic_energy(const void *job, size_t first, size_t count)
 {
     const job_kinetic_energy *j = (const job_kinetic_energy *)job;
-    arm4_kinetic_energy_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 1);
+    const size_t bytes = ARM4_KINETIC_ENERGY_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_kinetic_energy_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 1);
+        return;
+    }
+    arm4_kinetic_energy_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 1, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* kinetic_energy(count, q, qd, out[, threads]): the raw batch */
@@ -4123,10 +4377,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_potential_energy;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_potential_energy(const void *job, size_t first, size_t count)
 {
     const job_potential_energy *j = (const job_potential_energy *)job;
-    arm4_potential_energy_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 1);
+    const size_t bytes = ARM4_POTENTIAL_ENERGY_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_potential_energy_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 1);
+        return;
+    }
+    arm4_potential_energy_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 1, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* potential_energy(count, q, out[, threads]): the raw batch */
@@ -4250,10 +4513,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_gravity_regressor;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_gravity_regressor(const void *job, size_t first, size_t count)
 {
     const job_gravity_regressor *j = (const job_gravity_regressor *)job;
-    arm4_gravity_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 160);
+    const size_t bytes = ARM4_GRAVITY_REGRESSOR_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_gravity_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 160);
+        return;
+    }
+    arm4_gravity_regressor_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 160, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* gravity_regressor(count, q, out[, threads]): the raw batch */
@@ -4382,10 +4654,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_kinetic_energy_regressor;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_kinetic_energy_regressor(const void *job, size_t first, size_t count)
 {
     const job_kinetic_energy_regressor *j = (const job_kinetic_energy_regressor *)job;
-    arm4_kinetic_energy_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40);
+    const size_t bytes = ARM4_KINETIC_ENERGY_REGRESSOR_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_kinetic_energy_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40);
+        return;
+    }
+    arm4_kinetic_energy_regressor_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* kinetic_energy_regressor(count, q, qd, out[, threads]): the raw batch */
@@ -4512,10 +4793,19 @@ fail:
 
 typedef struct { const double *in[1]; double *out[1]; } job_potential_energy_regressor;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_potential_energy_regressor(const void *job, size_t first, size_t count)
 {
     const job_potential_energy_regressor *j = (const job_potential_energy_regressor *)job;
-    arm4_potential_energy_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 40);
+    const size_t bytes = ARM4_POTENTIAL_ENERGY_REGRESSOR_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_potential_energy_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 40);
+        return;
+    }
+    arm4_potential_energy_regressor_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* potential_energy_regressor(count, q, out[, threads]): the raw batch */
@@ -4644,10 +4934,19 @@ fail:
 
 typedef struct { const double *in[2]; double *out[1]; } job_gravity_power_regressor;
 
+/* a chunk of a batch with its work on the heap, not on the stack of the thread that runs it (a
+ * thread's stack can be small: 128 KiB under musl); the stack only if malloc fails */
 static void chunk_gravity_power_regressor(const void *job, size_t first, size_t count)
 {
     const job_gravity_power_regressor *j = (const job_gravity_power_regressor *)job;
-    arm4_gravity_power_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40);
+    const size_t bytes = ARM4_GRAVITY_POWER_REGRESSOR_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
+    char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
+    if (bytes && !raw) {
+        arm4_gravity_power_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40);
+        return;
+    }
+    arm4_gravity_power_regressor_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    free(raw);
 }
 
 /* gravity_power_regressor(count, q, qd, out[, threads]): the raw batch */
