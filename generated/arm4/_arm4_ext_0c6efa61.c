@@ -283,11 +283,10 @@ static void chunk_mass_matrix(const void *job, size_t first, size_t count)
     const job_mass_matrix *j = (const job_mass_matrix *)job;
     const size_t bytes = ARM4_MASS_MATRIX_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_mass_matrix_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
-        return;
-    }
-    arm4_mass_matrix_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_mass_matrix_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -424,11 +423,10 @@ static void chunk_mass_matrix_dot(const void *job, size_t first, size_t count)
     const job_mass_matrix_dot *j = (const job_mass_matrix_dot *)job;
     const size_t bytes = ARM4_MASS_MATRIX_DOT_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_mass_matrix_dot_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16);
-        return;
-    }
-    arm4_mass_matrix_dot_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_mass_matrix_dot_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -568,11 +566,10 @@ static void chunk_coriolis_matrix(const void *job, size_t first, size_t count)
     const job_coriolis_matrix *j = (const job_coriolis_matrix *)job;
     const size_t bytes = ARM4_CORIOLIS_MATRIX_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_coriolis_matrix_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16);
-        return;
-    }
-    arm4_coriolis_matrix_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_coriolis_matrix_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -707,11 +704,10 @@ static void chunk_christoffel(const void *job, size_t first, size_t count)
     const job_christoffel *j = (const job_christoffel *)job;
     const size_t bytes = ARM4_CHRISTOFFEL_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_christoffel_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 64);
-        return;
-    }
-    arm4_christoffel_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 64, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_christoffel_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 64, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -853,11 +849,10 @@ static void chunk_inverse_dynamics(const void *job, size_t first, size_t count)
     const job_inverse_dynamics *j = (const job_inverse_dynamics *)job;
     const size_t bytes = ARM4_INVERSE_DYNAMICS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_inverse_dynamics_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4);
-        return;
-    }
-    arm4_inverse_dynamics_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_inverse_dynamics_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -995,11 +990,10 @@ static void chunk_gravity(const void *job, size_t first, size_t count)
     const job_gravity *j = (const job_gravity *)job;
     const size_t bytes = ARM4_GRAVITY_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_gravity_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 4);
-        return;
-    }
-    arm4_gravity_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_gravity_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -1146,11 +1140,10 @@ static void chunk_slotine_li(const void *job, size_t first, size_t count)
     const job_slotine_li *j = (const job_slotine_li *)job;
     const size_t bytes = ARM4_SLOTINE_LI_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_slotine_li_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 4);
-        return;
-    }
-    arm4_slotine_li_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_slotine_li_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -1306,11 +1299,10 @@ static void chunk_regressor(const void *job, size_t first, size_t count)
     const job_regressor *j = (const job_regressor *)job;
     const size_t bytes = ARM4_REGRESSOR_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 160);
-        return;
-    }
-    arm4_regressor_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 160, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_regressor_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 160, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -1461,11 +1453,10 @@ static void chunk_forward_dynamics(const void *job, size_t first, size_t count)
     const job_forward_dynamics *j = (const job_forward_dynamics *)job;
     const size_t bytes = ARM4_FORWARD_DYNAMICS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_forward_dynamics_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4);
-        return;
-    }
-    arm4_forward_dynamics_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_forward_dynamics_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -1603,11 +1594,10 @@ static void chunk_mass_matrix_inverse(const void *job, size_t first, size_t coun
     const job_mass_matrix_inverse *j = (const job_mass_matrix_inverse *)job;
     const size_t bytes = ARM4_MASS_MATRIX_INVERSE_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_mass_matrix_inverse_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
-        return;
-    }
-    arm4_mass_matrix_inverse_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_mass_matrix_inverse_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -1769,11 +1759,10 @@ static void chunk_all_terms(const void *job, size_t first, size_t count)
     const job_all_terms *j = (const job_all_terms *)job;
     const size_t bytes = ARM4_ALL_TERMS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_all_terms_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, j->out[2] + first * 4);
-        return;
-    }
-    arm4_all_terms_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, j->out[2] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_all_terms_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, j->out[2] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -1940,11 +1929,10 @@ static void chunk_inverse_dynamics_derivatives(const void *job, size_t first, si
     const job_inverse_dynamics_derivatives *j = (const job_inverse_dynamics_derivatives *)job;
     const size_t bytes = ARM4_INVERSE_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_inverse_dynamics_derivatives_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16);
-        return;
-    }
-    arm4_inverse_dynamics_derivatives_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_inverse_dynamics_derivatives_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -2111,11 +2099,10 @@ static void chunk_forward_dynamics_derivatives(const void *job, size_t first, si
     const job_forward_dynamics_derivatives *j = (const job_forward_dynamics_derivatives *)job;
     const size_t bytes = ARM4_FORWARD_DYNAMICS_DERIVATIVES_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_forward_dynamics_derivatives_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16);
-        return;
-    }
-    arm4_forward_dynamics_derivatives_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_forward_dynamics_derivatives_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->out[0] + first * 16, j->out[1] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -2256,11 +2243,10 @@ static void chunk_frame_placement(const void *job, size_t first, size_t count)
     const job_frame_placement *j = (const job_frame_placement *)job;
     const size_t bytes = ARM4_FRAME_PLACEMENT_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_frame_placement_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 16);
-        return;
-    }
-    arm4_frame_placement_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_frame_placement_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 16, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -2392,11 +2378,10 @@ static void chunk_frame_jacobian(const void *job, size_t first, size_t count)
     const job_frame_jacobian *j = (const job_frame_jacobian *)job;
     const size_t bytes = ARM4_FRAME_JACOBIAN_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_frame_jacobian_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 24);
-        return;
-    }
-    arm4_frame_jacobian_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 24, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_frame_jacobian_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 24, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -2528,11 +2513,10 @@ static void chunk_center_of_mass(const void *job, size_t first, size_t count)
     const job_center_of_mass *j = (const job_center_of_mass *)job;
     const size_t bytes = ARM4_CENTER_OF_MASS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_center_of_mass_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 3);
-        return;
-    }
-    arm4_center_of_mass_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 3, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_center_of_mass_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 3, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -2664,11 +2648,10 @@ static void chunk_com_jacobian(const void *job, size_t first, size_t count)
     const job_com_jacobian *j = (const job_com_jacobian *)job;
     const size_t bytes = ARM4_COM_JACOBIAN_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_com_jacobian_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 12);
-        return;
-    }
-    arm4_com_jacobian_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 12, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_com_jacobian_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 12, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -2800,11 +2783,10 @@ static void chunk_centroidal_map(const void *job, size_t first, size_t count)
     const job_centroidal_map *j = (const job_centroidal_map *)job;
     const size_t bytes = ARM4_CENTROIDAL_MAP_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_centroidal_map_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 24);
-        return;
-    }
-    arm4_centroidal_map_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 24, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_centroidal_map_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 24, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -2936,11 +2918,10 @@ static void chunk_centroidal_inertia(const void *job, size_t first, size_t count
     const job_centroidal_inertia *j = (const job_centroidal_inertia *)job;
     const size_t bytes = ARM4_CENTROIDAL_INERTIA_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_centroidal_inertia_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 36);
-        return;
-    }
-    arm4_centroidal_inertia_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 36, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_centroidal_inertia_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 36, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -3077,11 +3058,10 @@ static void chunk_centroidal_momentum(const void *job, size_t first, size_t coun
     const job_centroidal_momentum *j = (const job_centroidal_momentum *)job;
     const size_t bytes = ARM4_CENTROIDAL_MOMENTUM_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_centroidal_momentum_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
-        return;
-    }
-    arm4_centroidal_momentum_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_centroidal_momentum_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -3221,11 +3201,10 @@ static void chunk_centroidal_bias(const void *job, size_t first, size_t count)
     const job_centroidal_bias *j = (const job_centroidal_bias *)job;
     const size_t bytes = ARM4_CENTROIDAL_BIAS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_centroidal_bias_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
-        return;
-    }
-    arm4_centroidal_bias_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_centroidal_bias_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -3365,11 +3344,10 @@ static void chunk_frame_velocity(const void *job, size_t first, size_t count)
     const job_frame_velocity *j = (const job_frame_velocity *)job;
     const size_t bytes = ARM4_FRAME_VELOCITY_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_frame_velocity_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
-        return;
-    }
-    arm4_frame_velocity_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_frame_velocity_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -3509,11 +3487,10 @@ static void chunk_frame_acceleration_bias(const void *job, size_t first, size_t 
     const job_frame_acceleration_bias *j = (const job_frame_acceleration_bias *)job;
     const size_t bytes = ARM4_FRAME_ACCELERATION_BIAS_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_frame_acceleration_bias_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6);
-        return;
-    }
-    arm4_frame_acceleration_bias_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_frame_acceleration_bias_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 6, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -3653,11 +3630,10 @@ static void chunk_frame_jacobian_dot(const void *job, size_t first, size_t count
     const job_frame_jacobian_dot *j = (const job_frame_jacobian_dot *)job;
     const size_t bytes = ARM4_FRAME_JACOBIAN_DOT_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_frame_jacobian_dot_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 24);
-        return;
-    }
-    arm4_frame_jacobian_dot_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 24, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_frame_jacobian_dot_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 24, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -3807,11 +3783,10 @@ static void chunk_adaptation_term(const void *job, size_t first, size_t count)
     const job_adaptation_term *j = (const job_adaptation_term *)job;
     const size_t bytes = ARM4_ADAPTATION_TERM_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_adaptation_term_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 40);
-        return;
-    }
-    arm4_adaptation_term_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_adaptation_term_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->in[2] + first * 4, j->in[3] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -3957,11 +3932,10 @@ static void chunk_momentum(const void *job, size_t first, size_t count)
     const job_momentum *j = (const job_momentum *)job;
     const size_t bytes = ARM4_MOMENTUM_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_momentum_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4);
-        return;
-    }
-    arm4_momentum_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_momentum_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -4101,11 +4075,10 @@ static void chunk_coriolis_transpose_product(const void *job, size_t first, size
     const job_coriolis_transpose_product *j = (const job_coriolis_transpose_product *)job;
     const size_t bytes = ARM4_CORIOLIS_TRANSPOSE_PRODUCT_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_coriolis_transpose_product_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4);
-        return;
-    }
-    arm4_coriolis_transpose_product_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_coriolis_transpose_product_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 4, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -4245,11 +4218,10 @@ static void chunk_kinetic_energy(const void *job, size_t first, size_t count)
     const job_kinetic_energy *j = (const job_kinetic_energy *)job;
     const size_t bytes = ARM4_KINETIC_ENERGY_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_kinetic_energy_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 1);
-        return;
-    }
-    arm4_kinetic_energy_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 1, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_kinetic_energy_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 1, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -4384,11 +4356,10 @@ static void chunk_potential_energy(const void *job, size_t first, size_t count)
     const job_potential_energy *j = (const job_potential_energy *)job;
     const size_t bytes = ARM4_POTENTIAL_ENERGY_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_potential_energy_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 1);
-        return;
-    }
-    arm4_potential_energy_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 1, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_potential_energy_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 1, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -4520,11 +4491,10 @@ static void chunk_gravity_regressor(const void *job, size_t first, size_t count)
     const job_gravity_regressor *j = (const job_gravity_regressor *)job;
     const size_t bytes = ARM4_GRAVITY_REGRESSOR_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_gravity_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 160);
-        return;
-    }
-    arm4_gravity_regressor_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 160, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_gravity_regressor_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 160, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -4661,11 +4631,10 @@ static void chunk_kinetic_energy_regressor(const void *job, size_t first, size_t
     const job_kinetic_energy_regressor *j = (const job_kinetic_energy_regressor *)job;
     const size_t bytes = ARM4_KINETIC_ENERGY_REGRESSOR_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_kinetic_energy_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40);
-        return;
-    }
-    arm4_kinetic_energy_regressor_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_kinetic_energy_regressor_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -4800,11 +4769,10 @@ static void chunk_potential_energy_regressor(const void *job, size_t first, size
     const job_potential_energy_regressor *j = (const job_potential_energy_regressor *)job;
     const size_t bytes = ARM4_POTENTIAL_ENERGY_REGRESSOR_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_potential_energy_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->out[0] + first * 40);
-        return;
-    }
-    arm4_potential_energy_regressor_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_potential_energy_regressor_batch_work(count, j->in[0] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 
@@ -4941,11 +4909,10 @@ static void chunk_gravity_power_regressor(const void *job, size_t first, size_t 
     const job_gravity_power_regressor *j = (const job_gravity_power_regressor *)job;
     const size_t bytes = ARM4_GRAVITY_POWER_REGRESSOR_BATCH_WORK_BYTES, align = ARM4_WORK_ALIGN;
     char *raw = bytes ? (char *)malloc(bytes + align) : NULL;
-    if (bytes && !raw) {
+    if (bytes && !raw)
         arm4_gravity_power_regressor_batch_threads(count, 1, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40);
-        return;
-    }
-    arm4_gravity_power_regressor_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
+    else
+        arm4_gravity_power_regressor_batch_work(count, j->in[0] + first * 4, j->in[1] + first * 4, j->out[0] + first * 40, raw ? raw + (align - (uintptr_t)raw % align) % align : NULL);
     free(raw);
 }
 

@@ -501,13 +501,18 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         files[f"{name}_jax.py"] = render("jax_module.py.j2", jax_context(ctx, ops, [f["name"] for f in handled]))
         files[xla_source_name(name)] = render("xla_ffi.c.j2", {**ctx, "functions": handled, "max_buffers": MAX_BUFFERS})
     manifest["files"] = {fname: sha256_text(text) for fname, text in sorted(files.items())}
-    files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    files["manifest.json"] = manifest_text(manifest)
     return files
 
 
 def sha256_text(text: str) -> str:
     """The sha256 of a generated file's bytes (UTF-8), as ``manifest.json`` records it."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def manifest_text(manifest: dict) -> str:
+    """``manifest.json``'s text: sorted keys, two spaces (the build's and ``symgen stack``'s)."""
+    return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
 
 
 def manifest_digest(manifest: dict) -> str:

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import SymgenError
+from .files import manifest_text
 
 #: the entry points measured per function, and how the report names them
 ENTRIES = (("", "one state"), ("_work", "_work"), ("_batch", "batch"), ("_batch_work", "_batch_work"))
@@ -163,12 +164,17 @@ def format_report(report: dict) -> str:
     return "\n".join(lines)
 
 
-def write_json(report: dict, path) -> None:
-    """The report as JSON at ``path`` (written whole: a temporary file renamed)."""
+def _write_whole(path, text: str) -> None:
+    """``text`` at ``path``, written whole: a temporary file renamed."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+
+
+def write_json(report: dict, path) -> None:
+    """The report as JSON at ``path`` (written whole)."""
+    _write_whole(path, json.dumps(report, indent=1) + "\n")
 
 
 def record(report: dict, package) -> str:
@@ -182,9 +188,7 @@ def record(report: dict, package) -> str:
     key = f"{report['compiler']} {report['flags']}".strip()
     entry = {k: report[k] for k in ("compiler", "version", "flags", "lanes", "functions", "external", "dynamic")}
     manifest.setdefault("stack", {})[key] = entry
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    _write_whole(path, manifest_text(manifest))
     return key
 
 
