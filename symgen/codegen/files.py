@@ -333,11 +333,6 @@ def _loop_solve(robot, contexts):
     return {"rows": len(dependent), "dependent": dependent}
 
 
-def _velocity_joint_names(robot):
-    """The joints whose speeds v holds: the independent ones of a mechanism with loops."""
-    return tuple(robot.velocity_joint_names)
-
-
 #: a joint's coordinates as the header states them (q entries, then v entries)
 _JOINT_LAYOUT = {
     "revolute": ("angle (rad)", "speed (rad/s)"), "continuous": ("angle (rad)", "speed (rad/s)"),
@@ -436,7 +431,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "trees_literal": None if scene is None else "(" + "".join(py_literal(t.root) + ", " for t in scene) + ")",
         "tree_velocities_literal": None if scene is None else repr(tuple(t.bodies for t in scene)),
         "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in tuple(robot.loops)) + ")") if tuple(robot.loops) else None,
-        "velocity_joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in _velocity_joint_names(robot)) + ")",
+        "velocity_joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.velocity_joint_names) + ")",
         **contact_context(robot, opts.sweep, [f["name"] for f in contexts]),
         **template_context(opts.scalar, name, {"gravity": opts.gravity, "armature": armature_of(robot), **passive_of(robot)}),
     }
@@ -471,7 +466,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         manifest["trees"] = [[t.root, t.kind, list(t.bodies)] for t in scene]
     if tuple(robot.loops):                   # URDF+ couplings (symgen.couplings)
         manifest["loops"] = list(tuple(robot.loops))
-        manifest["velocity_joint_names"] = list(_velocity_joint_names(robot))
+        manifest["velocity_joint_names"] = list(robot.velocity_joint_names)
     if getattr(opts, "trees", ()):      # --tree: the trees kept (verify reads the model so)
         manifest["options"]["trees"] = list(opts.trees)
     if getattr(opts, "open_loops", False):   # --open-loops: the spanning tree of a mechanism with loops, on purpose
