@@ -224,7 +224,9 @@ def run_sweeps(robot, opts, groups, jobs: int, progress: Progress, timeout: floa
                 running = "; ".join(sweep_label(w.keys) for w in workers if w.keys is not None)
                 raise BuildError(f"symbolic runs: timed out after {timeout:g} s (--timeout) with {running} still "
                                  f"running; raise --timeout (0: none) or limit --quantities")
-            events = selector.select(0.05 if writing else left)
+            # short waits: a SIGTERM the kernel hands to another thread (a BLAS one) runs the
+            # CLI's handler only when this thread next wakes
+            events = selector.select(0.05 if writing else 0.5 if left is None else min(left, 0.5))
             for key, _ in events:
                 worker = key.data
                 try:
