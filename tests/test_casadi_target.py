@@ -32,7 +32,7 @@ FD = {"enable_jacobian": False, "enable_fd": True, "fd_method": "central", "fd_o
 def _build(tmp_path_factory, name, floating_base, quantities=None):
     robot = symgen.load_urdf(ARM4, floating_base=floating_base)
     out = tmp_path_factory.mktemp(name)
-    opts = BuildOptions(targets=CASADI, copt="-O1", **({"quantities": quantities} if quantities else {}))
+    opts = BuildOptions(targets=CASADI, copt="-O0", **({"quantities": quantities} if quantities else {}))
     return build(robot, out, name=name, opts=opts).path
 
 
@@ -88,7 +88,7 @@ def test_externals_and_jac_of_real_robots(robot, floating_base, mimic, tmp_path,
     jac_ equals CasADi's central differences (the issue's robots)."""
     loaded = symgen.load_urdf(erd(robot), floating_base=floating_base, mimic=mimic)
     path = build(loaded, tmp_path, name="real", opts=BuildOptions(targets=CASADI, quantities=FLOATING,
-                                                                   copt="-O1")).path
+                                                                   copt="-O0")).path
     pkg, manifest = import_package(path), read_manifest(path)
     ext = load_externals(path, manifest)
     q, v, a = _state(pkg, 0)

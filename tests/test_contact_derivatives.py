@@ -41,7 +41,7 @@ TALOS = ("talos_data/robots/talos_reduced.urdf", (("left_sole_link", "6d"), ("ri
 
 def _case(pin, tmp_path_factory, name, robot, model, contacts):
     """(robot, oracle with the contacts, package of KEYS)."""
-    opts = BuildOptions(quantities=KEYS, contacts=contacts, copt="-O1", jobs=2)
+    opts = BuildOptions(quantities=KEYS, contacts=contacts, copt="-O0", jobs=2)
     pkg = import_package(build(robot, tmp_path_factory.mktemp(name), name=name, opts=opts).path)
     frames = tuple(json.loads((Path(pkg.__file__).parent / "manifest.json").read_text())["frames"])
     return robot, with_contacts(PinOracle(robot, model, pin, frames=frames), contacts), pkg

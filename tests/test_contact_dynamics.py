@@ -37,7 +37,7 @@ KEYS = ("contact_terms", "impulse_terms", "whole_body_terms")
 
 
 def _package(robot, tmp_path_factory, name, contacts, frames=None):
-    opts = BuildOptions(quantities=KEYS, frames=frames, contacts=contacts, copt="-O1", jobs=2)
+    opts = BuildOptions(quantities=KEYS, frames=frames, contacts=contacts, copt="-O0", jobs=2)
     pkg = import_package(build(robot, tmp_path_factory.mktemp(name), name=name, opts=opts).path)
     pkg.frame_specs = tuple(json.loads((Path(pkg.__file__).parent / "manifest.json").read_text())["frames"])
     return pkg

@@ -176,7 +176,7 @@ SLOW_CASES = {
 
 def _build(tmp_path_factory, label, make, contacts):
     robot = make()
-    opts = BuildOptions(quantities=KEYS, contacts=contacts, copt="-O1", jobs=2)
+    opts = BuildOptions(quantities=KEYS, contacts=contacts, copt="-O0", jobs=2)
     return robot, import_package(build(robot, tmp_path_factory.mktemp(label), name=f"{label}cp", opts=opts).path)
 
 

@@ -100,7 +100,7 @@ def dense_package(tmp_path_factory):
                                                   variants=())
         Q.SWEEPS["fd_derivatives"] = replace(Q.SWEEPS["fd_derivatives"], run=sweeps._fd_derivatives_dense, variants=())
         out = build(robot, tmp_path_factory.mktemp("dense"), opts=BuildOptions(quantities=("Minv", "dqdd"),
-                                                                                copt="-O1"))
+                                                                                copt="-O0"))
     finally:
         Q.SWEEPS.clear()
         Q.SWEEPS.update(saved)

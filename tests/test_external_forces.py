@@ -116,7 +116,7 @@ def ur5_package(tmp_path_factory, erd):
     robot = symgen.load_robot(erd("ur_description/urdf/ur5_robot.urdf"))
     folder = tmp_path_factory.mktemp("fext")
     keys = ("M", "C", "tau", "qdd", "dtau", "dqdd", "contact_terms", "contact_partials")
-    result = build(robot, folder, opts=BuildOptions(quantities=keys, copt="-O1", external_forces=True,
+    result = build(robot, folder, opts=BuildOptions(quantities=keys, copt="-O0", external_forces=True,
                                                     contacts=(("ee_link", "3d"),)))
     return robot, import_package(result.path), result.path
 
@@ -135,7 +135,7 @@ def test_big_packages_match_pinocchio(pin, erd, tmp_path, label):
     robot = {"panda": lambda: symgen.load_robot(erd("panda_description/urdf/panda.urdf")),
              "talos": lambda: symgen.load_robot(erd("talos_data/robots/talos_reduced.urdf"), floating_base=True),
              "serial20": lambda: robots.make("serial", 20, 7)}[label]()
-    result = build(robot, tmp_path, opts=BuildOptions(quantities=KEYS, copt="-O1", external_forces=True, max_dof=0,
+    result = build(robot, tmp_path, opts=BuildOptions(quantities=KEYS, copt="-O0", external_forces=True, max_dof=0,
                                                       budget=0, jobs=0))
     _check_package(pin, robot, import_package(result.path), f"fext {label}", states=2)
 

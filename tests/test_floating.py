@@ -69,8 +69,8 @@ def solo(tmp_path_factory, request):
     path = erd_path(f"solo_description/robots/{request.param}.urdf")
     robot = symgen.load_urdf(path, floating_base=True)
     out = tmp_path_factory.mktemp("floating")
-    # -O1: the values are the same at every level, and gcc -O2 of every function took most of the fixture
-    result = build(robot, out, name=f"{request.param}ff", opts=BuildOptions(quantities=BUILT, copt="-O1"))
+    # -O0: the values are the same at every level, and gcc -O1 of every function took most of the fixture
+    result = build(robot, out, name=f"{request.param}ff", opts=BuildOptions(quantities=BUILT, copt="-O0"))
     return robot, import_package(result.path), path, request.param
 
 
