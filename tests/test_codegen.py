@@ -131,7 +131,7 @@ def test_generated_panda_and_floating_solo_match_pinocchio(pin, erd, tmp_path):
     for path in (Path(erd("panda_description/urdf/panda.urdf")), tmp_path / "solo12_floating.urdf"):
         robot = load_urdf(path)
         (tmp_path / path.stem).mkdir()
-        pkg = _build(robot, tmp_path / path.stem)
+        pkg = _build(robot, tmp_path / path.stem, quantities=("M", "C", "Gamma"))     # what is checked here
         ref = support.PinOracle(robot, pin.buildModelFromUrdf(str(path)))
         Q, QD, _ = support.random_batch(21, robot.n, 2, robot.nq)
         for backend in (pkg.numpy, pkg.c):
