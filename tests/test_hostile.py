@@ -624,7 +624,10 @@ def _kill_mid_build(out, urdf, signum, tmp_path, thread=False):
             assert time.monotonic() < deadline, "the compiler did not start within 60 s"
             time.sleep(0.01)
         child = int(pidfile.read_text())
-        _signal_a_thread(proc.pid, signum) if thread else proc.send_signal(signum)
+        if thread:
+            _signal_a_thread(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
         proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
@@ -639,14 +642,21 @@ def _kill_mid_build(out, urdf, signum, tmp_path, thread=False):
     return proc.returncode, orphan
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL], ids=["SIGTERM", "SIGHUP", "SIGKILL"])
-def test_killed_build_leaves_the_previous_package_untouched(previous, tmp_path, signum):
+@pytest.mark.parametrize("signum,thread", [
+    (signal.SIGTERM, False), (signal.SIGHUP, False), (signal.SIGKILL, False),
+    pytest.param(signal.SIGTERM, True, marks=pytest.mark.skipif(_TGKILL is None or not Path("/proc/self/task").exists(),
+                                                                reason="tgkill and /proc: Linux on x86-64 or aarch64"))],
+    ids=["SIGTERM", "SIGHUP", "SIGKILL", "SIGTERM-to-a-thread"])
+def test_killed_build_leaves_the_previous_package_untouched(previous, tmp_path, signum, thread):
     """SIGTERM and SIGHUP (the terminal closed) unwind: no temporary folder, and the compiler's
-    process group, its children included, is killed. Nothing can clean up after SIGKILL."""
+    process group, its children included, is killed. Nothing can clean up after SIGKILL. The kernel
+    gives a process's SIGTERM to any thread that does not block it, and Python runs the handler in
+    the main thread only when that thread next wakes: the build must not wait on its compilers
+    without a timeout."""
     out, path, before = previous
     urdf = tmp_path / "serial3.urdf"
     write_urdf(robots.make("serial", 3, 0), urdf)
-    code, orphan = _kill_mid_build(out, urdf, signum, tmp_path)
+    code, orphan = _kill_mid_build(out, urdf, signum, tmp_path, thread)
     assert code == (-signum if signum == signal.SIGKILL else 128 + signum)
     assert _snapshot(path) == before
     if signum != signal.SIGKILL:
@@ -655,19 +665,6 @@ def test_killed_build_leaves_the_previous_package_untouched(previous, tmp_path, 
     else:                                                   # nothing can clean up after SIGKILL ...
         left = [p.name for p in out.iterdir() if p.name != "pkg"]
         assert all(name.startswith(".pkg.") for name in left), left     # ... but it is hidden, never at OUT/pkg
-
-
-@pytest.mark.skipif(_TGKILL is None or not Path("/proc/self/task").exists(), reason="tgkill and /proc: Linux on x86-64 or aarch64")
-def test_sigterm_taken_by_a_thread_other_than_the_main_one_still_unwinds(previous, tmp_path):
-    """The kernel gives a process's SIGTERM to any thread that does not block it; Python runs the
-    handler in the main thread only when that thread next wakes, so the build must not wait on
-    its compilers without a timeout."""
-    out, path, before = previous
-    urdf = tmp_path / "serial3.urdf"
-    write_urdf(robots.make("serial", 3, 0), urdf)
-    code, orphan = _kill_mid_build(out, urdf, signal.SIGTERM, tmp_path, thread=True)
-    assert code == 128 + signal.SIGTERM and _snapshot(path) == before and not orphan
-    _only_the_package(out)
 
 
 def test_next_build_removes_what_a_sigkilled_build_left(previous, tmp_path):

@@ -191,7 +191,7 @@ def _run_compilers(commands, timeout=None, jobs: int | None = None, seconds: lis
             # signal, and the main thread runs the CLI's handler when it next wakes, so a join
             # without a timeout would sit until the compiler ends
             while thread.is_alive() and (deadline is None or time.monotonic() < deadline):
-                thread.join(0.2 if deadline is None else min(0.2, max(0.0, deadline - time.monotonic())))
+                thread.join(0.2)
             if thread.is_alive():
                 running = [commands[k] for k in procs if outcome[k] is None] or commands
                 raise subprocess.TimeoutExpired(running[0], timeout)
