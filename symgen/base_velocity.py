@@ -170,9 +170,9 @@ def forces_to_new(Gb, x):
     return _left(Gb.T, x)
 
 
-def _matrix(Gb, X):
-    """Gᵀ X G."""
-    return _right(_left(Gb.T, X), Gb)
+def _matrix(Gb, X, bk, name):
+    """Gᵀ X G, Gᵀ X named before G multiplies it (each of its entries is read by six)."""
+    return _right(bk.bind(_left(Gb.T, X), name), Gb)
 
 
 def _base_columns(X, Bd, bk):
@@ -243,7 +243,7 @@ def run_rebased(sweep, robot, args: dict, bk, opts, rules: dict, run_full, outpu
             if name == "dJ":                              # d/dt (J G) = J_dot G + J Gdot
                 out[name] = out[name] + _base_columns(_jacobian(robot, fa, bk, body, run_full), Gd, bk)
         elif rule == "matrix":
-            out[name] = _matrix(Gb, value)
+            out[name] = _matrix(Gb, value, bk, f"GT{name}")
             if name in ("C", "Mdot"):
                 M = M if M is not None else _mass(values, robot, fa, bk, body)
                 MGd = forces_to_new(Gb, _base_columns(M, Gd, bk))
@@ -286,9 +286,12 @@ def _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full, va
         e = np.zeros(6)
         e[k] = 1.0
         W[:, k] = embedding_rate(robot, q, e, kind, bk) @ nu[:6]
-    W = W + Gd
+    # named before they are multiplied in: every entry of X reads each of them (unnamed, their
+    # expressions were repeated in every entry: arm4's inertial ID derivatives 161k operations)
+    V, A, T = bk.bind(V, "dGnu"), bk.bind(A, "dGnud"), bk.bind(T, "dGtau")
+    W = bk.bind(W + Gd, "dGdnu")
     X = dq + _base_columns(dv, V, bk) + _base_columns(M, A, bk)
-    X = forces_to_new(Gb, X)
+    X = bk.bind(forces_to_new(Gb, X), "GTX")
     X[:6, :6] = X[:6, :6] + T
     return {"dtau_dq": bk.bind(_right(X, Gb), "dtaubar_dq"),
             "dtau_dqd": bk.bind(forces_to_new(Gb, _right(dv, Gb) + _base_columns(M, W, bk)), "dtaubar_dnu")}
@@ -341,10 +344,11 @@ def _christoffel(Gamma, Gb, robot, q, kind, fa, bk, opts):
             for c in range(6):
                 if not is_zero(Gb[c, k]):
                     Gk = Gk + Gamma[:, :, c] * Gb[c, k]
+            Gk = bk.bind(Gk, f"GammaG{k}")
             e = np.zeros(6)
             e[k] = 1.0
             Gd = embedding_rate(robot, q, bk.const(e) if bk.name != "numeric" else e, kind, bk)
-            out[:, :, k] = _matrix(Gb, Gk) + forces_to_new(Gb, _base_columns(M, Gd, bk))
+            out[:, :, k] = _matrix(Gb, Gk, bk, f"GTGammaG{k}") + forces_to_new(Gb, _base_columns(M, Gd, bk))
         else:
-            out[:, :, k] = _matrix(Gb, Gamma[:, :, k])
+            out[:, :, k] = _matrix(Gb, Gamma[:, :, k], bk, f"GTGamma{k}")
     return out
