@@ -164,6 +164,16 @@ def test_identities(name, kind, tmp_path):
                              against="frame_acceleration_bias")
         support.assert_close(Q.evaluate(robot, "dhg", s, o), (along("hg", h) - along("hg", -h)) / (2 * h),
                              "centroidal bias", ctx, rtol=1e-6, against="differences")
+        # in LOCAL and WORLD: J_dot the rate of J; the drift minus J_dot nu (the classical correction, a
+        # function of the frame's velocity only) is the body speeds' at v = G nu
+        for r in ("local", "world"):
+            dJr, afr = Q.evaluate(robot, f"dJ_{r}", s, o), Q.evaluate(robot, f"af_{r}", s, o)
+            support.assert_close(dJr, (along(f"J_{r}", h) - along(f"J_{r}", -h)) / (2 * h), f"J_dot {r}", ctx,
+                                 rtol=1e-6, against="differences")
+            vb = {**s, "qd": G @ nu}
+            support.assert_close(afr - np.einsum("fij,j->fi", dJr, nu),
+                                 Q.evaluate(robot, f"af_{r}", vb, body) - np.einsum("fij,j->fi", Q.evaluate(robot, f"dJ_{r}", vb, body), G @ nu),
+                                 f"drift - J_dot nu {r}", ctx, against="body speeds")
         # the ID and FD derivatives: q moved along the new speeds' tangent (body tangent G dnu), nu itself
         def column(key, dq, dnu):
             def at(t):
@@ -212,7 +222,7 @@ def test_package_against_reference_and_idyntree(packages, kind):
     present = [Q.BY_FUNCTION[f] for f in manifest["functions"] if f in Q.BY_FUNCTION]
     assert {"mass_matrix", "coriolis_matrix", "christoffel", "inverse_dynamics", "forward_dynamics",
             "frame_jacobian"} <= {x.function for x in present}
-    assert "frame_acceleration_bias_local" not in manifest["functions"]      # left out of a default build
+    assert {"frame_acceleration_bias_local", "frame_jacobian_dot_world"} <= set(manifest["functions"])
     seed, states = support.seeded_states(f"package {kind}", robot, 2, unit_base=True)
     reference = {"mixed": "J", "inertial": "J_world"}[kind]
     for t, s in enumerate(states):
@@ -301,6 +311,41 @@ def test_external_forces_in_new_speeds():
                                  ctx, rtol=1e-8, against="nudot")
 
 
+OPSPACE = ("Lambda", "Jbar", "mu_p", "f_tau")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_operational_space_in_new_speeds_from_the_definitions(kind, tmp_path):
+    """Khatib's quantities in the new speeds from that representation's M, C nu + g, J and J_dot
+    (Lambda = (J M^-1 J^T + eps)^-1, Jbar = M^-1 J^T Lambda, mu + p = Lambda (J M^-1 (C nu + g) -
+    J_dot nu), F = Jbar^T tau), those checked against iDynTree above; a package's NumPy and C equal
+    the reference."""
+    from symgen.algorithms.operational_space import DAMPING
+
+    robot = symgen.load_urdf(ARM4, floating_base=True)
+    frames = robot.leaf_links
+    o = _opts(kind, frames)
+    seed, states = support.seeded_states(f"opspace {kind}", robot, 2, unit_base=True)
+    pkg = import_package(build(robot, tmp_path, name=f"arm4_os_{kind}", opts=BuildOptions(
+        copt="-O0", base_velocity=kind, quantities=OPSPACE, frames=tuple(frames))).path)
+    for t, s in enumerate(states):
+        ctx = f"arm4 {kind} seed {seed} state {t}"
+        M, C, g, J, dJ = (Q.evaluate(robot, k, s, o) for k in ("M", "C", "g", "J", "dJ"))
+        Lam, Jbar, mu, F = (Q.evaluate(robot, k, s, o) for k in OPSPACE)
+        for k, f in enumerate(frames):
+            L = np.linalg.inv(J[k] @ np.linalg.solve(M, J[k].T) + DAMPING * np.eye(6))
+            MiJt = np.linalg.solve(M, J[k].T)
+            support.assert_close(Lam[k], L, f"Lambda {f}", ctx, against="definition")
+            support.assert_close(Jbar[k], MiJt @ L, f"Jbar {f}", ctx, rtol=1e-8, against="definition")
+            support.assert_close(mu[k], L @ (J[k] @ np.linalg.solve(M, C @ s["qd"] + g) - dJ[k] @ s["qd"]), f"mu + p {f}",
+                                 ctx, rtol=1e-8, against="definition")
+            support.assert_close(F[k], (MiJt @ L).T @ s["tau"], f"F {f}", ctx, rtol=1e-8, against="definition")
+        for key in OPSPACE:
+            for backend in ("numpy", "c"):
+                support.assert_close(Q.call(getattr(pkg, backend), key, s), Q.evaluate(robot, key, s, o),
+                                     f"{backend} {key}", ctx, rtol=1e-8, against="reference")
+
+
 @pytest.mark.parametrize("kind", ["mixed"])      # (the inertial package's JAX module makes verify jit every function)
 def test_verify_passes(packages, kind):
     _idyntree()
@@ -331,7 +376,7 @@ def test_refusals(tmp_path):
     assert len(result.output.strip().splitlines()) == 1, result.output
     robot = symgen.load_urdf(ARM4, floating_base=True)
     for keys, word in ((("dvf",), "frame_velocity_derivatives"), (("Y_c",), "coriolis_transpose_regressor"),
-                       (("af_local",), "frame_acceleration_bias_local")):
+                       (("daf_local",), "frame_acceleration_derivatives_local")):
         with pytest.raises(OptionError, match=f"--base-velocity mixed: {word} not generated"):
             build(robot, tmp_path, opts=BuildOptions(quantities=keys, base_velocity="mixed", compile=False))
     with pytest.raises(OptionError, match="casadi"):
