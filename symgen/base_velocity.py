@@ -33,8 +33,7 @@ The ID derivatives take the chain rule through G(q) and Ġ(q, ν) (the derivativ
 block along the free-flyer's tangent, :func:`tangent_rates`; q moves along the new speeds'
 tangent, body tangent G δν), the FD derivatives are -M̄⁻¹ times them at ν̇ = FD. What needs
 more than these rules is not generated for a non-body package yet (not in :data:`SUPPORTED`;
-asked for by name it is a one-line error): Cᵀν's regressor, the contact family and the frame
-derivatives.
+asked for by name it is a one-line error): Cᵀν's regressor and the contact family.
 """
 from __future__ import annotations
 
@@ -53,7 +52,8 @@ SUPPORTED = frozenset({
     "M", "Mdot", "C", "Gamma", "tau", "g", "tau_sl", "Y", "qdd", "Minv", "MCg", "oMf", "J", "tau_p",
     "com", "Jcom", "Ag", "Ig", "hg", "vf", "Yts", "p", "CTv", "T", "V", "Y_p", "Y_g", "Y_T", "Y_V",
     "Y_Vdot", "J_local", "J_world", "vf_local", "vf_world", "af", "dJ", "dhg", "dtau", "dqdd",
-    "af_local", "af_world", "dJ_local", "dJ_world", "Lambda", "Jbar", "mu_p", "f_tau"})
+    "af_local", "af_world", "dJ_local", "dJ_world", "Lambda", "Jbar", "mu_p", "f_tau",
+    "dvf", "daf", "dvf_local", "daf_local", "dvf_world", "daf_world"})
 
 
 def unsupported(keys) -> frozenset:
@@ -228,6 +228,8 @@ def run_rebased(sweep, robot, args: dict, bk, opts, rules: dict, run_full, outpu
         return _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full)
     if sweep.name == "fd_derivatives":
         return _fd_derivatives(robot, args, fa, Gb, Gi, Gd, kind, bk, body, run_full)
+    if sweep.name in ("frame_velocity_derivatives", "frame_acceleration_derivatives"):
+        return _frame_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full)
     if "solve" in rules.values():
         raise OptionError(f"--base-velocity {kind}: sweep {sweep.name!r} is not generated in these speeds yet")
     values = run_full(sweep, robot, fa, bk, body)
@@ -282,6 +284,51 @@ def _centroidal_map(robot, fa, bk, opts, run_full):
     return run_full("centroidal", robot, args, bk, opts)["Ag"]
 
 
+def _tangent_terms(robot, q, nu, nud, Gd, kind, bk):
+    """(V, A, W): the derivatives of the body speeds Gν and accelerations Gν̇ + Ġν along the body
+    tangent e_k of the base (columns k < 6, :func:`tangent_rates`; A None without ν̇), and
+    W = ∂(Ġ(ν)ν)/∂ν = Ġ(e_k)ν + Ġ(ν)e_k. Each named before it is multiplied in: every entry of a
+    mapped derivative reads them (unnamed, arm4's inertial ID derivatives had 161k operations)."""
+    V, A, W = (bk.zeros((6, 6)) for _ in range(3))
+    for k in range(6):
+        dG, dGd = tangent_rates(robot, q, nu, k, kind, bk)
+        V[:, k] = dG @ nu[:6]
+        if nud is not None:
+            A[:, k] = dG @ nud[:6] + dGd @ nu[:6]
+        e = np.zeros(6)
+        e[k] = 1.0
+        W[:, k] = embedding_rate(robot, q, e, kind, bk) @ nu[:6]
+    return (bk.bind(V, "dGnu"), bk.bind(A, "dGnud") if nud is not None else None,
+            bk.bind(W + Gd, "dGdnu"))
+
+
+def _frame_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full):
+    """The frame velocity (and spatial acceleration) derivatives in the new speeds, in every
+    reference: v̄(q, ν) = v(q, Gν), ā(q, ν, ν̇) = a(q, Gν, Gν̇ + Ġν), so ∂v̄/∂ν = ∂v/∂v_b G,
+    ∂ā/∂ν̇ = ∂a/∂a_b G, ∂ā/∂ν = ∂a/∂v_b G + ∂a/∂a_b W and, q moved along the new speeds' tangent
+    (body tangent G δν), ∂v̄/∂q = (∂v/∂q + ∂v/∂v_b V) G, ∂ā/∂q = (∂a/∂q + ∂a/∂v_b V + ∂a/∂a_b A) G
+    (:func:`_tangent_terms`). In the acceleration sweep ∂v/∂v_b = ∂a/∂a_b (the frame's Jacobian)."""
+    values = run_full(sweep, robot, fa, bk, body)
+    V, A, W = _tangent_terms(robot, args["q"], args["qd"], args.get("qdd"), Gd, kind, bk)
+    out = {}
+    for name, value in values.items():
+        suffix = next((x for x in ("_local", "_world") if name.endswith(x)), "")
+        base = name[:len(name) - len(suffix)]
+        jac = values[f"dv_dqd{suffix}"] if f"dv_dqd{suffix}" in values else values[f"da_dqdd{suffix}"]
+        if base in ("dv_dqd", "da_dqdd"):
+            out[name] = _right(value, Gb)
+        elif base == "dv_dq":                         # (the sum named: G's columns read it six times)
+            out[name] = _right(bk.bind(value + _base_columns(jac, V, bk), f"{name}_b"), Gb)
+        elif base == "da_dq":
+            out[name] = _right(bk.bind(value + _base_columns(values[f"da_dqd{suffix}"], V, bk)
+                                       + _base_columns(jac, A, bk), f"{name}_b"), Gb)
+        elif base == "da_dqd":
+            out[name] = _right(value, Gb) + _base_columns(jac, W, bk)
+        else:
+            raise OptionError(f"--base-velocity {kind}: output {name!r} of sweep {sweep.name!r} has no rule")
+    return out
+
+
 def _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full, values=None):
     """(∂τ̄/∂q, ∂τ̄/∂ν) of τ̄ = Gᵀ τ(q, Gν, Gν̇ + Ġν), q moved along the new speeds' tangent:
     X G with X = Gᵀ(∂τ/∂q + ∂τ/∂v V + M A) + T, V, A and T the derivatives of Gν, Gν̇ + Ġν and Gᵀ
@@ -293,19 +340,11 @@ def _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full, va
     tau = run_full("rnea", robot, {k: fa[k] for k in ("q", "qd", "qdd", "f_ext", "params") if k in fa},
                    bk, body)["tau"]
     M = _mass({}, robot, fa, bk, body)
-    V, A, T, W = (bk.zeros((6, 6)) for _ in range(4))
+    V, A, W = _tangent_terms(robot, q, nu, nud, Gd, kind, bk)
+    T = bk.zeros((6, 6))
     for k in range(6):
-        dG, dGd = tangent_rates(robot, q, nu, k, kind, bk)
-        V[:, k] = dG @ nu[:6]
-        A[:, k] = dG @ nud[:6] + dGd @ nu[:6]
-        T[:, k] = dG.T @ tau[:6]
-        e = np.zeros(6)
-        e[k] = 1.0
-        W[:, k] = embedding_rate(robot, q, e, kind, bk) @ nu[:6]
-    # named before they are multiplied in: every entry of X reads each of them (unnamed, their
-    # expressions were repeated in every entry: arm4's inertial ID derivatives 161k operations)
-    V, A, T = bk.bind(V, "dGnu"), bk.bind(A, "dGnud"), bk.bind(T, "dGtau")
-    W = bk.bind(W + Gd, "dGdnu")
+        T[:, k] = tangent_rates(robot, q, nu, k, kind, bk)[0].T @ tau[:6]
+    T = bk.bind(T, "dGtau")
     X = dq + _base_columns(dv, V, bk) + _base_columns(M, A, bk)
     X = bk.bind(forces_to_new(Gb, X), "GTX")
     X[:6, :6] = X[:6, :6] + T

@@ -311,6 +311,52 @@ def test_external_forces_in_new_speeds():
                                  ctx, rtol=1e-8, against="nudot")
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_frame_derivatives_in_new_speeds(kind):
+    """The frame velocity and spatial acceleration derivatives in LOCAL and WORLD against central
+    differences of the frame's velocity and of J nudot + J_dot nu, q moved along the new speeds;
+    LOCAL_WORLD_ALIGNED's are Pinocchio's WORLD partials moved to the frame's origin there too."""
+    from symgen.spatial import skew
+
+    robot = symgen.load_urdf(ARM4, floating_base=True)
+    o = _opts(kind, robot.leaf_links)
+    seed, states = support.seeded_states(f"frame derivatives {kind}", robot, 2, unit_base=True)
+    eye, h = np.eye(robot.nv), 1e-6
+    for t, s in enumerate(states):
+        ctx = f"arm4 {kind} seed {seed} state {t}"
+        G, _ = _G(robot, s["q"], kind)
+
+        def motion(key, ref, d, sign):
+            x = {**s, "q": support.move(robot, s["q"], G @ d[0], sign * h), "qd": s["qd"] + sign * h * d[1],
+                 "qdd": s["qdd"] + sign * h * d[2]}
+            if key == "v":
+                return Q.evaluate(robot, f"vf{ref}", x, o)
+            return (np.einsum("fij,j->fi", Q.evaluate(robot, f"J{ref}", x, o), x["qdd"])
+                    + np.einsum("fij,j->fi", Q.evaluate(robot, f"dJ{ref}", x, o), x["qd"]))
+
+        def differences(key, ref, slot):
+            cols = []
+            for e in eye:
+                d = [0 * e, 0 * e, 0 * e]
+                d[slot] = e
+                cols.append((motion(key, ref, d, 1) - motion(key, ref, d, -1)) / (2 * h))
+            return np.stack(cols, axis=-1)
+        for ref in ("_local", "_world"):
+            dv_dq, dv_dnu = Q.evaluate(robot, f"dvf{ref}", s, o)
+            _, da_dq, da_dnu, da_dnud = Q.evaluate(robot, f"daf{ref}", s, o)
+            for what, mine, key, slot in (("dv/dq", dv_dq, "v", 0), ("dv/dnu", dv_dnu, "v", 1), ("da/dq", da_dq, "a", 0),
+                                          ("da/dnu", da_dnu, "a", 1), ("da/dnudot", da_dnud, "a", 2)):
+                support.assert_close(mine, differences(key, ref, slot), f"{what}{ref}", ctx, rtol=1e-6,
+                                     against="differences")
+        oMf = Q.evaluate(robot, "oMf", s, o)
+        for key in ("dvf", "daf"):
+            for lwa, world in zip(Q.evaluate(robot, key, s, o), Q.evaluate(robot, f"{key}_world", s, o)):
+                for f in range(len(oMf)):
+                    T = np.eye(6)
+                    T[:3, 3:] = -skew(oMf[f, :3, 3], NUMERIC)
+                    support.assert_close(lwa[f], T @ world[f], f"{key} LOCAL_WORLD_ALIGNED", ctx, against="WORLD moved")
+
+
 OPSPACE = ("Lambda", "Jbar", "mu_p", "f_tau")
 
 
@@ -319,7 +365,7 @@ def test_operational_space_in_new_speeds_from_the_definitions(kind, tmp_path):
     """Khatib's quantities in the new speeds from that representation's M, C nu + g, J and J_dot
     (Lambda = (J M^-1 J^T + eps)^-1, Jbar = M^-1 J^T Lambda, mu + p = Lambda (J M^-1 (C nu + g) -
     J_dot nu), F = Jbar^T tau), those checked against iDynTree above; a package's NumPy and C equal
-    the reference."""
+    the reference, the frame derivatives in every reference too."""
     from symgen.algorithms.operational_space import DAMPING
 
     robot = symgen.load_urdf(ARM4, floating_base=True)
@@ -327,7 +373,8 @@ def test_operational_space_in_new_speeds_from_the_definitions(kind, tmp_path):
     o = _opts(kind, frames)
     seed, states = support.seeded_states(f"opspace {kind}", robot, 2, unit_base=True)
     pkg = import_package(build(robot, tmp_path, name=f"arm4_os_{kind}", opts=BuildOptions(
-        copt="-O0", base_velocity=kind, quantities=OPSPACE, frames=tuple(frames))).path)
+        copt="-O0", base_velocity=kind, quantities=OPSPACE + ("dvf", "daf"), frames=tuple(frames),
+        references=("local_world_aligned", "local", "world"))).path)
     for t, s in enumerate(states):
         ctx = f"arm4 {kind} seed {seed} state {t}"
         M, C, g, J, dJ = (Q.evaluate(robot, k, s, o) for k in ("M", "C", "g", "J", "dJ"))
@@ -340,7 +387,7 @@ def test_operational_space_in_new_speeds_from_the_definitions(kind, tmp_path):
             support.assert_close(mu[k], L @ (J[k] @ np.linalg.solve(M, C @ s["qd"] + g) - dJ[k] @ s["qd"]), f"mu + p {f}",
                                  ctx, rtol=1e-8, against="definition")
             support.assert_close(F[k], (MiJt @ L).T @ s["tau"], f"F {f}", ctx, rtol=1e-8, against="definition")
-        for key in OPSPACE:
+        for key in OPSPACE + ("dvf", "daf", "dvf_local", "daf_local", "dvf_world", "daf_world"):
             for backend in ("numpy", "c"):
                 support.assert_close(Q.call(getattr(pkg, backend), key, s), Q.evaluate(robot, key, s, o),
                                      f"{backend} {key}", ctx, rtol=1e-8, against="reference")
@@ -375,8 +422,7 @@ def test_refusals(tmp_path):
     assert result.exit_code == 2 and "arm4.urdf" in result.output and "floating base" in result.output, result.output
     assert len(result.output.strip().splitlines()) == 1, result.output
     robot = symgen.load_urdf(ARM4, floating_base=True)
-    for keys, word in ((("dvf",), "frame_velocity_derivatives"), (("Y_c",), "coriolis_transpose_regressor"),
-                       (("daf_local",), "frame_acceleration_derivatives_local")):
+    for keys, word in ((("Y_c",), "coriolis_transpose_regressor"),):
         with pytest.raises(OptionError, match=f"--base-velocity mixed: {word} not generated"):
             build(robot, tmp_path, opts=BuildOptions(quantities=keys, base_velocity="mixed", compile=False))
     with pytest.raises(OptionError, match="casadi"):
