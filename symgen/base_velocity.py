@@ -24,7 +24,7 @@ block, so each product touches the base's rows or columns only (a few operations
 product). The same code runs on numbers and on symbols (``bk``).
 
 The frame acceleration bias and J̇ (in every reference) add J Ġ ν and J Ġ (J in that reference),
-the centroidal bias A_G Ġ ν, Cᵀν adds Ġᵀ M v. The operational-space quantities do not depend on
+the centroidal bias A_G Ġ ν, Cᵀν adds Ġᵀ M v (its regressor Ġᵀ Y_p, M v = Y_p θ). The operational-space quantities do not depend on
 the choice of speeds, but for the dynamically consistent inverse: with J̄ = J G and M̄ = GᵀMG,
 Λ = (J̄ M̄⁻¹ J̄ᵀ)⁻¹ = (J M⁻¹ Jᵀ)⁻¹, the bias Λ(J̄ M̄⁻¹ b̄ − J̄̇ν) = Λ(J M⁻¹ b − J̇ v), and
 M̄⁻¹ J̄ᵀ Λ = G⁻¹ (M⁻¹ Jᵀ Λ), whose transpose maps τ̄ to the same force as the body one maps
@@ -33,7 +33,7 @@ The ID derivatives take the chain rule through G(q) and Ġ(q, ν) (the derivativ
 block along the free-flyer's tangent, :func:`tangent_rates`; q moves along the new speeds'
 tangent, body tangent G δν), the FD derivatives are -M̄⁻¹ times them at ν̇ = FD. What needs
 more than these rules is not generated for a non-body package yet (not in :data:`SUPPORTED`;
-asked for by name it is a one-line error): Cᵀν's regressor and the contact family.
+asked for by name it is a one-line error): the contact family.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ SUPPORTED = frozenset({
     "com", "Jcom", "Ag", "Ig", "hg", "vf", "Yts", "p", "CTv", "T", "V", "Y_p", "Y_g", "Y_T", "Y_V",
     "Y_Vdot", "J_local", "J_world", "vf_local", "vf_world", "af", "dJ", "dhg", "dtau", "dqdd",
     "af_local", "af_world", "dJ_local", "dJ_world", "Lambda", "Jbar", "mu_p", "f_tau",
-    "dvf", "daf", "dvf_local", "daf_local", "dvf_world", "daf_world"})
+    "dvf", "daf", "dvf_local", "daf_local", "dvf_world", "daf_world", "Y_c"})
 
 
 def unsupported(keys) -> frozenset:
@@ -253,6 +253,11 @@ def run_rebased(sweep, robot, args: dict, bk, opts, rules: dict, run_full, outpu
             out[name] = forces_to_new(Gb, value)
             if name == "CTv":                             # C̄ᵀν = Gᵀ Cᵀ v + Ġᵀ M v, M v = p
                 out[name] = out[name] + _pad(Gd.T @ values["p"][:6], len(nu), bk)
+            elif name == "Y_c":                           # its regressor: Gᵀ Y_c + Ġᵀ Y_p (M v = Y_p θ)
+                Yp = run_full("momentum_regressor", robot, {"q": fa["q"], "qd": fa["qd"]}, bk, body)["Y_p"]
+                rows = bk.zeros(value.shape)
+                rows[:6] = Gd.T @ Yp[:6]
+                out[name] = out[name] + rows
         elif rule == "columns":
             out[name] = _right(value, Gb)
             if name in ("dJ", "dJ_local", "dJ_world"):     # d/dt (J G) = J_dot G + J Gdot

@@ -26,6 +26,7 @@ from click.testing import CliRunner
 import symgen
 from symgen import quantities as Q
 from symgen import robots
+from symgen.algorithms.regressor import robot_parameters
 from symgen.backend import NUMERIC
 from symgen.base_velocity import embedding, embedding_rate
 from symgen.cli import main
@@ -139,6 +140,8 @@ def test_identities(name, kind, tmp_path):
         support.assert_close(Mdot, Mfd, "Mdot vs central differences", ctx, rtol=1e-6, against="differences")
         support.assert_close(C + C.T, Mdot, "C + C^T", ctx, against="Mdot")
         support.assert_close(np.einsum("ijk,k->ij", Gamma, nu), C, "Gamma nu", ctx, against="C")
+        support.assert_close(Q.evaluate(robot, "Y_c", s, o) @ robot_parameters(robot), C.T @ nu, "Y_c theta", ctx,
+                             against="C^T nu")
         tau = Q.evaluate(robot, "tau", s, o)
         support.assert_close(Q.evaluate(robot, "qdd", {**s, "tau": tau}, o), nud, "FD(ID)", ctx,
                              rtol=Q.tolerance(Q.QUANTITIES["qdd"], M), against="nudot")
@@ -365,7 +368,7 @@ def test_operational_space_in_new_speeds_from_the_definitions(kind, tmp_path):
     """Khatib's quantities in the new speeds from that representation's M, C nu + g, J and J_dot
     (Lambda = (J M^-1 J^T + eps)^-1, Jbar = M^-1 J^T Lambda, mu + p = Lambda (J M^-1 (C nu + g) -
     J_dot nu), F = Jbar^T tau), those checked against iDynTree above; a package's NumPy and C equal
-    the reference, the frame derivatives in every reference too."""
+    the reference, the frame derivatives in every reference and Cᵀν's regressor too."""
     from symgen.algorithms.operational_space import DAMPING
 
     robot = symgen.load_urdf(ARM4, floating_base=True)
@@ -373,7 +376,7 @@ def test_operational_space_in_new_speeds_from_the_definitions(kind, tmp_path):
     o = _opts(kind, frames)
     seed, states = support.seeded_states(f"opspace {kind}", robot, 2, unit_base=True)
     pkg = import_package(build(robot, tmp_path, name=f"arm4_os_{kind}", opts=BuildOptions(
-        copt="-O0", base_velocity=kind, quantities=OPSPACE + ("dvf", "daf"), frames=tuple(frames),
+        copt="-O0", base_velocity=kind, quantities=OPSPACE + ("dvf", "daf", "Y_c"), frames=tuple(frames),
         references=("local_world_aligned", "local", "world"))).path)
     for t, s in enumerate(states):
         ctx = f"arm4 {kind} seed {seed} state {t}"
@@ -387,7 +390,7 @@ def test_operational_space_in_new_speeds_from_the_definitions(kind, tmp_path):
             support.assert_close(mu[k], L @ (J[k] @ np.linalg.solve(M, C @ s["qd"] + g) - dJ[k] @ s["qd"]), f"mu + p {f}",
                                  ctx, rtol=1e-8, against="definition")
             support.assert_close(F[k], (MiJt @ L).T @ s["tau"], f"F {f}", ctx, rtol=1e-8, against="definition")
-        for key in OPSPACE + ("dvf", "daf", "dvf_local", "daf_local", "dvf_world", "daf_world"):
+        for key in OPSPACE + ("dvf", "daf", "dvf_local", "daf_local", "dvf_world", "daf_world", "Y_c"):
             for backend in ("numpy", "c"):
                 support.assert_close(Q.call(getattr(pkg, backend), key, s), Q.evaluate(robot, key, s, o),
                                      f"{backend} {key}", ctx, rtol=1e-8, against="reference")
@@ -422,9 +425,9 @@ def test_refusals(tmp_path):
     assert result.exit_code == 2 and "arm4.urdf" in result.output and "floating base" in result.output, result.output
     assert len(result.output.strip().splitlines()) == 1, result.output
     robot = symgen.load_urdf(ARM4, floating_base=True)
-    for keys, word in ((("Y_c",), "coriolis_transpose_regressor"),):
-        with pytest.raises(OptionError, match=f"--base-velocity mixed: {word} not generated"):
-            build(robot, tmp_path, opts=BuildOptions(quantities=keys, base_velocity="mixed", compile=False))
+    with pytest.raises(OptionError, match="--base-velocity mixed: contact_terms not generated"):
+        build(robot, tmp_path, opts=BuildOptions(quantities=("contact_terms",), contacts=(("tool_link", "3d"),),
+                                                 base_velocity="mixed", compile=False))
     with pytest.raises(OptionError, match="casadi"):
         build(robot, tmp_path, opts=BuildOptions(quantities=("M",), base_velocity="inertial", compile=False,
                                                  targets=("numpy", "c", "casadi")))
