@@ -50,15 +50,16 @@ def _idyntree():
     return IDynTreeOracle
 
 
-def _chain_urdf(tmp_path) -> Path:
-    """A 6-joint spatial serial chain with general axes (symgen.robots' serial, seed 7) as URDF, its
-    root link given a body (a free-flyer on a massless root has a singular M)."""
+def _chain_urdf(tmp_path, n=6, seed=7) -> Path:
+    """An n-joint spatial serial chain with general axes (symgen.robots' serial) as URDF, its root
+    link given a body (a free-flyer on a massless root has a singular M): chain6 (seed 7), and
+    chain20, the 20-DoF chain of ``symgen model serial 20 --seed 1``."""
     from symgen.urdf import urdf_string
 
-    path = tmp_path / "chain6.urdf"
+    path = tmp_path / f"chain{n}.urdf"
     root = ('<link name="base"><inertial><origin xyz="0.02 -0.01 0.03"/><mass value="3.0"/>'
             '<inertia ixx="0.03" ixy="0.001" ixz="0" iyy="0.04" iyz="0.002" izz="0.05"/></inertial></link>')
-    text = urdf_string(robots.make("serial", 6, seed=7))
+    text = urdf_string(robots.make("serial", n, seed=seed))
     assert '<link name="base"/>' in text
     path.write_text(text.replace('<link name="base"/>', root))
     return path
@@ -69,8 +70,11 @@ def _robot_path(name, tmp_path):
         return ARM4
     if name == "chain6":
         return _chain_urdf(tmp_path)
+    if name == "chain20":
+        return _chain_urdf(tmp_path, 20, 1)
     return support.erd_path({"solo12": "solo_description/robots/solo12.urdf",
-                             "talos": "talos_data/robots/talos_reduced.urdf"}[name])
+                             "talos": "talos_data/robots/talos_reduced.urdf",
+                             "panda": "panda_description/urdf/panda.urdf"}[name])
 
 
 def _G(robot, q, kind):
@@ -93,8 +97,12 @@ def _opts(kind, frames=None):
 
 # ---------------------------------------------------------------- the reference against iDynTree
 
+#: the bigger robots, with -m slow: talos and panda on a free-flyer, the general-axis 20-DoF chain
+BIGGER = [pytest.param(name, marks=pytest.mark.slow) for name in ("talos", "panda", "chain20")]
+
+
 @pytest.mark.parametrize("kind", ("body",) + KINDS)
-@pytest.mark.parametrize("name", ["arm4", "chain6", "solo12", pytest.param("talos", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name", ["arm4", "chain6", "solo12", *BIGGER])
 def test_reference_against_idyntree(name, kind, tmp_path):
     oracle_class = _idyntree()
     path = _robot_path(name, tmp_path)
@@ -193,6 +201,43 @@ def test_identities(name, kind, tmp_path):
         Gfd = (_G(robot, support.move(robot, q, G @ nu, h), kind)[0]
                - _G(robot, support.move(robot, q, G @ nu, -h), kind)[0]) / (2 * h)
         support.assert_close(Gd, Gfd, "Gdot", ctx, rtol=1e-6, against="differences")
+
+
+@pytest.mark.parametrize("name", ["arm4", "chain6", "solo12"])
+def test_mixed_against_adam(name, tmp_path):
+    """adam-robotics' KinDynComputations (its NumPy backend, MIXED_REPRESENTATION, symgen's
+    gravity): M, the bias C nu + g and the frame Jacobians in MIXED speeds, to 1e-9."""
+    try:
+        from adam import Representations
+        from adam.numpy import KinDynComputations
+    except ImportError:
+        support.require("adam-robotics", False)
+    path = _robot_path(name, tmp_path)
+    robot = symgen.load_urdf(path, floating_base=True)
+    frames = robot.leaf_links
+    kd = KinDynComputations(str(path), list(robot.joint_names[1:]), gravity=np.array([0.0, 0.0, -9.81, 0.0, 0.0, 0.0]))
+    kd.set_frame_velocity_representation(Representations.MIXED_REPRESENTATION)
+    o = _opts("mixed", frames)
+    seed, states = support.seeded_states(f"adam {name}", robot, 2, unit_base=True)
+    for t, s in enumerate(states):
+        ctx = f"{name} mixed seed {seed} state {t}"
+        q, nu = s["q"], s["qd"]
+        R, _ = _placement_of(robot, q)
+        H = np.eye(4)
+        H[:3, :3], H[:3, 3] = R, q[:3]
+        M, C, g, J = (Q.evaluate(robot, k, s, o) for k in ("M", "C", "g", "J"))
+        support.assert_close(M, kd.mass_matrix(H, q[7:]), "M", ctx, against="adam")
+        support.assert_close(C @ nu + g, kd.bias_force(H, q[7:], nu[:6], nu[6:]), "C nu + g", ctx, against="adam")
+        for k, f in enumerate(frames):
+            support.assert_close(J[k], kd.jacobian(f, H, q[7:]), f"J {f}", ctx, against="adam")
+
+
+def _placement_of(robot, q):
+    """The base's rotation (world <- base) and origin from q's free-flyer part."""
+    from symgen.base_velocity import _placement
+
+    R, p = _placement(robot, q, NUMERIC)
+    return np.asarray(R, dtype=float), np.asarray(p, dtype=float)
 
 
 # ---------------------------------------------------------------- generated packages
@@ -452,19 +497,21 @@ def test_bench_beside_idyntree(packages):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_solo12_package_against_idyntree(kind, tmp_path):
-    """solo12's M, C nu + g, g, tau and feet Jacobians, generated NumPy and C, against iDynTree."""
+@pytest.mark.parametrize("name", ["solo12", *BIGGER])
+def test_package_against_idyntree(name, kind, tmp_path):
+    """M, C nu + g, g, tau and the leaf links' Jacobians, generated NumPy and C, against iDynTree:
+    solo12 in CI, talos, panda (free-flyers) and the 20-DoF chain with -m slow."""
     oracle_class = _idyntree()
-    path = _robot_path("solo12", tmp_path)
+    path = _robot_path(name, tmp_path)
     robot = symgen.load_urdf(path, floating_base=True)
     reference = {"mixed": "J", "inertial": "J_world"}[kind]
-    result = build(robot, tmp_path, name=f"solo12_{kind}",
+    result = build(robot, tmp_path, name=f"{name}_{kind}",
                    opts=BuildOptions(quantities=("M", "C", "g", "tau", reference), copt="-O0", base_velocity=kind,
-                                     references=("local_world_aligned", "world"), jobs=2))
+                                     references=("local_world_aligned", "world"), jobs=2, max_dof=0, budget=0))
     pkg, oracle = import_package(result.path), oracle_class(path, robot.joint_names[1:], kind)
-    seed, states = support.seeded_states(f"solo12 package {kind}", robot, 2, unit_base=True)
+    seed, states = support.seeded_states(f"{name} package {kind}", robot, 2, unit_base=True)
     for t, s in enumerate(states):
-        ctx = f"solo12 {kind} seed {seed} state {t}"
+        ctx = f"{name} {kind} seed {seed} state {t}"
         for backend in ("numpy", "c"):
             mod = getattr(pkg, backend)
             support.assert_close(mod.mass_matrix(s["q"]), oracle.mass_matrix(s["q"]), f"{backend} M", ctx, against="iDynTree")

@@ -129,10 +129,12 @@ def test_package_numpy_and_c_match_pinocchio(pin, ur5_package):
 
 @pytest.mark.slow
 @pytest.mark.timeout(3000)
-@pytest.mark.parametrize("label", ["panda", "talos", "serial20"])
+@pytest.mark.parametrize("label", ["panda", "solo12", "talos", "serial20"])
 def test_big_packages_match_pinocchio(pin, erd, tmp_path, label):
-    """panda, talos (free-flyer) and a 20-DoF general-axis chain, NumPy and C, every function taking f_ext."""
+    """panda, solo12 and talos (free-flyers) and a 20-DoF general-axis chain, NumPy and C, every
+    function taking f_ext."""
     robot = {"panda": lambda: symgen.load_robot(erd("panda_description/urdf/panda.urdf")),
+             "solo12": lambda: symgen.load_robot(erd("solo_description/robots/solo12.urdf"), floating_base=True),
              "talos": lambda: symgen.load_robot(erd("talos_data/robots/talos_reduced.urdf"), floating_base=True),
              "serial20": lambda: robots.make("serial", 20, 7)}[label]()
     result = build(robot, tmp_path, opts=BuildOptions(quantities=KEYS, copt="-O0", external_forces=True, max_dof=0,
@@ -174,28 +176,55 @@ def test_identity_rnea_of_fd_with_forces(ur5_package):
 def test_contact_dynamics_and_derivatives_take_f_ext(pin, ur5_package):
     """contact_dynamics(q, v, tau, active, f) = Pinocchio's forwardDynamics at tau + sum_k J_k^T f_k;
     its q-derivatives gain d/dtau d(sum_k J_k^T f_k)/dq (computeConstraintDynamicsDerivatives)."""
+    robot, pkg, _ = ur5_package
+    _check_contact_fext(pin, robot, pkg, "fext contact")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3000)
+@pytest.mark.parametrize("label", ["solo12", "talos"])
+def test_contact_functions_with_f_ext_on_big_robots(pin, erd, tmp_path, label):
+    """The same on solo12 (four 3d feet) and talos (two 6d soles: against differences of Pinocchio's
+    forwardDynamics, 1e-6), free-flyers, every contact active."""
+    path, contacts = {"solo12": ("solo_description/robots/solo12.urdf",
+                                 tuple((f"{leg}_FOOT", "3d") for leg in ("FL", "FR", "HL", "HR"))),
+                      "talos": ("talos_data/robots/talos_reduced.urdf",
+                                (("left_sole_link", "6d"), ("right_sole_link", "6d")))}[label]
+    robot = symgen.load_robot(erd(path), floating_base=True)
+    result = build(robot, tmp_path, opts=BuildOptions(quantities=("contact_terms", "contact_partials"), copt="-O0",
+                                                      external_forces=True, contacts=contacts, jobs=0, max_dof=0,
+                                                      budget=0))
+    _check_contact_fext(pin, robot, import_package(result.path), f"fext contact {label}")
+
+
+def _check_contact_fext(pin, robot, pkg, label):
     from symgen import oracle_contact as ocn
     from symgen import oracle_contact_derivatives as ocd
 
-    robot, pkg, _ = ur5_package
     oracle = PinOracle(robot, pin_model_of(robot, pin), pin, frames=pkg.frames)
     oracle = ocn.with_contacts(oracle, tuple(pkg.contacts))
-    seed, (s,) = support.seeded_states("fext contact", robot, 1)
+    seed, (s,) = support.seeded_states(label, robot, 1, unit_base=robot.floating_base)
     f = _forces(np.random.default_rng(seed), robot)
-    on = np.array([True])
+    on = np.ones(len(pkg.contacts), dtype=bool)
     tau_f = s["tau"] + ocn.external_torque(oracle, s["q"], f)
     want_qdd, want_lam = ocn.contact_dynamics(oracle, s["q"], s["qd"], tau_f, on)
-    d = ocd.contact_dynamics_derivatives(oracle, s["q"], s["qd"], tau_f, on)
+    flat = any(kind == "6d" for _, kind in pkg.contacts)
+    # Pinocchio's CONTACT_6D constrains another acceleration: differences of its forwardDynamics then
+    # (oracle_contact_derivatives; tests/test_contact_derivatives.py)
+    d = (ocd.contact_dynamics_derivatives_fd if flat else ocd.contact_dynamics_derivatives)(oracle, s["q"], s["qd"],
+                                                                                           tau_f, on)
+    tol = 1e-6 if flat else 1e-8
     dext = ocn.external_torque_dq(oracle, s["q"], f)
     want_d = (d[0] + d[2] @ dext, d[1], d[2], d[3] + d[5] @ dext, d[4], d[5])
     for backend in (pkg.numpy, pkg.c):
         qdd, lam = backend.contact_dynamics(s["q"], s["qd"], s["tau"], on, f)
-        support.assert_close(qdd, want_qdd, f"{backend.__name__}.contact_dynamics qdd", f"seed={seed}", rtol=1e-8)
-        support.assert_close(np.ravel(lam), want_lam, f"{backend.__name__}.contact_dynamics lam", f"seed={seed}", rtol=1e-8)
+        support.assert_close(qdd, want_qdd, f"{backend.__name__}.contact_dynamics qdd", f"{label} seed={seed}", rtol=1e-8)
+        support.assert_close(np.ravel(lam), want_lam, f"{backend.__name__}.contact_dynamics lam", f"{label} seed={seed}",
+                             rtol=1e-8)
         assert np.max(np.abs(qdd - backend.contact_dynamics(s["q"], s["qd"], s["tau"], on, 0 * f)[0])) > 1e-3
         got = backend.contact_dynamics_derivatives(s["q"], s["qd"], s["tau"], on, f)
         support.assert_close(Q.flat(got), Q.flat(want_d), f"{backend.__name__}.contact_dynamics_derivatives",
-                             f"seed={seed}", rtol=1e-8)
+                             f"{label} seed={seed}", rtol=tol)
 
 
 def test_verify_passes_on_an_external_forces_package(ur5_package, erd):

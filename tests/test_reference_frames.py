@@ -238,3 +238,49 @@ def test_cli_reference_builds_records_and_verify_checks_every_reference(tmp_path
     result = runner.invoke(main, ["build", ARM4, "--out", str(tmp_path / "bad"), "--reference", "body"])
     assert result.exit_code == 2 and "--reference: unknown 'body'" in result.output
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1, result.output
+
+
+#: the controller functions on the big robots: every reference family and the operational-space ones
+BIG_KEYS = KEYS + Q.operational_space.KEYS
+BIG = {"panda": ("panda_description/urdf/panda.urdf", False, ("panda_link8", "tcp=panda_hand@0,0,0.1034")),
+       "solo12": (SOLO, True, ("FL_FOOT", "sole=HR_FOOT@0,0,-0.016", "base_link")),
+       "talos": ("talos_data/robots/talos_reduced.urdf", True, ("left_sole_link", "right_sole_link",
+                                                              "tool=arm_left_7_link@0,0,-0.1")),
+       "serial20": (None, False, None)}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("label", list(BIG))
+def test_controller_functions_on_big_robots_match_pinocchio(pin, tmp_path, label):
+    """The frame functions in every reference, the frame derivatives and the operational-space
+    functions, generated NumPy and C, on panda, solo12 and talos (free-flyers) and the general-axis
+    20-DoF chain of ``symgen model serial 20 --seed 1``, against Pinocchio (the operational-space
+    ones: its route from computeMinverse, tolerance scaled by cond(M) cond(Lambda))."""
+    from support import task_inertia
+
+    path, floating, frames = BIG[label]
+    if path is None:
+        robot = robots.make("serial", 20, seed=1)
+        model, frames = pin_model_from_robot(robot), (*robot.leaf_links, f"p={robot.link_names[9]}@0.1,-0.2,0.05")
+    else:
+        robot = symgen.load_urdf(erd_path(path), floating_base=floating)
+        model = pin.buildModelFromUrdf(str(erd_path(path)), *((pin.JointModelFreeFlyer(),) if floating else ()))
+    oracle = PinOracle(robot, model, pin, frames=frames)
+    pkg = import_package(build(robot, tmp_path, name=f"{label}_big", opts=BuildOptions(
+        quantities=BIG_KEYS, frames=frames, references=("local_world_aligned", "local", "world"), copt="-O0",
+        jobs=0, max_dof=0, budget=0)).path)
+    rng = np.random.default_rng(_seed(f"big {label}"))
+    layout = [(j.name, j.kind, j.idx_q, j.nq, j.idx_v, j.nv) for j in robot.joint_models]
+    for t in range(2):
+        s = Q.random_state(rng, robot.nq, robot.nv, ("q", "qd", "qdd", "tau"), layout=layout)
+        ctx = f"{label} seed={_seed(f'big {label}')} state#{t}"
+        M = oracle.mass_matrix(s["q"])
+        for x in (Q.QUANTITIES[k] for k in BIG_KEYS):
+            expected = x.pinocchio(oracle, s)
+            lam = task_inertia(oracle, s) if x.key in Q.operational_space.KEYS else None
+            rtol = Q.tolerance(x, M, 1e-9, lam) if lam is not None else 1e-9
+            for backend in (pkg.numpy, pkg.c):
+                got = Q.call(backend, x.key, s)
+                for k, (g, e) in enumerate(zip(got, expected) if isinstance(expected, tuple) else [(got, expected)]):
+                    assert_close(g, e, f"{x.function} output {k} ({backend.__name__})", ctx, rtol=rtol)
