@@ -182,15 +182,21 @@ def test_contact_dynamics_and_derivatives_take_f_ext(pin, ur5_package):
 
 @pytest.mark.slow
 @pytest.mark.timeout(3000)
-@pytest.mark.parametrize("label", ["solo12", "talos"])
+@pytest.mark.parametrize("label", ["panda", "solo12", "talos", "serial20"])
 def test_contact_functions_with_f_ext_on_big_robots(pin, erd, tmp_path, label):
-    """The same on solo12 (four 3d feet) and talos (two 6d soles: against differences of Pinocchio's
-    forwardDynamics, 1e-6), free-flyers, every contact active."""
-    path, contacts = {"solo12": ("solo_description/robots/solo12.urdf",
-                                 tuple((f"{leg}_FOOT", "3d") for leg in ("FL", "FR", "HL", "HR"))),
-                      "talos": ("talos_data/robots/talos_reduced.urdf",
-                                (("left_sole_link", "6d"), ("right_sole_link", "6d")))}[label]
-    robot = symgen.load_robot(erd(path), floating_base=True)
+    """The same on panda (a flat contact at the hand), solo12 (four 3d feet) and talos (two 6d
+    soles), free-flyers, and the 20-DoF general-axis chain (a point contact at its tip), every
+    contact active (a flat one against differences of Pinocchio's forwardDynamics, 1e-6)."""
+    if label == "serial20":
+        robot = robots.make("serial", 20, 7)
+        contacts = ((robot.leaf_links[0], "3d"),)
+    else:
+        path, contacts = {"panda": ("panda_description/urdf/panda.urdf", (("panda_hand", "6d"),)),
+                          "solo12": ("solo_description/robots/solo12.urdf",
+                                     tuple((f"{leg}_FOOT", "3d") for leg in ("FL", "FR", "HL", "HR"))),
+                          "talos": ("talos_data/robots/talos_reduced.urdf",
+                                    (("left_sole_link", "6d"), ("right_sole_link", "6d")))}[label]
+        robot = symgen.load_robot(erd(path), floating_base=label != "panda")
     result = build(robot, tmp_path, opts=BuildOptions(quantities=("contact_terms", "contact_partials"), copt="-O0",
                                                       external_forces=True, contacts=contacts, jobs=0, max_dof=0,
                                                       budget=0))
