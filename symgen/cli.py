@@ -72,7 +72,7 @@ _tree_option = click.option("--tree", "tree_names", default=None, metavar="BODY[
               help="A folder where a xacro file's packages are looked up (repeatable).")
 def info(urdf, floating_base, tree_names, mimic, open_loops, xacro_args, package_paths):
     """Summarize a robot (a URDF, URDF+, MJCF or xacro file): bodies, joints in q order, DoF, depth,
-    its moving trees, what was lumped and snapped."""
+    its moving trees, dampers and springs, tendons, what was lumped and snapped."""
     from .mjcf import load_robot
     from .report import describe
     from .scenes import parse_trees

@@ -35,6 +35,7 @@ class ConstrainedSystem:
     snapped = _of_tree("snapped")
     notes = _of_tree("notes")
     trees = _of_tree("trees")
+    tendons = _of_tree("tendons")
     mujoco_qpos0 = _of_tree("mujoco_qpos0")
     gravity = _of_tree("gravity")
     floating_base = _of_tree("floating_base")

@@ -246,9 +246,11 @@ def load_mjcf(path, mimic: bool = False, trees=()) -> Robot:
     bodies = [dataclasses.replace(b, inertia=inertia) for b, inertia in zip(bodies, inertias)]
     _unique_links(bodies, source)
     notes = (f"read through MuJoCo {_mujoco().__version__}'s compiler: {m.nbody - 1} bodies, {m.njnt} joints",)
+    tendons = ()
     if m.ntendon:                              # a one-joint fixed tendon's armature joins its joint's
-        from .mjcf_tendons import tendon_armature
+        from .mjcf_tendons import records, tendon_armature
 
+        tendons = records(m)
         dof = {b.joint_name: i for i, b in enumerate(bodies) if not b.group}
         added, tendon_notes = tendon_armature(m, source, dof)
         for i, a in added.items():
@@ -263,7 +265,7 @@ def load_mjcf(path, mimic: bool = False, trees=()) -> Robot:
     robot = Robot(name=m.names[:m.names.index(b"\0")].decode() or "mjcf", bodies=tuple(bodies), root_link="world",
                   source=source, lumped=tuple(lumped), floating_base=floating, notes=notes + passive_notes,
                   frames=tuple(frames), armature=tuple(armature) if any(armature) else (), mujoco_qpos0=tuple(offsets),
-                  gravity=_gravity(m), trees=scene, **passive)
+                  gravity=_gravity(m), trees=scene, tendons=tendons, **passive)
     if m.neq and not floating and any(j.kind == "freeflyer" for j in robot.joint_models):
         refuse_constraints(m, source)
     from .mjcf_loops import closed_mjcf, connects

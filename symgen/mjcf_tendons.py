@@ -69,6 +69,16 @@ def tendons(m) -> tuple[Tendon, ...]:
     return tuple(out)
 
 
+def records(m) -> tuple[tuple[str, str, str], ...]:
+    """Per tendon (name, kind, role), the package's ``tendons``: role "armature" (its Jᵀ a J joins
+    M), "coupling" (held by an ``<equality tendon>``: embedded) or "left out" (no armature: it does
+    not enter M, C v + g or τ)."""
+    held = {tendon_name(m, int(t)) for e in range(m.neq) if int(m.eq_type[e]) == EQ_TENDON
+            for t in (m.eq_obj1id[e], m.eq_obj2id[e]) if t >= 0}
+    return tuple((t.name, t.kind, "armature" if t.armature else "coupling" if t.name in held else "left out")
+                 for t in tendons(m))
+
+
 def tendon_armature(m, source, joint_dof) -> tuple[dict, tuple[str, ...]]:
     """The armature fixed tendons add per dof (``{dof: a c²}``) and the notes of every tendon.
     ``joint_dof``: joint name -> its dof index. Refuses (one line) what cannot be embedded."""

@@ -163,6 +163,8 @@ class Robot:
     #: the moving trees as the file names them (:class:`symgen.scenes.Tree`: root body, its joint,
     #: the bodies it holds), in q order; () for a robot built in Python (:func:`symgen.scenes.trees_of`)
     trees: tuple = ()
+    #: the MJCF tendons, (name, kind, role) each (:func:`symgen.mjcf_tendons.records`)
+    tendons: tuple = ()
     # -- per-build choices, set by the methods below (each returns a Robot of the same tree, in any order)
     #: inertial parameters used instead of the bodies' inertias (10 per inertial body, Pinocchio's
     #: ``toDynamicParameters`` order; numbers or symbols: not compared), or None

@@ -36,6 +36,9 @@ def describe(robot) -> str:
                      f"{parent} -> {b.name}  mass {b.inertia.mass:g}"
                      + (f"  armature {armature[i]:g}" if armature and armature[i] else ""))
     lines += _trees(robot)
+    if robot.tendons:                                    # MJCF tendons (symgen.mjcf_tendons.records)
+        lines.append(f"  tendons: {len(robot.tendons)}")
+        lines += [f"    {name}  {kind}  {role}" for name, kind, role in robot.tendons]
     from .passive import describe as passive_lines
 
     lines += passive_lines(robot)                        # dampers and springs (symgen.passive)

@@ -100,6 +100,10 @@ def test_the_tendon_models_package_matches_mujoco(tmp_path):
     # the rigid dynamics (MJCF's default, --passive, would add the joints' springs and dampers to FD)
     opts = BuildOptions(quantities=("M", "tau", "qdd", "Minv"), gravity=robot.gravity, copt="-O0", passive=False)
     pkg = import_package(build(robot, tmp_path, opts=opts).path)
+    roles = (("coupled", "fixed", "left out"), ("geared", "fixed", "armature"), ("string", "spatial", "left out"))
+    assert robot.tendons == pkg.tendons == pkg.numpy.tendons == pkg.c.tendons == roles
+    import json
+    assert json.loads((Path(pkg.__file__).parent / "manifest.json").read_text())["tendons"] == [list(r) for r in roles]
     m = _rigid(mujoco.MjModel.from_xml_path(str(TENDONS)))
     seed = zlib.crc32(b"tendons-package")
     rng = np.random.default_rng(seed)
@@ -115,6 +119,25 @@ def test_the_tendon_models_package_matches_mujoco(tmp_path):
             assert _rel(mod.mass_matrix_inverse(q), np.linalg.inv(M_mj)) < 1e-9, where
             assert _rel(mod.inverse_dynamics(q, v, a), M_mj @ a + bias_mj) < 1e-9, where
             assert _rel(mod.forward_dynamics(q, v, tau), d.qacc) < 1e-9, where
+
+
+def test_info_lists_the_tendons_and_what_each_does(tmp_path):
+    """``symgen info`` (and the model's ``tendons``): each tendon's name, kind and role: in M by its
+    armature, an embedded coupling (held by an <equality tendon>) or left out."""
+    from click.testing import CliRunner
+
+    from symgen.cli import main
+
+    out = CliRunner().invoke(main, ["info", str(EQUALITY)])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    at = lines.index("  tendons: 3")
+    assert [" ".join(x.split()) for x in lines[at + 1:at + 4]] == ["flexor fixed coupling", "extensor fixed coupling",
+                                                                   "lone fixed left out"], out.output
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SymgenWarning)
+        assert symgen.load_robot(EQUALITY).tendons[0] == ("flexor", "fixed", "coupling")
+        assert symgen.load_robot(DATA / "manipulator.xml").tendons       # dm_control's: every tendon listed
 
 
 @pytest.mark.parametrize("path", [EQUALITY, DATA / "manipulator.xml", DATA / "stacker.xml"], ids=lambda p: p.stem)

@@ -430,6 +430,7 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         "has_jax": "jax" in opts.targets,
         "trees_literal": None if scene is None else "(" + "".join(py_literal(t.root) + ", " for t in scene) + ")",
         "tree_velocities_literal": None if scene is None else repr(tuple(t.bodies for t in scene)),
+        "tendons_literal": repr(tuple(tuple(t) for t in robot.tendons)) if robot.tendons else None,
         "loops_literal": ("(" + "".join(py_literal(x) + ", " for x in tuple(robot.loops)) + ")") if tuple(robot.loops) else None,
         "velocity_joint_names_literal": "(" + "".join(py_literal(j) + ", " for j in robot.velocity_joint_names) + ")",
         **contact_context(robot, opts.sweep, [f["name"] for f in contexts]),
@@ -464,6 +465,8 @@ def generate(robot, name: str, opts, contexts: list, ops: dict, version: str) ->
         manifest["mujoco_qpos0"] = [float(x) for x in robot.mujoco_qpos0]
     if scene is not None:               # a scene: its moving trees (symgen.scenes)
         manifest["trees"] = [[t.root, t.kind, list(t.bodies)] for t in scene]
+    if robot.tendons:                   # MJCF tendons (name, kind, role)
+        manifest["tendons"] = [list(t) for t in robot.tendons]
     if tuple(robot.loops):                   # URDF+ couplings (symgen.couplings)
         manifest["loops"] = list(tuple(robot.loops))
         manifest["velocity_joint_names"] = list(robot.velocity_joint_names)
