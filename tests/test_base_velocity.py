@@ -473,9 +473,6 @@ def test_refusals(tmp_path):
     with pytest.raises(OptionError, match="--base-velocity mixed: contact_terms not generated"):
         build(robot, tmp_path, opts=BuildOptions(quantities=("contact_terms",), contacts=(("tool_link", "3d"),),
                                                  base_velocity="mixed", compile=False))
-    with pytest.raises(OptionError, match="casadi"):
-        build(robot, tmp_path, opts=BuildOptions(quantities=("M",), base_velocity="inertial", compile=False,
-                                                 targets=("numpy", "c", "casadi")))
     with pytest.raises(OptionError, match="--base-velocity"):
         build(symgen.load_urdf(ARM4), tmp_path, opts=BuildOptions(quantities=("M",), base_velocity="mixed", compile=False))
 

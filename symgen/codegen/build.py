@@ -297,9 +297,6 @@ def _base_velocity_supported(robot, opts: BuildOptions) -> BuildOptions:
     if Q.constrained(robot) or robot.has_inner_groups:
         raise OptionError(f"--base-velocity {kind}: not supported for robot {robot.name!r} with --mimic, URDF+ "
                           f"couplings, loops or inner joints of several velocities yet")
-    if "casadi" in opts.targets:
-        raise OptionError(f"--base-velocity {kind}: --target casadi's jac_ functions know the body speeds' "
-                          f"tangent map only")
     left = B.unsupported(opts.quantities) | ({"dqdd"} & set(opts.quantities) if opts.passive else set())
     wanted = tuple(k for k in opts.quantities if k not in left)
     if left and not set(Q.DEFAULT) <= set(opts.quantities):       # asked for by name (a default build drops them)
