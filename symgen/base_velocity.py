@@ -33,7 +33,8 @@ The ID derivatives take the chain rule through G(q) and Ġ(q, ν) (the derivativ
 block along the free-flyer's tangent, :func:`tangent_rates`; q moves along the new speeds'
 tangent, body tangent G δν), the FD derivatives are -M̄⁻¹ times them at ν̇ = FD. What needs
 more than these rules is not generated for a non-body package yet (not in :data:`SUPPORTED`;
-asked for by name it is a one-line error): the contact family.
+asked for by name it is a one-line error): the contact and impulse solves and their partials
+(whole_body_terms is: M̄, C̄ν + ḡ, ḡ, J̄c, the drift with Jc Ġ ν, Ā_G and its drift, the CoM).
 """
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ SUPPORTED = frozenset({
     "com", "Jcom", "Ag", "Ig", "hg", "vf", "Yts", "p", "CTv", "T", "V", "Y_p", "Y_g", "Y_T", "Y_V",
     "Y_Vdot", "J_local", "J_world", "vf_local", "vf_world", "af", "dJ", "dhg", "dtau", "dqdd",
     "af_local", "af_world", "dJ_local", "dJ_world", "Lambda", "Jbar", "mu_p", "f_tau",
-    "dvf", "daf", "dvf_local", "daf_local", "dvf_world", "daf_world", "Y_c"})
+    "dvf", "daf", "dvf_local", "daf_local", "dvf_world", "daf_world", "Y_c", "whole_body_terms"})
 
 
 def unsupported(keys) -> frozenset:
@@ -248,11 +249,16 @@ def run_rebased(sweep, robot, args: dict, bk, opts, rules: dict, run_full, outpu
                 for f in range(value.shape[0]):
                     out[name][f] = _left(Gi, value[f])
             elif name == "dhg":                           # h_G = A_G v: its rate adds A_G Gdot nu
-                out[name] = value + _centroidal_map(robot, fa, bk, body, run_full)[:, :6] @ (Gd @ nu[:6])
+                Ag = values["Ag"] if "Ag" in values else _centroidal_map(robot, fa, bk, body, run_full)
+                out[name] = value + Ag[:, :6] @ (Gd @ nu[:6])
+            elif name == "dJv":                           # the contacts' drift, as af's: + Jc Gdot nu
+                out[name] = value + np.matmul(values["Jc"][..., :6], Gd @ nu[:6])
         elif rule in ("vector", "rows"):
             out[name] = forces_to_new(Gb, value)
             if name == "CTv":                             # C̄ᵀν = Gᵀ Cᵀ v + Ġᵀ M v, M v = p
                 out[name] = out[name] + _pad(Gd.T @ values["p"][:6], len(nu), bk)
+            elif name == "nle":                           # C̄ν + ḡ = Gᵀ(C v + g) + Gᵀ M Ġ ν
+                out[name] = out[name] + forces_to_new(Gb, _mass(values, robot, fa, bk, body) @ _pad(Gd @ nu[:6], len(nu), bk))
             elif name == "Y_c":                           # its regressor: Gᵀ Y_c + Ġᵀ Y_p (M v = Y_p θ)
                 Yp = run_full("momentum_regressor", robot, {"q": fa["q"], "qd": fa["qd"]}, bk, body)["Y_p"]
                 rows = bk.zeros(value.shape)

@@ -405,6 +405,29 @@ def test_frame_derivatives_in_new_speeds(kind):
                     support.assert_close(lwa[f], T @ world[f], f"{key} LOCAL_WORLD_ALIGNED", ctx, against="WORLD moved")
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_whole_body_terms_in_new_speeds(kind, tmp_path):
+    """whole_body_terms in the new speeds are that representation's M, C nu + g, g, the contact
+    frames' J and drift, A_G, its drift and the CoM (each checked above: iDynTree, the identities);
+    the package's NumPy and C equal the reference."""
+    robot = symgen.load_urdf(ARM4, floating_base=True)
+    contacts = (("tool_link", "6d"), ("wrist_link", "3d"))
+    o = Q.SweepOptions(frame="body", base_velocity=kind, contacts=contacts, frames=("tool_link", "wrist_link"))
+    pkg = import_package(build(robot, tmp_path, name=f"arm4_wb_{kind}", opts=BuildOptions(
+        copt="-O0", base_velocity=kind, quantities=("whole_body_terms",), contacts=contacts)).path)
+    seed, states = support.seeded_states(f"whole body {kind}", robot, 2, unit_base=True)
+    for t, s in enumerate(states):
+        ctx = f"arm4 {kind} seed {seed} state {t}"
+        terms = Q.evaluate(robot, "whole_body_terms", s, o)
+        M, C, g, J, af, Ag, dhg, com = (Q.evaluate(robot, k, s, o) for k in ("M", "C", "g", "J", "af", "Ag", "dhg", "com"))
+        for what, mine, theirs in zip(("M", "nle", "g", "Jc", "dJv", "Ag", "dhg", "com"), terms,
+                                      (M, C @ s["qd"] + g, g, J, af, Ag, dhg, com)):
+            support.assert_close(mine, theirs, f"whole_body_terms {what}", ctx, against=f"{kind} {what}")
+        for backend in ("numpy", "c"):
+            support.assert_close(Q.call(getattr(pkg, backend), "whole_body_terms", s), terms,
+                                 f"{backend} whole_body_terms", ctx, against="reference")
+
+
 OPSPACE = ("Lambda", "Jbar", "mu_p", "f_tau")
 
 
