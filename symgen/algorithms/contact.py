@@ -150,10 +150,24 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
     acceleration level (``impulse`` False) ``"qdd0"`` (n,) = M^-1 (tau - b) and ``"rc"`` (m,) =
     -gamma - Jc qdd0, and ``"Dinv"`` (n,), D^-1 of M = L^T D L (for contact_dynamics_derivatives' solve); for the
     velocity level (``impulse``: tau unused) ``"Jv"`` (m,) = Jc qd."""
-    n, parent = robot.n, robot.parent
-    M = CRBA[mass](robot, q, bk)
+    def rhs():
+        # b = C qd + g: the RNEA in the CRBA's convention (ABA for qdd0 instead costs more: it cannot
+        # reuse the factors, solo12 11,578 operations against 8,765)
+        return tau - (rnea_local if mass == "local" else rnea)(robot, q, qd, bk.zeros(robot.n), bk, gravity=gravity,
+                                                               f_ext=f_ext)
+    return factored_terms(CRBA[mass](robot, q, bk), lambda: contact_rows(robot, q, qd, frames, kinds, bk), robot.parent,
+                          bk, qd=qd, rhs=None if impulse else rhs)
+
+
+def factored_terms(M, rows, parent, bk, qd=None, rhs=None):
+    """:func:`contact_terms`' outputs from M (tree-sparse: M[i, j] = 0 unless one of i, j is an
+    ancestor of the other) and ``rows()``, the contact rows Jc and their drift gamma: with ``rhs()``
+    = tau - b the acceleration level's, else the velocity level's (Jv = Jc qd). (Callables, run after
+    M's factors: the program keeps its order.) Written once for any generalized speeds whose M keeps
+    the tree's sparsity (a free-flyer's MIXED/INERTIAL speeds: :mod:`symgen.base_velocity`)."""
+    n = len(parent)
     L, Dinv = ltdl(M, parent, bk)
-    Jc, gamma = contact_rows(robot, q, qd, frames, kinds, bk)
+    Jc, gamma = rows()
     m = len(gamma)
     Y = [back_substitute(L, parent, Jc[r], bk, f"Y{r}_") for r in range(m)]       # Y^T = L^-T Jc^T, row by row
     W = [[bk.bind(Y[r][k] * Dinv[k], f"W{r}_{k}", k) for k in range(n)] for r in range(m)]
@@ -168,13 +182,10 @@ def contact_terms(robot, q, qd, tau, frames, kinds, bk, mass="body", gravity=GRA
     for k, (i, j) in enumerate(pairs):
         Lc[k] = L[i, j]
     out = {"Kc": Kc, "Wc": Wc, "Lc": Lc}
-    if impulse:
+    if rhs is None:
         out["Jv"] = Jc @ qd
         return out
-    # b = C qd + g: the RNEA in the CRBA's convention (ABA for qdd0 instead costs more: it cannot reuse
-    # the factors, solo12 11,578 operations against 8,765)
-    bias = (rnea_local if mass == "local" else rnea)(robot, q, qd, bk.zeros(n), bk, gravity=gravity, f_ext=f_ext)
-    qdd0 = ltdl_solve(L, Dinv, parent, tau - bias, bk)
+    qdd0 = ltdl_solve(L, Dinv, parent, rhs(), bk)
     out["qdd0"] = qdd0
     out["rc"] = -gamma - Jc @ qdd0
     out["Dinv"] = bk.zeros(n)                                          # an array, like every output
