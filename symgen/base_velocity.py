@@ -33,8 +33,9 @@ The ID derivatives take the chain rule through G(q) and Ġ(q, ν) (the derivativ
 block along the free-flyer's tangent, :func:`tangent_rates`; q moves along the new speeds'
 tangent, body tangent G δν), the FD derivatives are -M̄⁻¹ times them at ν̇ = FD. What needs
 more than these rules is not generated for a non-body package yet (not in :data:`SUPPORTED`;
-asked for by name it is a one-line error): the contact and impulse solves and their partials
-(whole_body_terms is: M̄, C̄ν + ḡ, ḡ, J̄c, the drift with Jc Ġ ν, Ā_G and its drift, the CoM).
+asked for by name it is a one-line error): contact_partials (the contact dynamics' derivatives).
+whole_body_terms is M̄, C̄ν + ḡ, ḡ, J̄c, the drift with Jc Ġ ν, Ā_G and its drift, the CoM;
+contact_terms and impulse_terms are the factors of M̄ with J̄c (:func:`_contact_terms`).
 """
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ SUPPORTED = frozenset({
     "com", "Jcom", "Ag", "Ig", "hg", "vf", "Yts", "p", "CTv", "T", "V", "Y_p", "Y_g", "Y_T", "Y_V",
     "Y_Vdot", "J_local", "J_world", "vf_local", "vf_world", "af", "dJ", "dhg", "dtau", "dqdd",
     "af_local", "af_world", "dJ_local", "dJ_world", "Lambda", "Jbar", "mu_p", "f_tau",
-    "dvf", "daf", "dvf_local", "daf_local", "dvf_world", "daf_world", "Y_c", "whole_body_terms"})
+    "dvf", "daf", "dvf_local", "daf_local", "dvf_world", "daf_world", "Y_c", "whole_body_terms",
+    "contact_terms", "impulse_terms"})
 
 
 def unsupported(keys) -> frozenset:
@@ -231,6 +233,8 @@ def run_rebased(sweep, robot, args: dict, bk, opts, rules: dict, run_full, outpu
         return _fd_derivatives(robot, args, fa, Gb, Gi, Gd, kind, bk, body, run_full)
     if sweep.name in ("frame_velocity_derivatives", "frame_acceleration_derivatives"):
         return _frame_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full)
+    if sweep.name in ("contact_terms", "impulse_terms"):
+        return _contact_terms(sweep, robot, args, fa, Gb, Gd, bk, body)
     if "solve" in rules.values():
         raise OptionError(f"--base-velocity {kind}: sweep {sweep.name!r} is not generated in these speeds yet")
     values = run_full(sweep, robot, fa, bk, body)
@@ -293,6 +297,31 @@ def _centroidal_map(robot, fa, bk, opts, run_full):
     """The body speeds' A_G at q, from the centroidal sweep."""
     args = {"q": fa["q"], **({"params": fa["params"]} if "params" in fa else {})}
     return run_full("centroidal", robot, args, bk, opts)["Ag"]
+
+
+def _contact_terms(sweep, robot, args, fa, Gb, Gd, bk, opts):
+    """contact_terms / impulse_terms from the new speeds' own M̄ = GᵀMG (it keeps the tree's
+    sparsity: G changes the base's rows and columns only, ancestors of every joint), contact rows
+    J̄c = Jc G with their drift γ + Jc Ġν, and τ̄ − b̄, b̄ = Gᵀ(b + MĠν): the package's run-time solves
+    then give ν̇ (and the same λ) as they are."""
+    from .algorithms.contact import contact_rows, factored_terms
+    from .algorithms.rnea import rnea
+    from .quantities.contact import contacts_of
+
+    q, nu, n = args["q"], args["qd"], len(args["qd"])
+    frames, kinds = zip(*contacts_of(robot, opts))
+    M = _mass({}, robot, fa, bk, opts)
+    Gdnu = _pad(Gd @ nu[:6], n, bk)
+
+    def rows():
+        Jc, gamma = contact_rows(robot, q, fa["qd"], frames, kinds, bk)
+        return _right(Jc, Gb), gamma + Jc @ Gdnu
+
+    def rhs():
+        b = rnea(robot, q, fa["qd"], bk.zeros(n), bk, gravity=opts.gravity, f_ext=fa.get("f_ext"))
+        return args["tau"] - forces_to_new(Gb, b + M @ Gdnu)
+    return factored_terms(_matrix(Gb, M, bk, "GTMc", symmetric=True), rows, robot.parent, bk, qd=nu,
+                          rhs=None if sweep.name == "impulse_terms" else rhs)
 
 
 def _tangent_terms(robot, q, nu, nud, Gd, kind, bk):

@@ -428,6 +428,38 @@ def test_whole_body_terms_in_new_speeds(kind, tmp_path):
                                  f"{backend} whole_body_terms", ctx, against="reference")
 
 
+def test_contact_and_impulse_dynamics_in_new_speeds(tmp_path):
+    """contact_dynamics and impulse_dynamics of a package in mixed or inertial speeds are the body
+    package's (itself checked against Pinocchio's constraintDynamics and impulseDynamics) seen through
+    G: at v = G nu and tau = G^-T tau_bar, nu_dot = G^-1 (v_dot - Gdot nu), nu+ = G^-1 v+, the same
+    forces and impulses; NumPy and C, a flat and a point contact each active alone."""
+    robot = symgen.load_urdf(ARM4, floating_base=True)
+    contacts = (("tool_link", "6d"), ("wrist_link", "3d"))
+    pkg = {kind: import_package(build(robot, tmp_path / kind, name=f"arm4_ct_{kind}", opts=BuildOptions(
+        copt="-O0", base_velocity=kind, quantities=("contact_terms", "impulse_terms"), contacts=contacts)).path)
+           for kind in ("body",) + KINDS}
+    seed, states = support.seeded_states("contact in new speeds", robot, 2, unit_base=True)
+    for kind in KINDS:
+        for t, s in enumerate(states):
+            q, nu, tau = s["q"], s["qd"], s["tau"]
+            G, Ginv = _G(robot, q, kind)
+            Gd = _Gdot(robot, q, nu, kind)
+            for active in (np.array([1, 0]), np.array([0, 1])):
+                ctx = f"arm4 {kind} seed {seed} state {t} active {active}"
+                for backend in ("numpy", "c"):
+                    mine, body = getattr(pkg[kind], backend), getattr(pkg["body"], backend)
+                    nud, lam = mine.contact_dynamics(q, nu, tau, active)
+                    vd, lam_b = body.contact_dynamics(q, G @ nu, Ginv.T @ tau, active)
+                    support.assert_close(nud, Ginv @ (vd - Gd @ nu), f"{backend} contact_dynamics nudot", ctx,
+                                         against="body speeds")
+                    support.assert_close(np.ravel(lam), np.ravel(lam_b), f"{backend} contact forces", ctx,
+                                         against="body speeds")
+                    vp, imp = mine.impulse_dynamics(q, nu, active, 0.3)
+                    vp_b, imp_b = body.impulse_dynamics(q, G @ nu, active, 0.3)
+                    support.assert_close(vp, Ginv @ vp_b, f"{backend} impulse_dynamics nu+", ctx, against="body speeds")
+                    support.assert_close(np.ravel(imp), np.ravel(imp_b), f"{backend} impulses", ctx, against="body speeds")
+
+
 OPSPACE = ("Lambda", "Jbar", "mu_p", "f_tau")
 
 
@@ -493,8 +525,8 @@ def test_refusals(tmp_path):
     assert result.exit_code == 2 and "arm4.urdf" in result.output and "floating base" in result.output, result.output
     assert len(result.output.strip().splitlines()) == 1, result.output
     robot = symgen.load_urdf(ARM4, floating_base=True)
-    with pytest.raises(OptionError, match="--base-velocity mixed: contact_terms not generated"):
-        build(robot, tmp_path, opts=BuildOptions(quantities=("contact_terms",), contacts=(("tool_link", "3d"),),
+    with pytest.raises(OptionError, match="--base-velocity mixed: contact_partials not generated"):
+        build(robot, tmp_path, opts=BuildOptions(quantities=("contact_partials",), contacts=(("tool_link", "3d"),),
                                                  base_velocity="mixed", compile=False))
     with pytest.raises(OptionError, match="--base-velocity"):
         build(symgen.load_urdf(ARM4), tmp_path, opts=BuildOptions(quantities=("M",), base_velocity="mixed", compile=False))
