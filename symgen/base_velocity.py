@@ -33,7 +33,8 @@ The ID derivatives take the chain rule through G(q) and Ġ(q, ν) (the derivativ
 block along the free-flyer's tangent, :func:`tangent_rates`; q moves along the new speeds'
 tangent, body tangent G δν), the FD derivatives are -M̄⁻¹ times them at ν̇ = FD. What needs
 more than these rules is not generated for a non-body package yet (not in :data:`SUPPORTED`;
-asked for by name it is a one-line error): contact_partials (the contact dynamics' derivatives).
+asked for by name it is a one-line error): contact_partials (the contact dynamics' derivatives)
+and, on a free-flyer with dampers of its own, the FD derivatives with --passive.
 whole_body_terms is M̄, C̄ν + ḡ, ḡ, J̄c, the drift with Jc Ġ ν, Ā_G and its drift, the CoM;
 contact_terms and impulse_terms are the factors of M̄ with J̄c (:func:`_contact_terms`).
 """
@@ -393,10 +394,13 @@ def _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full, va
 
 
 def _fd_derivatives(robot, args, fa, Gb, Gi, Gd, kind, bk, body, run_full):
-    """(∂ν̇/∂q, ∂ν̇/∂ν) = -M̄⁻¹ (∂τ̄/∂q, ∂τ̄/∂ν) at ν̇ = FD(q, ν, τ̄) (FD inverts ID in any speeds)."""
-    if body.passive:
-        raise OptionError(f"--base-velocity {kind}: forward_dynamics_derivatives with --passive is not generated in "
-                          f"these speeds yet")
+    """(∂ν̇/∂q, ∂ν̇/∂ν) = -M̄⁻¹ (∂τ̄/∂q, ∂τ̄/∂ν) at ν̇ = FD(q, ν, τ̄) (FD inverts ID in any speeds);
+    with --passive, of τ̄ − τ̄_p: τ̄_p = Gᵀτ_p(q, Gν) is τ_p when the base has no damper (G is the
+    identity on the joints, τ_p reads no base coordinate), so its Jacobians are the joints' constant
+    diagonals as in body speeds (a damped free-flyer: :func:`passive_base`, left out)."""
+    if passive_base(robot, body.passive):
+        raise OptionError(f"--base-velocity {kind}: forward_dynamics_derivatives with a damped free-flyer is not "
+                          f"generated in these speeds yet")
     n = len(args["qd"])
     fd = run_full("forward_dynamics", robot, fa, bk, body)
     nud = bk.bind(_left(Gi, fd["qdd"] - _pad(Gd @ args["qd"][:6], n, bk)), "nudot")
@@ -405,10 +409,19 @@ def _fd_derivatives(robot, args, fa, Gb, Gi, Gd, kind, bk, body, run_full):
     fa2 = {k: v for k, v in fa.items() if k != "tau"}
     fa2["qdd"] = bk.bind(speeds_to_body(Gb, nud) + _pad(Gd @ args["qd"][:6], n, bk), "Gbnudot")
     d = _id_derivatives("id_derivatives", robot, at, fa2, Gb, Gd, kind, bk, body, run_full)
+    from .algorithms.passive import add_passive_jacobians
+
+    d["dtau_dq"], d["dtau_dqd"] = add_passive_jacobians(robot, d["dtau_dq"], d["dtau_dqd"], body.passive)
     Minv = run_full("mass_matrix_inverse", robot, {"q": fa["q"], **({"params": fa["params"]} if "params" in fa
                                                                           else {})}, bk, body)["Minv"]
     Minv = bk.bind(_right(_left(Gi, Minv), Gi.T), "Mbarinv")
     return {"dqdd_dq": -(Minv @ d["dtau_dq"]), "dqdd_dqd": -(Minv @ d["dtau_dqd"])}
+
+
+def passive_base(robot, passive: bool) -> bool:
+    """Whether a build with ``passive`` has a damper on the free-flyer's own speeds (its passive
+    force then depends on the choice of speeds: not generated in MIXED/INERTIAL yet)."""
+    return bool(passive and robot.has_passive and any(robot.damping_vector[:6]))
 
 
 def _pad(x6, n, bk):

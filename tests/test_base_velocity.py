@@ -460,6 +460,47 @@ def test_contact_and_impulse_dynamics_in_new_speeds(tmp_path):
                     support.assert_close(np.ravel(imp), np.ravel(imp_b), f"{backend} impulses", ctx, against="body speeds")
 
 
+#: a free root without a damper of its own, a damped hinge with a spring and a damped slide (MJCF)
+DAMPED = """<mujoco><worldbody><body name="base" pos="0 0 1"><freejoint name="root"/>
+  <geom type="box" size="0.1 0.08 0.05" mass="2"/>
+  <body name="thigh" pos="0.1 0 0"><joint name="hip" axis="0 1 0" damping="0.4" stiffness="3" springref="20"/>
+    <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03" mass="0.6"/>
+    <body name="shin" pos="0 0 -0.3"><joint name="knee" type="slide" axis="0.3 0 1" damping="1.5"/>
+      <geom type="sphere" size="0.04" mass="0.3"/></body></body></body></worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_forward_dynamics_derivatives_with_passive_forces_in_new_speeds(kind, tmp_path):
+    """--passive: forward dynamics and its derivatives in the new speeds include the joints' dampers
+    and springs (Jacobians -diag(stiffness), -diag(damping) as in body speeds: the base has none):
+    against central differences of forward dynamics with them, q moved along the new speeds; a
+    damped free-flyer's FD derivatives are refused in one line."""
+    path = tmp_path / "damped.xml"
+    path.write_text(DAMPED)
+    robot = symgen.load_robot(path)
+    assert robot.floating_base and robot.has_passive
+    o = Q.SweepOptions(frame="body", base_velocity=kind, passive=True, gravity=robot.gravity)
+    seed, states = support.seeded_states(f"passive {kind}", robot, 2, unit_base=True)
+    eye, h = np.eye(robot.nv), 1e-6
+    for t, s in enumerate(states):
+        ctx = f"damped {kind} seed {seed} state {t}"
+        G, _ = _G(robot, s["q"], kind)
+        dq, dnu = Q.evaluate(robot, "dqdd", s, o)
+
+        def fd(e, f, sign):
+            x = {**s, "q": support.move(robot, s["q"], G @ e, sign * h), "qd": s["qd"] + sign * h * f}
+            return Q.evaluate(robot, "qdd", x, o)
+        num_q = np.column_stack([(fd(e, 0 * e, 1) - fd(e, 0 * e, -1)) / (2 * h) for e in eye])
+        num_v = np.column_stack([(fd(0 * e, e, 1) - fd(0 * e, e, -1)) / (2 * h) for e in eye])
+        support.assert_close(dq, num_q, "dqdd/dq with passive forces", ctx, rtol=1e-6, against="differences")
+        support.assert_close(dnu, num_v, "dqdd/dnu with passive forces", ctx, rtol=1e-6, against="differences")
+    damped = path.read_text().replace('<freejoint name="root"/>', '<joint name="root" type="free" damping="0.05"/>')
+    path.write_text(damped)
+    with pytest.raises(OptionError, match="forward_dynamics_derivatives not generated .* damped free-flyer"):
+        build(symgen.load_robot(path), tmp_path / "out", opts=BuildOptions(quantities=("dqdd",), base_velocity=kind,
+                                                                          passive=True, compile=False))
+
+
 OPSPACE = ("Lambda", "Jbar", "mu_p", "f_tau")
 
 

@@ -297,12 +297,14 @@ def _base_velocity_supported(robot, opts: BuildOptions) -> BuildOptions:
     if Q.constrained(robot) or robot.has_inner_groups:
         raise OptionError(f"--base-velocity {kind}: not supported for robot {robot.name!r} with --mimic, URDF+ "
                           f"couplings, loops or inner joints of several velocities yet")
-    left = B.unsupported(opts.quantities) | ({"dqdd"} & set(opts.quantities) if opts.passive else set())
+    left = B.unsupported(opts.quantities) | ({"dqdd"} & set(opts.quantities) if B.passive_base(robot, opts.passive)
+                                             else set())
     wanted = tuple(k for k in opts.quantities if k not in left)
     if left and not set(Q.DEFAULT) <= set(opts.quantities):       # asked for by name (a default build drops them)
         functions = [Q.QUANTITIES[k].function for k in opts.quantities if k in left]
-        raise OptionError(f"--base-velocity {kind}: {', '.join(functions)} not generated in these speeds yet "
-                          f"(build them with --base-velocity body)")
+        damped = " (with --passive and a damped free-flyer)" if B.passive_base(robot, opts.passive) else ""
+        raise OptionError(f"--base-velocity {kind}: {', '.join(functions)} not generated in these speeds yet"
+                          f"{damped} (build them with --base-velocity body)")
     return dataclasses.replace(opts, quantities=wanted)
 
 
