@@ -299,3 +299,21 @@ def test_bench_times_the_package_and_pinocchio_with_forces(ur5_package, erd):
         us = result["us"][qty]
         assert us["c_loop"] > 0 and us["c_py_single"] > 0 and us["pin_py"] > 0, (qty, us)
         assert cpp_names(qty, True) == [f"{qty}+fext"] and cpp_names(qty) == [qty]
+
+
+def test_bench_says_why_pinocchios_cpp_rows_are_missing_with_f_ext(monkeypatch, erd):
+    """When the Pinocchio C++ harness cannot be built, the bench's note for its rows is the reason
+    (the f_ext note used to replace it, so the rows vanished without a word)."""
+    from symgen.bench import measure
+    from symgen.bench.harness import BenchError
+
+    def no_harness(*args, **kwargs):
+        raise BenchError("cannot build the Pinocchio C++ harness: missing Eigen (pip install cmeel-eigen)")
+    monkeypatch.setattr(measure, "pinocchio_cpp", no_harness)
+    monkeypatch.setattr(measure, "pinocchio_python", lambda *a, **k: {})
+    m = measure.Measurement()
+    measure.time_pinocchio(m, erd("ur_description/urdf/ur5_robot.urdf"), ("tau", "qdd"), 6, measure.Settings(),
+                           external=True)
+    for qty in ("tau", "qdd"):
+        assert m.values["pin_cpp", qty] == "n/a"
+        assert "missing Eigen" in m.notes["pin_cpp", qty], m.notes
