@@ -32,11 +32,11 @@ M̄⁻¹ J̄ᵀ Λ = G⁻¹ (M⁻¹ Jᵀ Λ), whose transpose maps τ̄ to the s
 The ID derivatives take the chain rule through G(q) and Ġ(q, ν) (the derivatives of G's base
 block along the free-flyer's tangent, :func:`tangent_rates`; q moves along the new speeds'
 tangent, body tangent G δν), the FD derivatives are -M̄⁻¹ times them at ν̇ = FD. What needs
+whole_body_terms is M̄, C̄ν + ḡ, ḡ, J̄c, the drift with Jc Ġ ν, Ā_G and its drift, the CoM;
+contact_terms and impulse_terms are the factors of M̄ with J̄c (:func:`_contact_terms`). What needs
 more than these rules is not generated for a non-body package yet (not in :data:`SUPPORTED`;
 asked for by name it is a one-line error): contact_partials (the contact dynamics' derivatives)
 and, on a free-flyer with dampers of its own, the FD derivatives with --passive.
-whole_body_terms is M̄, C̄ν + ḡ, ḡ, J̄c, the drift with Jc Ġ ν, Ā_G and its drift, the CoM;
-contact_terms and impulse_terms are the factors of M̄ with J̄c (:func:`_contact_terms`).
 """
 from __future__ import annotations
 
@@ -325,22 +325,25 @@ def _contact_terms(sweep, robot, args, fa, Gb, Gd, bk, opts):
                           rhs=None if sweep.name == "impulse_terms" else rhs)
 
 
-def _tangent_terms(robot, q, nu, nud, Gd, kind, bk):
-    """(V, A, W): the derivatives of the body speeds Gν and accelerations Gν̇ + Ġν along the body
-    tangent e_k of the base (columns k < 6, :func:`tangent_rates`; A None without ν̇), and
-    W = ∂(Ġ(ν)ν)/∂ν = Ġ(e_k)ν + Ġ(ν)e_k. Each named before it is multiplied in: every entry of a
-    mapped derivative reads them (unnamed, arm4's inertial ID derivatives had 161k operations)."""
-    V, A, W = (bk.zeros((6, 6)) for _ in range(3))
+def _tangent_terms(robot, q, nu, nud, Gd, kind, bk, tau=None):
+    """(V, A, W, T): the derivatives of the body speeds Gν and accelerations Gν̇ + Ġν along the
+    body tangent e_k of the base (columns k < 6, :func:`tangent_rates`; A None without ν̇),
+    W = ∂(Ġ(ν)ν)/∂ν = Ġ(e_k)ν + Ġ(ν)e_k and, given ``tau``, T = D_k Gᵀ τ (else None). Each named
+    before it is multiplied in: every entry of a mapped derivative reads them (unnamed, arm4's
+    inertial ID derivatives had 161k operations)."""
+    V, A, W, T = (bk.zeros((6, 6)) for _ in range(4))
     for k in range(6):
         dG, dGd = tangent_rates(robot, q, nu, k, kind, bk)
         V[:, k] = dG @ nu[:6]
         if nud is not None:
             A[:, k] = dG @ nud[:6] + dGd @ nu[:6]
+        if tau is not None:
+            T[:, k] = dG.T @ tau[:6]
         e = np.zeros(6)
         e[k] = 1.0
         W[:, k] = embedding_rate(robot, q, e, kind, bk) @ nu[:6]
     return (bk.bind(V, "dGnu"), bk.bind(A, "dGnud") if nud is not None else None,
-            bk.bind(W + Gd, "dGdnu"))
+            bk.bind(W + Gd, "dGdnu"), bk.bind(T, "dGtau") if tau is not None else None)
 
 
 def _frame_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full):
@@ -350,7 +353,7 @@ def _frame_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full)
     (body tangent G δν), ∂v̄/∂q = (∂v/∂q + ∂v/∂v_b V) G, ∂ā/∂q = (∂a/∂q + ∂a/∂v_b V + ∂a/∂a_b A) G
     (:func:`_tangent_terms`). In the acceleration sweep ∂v/∂v_b = ∂a/∂a_b (the frame's Jacobian)."""
     values = run_full(sweep, robot, fa, bk, body)
-    V, A, W = _tangent_terms(robot, args["q"], args["qd"], args.get("qdd"), Gd, kind, bk)
+    V, A, W, _ = _tangent_terms(robot, args["q"], args["qd"], args.get("qdd"), Gd, kind, bk)
     out = {}
     for name, value in values.items():
         suffix = next((x for x in ("_local", "_world") if name.endswith(x)), "")
@@ -381,11 +384,7 @@ def _id_derivatives(sweep, robot, args, fa, Gb, Gd, kind, bk, body, run_full, va
     tau = run_full("rnea", robot, {k: fa[k] for k in ("q", "qd", "qdd", "f_ext", "params") if k in fa},
                    bk, body)["tau"]
     M = _mass({}, robot, fa, bk, body)
-    V, A, W = _tangent_terms(robot, q, nu, nud, Gd, kind, bk)
-    T = bk.zeros((6, 6))
-    for k in range(6):
-        T[:, k] = tangent_rates(robot, q, nu, k, kind, bk)[0].T @ tau[:6]
-    T = bk.bind(T, "dGtau")
+    V, A, W, T = _tangent_terms(robot, q, nu, nud, Gd, kind, bk, tau)
     X = dq + _base_columns(dv, V, bk) + _base_columns(M, A, bk)
     X = bk.bind(forces_to_new(Gb, X), "GTX")
     X[:6, :6] = X[:6, :6] + T

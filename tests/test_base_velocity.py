@@ -234,9 +234,9 @@ def test_mixed_against_adam(name, tmp_path):
 
 def _placement_of(robot, q):
     """The base's rotation (world <- base) and origin from q's free-flyer part."""
-    from symgen.base_velocity import _placement
+    from symgen.kinematics import base_placement
 
-    R, p = _placement(robot, q, NUMERIC)
+    R, p = base_placement(robot, q, NUMERIC)
     return np.asarray(R, dtype=float), np.asarray(p, dtype=float)
 
 
